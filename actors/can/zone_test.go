@@ -1,0 +1,175 @@
+package can
+
+import (
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+func randPoint(r *rand.Rand, d int) Point {
+	p := make(Point, d)
+	for i := range p {
+		p[i] = r.Uint32()
+	}
+	return p
+}
+
+// tiling builds a CAN by inserting n random points, splitting the zone that
+// contains each new point (the join protocol without messages).
+func tiling(t *testing.T, r *rand.Rand, d, n int) ([]Zone, []Point) {
+	t.Helper()
+	zones := []Zone{Whole(d)}
+	points := []Point{randPoint(r, d)}
+	for len(zones) < n {
+		p := randPoint(r, d)
+		owner := -1
+		for i, z := range zones {
+			if z.Contains(p) {
+				if owner >= 0 {
+					t.Fatalf("point %v in two zones", p)
+				}
+				owner = i
+			}
+		}
+		if owner < 0 {
+			t.Fatalf("point %v in no zone", p)
+		}
+		keep, give, _, _, ok := Split(zones[owner], points[owner], p)
+		if !ok {
+			continue
+		}
+		if !keep.Contains(points[owner]) || !give.Contains(p) {
+			t.Fatalf("split lost a point: keep %v give %v", keep, give)
+		}
+		if m, ok := Merge(keep, give); !ok || !m.Equal(zones[owner]) {
+			t.Fatalf("split halves do not merge back: %v %v", keep, give)
+		}
+		zones[owner] = keep
+		zones = append(zones, give)
+		points = append(points, p)
+	}
+	return zones, points
+}
+
+func TestSplitTilesTheSpace(t *testing.T) {
+	seed := uint64(7)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for _, d := range []int{1, 2, 3, 6} {
+		zones, _ := tiling(t, r, d, 300)
+		sum := new(big.Int)
+		for i, z := range zones {
+			if !z.Valid(d) {
+				t.Fatalf("seed %d d=%d: invalid zone %v", seed, d, z)
+			}
+			sum.Add(sum, z.Volume())
+			for j := i + 1; j < len(zones); j++ {
+				if Overlaps(z, zones[j]) {
+					t.Fatalf("seed %d d=%d: zones %d and %d overlap", seed, d, i, j)
+				}
+			}
+		}
+		if sum.Cmp(SpaceVolume(d)) != 0 {
+			t.Fatalf("seed %d d=%d: volumes sum to %v, want %v", seed, d, sum, SpaceVolume(d))
+		}
+	}
+}
+
+func TestSplitChoosesSeparatingDimension(t *testing.T) {
+	z := Whole(2)
+	own := Point{100, 1 << 31}
+	join := Point{100, 1<<31 + 10} // identical resources, differ only in the last dimension
+	keep, give, dim, at, ok := Split(z, own, join)
+	if !ok || dim != 1 {
+		t.Fatalf("split dim %d ok %v, want dim 1", dim, ok)
+	}
+	// The zone midpoint 2^31 does not separate them, so split between the points.
+	if at <= uint64(own[1]) || at > uint64(join[1]) {
+		t.Fatalf("split at %d does not separate %d and %d", at, own[1], join[1])
+	}
+	if !keep.Contains(own) || !give.Contains(join) {
+		t.Fatal("points not in their halves")
+	}
+	// Far apart points: halve the zone like the original CAN.
+	_, _, dim, at, _ = Split(z, Point{1, 1}, Point{Span32 - 1, 2})
+	if dim != 0 || at != Span/2 {
+		t.Fatalf("got dim %d at %d, want dim 0 at midpoint", dim, at)
+	}
+	if _, _, _, _, ok := Split(z, own, own); ok {
+		t.Fatal("identical points split")
+	}
+}
+
+const Span32 = uint32(Span - 1)
+
+func TestAbut(t *testing.T) {
+	a := Zone{Lo: []uint64{0, 0}, Hi: []uint64{10, 10}}
+	cases := []struct {
+		b     Zone
+		ok    bool
+		dim   int
+		upper bool
+	}{
+		{Zone{Lo: []uint64{10, 5}, Hi: []uint64{20, 15}}, true, 0, true},
+		{Zone{Lo: []uint64{0, 10}, Hi: []uint64{3, 12}}, true, 1, true},
+		{Zone{Lo: []uint64{10, 10}, Hi: []uint64{20, 20}}, false, 0, false}, // corner only
+		{Zone{Lo: []uint64{11, 0}, Hi: []uint64{20, 10}}, false, 0, false},  // gap
+		{Zone{Lo: []uint64{5, 5}, Hi: []uint64{20, 20}}, false, 0, false},   // overlap
+	}
+	for i, c := range cases {
+		dim, upper, ok := Abut(a, c.b)
+		if ok != c.ok || (ok && (dim != c.dim || upper != c.upper)) {
+			t.Errorf("case %d: got (%d,%v,%v) want (%d,%v,%v)", i, dim, upper, ok, c.dim, c.upper, c.ok)
+		}
+		if _, up2, ok2 := Abut(c.b, a); ok2 != ok || (ok && up2 == upper) {
+			t.Errorf("case %d: Abut not symmetric", i)
+		}
+	}
+}
+
+func TestDist2ZeroExactlyInside(t *testing.T) {
+	z := Zone{Lo: []uint64{10, 10}, Hi: []uint64{20, 20}}
+	if z.Dist2(Point{10, 19}) != 0 {
+		t.Fatal("inside point has distance")
+	}
+	if z.Dist2(Point{20, 15}) == 0 || z.Dist2(Point{9, 15}) == 0 {
+		t.Fatal("outside point has zero distance")
+	}
+}
+
+// TestGreedyRoutingAlwaysProgresses checks the claim behind greedy CAN
+// routing: with complete neighbor tables, from any zone not containing the
+// target some neighbor is strictly closer, so routing reaches the owner.
+func TestGreedyRoutingAlwaysProgresses(t *testing.T) {
+	seed := uint64(11)
+	r := rand.New(rand.NewPCG(seed, 2))
+	for _, d := range []int{2, 3, 5} {
+		zones, _ := tiling(t, r, d, 200)
+		nbrs := make([][]int, len(zones))
+		for i := range zones {
+			for j := range zones {
+				if _, _, ok := Abut(zones[i], zones[j]); ok {
+					nbrs[i] = append(nbrs[i], j)
+				}
+			}
+		}
+		for trial := 0; trial < 200; trial++ {
+			target := randPoint(r, d)
+			cur := r.IntN(len(zones))
+			for hops := 0; !zones[cur].Contains(target); hops++ {
+				if hops > len(zones) {
+					t.Fatalf("seed %d d=%d: routing loops", seed, d)
+				}
+				best, bestD := -1, zones[cur].Dist2(target)
+				for _, n := range nbrs[cur] {
+					if dd := zones[n].Dist2(target); dd < bestD {
+						best, bestD = n, dd
+					}
+				}
+				if best < 0 {
+					t.Fatalf("seed %d d=%d: no neighbor of %v closer to %v", seed, d, zones[cur], target)
+				}
+				cur = best
+			}
+		}
+	}
+}

@@ -1,0 +1,586 @@
+// Package overlay is the pure CAN overlay core of one peer (PROTOCOLS.md §2;
+// 003 §4.2; 002 §2.2, §4.2): joining by routing to the owner of the node's
+// point and splitting its zone, greedy routing, the neighbor table, and
+// periodic heartbeats that carry the sender's neighbor list.
+//
+// A Node is a single-threaded state machine in the style of etcd-io/raft's
+// RawNode: the driver hands it messages (Step) and timer expiries (Tick)
+// together with the current emulated time, and collects what it wants done
+// (Ready): messages to send and timers to set. There are no goroutines,
+// clocks, global randomness or I/O inside; the only randomness comes from the
+// *rand.Rand the driver gives each node, derived from the run seed.
+package overlay
+
+import (
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// NodeID is a peer's address; 0 means "nobody".
+type NodeID uint64
+
+// Heartbeat modes (002 §4.2): what a heartbeat carries.
+const (
+	ModeVanilla  = "vanilla"  // the full neighbor list to every neighbor
+	ModeCompact  = "compact"  // the full list only to take-over nodes
+	ModeAdaptive = "adaptive" // compact + FULL-UPDATE requests on broken links
+)
+
+// Config holds the overlay parameters of a node. Zero values take defaults.
+type Config struct {
+	// Dims is the number of CAN dimensions including the virtual one.
+	Dims int
+	// HeartbeatPeriod is the emulated time between two heartbeats.
+	HeartbeatPeriod time.Duration
+	// Mode is the heartbeat mode (only ModeVanilla so far).
+	Mode string
+	// JoinTimeout is how long a joiner waits for its JOIN to be accepted
+	// before it asks the driver for a new bootstrap contact. Default: two
+	// heartbeat periods.
+	JoinTimeout time.Duration
+	// MaxHops bounds the hops of a routed message (default 65536). Clustered
+	// populations make long chains of zones that differ only in the virtual
+	// dimension, so routes can be long; loops are cut by MaxDetours.
+	MaxHops int
+	// MaxDetours is how many hops of a routed message may fail to get closer
+	// to the target than the best zone visited so far (default 8) before it
+	// is dropped: with stale neighbor tables greedy routing could circle.
+	MaxDetours int
+}
+
+func (c Config) withDefaults() Config {
+	if c.HeartbeatPeriod <= 0 {
+		c.HeartbeatPeriod = 30 * time.Second
+	}
+	if c.Mode == "" {
+		c.Mode = ModeVanilla
+	}
+	if c.JoinTimeout <= 0 {
+		c.JoinTimeout = 2 * c.HeartbeatPeriod
+	}
+	if c.MaxHops <= 0 {
+		c.MaxHops = 1 << 16
+	}
+	if c.MaxDetours <= 0 {
+		c.MaxDetours = 8
+	}
+	return c
+}
+
+// TimerKind names a timer a node asks the driver for.
+type TimerKind uint8
+
+// Timer kinds.
+const (
+	TimerHeartbeat TimerKind = iota + 1
+	TimerJoinRetry
+)
+
+// Out is a message the node wants sent. Its wire type is wire.TypeOf(Msg).
+// The same Msg value may be addressed to several receivers (one heartbeat to
+// every neighbor); drivers may encode it once.
+type Out struct {
+	To  NodeID
+	Msg proto.Message
+}
+
+// Timer asks the driver to call Tick(At, Kind) at emulated time At.
+type Timer struct {
+	Kind TimerKind
+	At   time.Duration
+}
+
+// Ready is what a node wants done after Bootstrap, Step or Tick.
+type Ready struct {
+	Messages []Out
+	Timers   []Timer
+	// Joined is set once, when the node became a member of the overlay.
+	Joined bool
+	// NeedBootstrap asks the driver to call Bootstrap again with a contact
+	// (a join timed out).
+	NeedBootstrap bool
+}
+
+// Neighbor is what a node knows about one neighbor.
+type Neighbor struct {
+	ID      NodeID
+	Zone    can.Zone
+	Version uint64
+	// LastHeard is the emulated time of the last message received from it.
+	LastHeard time.Duration
+}
+
+// Status counts what a node did; drivers turn it into metrics.
+type Status struct {
+	JoinsOwned       uint64 // joins this node accepted by splitting its zone
+	JoinsRejected    uint64 // joins refused because the point equalled its own
+	RouteForwards    uint64 // routed messages forwarded to a neighbor
+	RouteNoProgress  uint64 // forwards where no neighbor was closer (stale table)
+	RouteDetours     uint64 // routed messages arriving no closer than before
+	RouteDrops       uint64 // routed messages dropped (MaxHops, MaxDetours, no neighbor)
+	LinksLearned     uint64 // neighbors learned from a third party's list (repairs)
+	NotNeighborNotes uint64 // replies telling a heartbeat sender we are not neighbors
+	DuplicateAccepts uint64 // JOIN_ACCEPTs received after the node had joined
+	BadMessages      uint64 // messages with missing or inconsistent fields
+	JoinRetries      uint64 // join attempts that timed out
+}
+
+// Node is the overlay state machine of one peer.
+type Node struct {
+	id    NodeID
+	point can.Point
+	cfg   Config
+	rng   *rand.Rand
+
+	joined    bool
+	contact   NodeID // bootstrap contact of the current join attempt
+	attempt   uint64 // join attempt number, to ignore stale retry timers
+	zone      can.Zone
+	version   uint64
+	history   []*wire.Split
+	nbrs      []*Neighbor // sorted by ID: deterministic iteration
+	pending   []pendingMsg
+	nextBeat  time.Duration
+	joinRetry time.Duration
+
+	ready  Ready
+	status Status
+}
+
+type pendingMsg struct {
+	from NodeID
+	msg  proto.Message
+}
+
+// maxPending bounds the messages a joining node buffers.
+const maxPending = 1024
+
+// New creates the overlay core of peer id at point (whose length is the
+// number of CAN dimensions including the virtual one, the last).
+func New(id NodeID, point can.Point, cfg Config, rng *rand.Rand) *Node {
+	cfg = cfg.withDefaults()
+	cfg.Dims = len(point)
+	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng}
+}
+
+// ID is the node's address.
+func (n *Node) ID() NodeID { return n.id }
+
+// Joined reports whether the node owns a zone.
+func (n *Node) Joined() bool { return n.joined }
+
+// Zone is the node's current zone (empty before it joined). Do not modify.
+func (n *Node) Zone() can.Zone { return n.zone }
+
+// Point is the node's fixed coordinate. Do not modify.
+func (n *Node) Point() can.Point { return n.point }
+
+// Neighbors is the node's neighbor table, sorted by ID. Do not modify.
+func (n *Node) Neighbors() []*Neighbor { return n.nbrs }
+
+// Status returns the node's counters.
+func (n *Node) Status() Status { return n.status }
+
+// Ready returns what the node wants done since the last call and clears it.
+// The returned slices are reused by the next call: consume them first.
+func (n *Node) Ready() Ready {
+	r := n.ready
+	n.ready = Ready{Messages: r.Messages[:0], Timers: r.Timers[:0]}
+	return r
+}
+
+func (n *Node) send(to NodeID, m proto.Message) {
+	n.ready.Messages = append(n.ready.Messages, Out{To: to, Msg: m})
+}
+
+func (n *Node) timer(kind TimerKind, at time.Duration) {
+	n.ready.Timers = append(n.ready.Timers, Timer{Kind: kind, At: at})
+}
+
+// Bootstrap starts (or restarts) joining the overlay through contact, an
+// existing member chosen by the driver (the papers' "external mechanism that
+// can find an existing node", 003 §4.1). With contact 0 the node founds the
+// overlay and owns the whole space.
+func (n *Node) Bootstrap(now time.Duration, contact NodeID) {
+	if n.joined {
+		return
+	}
+	if contact == 0 || contact == n.id {
+		n.becomeMember(now, can.Whole(n.cfg.Dims), nil, nil)
+		return
+	}
+	n.contact = contact
+	n.attempt++
+	n.sendJoin()
+	n.joinRetry = now + n.cfg.JoinTimeout
+	n.timer(TimerJoinRetry, n.joinRetry)
+}
+
+func (n *Node) sendJoin() {
+	n.send(n.contact, &wire.Join{Joiner: uint64(n.id), Point: slices.Clone(n.point)})
+}
+
+// Tick handles the expiry of a timer the node asked for.
+func (n *Node) Tick(now time.Duration, kind TimerKind) {
+	switch kind {
+	case TimerHeartbeat:
+		if n.joined && now >= n.nextBeat {
+			n.heartbeat(now)
+		}
+	case TimerJoinRetry:
+		if !n.joined && now >= n.joinRetry {
+			n.status.JoinRetries++
+			n.ready.NeedBootstrap = true
+		}
+	}
+}
+
+// Step handles one message from peer from.
+func (n *Node) Step(now time.Duration, from NodeID, m proto.Message) {
+	switch m := m.(type) {
+	case *wire.Join:
+		n.onJoin(now, from, m)
+	case *wire.JoinAccept:
+		n.onJoinAccept(now, from, m)
+	case *wire.JoinReject:
+		n.onJoinReject(now, from)
+	case *wire.Heartbeat:
+		n.onHeartbeat(now, from, m)
+	case *wire.ZoneUpdate:
+		n.onZoneUpdate(now, from, m)
+	default:
+		n.status.BadMessages++
+	}
+}
+
+// onJoin implements the CAN join (PROTOCOLS.md §2): a JOIN travels greedily
+// to the owner of the joiner's point, which splits its zone (can.Split),
+// hands one part with the relevant neighbors to the joiner, and tells its
+// former neighbors about both zones at once.
+func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
+	if len(m.Point) != n.cfg.Dims || m.Joiner == 0 {
+		n.status.BadMessages++
+		return
+	}
+	if !n.joined {
+		n.buffer(from, m)
+		return
+	}
+	p := can.Point(m.Point)
+	if !n.zone.Contains(p) {
+		n.routeJoin(p, m)
+		return
+	}
+	joiner := NodeID(m.Joiner)
+	if joiner == n.id {
+		return
+	}
+	keep, give, dim, at, ok := can.Split(n.zone, n.point, p)
+	if !ok {
+		n.status.JoinsRejected++
+		n.send(joiner, &wire.JoinReject{Reason: "point equals the owner's point"})
+		return
+	}
+	n.status.JoinsOwned++
+	old := slices.Clone(n.nbrs)
+
+	// The joiner's history is ours plus this split, seen from its side.
+	jHist := make([]*wire.Split, 0, len(n.history)+1)
+	jHist = append(jHist, n.history...)
+	jHist = append(jHist, &wire.Split{Dim: uint32(dim), At: at, Upper: give.Lo[dim] == at, Sibling: uint64(n.id)})
+	n.history = append(n.history, &wire.Split{Dim: uint32(dim), At: at, Upper: keep.Lo[dim] == at, Sibling: uint64(joiner)})
+
+	n.zone = keep
+	n.version++
+	me := n.info()
+	jInfo := &wire.NodeInfo{Id: uint64(joiner), Zone: zoneToWire(give), Version: 1}
+	jNbrs := []*wire.NodeInfo{me}
+	for _, nb := range old {
+		if _, _, ok := can.Abut(give, nb.Zone); ok {
+			jNbrs = append(jNbrs, neighborInfo(nb))
+		}
+	}
+	n.send(joiner, &wire.JoinAccept{Zone: jInfo.Zone, History: jHist, Neighbors: jNbrs, Hops: m.Hops})
+
+	// Our table: keep neighbors that still abut our smaller zone, add the joiner.
+	n.nbrs = n.nbrs[:0]
+	for _, nb := range old {
+		if _, _, ok := can.Abut(keep, nb.Zone); ok {
+			n.nbrs = append(n.nbrs, nb)
+		}
+	}
+	n.upsert(&Neighbor{ID: joiner, Zone: give, Version: 1, LastHeard: now})
+
+	// Every former neighbor learns our new zone and the joiner's at once.
+	upd := &wire.ZoneUpdate{Self: me, Others: []*wire.NodeInfo{jInfo}}
+	for _, nb := range old {
+		n.send(nb.ID, upd)
+	}
+}
+
+// routeJoin forwards a JOIN one hop towards the joiner's point.
+func (n *Node) routeJoin(p can.Point, m *wire.Join) {
+	if !n.routeProgress(p, m.Hops, &m.Best, &m.Detours) {
+		return
+	}
+	n.route(p, m, &m.Hops)
+}
+
+// routeProgress records how close the message got: it returns false (and
+// counts a drop) once the message made too many hops, or too many hops that
+// did not bring it closer than the best zone it visited.
+func (n *Node) routeProgress(p can.Point, hops uint32, best *float64, detours *uint32) bool {
+	d := n.zone.Dist2(p)
+	if hops > 0 && d >= *best {
+		n.status.RouteDetours++
+		*detours++
+	} else {
+		*best = d
+	}
+	if int(hops) >= n.cfg.MaxHops || int(*detours) > n.cfg.MaxDetours {
+		n.status.RouteDrops++
+		return false
+	}
+	return true
+}
+
+// route forwards a routed message one hop towards p (greedy CAN routing:
+// the neighbor whose zone is nearest to p, can.Zone.Dist2).
+func (n *Node) route(p can.Point, m proto.Message, hops *uint32) {
+	var best *Neighbor
+	bestD := 0.0
+	for _, nb := range n.nbrs {
+		if d := nb.Zone.Dist2(p); best == nil || d < bestD {
+			best, bestD = nb, d
+		}
+	}
+	if best == nil {
+		n.status.RouteDrops++
+		return
+	}
+	if bestD >= n.zone.Dist2(p) {
+		n.status.RouteNoProgress++
+	}
+	*hops++
+	n.status.RouteForwards++
+	n.send(best.ID, m)
+}
+
+func (n *Node) buffer(from NodeID, m proto.Message) {
+	if len(n.pending) < maxPending {
+		n.pending = append(n.pending, pendingMsg{from, m})
+	} else {
+		n.status.RouteDrops++
+	}
+}
+
+func (n *Node) onJoinAccept(now time.Duration, from NodeID, m *wire.JoinAccept) {
+	if n.joined {
+		// A second owner accepted an earlier attempt of ours. Its split
+		// stays unclaimed; the oracle shows the gap. (Handing it back is the
+		// leave protocol's job.)
+		n.status.DuplicateAccepts++
+		return
+	}
+	z, ok := zoneFromWire(m.Zone, n.cfg.Dims)
+	if !ok || !z.Contains(n.point) {
+		n.status.BadMessages++
+		return
+	}
+	n.becomeMember(now, z, m.History, m.Neighbors)
+}
+
+func (n *Node) becomeMember(now time.Duration, z can.Zone, hist []*wire.Split, nbrs []*wire.NodeInfo) {
+	n.joined = true
+	n.zone = z
+	n.version = 1
+	n.history = hist
+	for _, info := range nbrs {
+		n.learn(now, info, true) // first-hand from the owner: not a repair
+	}
+	n.ready.Joined = true
+	// Spread heartbeats over the period so that peers do not beat in step.
+	n.nextBeat = now + time.Duration(n.rng.Int64N(int64(n.cfg.HeartbeatPeriod)))
+	n.timer(TimerHeartbeat, n.nextBeat)
+	pending := n.pending
+	n.pending = nil
+	for _, p := range pending {
+		n.Step(now, p.from, p.msg)
+	}
+}
+
+func (n *Node) onJoinReject(now time.Duration, from NodeID) {
+	if n.joined || from == 0 {
+		return
+	}
+	// Our point coincides with the owner's: draw a new virtual coordinate
+	// (the last dimension, 003 §4.2) and try again through the same contact.
+	n.point[len(n.point)-1] = n.rng.Uint32()
+	n.sendJoin()
+}
+
+// onHeartbeat processes a neighbor's periodic heartbeat: the sender's own
+// zone, and its neighbor list, from which broken links are repaired
+// (002 Fig 4.1: A learns B from C's heartbeat).
+func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
+	if !n.joined {
+		return
+	}
+	if m.Self == nil || NodeID(m.Self.Id) != from {
+		n.status.BadMessages++
+		return
+	}
+	if !n.learn(now, m.Self, true) {
+		// The sender believes we are neighbors but our zones do not abut:
+		// tell it our zone so that it drops us.
+		n.status.NotNeighborNotes++
+		n.send(from, &wire.ZoneUpdate{Self: n.info()})
+	}
+	for _, info := range m.Neighbors {
+		n.learn(now, info, false)
+	}
+}
+
+func (n *Node) onZoneUpdate(now time.Duration, from NodeID, m *wire.ZoneUpdate) {
+	if !n.joined {
+		n.buffer(from, m)
+		return
+	}
+	if m.Self == nil || NodeID(m.Self.Id) != from {
+		n.status.BadMessages++
+		return
+	}
+	n.learn(now, m.Self, true)
+	for _, info := range m.Others {
+		n.learn(now, info, false)
+	}
+}
+
+// learn merges what a message says about one node into the neighbor table:
+// newer zone versions win; a node whose zone abuts ours becomes (or stays) a
+// neighbor, one that no longer abuts is dropped. direct is true when the
+// information comes from the node itself. It reports whether the node is a
+// neighbor afterwards.
+func (n *Node) learn(now time.Duration, info *wire.NodeInfo, direct bool) bool {
+	id := NodeID(info.GetId())
+	if id == 0 || id == n.id {
+		return false
+	}
+	z, ok := zoneFromWire(info.GetZone(), n.cfg.Dims)
+	if !ok {
+		n.status.BadMessages++
+		return false
+	}
+	i, known := n.find(id)
+	if known {
+		nb := n.nbrs[i]
+		if info.Version > nb.Version {
+			nb.Zone, nb.Version = z, info.Version
+		}
+		if direct {
+			nb.LastHeard = now
+		}
+		if _, _, ok := can.Abut(n.zone, nb.Zone); !ok {
+			n.nbrs = slices.Delete(n.nbrs, i, i+1)
+			return false
+		}
+		return true
+	}
+	if _, _, ok := can.Abut(n.zone, z); !ok {
+		return false
+	}
+	if !direct {
+		n.status.LinksLearned++
+	}
+	n.upsert(&Neighbor{ID: id, Zone: z, Version: info.Version, LastHeard: now})
+	return true
+}
+
+func (n *Node) find(id NodeID) (int, bool) {
+	return slices.BinarySearchFunc(n.nbrs, id, func(nb *Neighbor, id NodeID) int {
+		switch {
+		case nb.ID < id:
+			return -1
+		case nb.ID > id:
+			return 1
+		}
+		return 0
+	})
+}
+
+func (n *Node) upsert(nb *Neighbor) {
+	i, ok := n.find(nb.ID)
+	if ok {
+		n.nbrs[i] = nb
+		return
+	}
+	n.nbrs = slices.Insert(n.nbrs, i, nb)
+}
+
+// heartbeat sends the periodic heartbeat to every neighbor. In vanilla mode
+// it carries the sender's full neighbor list (002 §4.2.1: messages O(d),
+// volume O(d²) per node).
+func (n *Node) heartbeat(now time.Duration) {
+	hb := &wire.Heartbeat{Self: n.info()}
+	if n.cfg.Mode == ModeVanilla {
+		hb.Neighbors = make([]*wire.NodeInfo, len(n.nbrs))
+		for i, nb := range n.nbrs {
+			hb.Neighbors[i] = neighborInfo(nb)
+		}
+	}
+	for _, nb := range n.nbrs {
+		n.send(nb.ID, hb)
+	}
+	for n.nextBeat <= now {
+		n.nextBeat += n.cfg.HeartbeatPeriod
+	}
+	n.timer(TimerHeartbeat, n.nextBeat)
+}
+
+func (n *Node) info() *wire.NodeInfo {
+	return &wire.NodeInfo{Id: uint64(n.id), Zone: zoneToWire(n.zone), Version: n.version}
+}
+
+func neighborInfo(nb *Neighbor) *wire.NodeInfo {
+	return &wire.NodeInfo{Id: uint64(nb.ID), Zone: zoneToWire(nb.Zone), Version: nb.Version}
+}
+
+func zoneToWire(z can.Zone) *wire.Zone {
+	return &wire.Zone{Lo: slices.Clone(z.Lo), Hi: slices.Clone(z.Hi)}
+}
+
+func zoneFromWire(w *wire.Zone, dims int) (can.Zone, bool) {
+	if w == nil {
+		return can.Zone{}, false
+	}
+	z := can.Zone{Lo: w.Lo, Hi: w.Hi}
+	if !z.Valid(dims) {
+		return can.Zone{}, false
+	}
+	return z.Clone(), true
+}
+
+// Snapshot is a copy of a node's overlay state for the oracle.
+type Snapshot struct {
+	ID        NodeID
+	Joined    bool
+	Point     can.Point
+	Zone      can.Zone
+	Neighbors []NodeID // sorted
+}
+
+// Snapshot copies the node's state; the copy shares nothing with the node.
+func (n *Node) Snapshot() Snapshot {
+	s := Snapshot{ID: n.id, Joined: n.joined, Point: slices.Clone(n.point), Zone: n.zone.Clone()}
+	s.Neighbors = make([]NodeID, len(n.nbrs))
+	for i, nb := range n.nbrs {
+		s.Neighbors[i] = nb.ID
+	}
+	return s
+}

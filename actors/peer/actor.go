@@ -1,0 +1,61 @@
+package peer
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/gridbed/gridbed/actors/overlay"
+)
+
+// Messages the emulator sends to a peer actor's mailbox. None of them
+// travels over the bus: bus traffic arrives as Inbound.
+type (
+	// Inbound carries the bytes of one message received from the bus.
+	Inbound struct{ Data []byte }
+	// TimerFired is the expiry of a timer; Due is the wall instant the
+	// timer's emulated deadline mapped to, so the actor can measure lag.
+	TimerFired struct {
+		Kind overlay.TimerKind
+		Due  time.Time
+	}
+	// StartJoin tells the peer to join the overlay.
+	StartJoin struct{}
+	// CollectState asks for a copy of the peer's state (oracle traffic,
+	// outside the bus).
+	CollectState struct{ Reply chan<- State }
+)
+
+// Actor is the thin protoactor adapter of a Peer (ARCHITECTURE.md
+// principle 2): Receive type-switches and hands the message to the Peer.
+// Timers come back as messages to the same mailbox, so the peer needs no
+// lock.
+type Actor struct {
+	Peer *Peer
+	// OnLag receives how late (wall seconds) each timer was handled.
+	OnLag func(seconds float64)
+	// Backlog counts Inbound messages handed to mailboxes but not yet
+	// processed; the sender increments it, Receive decrements it.
+	Backlog *atomic.Int64
+}
+
+// Receive implements actor.Actor.
+func (a *Actor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *Inbound:
+		if a.Backlog != nil {
+			a.Backlog.Add(-1)
+		}
+		a.Peer.Deliver(m.Data)
+	case *TimerFired:
+		if a.OnLag != nil {
+			a.OnLag(time.Since(m.Due).Seconds())
+		}
+		a.Peer.Fire(m.Kind)
+	case *StartJoin:
+		a.Peer.Start()
+	case *CollectState:
+		m.Reply <- a.Peer.State()
+	}
+}

@@ -1,0 +1,251 @@
+// Command gridbed runs emulation scenarios of P2P desktop-grid protocols.
+//
+//	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR]
+//	gridbed validate FILE [--set key=value ...]
+//	gridbed keys
+//
+// See README.md for a quick start and docs/ for the scenario keys and the
+// results schema.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+const usage = `gridbed — an emulation testbed for P2P desktop-grid protocols
+
+Usage:
+  gridbed run FILE [flags]        run a scenario and write its results
+  gridbed validate FILE [flags]   check a scenario file (and --set overrides)
+  gridbed keys                    list every scenario key with its default
+
+Run flags:
+  --out DIR              results directory (default results/<scenario file name>)
+  --set key=value        override a scenario key by dotted path; repeatable
+  --driver NAME          emulator (actors over embedded NATS, default) or sim
+                         (deterministic, virtual time)
+  --metrics-addr ADDR    serve /metrics and /debug/pprof/ here while running
+                         (default 127.0.0.1:9464; "off" disables)
+  --progress MODE        auto (a progress bar when stderr is a terminal), on, off
+  --log-level LEVEL      debug, info, warn (default), error; logs go to stderr
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "validate":
+		return cmdValidate(args[1:], stdout, stderr)
+	case "keys":
+		return cmdKeys(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, validate or keys\n\n%s", args[0], usage)
+	return 2
+}
+
+// setFlags collects repeated --set flags.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, ",") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("run FILE --out DIR" and "run --out DIR FILE" both work).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func loadScenario(file string, sets []string) (scenario.Scenario, error) {
+	sc, err := scenario.Load(file)
+	if err != nil {
+		return sc, err
+	}
+	for _, s := range sets {
+		if err := sc.Set(s); err != nil {
+			return sc, err
+		}
+	}
+	return sc, nil
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sets setFlags
+	fs.Var(&sets, "set", "override a scenario key (key=value); repeatable")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "gridbed validate: give exactly one scenario file, e.g. gridbed validate examples/quickstart.yaml")
+		return 2
+	}
+	if _, err := loadScenario(pos[0], sets); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", pos[0])
+	return 0
+}
+
+func cmdKeys(stdout io.Writer) int {
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tDEFAULT\tMEANING")
+	for _, k := range scenario.Keys() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Key, k.Default, k.Doc)
+	}
+	tw.Flush()
+	return 0
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sets setFlags
+	fs.Var(&sets, "set", "override a scenario key (key=value); repeatable")
+	out := fs.String("out", "", "results directory")
+	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
+	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9464", `serve /metrics here ("off" disables)`)
+	progress := fs.String("progress", "auto", "auto, on or off")
+	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "gridbed run: give exactly one scenario file, e.g. gridbed run examples/quickstart.yaml")
+		return 2
+	}
+	if *driver != emulator.DriverEmulator && *driver != emulator.DriverSim {
+		fmt.Fprintf(stderr, "gridbed run: --driver %q is not a driver — write --driver emulator or --driver sim\n", *driver)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "gridbed run: --log-level %q — write debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	sc, err := loadScenario(pos[0], sets)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("results", strings.TrimSuffix(filepath.Base(pos[0]), filepath.Ext(pos[0])))
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+	if *metricsAddr != "off" && *metricsAddr != "" {
+		srv, err := metrics.Serve(*metricsAddr, m.Registry)
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed: cannot serve metrics on %s (%v); using a free port instead\n", *metricsAddr, err)
+			srv, err = metrics.Serve("127.0.0.1:0", m.Registry)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed: metrics disabled: %v\n", err)
+		} else {
+			defer srv.Close()
+			fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", srv.Addr())
+		}
+	}
+
+	bar := newProgressBar(stderr, *progress)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(stderr, "running %s: %d peers, %v emulated, driver %s, time scale %g\n", pos[0], sc.Peers.Count, sc.Duration, *driver, sc.TimeScale)
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m, Progress: bar.update, Logger: logger})
+	bar.done()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "gridbed: interrupted; no results written")
+			return 130
+		}
+		fmt.Fprintf(stderr, "gridbed: %v\n", err)
+		return 1
+	}
+	res.Summary.PrintTable(stdout)
+	if err := res.WriteFiles(dir); err != nil {
+		fmt.Fprintf(stderr, "gridbed: writing results: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "summary.json"))
+	return 0
+}
+
+// progressBar draws emulated progress on a terminal.
+type progressBar struct {
+	w       io.Writer
+	on      bool
+	started time.Time
+}
+
+func newProgressBar(w io.Writer, mode string) *progressBar {
+	on := mode == "on"
+	if mode == "auto" {
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				on = true
+			}
+		}
+	}
+	return &progressBar{w: w, on: on, started: time.Now()}
+}
+
+func (p *progressBar) update(s emulator.Sample) {
+	if !p.on || s.Duration <= 0 {
+		return
+	}
+	const width = 30
+	frac := float64(s.T) / float64(s.Duration)
+	n := int(frac * width)
+	bar := strings.Repeat("█", n) + strings.Repeat("░", width-n)
+	fmt.Fprintf(p.w, "\r%s %5.1f%%  %v / %v  peers %d  broken links %d  lag p99 %s  wall %s ",
+		bar, 100*frac, s.T.Round(time.Second), s.Duration, s.Oracle.Members, s.Oracle.BrokenLinks,
+		time.Duration(s.LagP99*float64(time.Second)).Round(time.Microsecond), time.Since(p.started).Round(100*time.Millisecond))
+}
+
+func (p *progressBar) done() {
+	if p.on {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,43 @@
+// Package bus is gridbed's one narrow transport interface: publish bytes to a
+// peer address, and register a handler that receives the bytes published to
+// an address. The NATS implementation (nats.go in this package) carries the
+// emulator's traffic; the deterministic driver has its own in-memory
+// implementation (emulator/sim). Fault injectors (faults/) decorate it.
+package bus
+
+// Address identifies a peer on the bus. Peers address each other only by
+// this number, so a run can be split across processes sharing a NATS cluster.
+type Address uint64
+
+// Handler receives the bytes of one message published to a registered
+// address. It must not retain data after it returns unless it copies it; it
+// is called from a bus goroutine and must not block for long (hand the
+// message to a mailbox).
+type Handler func(to Address, data []byte)
+
+// Bus moves opaque messages between peer addresses.
+type Bus interface {
+	// Publish sends data to the peer registered at to. Delivery is
+	// asynchronous and best-effort: a message to an address nobody has
+	// registered is dropped and counted in Stats().Unroutable.
+	Publish(to Address, data []byte) error
+	// Register makes h receive every message published to addr until
+	// Unregister(addr). Registering an address twice replaces the handler.
+	Register(addr Address, h Handler) error
+	// Unregister stops delivery to addr. Messages already in flight to it are
+	// dropped and counted as Unroutable.
+	Unregister(addr Address)
+	// Stats reports what the bus did so far.
+	Stats() Stats
+	// Close releases connections (and stops an embedded server it started).
+	Close() error
+}
+
+// Stats are cumulative counters of a bus since it was opened.
+type Stats struct {
+	Published   uint64 // messages accepted by Publish
+	Delivered   uint64 // messages handed to a registered handler
+	Unroutable  uint64 // messages that arrived for an unregistered address
+	Dropped     uint64 // messages the transport dropped (e.g. NATS slow consumer)
+	PublishErrs uint64 // Publish calls that returned an error
+}

@@ -1,0 +1,180 @@
+// Package clock maps emulated time to wall time for the emulator driver
+// (ARCHITECTURE.md principle 3): with time scale s, one wall second is s
+// emulated seconds (time_scale 1000 = one emulated second per wall
+// millisecond). Timers fire on one goroutine at the wall instant their
+// emulated deadline maps to; each callback is told that instant, so the
+// receiver can measure how late it really handled the timer (clock lag).
+package clock
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock is the scaled emulated clock of one run.
+type Clock struct {
+	start time.Time
+	scale float64
+}
+
+// New starts an emulated clock at 0 now, running scale times faster than
+// wall time.
+func New(scale float64) *Clock { return &Clock{start: time.Now(), scale: scale} }
+
+// Scale is the time scale.
+func (c *Clock) Scale() float64 { return c.scale }
+
+// Now is the emulated time since the start.
+func (c *Clock) Now() time.Duration {
+	return time.Duration(float64(time.Since(c.start)) * c.scale)
+}
+
+// WallAt is the wall instant at which emulated time t is reached.
+func (c *Clock) WallAt(t time.Duration) time.Time {
+	return c.start.Add(time.Duration(float64(t) / c.scale))
+}
+
+// WallElapsed is the wall time since the start.
+func (c *Clock) WallElapsed() time.Duration { return time.Since(c.start) }
+
+// Timers runs callbacks at emulated deadlines on one goroutine. Callbacks
+// must not block (hand work to a mailbox).
+type Timers struct {
+	c    *Clock
+	mu   sync.Mutex
+	heap []entry
+	seq  uint64
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+type entry struct {
+	at  time.Time
+	seq uint64
+	fn  func(due time.Time)
+}
+
+func (a *entry) before(b *entry) bool {
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
+	}
+	return a.seq < b.seq
+}
+
+// NewTimers starts the timer goroutine of clock c.
+func NewTimers(c *Clock) *Timers {
+	t := &Timers{c: c, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go t.loop()
+	return t
+}
+
+// At calls fn(due) on the timer goroutine once emulated time at is reached,
+// where due is the wall instant that at maps to.
+func (t *Timers) At(at time.Duration, fn func(due time.Time)) {
+	e := entry{at: t.c.WallAt(at), fn: fn}
+	t.mu.Lock()
+	t.seq++
+	e.seq = t.seq
+	t.heap = append(t.heap, e)
+	i := len(t.heap) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.heap[i].before(&t.heap[p]) {
+			break
+		}
+		t.heap[i], t.heap[p] = t.heap[p], t.heap[i]
+		i = p
+	}
+	first := i == 0
+	t.mu.Unlock()
+	if first {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Pending is the number of timers not yet fired.
+func (t *Timers) Pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.heap)
+}
+
+func (t *Timers) popLocked() entry {
+	h := t.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = entry{}
+	h = h[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].before(&h[l]) {
+			m = r
+		}
+		if !h[m].before(&h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	t.heap = h
+	return top
+}
+
+func (t *Timers) loop() {
+	defer close(t.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var due []entry
+	for {
+		now := time.Now()
+		t.mu.Lock()
+		due = due[:0]
+		for len(t.heap) > 0 && !t.heap[0].at.After(now) {
+			due = append(due, t.popLocked())
+		}
+		var wait time.Duration = -1
+		if len(t.heap) > 0 {
+			wait = t.heap[0].at.Sub(now)
+		}
+		t.mu.Unlock()
+		for _, e := range due {
+			e.fn(e.at)
+		}
+		if len(due) > 0 {
+			continue // time moved on while running callbacks: look again
+		}
+		if wait < 0 {
+			wait = time.Hour
+		}
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-t.wake:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		case <-t.stop:
+			return
+		}
+	}
+}
+
+// Stop ends the timer goroutine; pending timers never fire.
+func (t *Timers) Stop() {
+	t.once.Do(func() { close(t.stop) })
+	<-t.done
+}

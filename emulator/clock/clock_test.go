@@ -1,0 +1,67 @@
+package clock
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestClockScale(t *testing.T) {
+	c := New(1000)
+	w := c.WallAt(5 * time.Second)
+	if d := w.Sub(c.start); d != 5*time.Millisecond {
+		t.Fatalf("5 emulated seconds at scale 1000 map to %v wall, want 5ms", d)
+	}
+}
+
+// TestTimersFireInDeadlineOrder schedules timers out of order and checks
+// they fire in deadline order, each no earlier than its wall instant.
+func TestTimersFireInDeadlineOrder(t *testing.T) {
+	c := New(1000) // 1 emulated second = 1 wall millisecond
+	tm := NewTimers(c)
+	defer tm.Stop()
+	var mu sync.Mutex
+	var got []int
+	done := make(chan struct{})
+	order := []int{5, 1, 4, 2, 3}
+	for _, k := range order {
+		k := k
+		tm.At(time.Duration(k)*10*time.Second, func(due time.Time) {
+			if time.Now().Before(due) {
+				t.Errorf("timer %d fired before its due time", k)
+			}
+			mu.Lock()
+			got = append(got, k)
+			if len(got) == len(order) {
+				close(done)
+			}
+			mu.Unlock()
+		})
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timers did not fire within 10s")
+	}
+	for i, k := range got {
+		if k != i+1 {
+			t.Fatalf("fired in order %v, want 1..5", got)
+		}
+	}
+	if tm.Pending() != 0 {
+		t.Fatalf("%d timers pending", tm.Pending())
+	}
+}
+
+func TestStopDropsPending(t *testing.T) {
+	c := New(1)
+	tm := NewTimers(c)
+	fired := make(chan struct{}, 1)
+	tm.At(time.Hour, func(time.Time) { fired <- struct{}{} })
+	tm.Stop()
+	select {
+	case <-fired:
+		t.Fatal("timer fired after Stop")
+	default:
+	}
+}

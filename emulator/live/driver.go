@@ -1,0 +1,231 @@
+// Package live is the emulator driver: every peer is a protoactor-go actor,
+// peers exchange real asynchronous messages over NATS (an embedded server by
+// default, or an external URL), and protocol timers fire at scaled wall
+// time. It runs exactly the peer code the deterministic driver runs
+// (actors/peer).
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/clock"
+	"github.com/gridbed/gridbed/emulator/sim"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// Options configure the emulator driver.
+type Options struct {
+	Seed      uint64
+	TimeScale float64
+	Overlay   overlay.Config
+	Metrics   *metrics.Run
+	// Bus is the transport. Nil opens an embedded NATS server with BusURL
+	// and Connections.
+	Bus         bus.Bus
+	BusURL      string
+	Connections int
+	Run         string // run id in NATS subjects
+	Logger      *slog.Logger
+}
+
+// Driver hosts peers as actors on a NATS bus.
+type Driver struct {
+	opts    Options
+	clock   *clock.Clock
+	timers  *clock.Timers
+	system  *actor.ActorSystem
+	bus     bus.Bus
+	ownBus  bool
+	backlog atomic.Int64
+
+	mu      sync.Mutex
+	pids    []*actor.PID // by peer index (id-1)
+	members []overlay.NodeID
+	rng     *rand.Rand
+	closed  bool
+}
+
+// New starts the clock (emulated time 0 is now), the actor system and the bus.
+func New(opts Options) (*Driver, error) {
+	if opts.TimeScale <= 0 {
+		return nil, errors.New("live: time scale must be positive")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Metrics == nil {
+		return nil, errors.New("live: metrics are required")
+	}
+	d := &Driver{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))}
+	d.bus = opts.Bus
+	if d.bus == nil {
+		run := opts.Run
+		if run == "" {
+			run = fmt.Sprintf("r%d", time.Now().UnixNano()%1e9)
+		}
+		nb, err := bus.OpenNATS(bus.NATSOptions{URL: opts.BusURL, Run: run, Connections: opts.Connections, Logger: opts.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("open NATS bus: %w", err)
+		}
+		d.bus, d.ownBus = nb, true
+	}
+	logger := opts.Logger
+	d.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	opts.Metrics.SetBus(func() metrics.BusStats {
+		s := d.bus.Stats()
+		return metrics.BusStats{Published: s.Published, Dropped: s.Dropped, Unroutable: s.Unroutable}
+	})
+	d.clock = clock.New(opts.TimeScale)
+	d.timers = clock.NewTimers(d.clock)
+	return d, nil
+}
+
+// Name is "emulator".
+func (d *Driver) Name() string { return "emulator" }
+
+// Clock is the run's scaled clock.
+func (d *Driver) Clock() *clock.Clock { return d.clock }
+
+// Backlog is the number of bus messages waiting in actor mailboxes.
+func (d *Driver) Backlog() int64 { return d.backlog.Load() }
+
+type env struct {
+	d   *Driver
+	pid *actor.PID
+}
+
+func (e *env) Now() time.Duration { return e.d.clock.Now() }
+
+func (e *env) Publish(to overlay.NodeID, data []byte) {
+	_ = e.d.bus.Publish(bus.Address(to), data) // errors are counted by the bus
+}
+
+func (e *env) SetTimer(_ overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
+	root, pid := e.d.system.Root, e.pid
+	e.d.timers.At(at, func(due time.Time) { root.Send(pid, &peer.TimerFired{Kind: kind, Due: due}) })
+}
+
+func (e *env) Bootstrap(id overlay.NodeID) overlay.NodeID {
+	e.d.mu.Lock()
+	defer e.d.mu.Unlock()
+	if len(e.d.members) == 0 {
+		return 0
+	}
+	return e.d.members[e.d.rng.IntN(len(e.d.members))]
+}
+
+func (e *env) Joined(id overlay.NodeID) {
+	e.d.mu.Lock()
+	e.d.members = append(e.d.members, id)
+	e.d.mu.Unlock()
+}
+
+// Spawn creates peer id at point as an actor; it starts joining at emulated
+// time startAt. Peer ids must be spawned in order 1, 2, 3, ….
+func (d *Driver) Spawn(id overlay.NodeID, point can.Point, startAt time.Duration) error {
+	e := &env{d: d}
+	p := peer.New(id, point, d.opts.Overlay, sim.PeerRand(d.opts.Seed, id), e, d.opts.Metrics.Traffic)
+	a := &peer.Actor{Peer: p, OnLag: d.opts.Metrics.ObserveLag, Backlog: &d.backlog}
+	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
+	e.pid = pid
+	d.mu.Lock()
+	if int(id) != len(d.pids)+1 {
+		d.mu.Unlock()
+		return fmt.Errorf("live: spawn peer %d out of order", id)
+	}
+	d.pids = append(d.pids, pid)
+	d.mu.Unlock()
+	root := d.system.Root
+	if err := d.bus.Register(bus.Address(id), func(_ bus.Address, data []byte) {
+		d.backlog.Add(1)
+		root.Send(pid, &peer.Inbound{Data: data})
+	}); err != nil {
+		return err
+	}
+	d.timers.At(startAt, func(time.Time) { root.Send(pid, &peer.StartJoin{}) })
+	return nil
+}
+
+// AdvanceTo waits until the scaled clock reaches emulated time t.
+func (d *Driver) AdvanceTo(ctx context.Context, t time.Duration) error {
+	wait := time.Until(d.clock.WallAt(t))
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(wait)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Now is the current emulated time.
+func (d *Driver) Now() time.Duration { return d.clock.Now() }
+
+// Collect asks every actor for a copy of its state through its mailbox
+// (never over the bus) and waits for all answers.
+func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
+	d.mu.Lock()
+	pids := append([]*actor.PID(nil), d.pids...)
+	d.mu.Unlock()
+	reply := make(chan peer.State, len(pids))
+	for _, pid := range pids {
+		d.system.Root.Send(pid, &peer.CollectState{Reply: reply})
+	}
+	out := make([]peer.State, 0, len(pids))
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
+	for len(out) < len(pids) {
+		select {
+		case s := <-reply:
+			out = append(out, s)
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-deadline.C:
+			return out, fmt.Errorf("live: only %d of %d peers answered the oracle within a minute", len(out), len(pids))
+		}
+	}
+	return out, nil
+}
+
+// BusStats reports the bus counters.
+func (d *Driver) BusStats() bus.Stats { return d.bus.Stats() }
+
+// Close stops timers, actors and the bus (if the driver opened it).
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	pids := d.pids
+	d.mu.Unlock()
+	d.timers.Stop()
+	var err error
+	if d.ownBus {
+		err = d.bus.Close()
+	}
+	for _, pid := range pids {
+		d.system.Root.Stop(pid)
+	}
+	d.system.Shutdown()
+	return err
+}

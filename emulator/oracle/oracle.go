@@ -1,0 +1,199 @@
+// Package oracle computes the ground truth of an overlay from snapshots of
+// every peer taken outside the bus (ARCHITECTURE.md principle 7): whether the
+// zones tile the space (gaps, overlaps), which pairs of peers truly are CAN
+// neighbors, and how that compares with what peers believe (broken links —
+// 002 §4.2.1, Fig 4.1 — and stale entries). Nothing here costs a protocol
+// message.
+package oracle
+
+import (
+	"math/big"
+	"slices"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/overlay"
+)
+
+// Report is the ground truth of one moment.
+type Report struct {
+	// Members is the number of peers that own a zone.
+	Members int
+	// BrokenLinks counts directed pairs (a, b) whose zones abut although a's
+	// neighbor table lacks b.
+	BrokenLinks int
+	// StaleLinks counts neighbor-table entries naming a peer whose zone does
+	// not abut (or that is no longer a member).
+	StaleLinks int
+	// ZoneGaps counts zone faces, not on the boundary of the space, that are
+	// not completely covered by abutting zones: they border unowned space.
+	ZoneGaps int
+	// ZoneOverlaps counts pairs of zones sharing positive volume.
+	ZoneOverlaps int
+	// UncoveredFraction is the share of the space's volume no zone covers
+	// (meaningful when ZoneOverlaps is 0).
+	UncoveredFraction float64
+	// NeighborsMean is the mean size of the members' neighbor tables;
+	// TrueNeighborsMean the mean number of true neighbors.
+	NeighborsMean, TrueNeighborsMean float64
+}
+
+type faceKey struct {
+	dim int
+	at  uint64
+}
+
+// Check computes the ground truth from snapshots of all peers. Snapshots of
+// peers that are not members are ignored; dims is the number of CAN
+// dimensions including the virtual one.
+func Check(snaps []overlay.Snapshot, dims int) Report {
+	var members []*overlay.Snapshot
+	for i := range snaps {
+		if snaps[i].Joined && snaps[i].Zone.Valid(dims) {
+			members = append(members, &snaps[i])
+		}
+	}
+	slices.SortFunc(members, func(a, b *overlay.Snapshot) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	rep := Report{Members: len(members)}
+	if len(members) == 0 {
+		return rep
+	}
+
+	// Index zones by their lower faces: lowerFaces[(k, x)] lists the members
+	// whose zone starts at x along dimension k.
+	lowerFaces := map[faceKey][]int{}
+	for i, m := range members {
+		for k := 0; k < dims; k++ {
+			key := faceKey{k, m.Zone.Lo[k]}
+			lowerFaces[key] = append(lowerFaces[key], i)
+		}
+	}
+
+	trueNbrs := make([][]overlay.NodeID, len(members))
+	covered := make([][]*big.Int, len(members)) // [member][2*dim+side] covered face area
+	for i := range covered {
+		covered[i] = make([]*big.Int, 2*dims)
+		for j := range covered[i] {
+			covered[i][j] = new(big.Int)
+		}
+	}
+	var area, w big.Int
+	for i, m := range members {
+		for k := 0; k < dims; k++ {
+			if m.Zone.Hi[k] >= can.Span {
+				continue
+			}
+			for _, j := range lowerFaces[faceKey{k, m.Zone.Hi[k]}] {
+				o := members[j]
+				if _, _, ok := can.Abut(m.Zone, o.Zone); !ok {
+					continue
+				}
+				trueNbrs[i] = append(trueNbrs[i], o.ID)
+				trueNbrs[j] = append(trueNbrs[j], m.ID)
+				area.SetInt64(1)
+				for x := 0; x < dims; x++ {
+					if x == k {
+						continue
+					}
+					w.SetUint64(min(m.Zone.Hi[x], o.Zone.Hi[x]) - max(m.Zone.Lo[x], o.Zone.Lo[x]))
+					area.Mul(&area, &w)
+				}
+				covered[i][2*k+1].Add(covered[i][2*k+1], &area)
+				covered[j][2*k].Add(covered[j][2*k], &area)
+			}
+		}
+	}
+
+	// Faces not fully covered by abutting zones border unowned space.
+	for i, m := range members {
+		for k := 0; k < dims; k++ {
+			area.SetInt64(1)
+			for x := 0; x < dims; x++ {
+				if x != k {
+					w.SetUint64(m.Zone.Hi[x] - m.Zone.Lo[x])
+					area.Mul(&area, &w)
+				}
+			}
+			if m.Zone.Lo[k] > 0 && covered[i][2*k].Cmp(&area) < 0 {
+				rep.ZoneGaps++
+			}
+			if m.Zone.Hi[k] < can.Span && covered[i][2*k+1].Cmp(&area) < 0 {
+				rep.ZoneGaps++
+			}
+		}
+	}
+
+	// Broken and stale links: compare tables with the truth.
+	known, truth := 0, 0
+	for i, m := range members {
+		t := trueNbrs[i]
+		slices.Sort(t)
+		truth += len(t)
+		known += len(m.Neighbors)
+		for _, id := range t {
+			if _, ok := slices.BinarySearch(m.Neighbors, id); !ok {
+				rep.BrokenLinks++
+			}
+		}
+		for _, id := range m.Neighbors {
+			if _, ok := slices.BinarySearch(t, id); !ok {
+				rep.StaleLinks++
+			}
+		}
+	}
+	rep.NeighborsMean = float64(known) / float64(len(members))
+	rep.TrueNeighborsMean = float64(truth) / float64(len(members))
+
+	rep.ZoneOverlaps = countOverlaps(members)
+	sum := new(big.Int)
+	for _, m := range members {
+		sum.Add(sum, m.Zone.Volume())
+	}
+	space := can.SpaceVolume(dims)
+	un := new(big.Int).Sub(space, sum)
+	if un.Sign() > 0 {
+		f, _ := new(big.Rat).SetFrac(un, space).Float64()
+		rep.UncoveredFraction = f
+	}
+	return rep
+}
+
+// countOverlaps sweeps the zones along dimension 0 and tests each against
+// the zones still open at its start.
+func countOverlaps(members []*overlay.Snapshot) int {
+	order := slices.Clone(members)
+	slices.SortFunc(order, func(a, b *overlay.Snapshot) int {
+		switch {
+		case a.Zone.Lo[0] < b.Zone.Lo[0]:
+			return -1
+		case a.Zone.Lo[0] > b.Zone.Lo[0]:
+			return 1
+		}
+		return 0
+	})
+	var active []*overlay.Snapshot
+	n := 0
+	for _, m := range order {
+		keep := active[:0]
+		for _, a := range active {
+			if a.Zone.Hi[0] > m.Zone.Lo[0] {
+				keep = append(keep, a)
+			}
+		}
+		active = keep
+		for _, a := range active {
+			if can.Overlaps(a.Zone, m.Zone) {
+				n++
+			}
+		}
+		active = append(active, m)
+	}
+	return n
+}

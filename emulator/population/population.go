@@ -1,0 +1,146 @@
+// Package population generates the peers of a run (PROTOCOLS.md §1; 003
+// §5.3; 002 §3.3.1): each peer's resource capabilities, its coordinate in the
+// CAN space (one dimension per resource plus the random virtual dimension),
+// drawn deterministically from the run seed. Most nodes are weak, few are
+// strong: resource levels are drawn with geometrically decreasing weights.
+package population
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/gridbed/gridbed/actors/can"
+)
+
+// Kinds of node population.
+const (
+	// Clustered nodes fall into a few equivalence classes of identical nodes.
+	Clustered = "clustered"
+	// Mixed nodes draw every resource independently.
+	Mixed = "mixed"
+)
+
+// Classes is the number of equivalence classes of a clustered population.
+const Classes = 8
+
+// Resource is one resource dimension of the CAN space.
+type Resource struct {
+	Name   string
+	Unit   string
+	Levels []float64 // possible capability values, weakest first
+}
+
+// Catalog lists the resource dimensions in the order overlay.dimensions
+// takes them: with d dimensions, the first d are used. Beyond the named
+// ones, generic resources r<i> with eight levels follow.
+var Catalog = []Resource{
+	{"cpu_speed", "relative to the canonical node", []float64{0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3}},
+	{"memory", "GiB", []float64{1, 2, 4, 8, 16, 32, 64}},
+	{"disk", "GB", []float64{50, 100, 250, 500, 1000, 2000}},
+	{"cores", "cores", []float64{1, 2, 4, 8}},
+	{"gpu_speed", "relative", []float64{0, 0.5, 1, 2}},
+	{"gpu_memory", "GiB", []float64{0, 2, 4, 8, 16}},
+	{"gpu_cores", "cores", []float64{0, 512, 1024, 2048, 4096}},
+}
+
+// ResourceAt returns the resource of dimension i.
+func ResourceAt(i int) Resource {
+	if i < len(Catalog) {
+		return Catalog[i]
+	}
+	return Resource{Name: fmt.Sprintf("r%d", i), Unit: "level", Levels: []float64{1, 2, 3, 4, 5, 6, 7, 8}}
+}
+
+// Coord maps level k of a resource with n levels to its coordinate: the
+// lower edge of the k-th of n equal bands, so equal capabilities map to
+// equal coordinates and a job requiring level k maps to the same place.
+func Coord(k, n int) uint32 {
+	return uint32(uint64(k) * can.Span / uint64(n))
+}
+
+// Node is one generated peer.
+type Node struct {
+	Levels []int     // level index per resource dimension
+	Point  can.Point // resource coordinates, then the virtual coordinate
+}
+
+// Capability returns the value of resource dimension i.
+func (n Node) Capability(i int) float64 { return ResourceAt(i).Levels[n.Levels[i]] }
+
+// Generate draws count nodes with dims resource dimensions (the virtual
+// dimension is added) from the given seed.
+func Generate(kind string, count, dims int, seed uint64) ([]Node, error) {
+	if kind != Clustered && kind != Mixed {
+		return nil, fmt.Errorf("population %q: want %s or %s", kind, Clustered, Mixed)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x706f70)) // "pop": a stream of its own
+	var classes [][]int
+	var classWeights []float64
+	if kind == Clustered {
+		for c := 0; c < Classes; c++ {
+			classes = append(classes, drawLevels(r, dims))
+		}
+		// The most common class is the weakest.
+		slices.SortStableFunc(classes, func(a, b []int) int { return sum(a) - sum(b) })
+		classWeights = geometric(Classes)
+	}
+	nodes := make([]Node, count)
+	for i := range nodes {
+		var lv []int
+		if kind == Clustered {
+			lv = slices.Clone(classes[pick(r, classWeights)])
+		} else {
+			lv = drawLevels(r, dims)
+		}
+		p := make(can.Point, dims+1)
+		for d := 0; d < dims; d++ {
+			p[d] = Coord(lv[d], len(ResourceAt(d).Levels))
+		}
+		p[dims] = r.Uint32() // the virtual dimension (003 §4.2)
+		nodes[i] = Node{Levels: lv, Point: p}
+	}
+	return nodes, nil
+}
+
+func drawLevels(r *rand.Rand, dims int) []int {
+	lv := make([]int, dims)
+	for d := range lv {
+		lv[d] = pick(r, geometric(len(ResourceAt(d).Levels)))
+	}
+	return lv
+}
+
+// geometric returns weights 1/2, 1/4, … for n levels: most nodes weak, few strong.
+func geometric(n int) []float64 {
+	w := make([]float64, n)
+	x := 1.0
+	for i := range w {
+		x /= 2
+		w[i] = x
+	}
+	return w
+}
+
+func pick(r *rand.Rand, w []float64) int {
+	var total float64
+	for _, x := range w {
+		total += x
+	}
+	u := r.Float64() * total
+	for i, x := range w {
+		if u < x {
+			return i
+		}
+		u -= x
+	}
+	return len(w) - 1
+}
+
+func sum(a []int) int {
+	s := 0
+	for _, x := range a {
+		s += x
+	}
+	return s
+}

@@ -1,0 +1,166 @@
+package emulator
+
+import (
+	"time"
+
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/oracle"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// Sample is one oracle snapshot of the run: the ground truth and the
+// cumulative traffic at emulated time T.
+type Sample struct {
+	T        time.Duration
+	Oracle   oracle.Report
+	Traffic  metrics.TrafficSnapshot // cumulative since the start
+	Backlog  int64                   // bus messages waiting in mailboxes (emulator)
+	LagP99   float64                 // clock lag p99 so far, wall seconds
+	Duration time.Duration           // the run's emulated length, for progress displays
+}
+
+// recorder turns samples into the time series, the metrics and the summary.
+type recorder struct {
+	sc     scenario.Scenario
+	driver string
+	m      *metrics.Run
+	series []Sample
+
+	windowFrom  time.Duration // start of the steady-state measurement window
+	windowStart *metrics.TrafficSnapshot
+	peerMinutes float64 // ∫ members dt over the window, in peer-minutes
+	brokenArea  float64 // ∫ broken links dt over the whole run
+	brokenMax   int
+	lastT       time.Duration
+}
+
+func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder {
+	r := &recorder{sc: sc, driver: driver, m: m}
+	// The steady-state window opens one heartbeat period after the last
+	// initial peer started joining, at the first sample from then on; if
+	// the run is too short for that, it covers the whole run.
+	r.windowFrom = sc.Peers.JoinWindow + sc.Overlay.Heartbeat.Period
+	if r.windowFrom >= sc.Duration {
+		r.windowFrom = 0
+		zero := metrics.TrafficSnapshot{}
+		r.windowStart = &zero
+	}
+	return r
+}
+
+func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, backlog int64) Sample {
+	snaps := make([]overlay.Snapshot, len(states))
+	ev := map[string]uint64{}
+	for i := range states {
+		snaps[i] = states[i].Snapshot
+		addStatus(ev, states[i].Status)
+	}
+	rep := oracle.Check(snaps, r.sc.Overlay.Dimensions+1)
+	s := Sample{T: t, Oracle: rep, Traffic: r.m.Traffic.Snapshot(), Backlog: backlog, LagP99: r.m.Lag.Quantile(0.99), Duration: r.sc.Duration}
+
+	dt := (t - r.lastT).Minutes()
+	if r.windowStart != nil {
+		r.peerMinutes += float64(rep.Members) * dt
+	} else if t >= r.windowFrom {
+		ws := s.Traffic
+		r.windowStart = &ws
+		r.windowFrom = t
+	}
+	r.brokenArea += float64(rep.BrokenLinks) * dt
+	r.brokenMax = max(r.brokenMax, rep.BrokenLinks)
+	r.lastT = t
+	r.series = append(r.series, s)
+
+	r.m.EmulatedSeconds.Set(t.Seconds())
+	r.m.Peers.Set(float64(rep.Members))
+	r.m.BrokenLinks.Set(float64(rep.BrokenLinks))
+	r.m.ZoneGaps.Set(float64(rep.ZoneGaps))
+	r.m.ZoneOverlaps.Set(float64(rep.ZoneOverlaps))
+	r.m.NeighborsMean.Set(rep.NeighborsMean)
+	r.m.MailboxBacklog.Set(float64(backlog))
+	r.m.SetEvents(ev)
+	if r.driver == DriverSim {
+		mb := metrics.BusStats{Published: bs.Published, Dropped: bs.Dropped, Unroutable: bs.Unroutable}
+		r.m.SetBus(func() metrics.BusStats { return mb })
+	}
+	return s
+}
+
+// addStatus sums one peer's overlay counters into ev, by event name (the
+// label values of gridbed_overlay_events_total).
+func addStatus(ev map[string]uint64, st overlay.Status) {
+	ev["join_owned"] += st.JoinsOwned
+	ev["join_rejected"] += st.JoinsRejected
+	ev["join_retry"] += st.JoinRetries
+	ev["join_duplicate_accept"] += st.DuplicateAccepts
+	ev["route_forward"] += st.RouteForwards
+	ev["route_no_progress"] += st.RouteNoProgress
+	ev["route_detour"] += st.RouteDetours
+	ev["route_drop"] += st.RouteDrops
+	ev["link_learned"] += st.LinksLearned
+	ev["not_neighbor_note"] += st.NotNeighborNotes
+	ev["bad_message"] += st.BadMessages
+}
+
+func (r *recorder) summary(wall time.Duration, bs bus.Stats) Summary {
+	last := r.series[len(r.series)-1]
+	s := Summary{
+		Scenario:        r.sc.Name,
+		Driver:          r.driver,
+		Seed:            r.sc.Seed,
+		TimeScale:       r.sc.TimeScale,
+		EmulatedSeconds: last.T.Seconds(),
+		WallSeconds:     wall.Seconds(),
+	}
+	s.Peers.Initial = r.sc.Peers.Count
+	s.Peers.Final = last.Oracle.Members
+
+	tot := last.Traffic
+	s.Messages.Total, s.Messages.Bytes = tot.Total()
+	s.Messages.ByType = map[string]TypeCount{}
+	for t := 1; t < len(tot.Count); t++ {
+		s.Messages.ByType[wire.Name(wire.MsgType(t))] = TypeCount{Count: tot.Count[t], Bytes: tot.Bytes[t]}
+	}
+	s.Messages.DecodeErrors = tot.DecodeErrors
+	s.Messages.Window.FromSeconds = r.windowFrom.Seconds()
+	s.Messages.Window.ToSeconds = last.T.Seconds()
+	if r.windowStart != nil && r.peerMinutes > 0 {
+		win := tot.Sub(*r.windowStart)
+		msgs, bytes := win.Total()
+		s.Messages.PerNodePerMinute = float64(msgs) / r.peerMinutes
+		s.Bytes.PerNodePerMinute = float64(bytes) / r.peerMinutes
+	}
+	s.Messages.HeartbeatModelPerNodePerMinute = last.Oracle.NeighborsMean * 60 / r.sc.Overlay.Heartbeat.Period.Seconds()
+
+	o := &s.Overlay
+	o.Dimensions = r.sc.Overlay.Dimensions
+	o.HeartbeatMode = r.sc.Overlay.Heartbeat.Mode
+	o.BrokenLinks.Final = last.Oracle.BrokenLinks
+	o.BrokenLinks.Max = r.brokenMax
+	if last.T > 0 {
+		o.BrokenLinks.Mean = r.brokenArea / last.T.Minutes()
+	}
+	o.StaleLinks = last.Oracle.StaleLinks
+	o.ZoneGaps = last.Oracle.ZoneGaps
+	o.ZoneOverlaps = last.Oracle.ZoneOverlaps
+	o.UncoveredFraction = last.Oracle.UncoveredFraction
+	o.NeighborsMean = last.Oracle.NeighborsMean
+	o.Events = map[string]uint64{}
+	for k, v := range r.m.Events() {
+		o.Events[k] = v
+	}
+
+	s.Clock.LagSeconds.P50 = r.m.Lag.Quantile(0.50)
+	s.Clock.LagSeconds.P99 = r.m.Lag.Quantile(0.99)
+	s.Clock.LagSeconds.Max = r.m.Lag.Max()
+	s.Clock.Timers = r.m.Lag.Count()
+
+	s.Bus = BusSummary{Published: bs.Published, Delivered: bs.Delivered, Unroutable: bs.Unroutable, Dropped: bs.Dropped, PublishErrors: bs.PublishErrs}
+	s.Oracle.Samples = len(r.series)
+	s.Oracle.IntervalSeconds = r.sc.Oracle.Interval.Seconds()
+	return s
+}

@@ -1,0 +1,249 @@
+// Package scenario defines gridbed's scenario files: the YAML document that
+// describes one emulation run, its defaults, strict loading with file:line
+// errors, and `--set key=value` overrides addressed by dotted key.
+//
+// Every key is declared once, in the schema table in schema.go. That one
+// descriptor drives YAML loading (Parse), overrides (Set), validation
+// (Validate), the effective-scenario dump (YAML) and the key listing (Keys).
+//
+// An empty file (or one holding only comments) is a valid scenario: every
+// key takes its default. A section written with no keys (`peers:`) likewise
+// keeps all of its defaults. A leaf key written with no value (`seed:`) is an
+// error: leave the key out to get its default.
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Scenario is one emulation run, as described by a scenario file.
+type Scenario struct {
+	Name      string        // free-form label
+	Seed      uint64        // seed of every random choice
+	TimeScale float64       // emulated seconds per wall-clock second
+	Duration  time.Duration // emulated length of the run
+	Peers     Peers
+	Overlay   Overlay
+	Bus       Bus
+	Oracle    Oracle
+
+	// Source is the file the scenario came from, "" for Default().
+	// It is not a scenario key.
+	Source string
+}
+
+// Peers describes the initial peer population.
+type Peers struct {
+	Count      int           // number of peers
+	Population string        // PopulationClustered or PopulationMixed
+	JoinWindow time.Duration // emulated time over which the peers join one after another
+}
+
+// Overlay configures the overlay protocol.
+type Overlay struct {
+	Dimensions int // resource dimensions, not counting the virtual dimension
+	Heartbeat  Heartbeat
+}
+
+// Heartbeat configures neighbor liveness checking.
+type Heartbeat struct {
+	Period    time.Duration // emulated time between heartbeats
+	Mode      string        // ModeVanilla, ModeCompact or ModeAdaptive
+	FailAfter int           // consecutive missed heartbeats before a neighbor is declared failed
+}
+
+// Bus configures the message bus the emulated peers talk over.
+type Bus struct {
+	URL         string // "" for an embedded NATS server, else nats://host:port
+	Connections int    // connections shared by the emulated peers
+}
+
+// Oracle configures the ground-truth observer.
+type Oracle struct {
+	Interval time.Duration // emulated time between ground-truth snapshots
+}
+
+// Values of Peers.Population.
+const (
+	PopulationClustered = "clustered"
+	PopulationMixed     = "mixed"
+)
+
+// Values of Heartbeat.Mode.
+const (
+	ModeVanilla  = "vanilla"
+	ModeCompact  = "compact"
+	ModeAdaptive = "adaptive"
+)
+
+// KeyDoc documents one scenario key, for a `gridbed scenario keys` listing.
+type KeyDoc struct {
+	Key     string // dotted key, e.g. "peers.count"
+	Default string // default value as written in YAML, e.g. "500", "10m", `""`
+	Doc     string // one or two sentences, including the valid values
+}
+
+// Default returns the scenario every file starts from: the defaults used in
+// the papers. Its Source is "".
+func Default() Scenario {
+	var s Scenario
+	for i := range schema {
+		schema[i].reset(&s)
+	}
+	return s
+}
+
+// Load reads the scenario file at path and parses it with Parse. The path is
+// used as the Source in the scenario and in error messages.
+func Load(path string) (Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Scenario{}, fmt.Errorf("reading scenario: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses a scenario file strictly: unknown keys, duplicate keys,
+// values of the wrong type and impossible values are all errors. source names
+// the file in messages. On failure the error is an Errors holding every
+// problem found, each with its line and column, and the Scenario is zero.
+func Parse(source string, data []byte) (Scenario, error) {
+	p := newParser(source)
+	s := Default()
+	s.Source = source
+	if root := p.document(data); root != nil {
+		p.section(&s, "", root)
+	}
+	if p.tree {
+		p.validate(&s)
+	}
+	if len(p.errs) > 0 {
+		p.errs.sort()
+		return Scenario{}, p.errs
+	}
+	return s, nil
+}
+
+// Validate checks every key's value and the rules between keys. The error,
+// if any, is an Errors with one entry per problem (without file positions).
+func (s Scenario) Validate() error {
+	p := newParser("")
+	p.validate(&s)
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return p.errs
+}
+
+// Set applies one override written as "dotted.key=value", as given to
+// `--set`. The value is read as a YAML scalar and must suit the key's type
+// (quote it for text that YAML would otherwise read as something else).
+// The whole scenario is then validated again, so rules between keys apply.
+// On error s is left unchanged and the error is an Errors whose entries
+// render as `--set peers.count=abc: <problem>`.
+func (s *Scenario) Set(assignment string) error {
+	rawKey, text, found := strings.Cut(assignment, "=")
+	key := strings.TrimSpace(rawKey)
+	fail := func(msg string) error {
+		return Errors{{Source: s.Source, Key: key, Msg: msg, Set: assignment}}
+	}
+	if !found {
+		return fail(`missing "=" — write key=value, e.g. --set peers.count=2000`)
+	}
+	f := leaves[key]
+	if f == nil {
+		return fail(unknownSetKey(key))
+	}
+	n, msg := setNode(f, text)
+	if msg != "" {
+		return fail(msg)
+	}
+	next := *s
+	if msg := assign(f, &next, n, setExample(f)); msg != "" {
+		return fail(msg)
+	}
+	p := newParser("")
+	p.validate(&next)
+	if len(p.errs) > 0 {
+		for _, e := range p.errs {
+			e.Source, e.Set = s.Source, assignment
+		}
+		return p.errs
+	}
+	*s = next
+	return nil
+}
+
+// Keys lists every scenario key in schema order with its default and doc.
+func Keys() []KeyDoc {
+	d := Default()
+	out := make([]KeyDoc, 0, len(schema))
+	for i := range schema {
+		f := &schema[i]
+		out = append(out, KeyDoc{Key: f.key, Default: scalarText(f.encode(&d)), Doc: f.doc})
+	}
+	return out
+}
+
+// YAML renders the effective scenario — every key, defaults filled in — as
+// a YAML document that Parse reads back to the same Scenario, so a run can
+// record exactly what it ran. It does not validate.
+func (s Scenario) YAML() ([]byte, error) {
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	sections := map[string]*yaml.Node{"": root}
+	var sectionNode func(path string) *yaml.Node
+	sectionNode = func(path string) *yaml.Node {
+		if n := sections[path]; n != nil {
+			return n
+		}
+		parent, name := splitKey(path)
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		pn := sectionNode(parent)
+		pn.Content = append(pn.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, n)
+		sections[path] = n
+		return n
+	}
+	for i := range schema {
+		f := &schema[i]
+		parent, name := splitKey(f.key)
+		pn := sectionNode(parent)
+		pn.Content = append(pn.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, f.encode(&s))
+	}
+	comment := "gridbed scenario: effective values, defaults filled in"
+	if s.Source != "" {
+		comment += "\nsource: " + s.Source
+	}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: comment, Content: []*yaml.Node{root}}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// splitKey splits "a.b.c" into "a.b" and "c"; a top-level key has parent "".
+func splitKey(key string) (parent, name string) {
+	if i := strings.LastIndexByte(key, '.'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return "", key
+}
+
+// joinKey joins a section path and a key name.
+func joinKey(section, name string) string {
+	if section == "" {
+		return name
+	}
+	return section + "." + name
+}

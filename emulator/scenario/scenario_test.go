@@ -1,0 +1,573 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+)
+
+func TestDefault(t *testing.T) {
+	want := Scenario{
+		Seed:      1,
+		TimeScale: 60,
+		Duration:  10 * time.Minute,
+		Peers:     Peers{Count: 500, Population: PopulationMixed, JoinWindow: time.Minute},
+		Overlay: Overlay{Dimensions: 2, Heartbeat: Heartbeat{
+			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3,
+		}},
+		Bus:    Bus{Connections: 8},
+		Oracle: Oracle{Interval: 30 * time.Second},
+	}
+	if got := Default(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Default() = %+v\nwant %+v", got, want)
+	}
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v", err)
+	}
+}
+
+// roundTrip renders s with YAML() and parses the result back.
+func roundTrip(t *testing.T, s Scenario) {
+	t.Helper()
+	out, err := s.YAML()
+	if err != nil {
+		t.Fatalf("YAML(): %v", err)
+	}
+	back, err := Parse(s.Source, out)
+	if err != nil {
+		t.Fatalf("parsing YAML() output: %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(back, s) {
+		t.Fatalf("YAML() round trip changed the scenario:\n got %+v\nwant %+v\n%s", back, s, out)
+	}
+}
+
+func TestDefaultsRoundTrip(t *testing.T) {
+	roundTrip(t, Default())
+
+	// Every leaf key appears in the rendering.
+	out, err := Default().YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Keys() {
+		_, name := splitKey(k.Key)
+		if !strings.Contains(string(out), name+":") {
+			t.Errorf("YAML() output lacks key %s:\n%s", k.Key, out)
+		}
+	}
+}
+
+func TestEmptyFilesMeanDefaults(t *testing.T) {
+	for _, name := range []string{"empty.yaml", "comments_only.yaml", "empty_sections.yaml"} {
+		path := filepath.Join("testdata", name)
+		s, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := Default()
+		want.Source = path
+		if !reflect.DeepEqual(s, want) {
+			t.Errorf("%s: got %+v, want defaults", name, s)
+		}
+	}
+}
+
+func TestLoadFull(t *testing.T) {
+	path := filepath.Join("testdata", "full.yaml")
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Scenario{
+		Name:      "full-example",
+		Seed:      18446744073709551615,
+		TimeScale: 120.5,
+		Duration:  90 * time.Minute,
+		Peers:     Peers{Count: 2000, Population: PopulationClustered, JoinWindow: 5 * time.Minute},
+		Overlay: Overlay{Dimensions: 4, Heartbeat: Heartbeat{
+			Period: 10 * time.Second, Mode: ModeAdaptive, FailAfter: 5,
+		}},
+		Bus:    Bus{URL: "nats://bus.example.org:4222", Connections: 16},
+		Oracle: Oracle{Interval: time.Minute},
+		Source: path,
+	}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("got  %+v\nwant %+v", s, want)
+	}
+	roundTrip(t, s)
+
+	// full.yaml is meant to set every key away from its default.
+	d := Default()
+	for i := range schema {
+		f := &schema[i]
+		if scalarText(f.encode(&s)) == scalarText(f.encode(&d)) {
+			t.Errorf("full.yaml leaves %s at its default", f.key)
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join("testdata", "no-such-file.yaml"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Load(missing) = %v, want a not-exist error", err)
+	}
+}
+
+// A malformed file and the one problem it must produce.
+type badCase struct {
+	file   string
+	line   int
+	column int    // 0: not checked
+	key    string // Error.Key
+	msg    string // distinctive part of the message
+	hint   string // the "what to write instead" part
+}
+
+var badCases = []badCase{
+	{"unknown_top_key.yaml", 3, 1, "peer", `unknown key "peer" at the top level`, `did you mean "peers"?`},
+	{"unknown_nested_key.yaml", 5, 5, "overlay.heartbeat.perod", `unknown key "perod" in section "overlay.heartbeat"`, `did you mean "period"?`},
+	{"misplaced_key.yaml", 3, 1, "count", `unknown key "count" at the top level`, `did you mean "peers.count"? Move it under "peers:"`},
+	{"bad_enum.yaml", 4, 11, "overlay.heartbeat.mode", `"vanila" is not a heartbeat mode`, `write one of vanilla, compact, adaptive (did you mean "vanilla"?)`},
+	{"bad_population.yaml", 4, 15, "peers.population", `"uniform" is not a population kind`, `write one of clustered, mixed`},
+	{"negative_count.yaml", 3, 10, "peers.count", `-5 is not a valid peer count`, `write a whole number from 1 to 1000000`},
+	{"count_too_large.yaml", 3, 10, "peers.count", `2000000 is not a valid peer count`, `write a whole number from 1 to 1000000`},
+	{"float_for_int.yaml", 3, 15, "overlay.dimensions", `2.5 is not a valid number of dimensions`, `write a whole number from 1 to 16`},
+	{"quoted_number.yaml", 3, 16, "bus.connections", `"16" is not a valid connection count`, `write a whole number from 1 to 256`},
+	{"octal_number.yaml", 3, 16, "bus.connections", `010 is not a valid connection count`, `without leading zeros`},
+	{"negative_seed.yaml", 3, 7, "seed", `-1 is not a valid seed`, `write a whole number from 0 to 18446744073709551615`},
+	{"bad_duration.yaml", 3, 11, "duration", `"10 minutes" is not a duration`, `write Go duration syntax such as 10m, 90s or 1h30m`},
+	{"bare_number_duration.yaml", 3, 13, "oracle.interval", `30 is not a duration`, `a number needs a unit, e.g. 30s`},
+	{"zero_time_scale.yaml", 3, 13, "time_scale", `0 is not a valid time scale`, `write a number of emulated seconds per wall-clock second`},
+	{"zero_oracle_interval.yaml", 3, 13, "oracle.interval", `0s is not a valid snapshot interval`, `write a positive duration such as 30s`},
+	{"fail_after_zero.yaml", 5, 17, "overlay.heartbeat.fail_after", `0 is not a valid missed-heartbeat limit`, `write a whole number from 1 to 100`},
+	{"join_window_too_long.yaml", 5, 16, "peers.join_window", `20m is not shorter than duration 10m`, `make join_window shorter than the run, e.g. 1m`},
+	{"period_too_long.yaml", 3, 11, "overlay.heartbeat.period", `30s is not shorter than duration 20s`, `make the heartbeat period shorter than the run, e.g. 2s`},
+	{"list_for_section.yaml", 3, 3, "overlay", `found a list where the section "overlay" belongs`, `write its keys indented below "overlay:"`},
+	{"mapping_for_scalar.yaml", 3, 3, "seed", `found a mapping where a single value belongs`, `write a whole number from 0 to 18446744073709551615, e.g. seed: 1`},
+	{"top_level_list.yaml", 2, 1, "", `the scenario must be a mapping of keys, but the file holds a list`, `write one "key: value" per line`},
+	{"duplicate_key.yaml", 5, 3, "bus.connections", `duplicate key "connections" (already set on line 3)`, `keep only one of the two lines`},
+	{"syntax_error.yaml", 4, 0, "", `YAML syntax error: mapping values are not allowed in this context`, `write valid YAML`},
+	{"tabs.yaml", 3, 0, "", `YAML syntax error: found character that cannot start any token`, `YAML does not allow tabs for indentation`},
+	{"bad_bus_url.yaml", 3, 8, "bus.url", `"http://localhost:4222" is not a NATS server URL`, `write nats://host:port`},
+	{"null_value.yaml", 2, 10, "duration", `has no value`, `write Go duration syntax such as 10m, 90s or 1h30m, e.g. duration: 10m`},
+	{"two_documents.yaml", 4, 1, "", `the file holds a second YAML document`, `write one scenario per file`},
+}
+
+func TestMalformedFiles(t *testing.T) {
+	rendered := map[string]string{} // file → full error text
+	for _, c := range badCases {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", c.file)
+			s, err := Load(path)
+			if err == nil {
+				t.Fatalf("Load succeeded: %+v", s)
+			}
+			if !reflect.DeepEqual(s, Scenario{}) {
+				t.Errorf("a failed Load returned a non-zero scenario: %+v", s)
+			}
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error is %T, want Errors: %v", err, err)
+			}
+			if len(errs) != 1 {
+				t.Fatalf("got %d problems, want 1:\n%v", len(errs), err)
+			}
+			e := errs[0]
+			rendered[c.file] = err.Error()
+			if e.Source != path || e.Line != c.line || c.column != 0 && e.Column != c.column {
+				t.Errorf("position %s:%d:%d, want %s:%d:%d\n%v", e.Source, e.Line, e.Column, path, c.line, c.column, e)
+			}
+			if e.Key != c.key {
+				t.Errorf("key %q, want %q", e.Key, c.key)
+			}
+			if !strings.Contains(e.Msg, c.msg) {
+				t.Errorf("message lacks %q:\n%s", c.msg, e.Msg)
+			}
+			if !strings.Contains(e.Msg, c.hint) {
+				t.Errorf("message lacks hint %q:\n%s", c.hint, e.Msg)
+			}
+			if !hasHint(e.Msg) {
+				t.Errorf("message has no hint on what to write: %s", e.Msg)
+			}
+			prefix := path + ":" + strconv.Itoa(c.line) + ":"
+			if c.key != "" {
+				if c.column != 0 {
+					prefix += strconv.Itoa(c.column) + ":"
+				}
+				prefix += " " + c.key + ":"
+			}
+			if !strings.HasPrefix(err.Error(), prefix) {
+				t.Errorf("rendered as %q, want prefix %q", err.Error(), prefix)
+			}
+		})
+	}
+	// Each file's distinctive message belongs to that file alone.
+	for _, c := range badCases {
+		for file, text := range rendered {
+			if file != c.file && strings.Contains(text, c.msg) {
+				t.Errorf("%s's message %q also appears for %s: %s", c.file, c.msg, file, text)
+			}
+		}
+	}
+}
+
+// hasHint reports whether msg says what is wrong, then " — ", then what to
+// do about it.
+func hasHint(msg string) bool {
+	_, fix, ok := strings.Cut(msg, " — ")
+	if !ok {
+		return false
+	}
+	for _, verb := range []string{"write ", "did you mean", "make ", "keep ", "set "} {
+		if strings.HasPrefix(fix, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSeveralProblems(t *testing.T) {
+	path := filepath.Join("testdata", "multi_problem.yaml")
+	_, err := Load(path)
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("error is %T, want Errors: %v", err, err)
+	}
+	want := []struct {
+		line int
+		key  string
+		msg  string
+	}{
+		{2, "sed", `did you mean "seed"?`},
+		{3, "duration", `"10 minutes" is not a duration`},
+		{5, "peers.count", `-5 is not a valid peer count`},
+		{8, "overlay.dimensions", `2.5 is not a valid number of dimensions`},
+		{10, "overlay.heartbeat.mode", `did you mean "vanilla"?`},
+		{12, "bus.url", `is not a NATS server URL`},
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%v", len(errs), len(want), err)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i, w := range want {
+		e := errs[i]
+		if e.Line != w.line || e.Key != w.key || !strings.Contains(e.Msg, w.msg) {
+			t.Errorf("problem %d = %v, want line %d key %s message containing %q", i, e, w.line, w.key, w.msg)
+		}
+		if lines[i] != e.Error() {
+			t.Errorf("line %d of Error() = %q, want %q", i, lines[i], e.Error())
+		}
+	}
+	// The bad duration must not also produce cross-field complaints about
+	// join_window or the heartbeat period.
+	if strings.Contains(err.Error(), "shorter than") {
+		t.Errorf("cross-field checks ran against an unreadable duration:\n%v", err)
+	}
+}
+
+func TestParseInline(t *testing.T) {
+	cases := []struct{ in, want string }{
+		// yaml.v3 leaves "line 1" out of first-line errors; it is restored.
+		{"a: b: c\n", "in.yaml:1: YAML syntax error: mapping values are not allowed in this context — write valid YAML: check the indentation, colons and quotes on this line and the next"},
+		{"a: &x 1\nb: *y\n", "in.yaml: YAML syntax error: unknown anchor 'y' referenced — write each anchor (&name) before the aliases (*name) that use it"},
+		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, bus, oracle`},
+		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
+		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window`},
+		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},
+		{"time_scale: 2e6\n", "in.yaml:1:13: time_scale: 2e+06 is not a valid time scale — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60"},
+		{"time_scale: .nan\n", "in.yaml:1:13: time_scale: NaN is not a valid time scale — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60"},
+		{"seed: 18446744073709551616\n", "in.yaml:1:7: seed: 18446744073709551616 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
+		{"bus:\n  url: localhost:4222\n", `in.yaml:2:8: bus.url: "localhost:4222" is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or "" for the embedded server (did you mean "nats://localhost:4222"?)`},
+		{"peers:\n  join_window: -1s\n", "in.yaml:2:16: peers.join_window: -1s is not a valid join window — write 0s or a positive duration such as 1m"},
+		{"overlay:\n  heartbeat:\n    period: 0s\n", "in.yaml:3:13: overlay.heartbeat.period: 0s is not a valid heartbeat period — write a positive duration such as 30s"},
+	}
+	for _, c := range cases {
+		_, err := Parse("in.yaml", []byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Parse(%q):\n got %v\nwant %s", c.in, err, c.want)
+		}
+	}
+	// Edge values that are fine.
+	for _, in := range []string{"seed: 0\n", "seed: 18446744073709551615\n", "time_scale: 1e6\n", "time_scale: 0.001\n", "peers:\n  join_window: 0\n", "peers:\n  count: 1_000\n", "name: 2024\n", "bus:\n  url: \"\"\n", "---\nseed: 2\n---\n"} {
+		if _, err := Parse("ok.yaml", []byte(in)); err != nil {
+			t.Errorf("Parse(%q): %v", in, err)
+		}
+	}
+}
+
+func TestCrossFieldAtDependency(t *testing.T) {
+	// join_window keeps its default (1m); the run is shortened below it.
+	// The problem is about peers.join_window but placed at duration's line.
+	_, err := Parse("x.yaml", []byte("seed: 3\nduration: 45s\n"))
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("want one problem, got %v", err)
+	}
+	want := "x.yaml:2:11: peers.join_window: 1m is not shorter than duration 45s — make join_window shorter than the run, e.g. 4.5s"
+	if err.Error() != want {
+		t.Fatalf("got  %s\nwant %s", err, want)
+	}
+}
+
+func TestAliases(t *testing.T) {
+	s, err := Parse("a.yaml", []byte("duration: &d 20m\noracle:\n  interval: *d\npeers:\n  join_window: 2m\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Oracle.Interval != 20*time.Minute {
+		t.Fatalf("alias not followed: %v", s.Oracle.Interval)
+	}
+}
+
+func TestSet(t *testing.T) {
+	s := Default()
+	for _, a := range []string{
+		"peers.count=2000",
+		"overlay.heartbeat.mode=compact",
+		"overlay.heartbeat.period=15s",
+		"duration=1h",
+		"time_scale=2.5",
+		"seed=42",
+		"name=run 7: bigger",
+		`bus.url="nats://127.0.0.1:4222"`,
+		" oracle.interval =2m",
+	} {
+		if err := s.Set(a); err != nil {
+			t.Fatalf("Set(%q): %v", a, err)
+		}
+	}
+	want := Default()
+	want.Peers.Count = 2000
+	want.Overlay.Heartbeat.Mode = ModeCompact
+	want.Overlay.Heartbeat.Period = 15 * time.Second
+	want.Duration = time.Hour
+	want.TimeScale = 2.5
+	want.Seed = 42
+	want.Name = "run 7: bigger"
+	want.Bus.URL = "nats://127.0.0.1:4222"
+	want.Oracle.Interval = 2 * time.Minute
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("after Set: %+v\nwant %+v", s, want)
+	}
+	if err := s.Set("bus.url="); err != nil || s.Bus.URL != "" {
+		t.Fatalf("Set(bus.url=) = %v, URL %q", err, s.Bus.URL)
+	}
+}
+
+func TestSetErrors(t *testing.T) {
+	cases := []struct {
+		assignment string
+		want       string // the exact rendering
+	}{
+		{"peers.count=abc",
+			`--set peers.count=abc: "abc" is not a valid peer count — write a whole number from 1 to 1000000`},
+		{"peers.count=2.5",
+			`--set peers.count=2.5: 2.5 is not a valid peer count — write a whole number from 1 to 1000000`},
+		{"peers.count=0",
+			`--set peers.count=0: 0 is not a valid peer count — write a whole number from 1 to 1000000`},
+		{"peers.cout=5",
+			`--set peers.cout=5: unknown key "peers.cout" — did you mean "peers.count"? Valid keys here: peers.count, peers.population, peers.join_window`},
+		{"fail_after=5",
+			`--set fail_after=5: unknown key "fail_after" — did you mean "overlay.heartbeat.fail_after"? Valid keys here: overlay.heartbeat.period, overlay.heartbeat.mode, overlay.heartbeat.fail_after`},
+		{"overlay.heartbeat.mode=vanila",
+			`--set overlay.heartbeat.mode=vanila: "vanila" is not a heartbeat mode — write one of vanilla, compact, adaptive (did you mean "vanilla"?)`},
+		{"duration=10 minutes",
+			`--set duration=10 minutes: "10 minutes" is not a duration — write Go duration syntax such as 10m, 90s or 1h30m`},
+		{"peers=5",
+			`--set peers=5: "peers" is a section, not a single value — set one of its keys, e.g. --set peers.count=500; keys here: peers.count, peers.population, peers.join_window`},
+		{"peers.count=[1, 2]",
+			`--set peers.count=[1, 2]: found a list where a single value belongs — write a whole number from 1 to 1000000, e.g. --set peers.count=500`},
+		{"peers.count",
+			`--set peers.count: missing "=" — write key=value, e.g. --set peers.count=2000`},
+		{"peers.join_window=20m",
+			`--set peers.join_window=20m: 20m is not shorter than duration 10m — make join_window shorter than the run, e.g. 1m`},
+		{"bus.url=localhost:4222",
+			`--set bus.url=localhost:4222: "localhost:4222" is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or "" for the embedded server (did you mean "nats://localhost:4222"?)`},
+	}
+	for _, c := range cases {
+		s := Default()
+		err := s.Set(c.assignment)
+		if err == nil {
+			t.Errorf("Set(%q) succeeded", c.assignment)
+			continue
+		}
+		if err.Error() != c.want {
+			t.Errorf("Set(%q):\n got %s\nwant %s", c.assignment, err, c.want)
+		}
+		if !reflect.DeepEqual(s, Default()) {
+			t.Errorf("failed Set(%q) changed the scenario: %+v", c.assignment, s)
+		}
+	}
+}
+
+func TestSetRevalidates(t *testing.T) {
+	// Shortening the run below the (default) join window and heartbeat
+	// period breaks rules owned by other keys; Set must catch it.
+	s := Default()
+	err := s.Set("duration=30s")
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("Set(duration=30s) = %v, want 2 problems", err)
+	}
+	want := "--set duration=30s: peers.join_window: 1m is not shorter than duration 30s — make join_window shorter than the run, e.g. 3s\n" +
+		"--set duration=30s: overlay.heartbeat.period: 30s is not shorter than duration 30s — make the heartbeat period shorter than the run, e.g. 3s"
+	if err.Error() != want {
+		t.Fatalf("got\n%s\nwant\n%s", err, want)
+	}
+	if s.Duration != 10*time.Minute {
+		t.Fatalf("failed Set changed duration to %v", s.Duration)
+	}
+	// Fixing the dependent keys first makes the same override valid.
+	for _, a := range []string{"peers.join_window=10s", "overlay.heartbeat.period=5s", "duration=30s"} {
+		if err := s.Set(a); err != nil {
+			t.Fatalf("Set(%q): %v", a, err)
+		}
+	}
+	if s.Duration != 30*time.Second {
+		t.Fatalf("duration = %v", s.Duration)
+	}
+	// Set on a scenario loaded from a file keeps its source.
+	f, err := Load(filepath.Join("testdata", "full.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Set("peers.count=3"); err != nil || f.Source != filepath.Join("testdata", "full.yaml") {
+		t.Fatalf("Set on loaded scenario: %v, source %q", err, f.Source)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s := Default()
+	s.Peers.Count = 0
+	s.Overlay.Heartbeat.Mode = "Compact"
+	s.Bus.URL = "nats://"
+	err := s.Validate()
+	want := `peers.count: 0 is not a valid peer count — write a whole number from 1 to 1000000` + "\n" +
+		`overlay.heartbeat.mode: "Compact" is not a heartbeat mode — write one of vanilla, compact, adaptive (did you mean "compact"?)` + "\n" +
+		`bus.url: "nats://" is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or "" for the embedded server`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Validate() =\n%v\nwant\n%s", err, want)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Key != "peers.count" {
+		t.Fatalf("errors.As(*Error) = %v", e)
+	}
+}
+
+func TestBusURL(t *testing.T) {
+	for _, ok := range []string{"", "nats://localhost:4222", "nats://10.0.0.1", "tls://bus:4443", "ws://h:80", "wss://h", "nats://user:pw@h:4222"} {
+		if msg := checkBusURL(ok); msg != "" {
+			t.Errorf("%q rejected: %s", ok, msg)
+		}
+	}
+	for _, bad := range []string{"http://h:4222", "nats://", "nats://h:99999", "nats://h:x", "h:4222", "nats:/h", "://h"} {
+		if msg := checkBusURL(bad); msg == "" || !strings.Contains(msg, "write nats://host:port") {
+			t.Errorf("%q accepted or unhelpful: %q", bad, msg)
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	keys := Keys()
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[k.Key] {
+			t.Errorf("key %s listed twice", k.Key)
+		}
+		seen[k.Key] = true
+		if strings.TrimSpace(k.Doc) == "" {
+			t.Errorf("key %s has no doc", k.Key)
+		}
+		if k.Default == "" {
+			t.Errorf("key %s has no default text", k.Key)
+		}
+		// Each listed default is accepted by --set and is the default.
+		s := Default()
+		if err := s.Set(k.Key + "=" + k.Default); err != nil {
+			t.Errorf("Set(%s=%s): %v", k.Key, k.Default, err)
+		} else if !reflect.DeepEqual(s, Default()) {
+			t.Errorf("Set(%s=%s) changed the defaults", k.Key, k.Default)
+		}
+	}
+	// Every leaf field of Scenario except Source has exactly one key, named
+	// after the field path in snake_case (Peers.JoinWindow → peers.join_window).
+	var fields []string
+	leafPaths(reflect.TypeOf(Scenario{}), "", &fields)
+	for _, f := range fields {
+		if f == "source" {
+			continue
+		}
+		if !seen[f] {
+			t.Errorf("Scenario field %s has no key in the schema", f)
+		}
+		delete(seen, f)
+	}
+	for k := range seen {
+		t.Errorf("key %s matches no Scenario field", k)
+	}
+	defaults := map[string]string{}
+	for _, k := range keys {
+		defaults[k.Key] = k.Default
+	}
+	for k, v := range map[string]string{"name": `""`, "duration": "10m", "time_scale": "60", "peers.population": "mixed", "bus.url": `""`} {
+		if defaults[k] != v {
+			t.Errorf("default of %s listed as %q, want %q", k, defaults[k], v)
+		}
+	}
+}
+
+// leafPaths collects the dotted snake_case paths of t's non-struct fields.
+func leafPaths(t reflect.Type, prefix string, out *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		path := joinKey(prefix, snake(f.Name))
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)) {
+			leafPaths(f.Type, path, out)
+		} else {
+			*out = append(*out, path)
+		}
+	}
+}
+
+// snake turns TimeScale into time_scale and URL into url.
+func snake(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && unicode.IsUpper(r) && unicode.IsLower(rune(name[i-1])) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+func TestSuggestions(t *testing.T) {
+	cases := map[string]string{
+		"peer": "peers", "Peers": "peers", "timescale": "time_scale", "time-scale": "time_scale",
+		"sed": "seed", "oracel": "oracle", "xyzzy": "", "b": "",
+	}
+	top := sections[""]
+	for word, want := range cases {
+		if got := closest(word, top); got != want {
+			t.Errorf("closest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
+
+func TestRenderWithoutPosition(t *testing.T) {
+	e := &Error{Source: "f.yaml", Key: "seed", Msg: "m"}
+	if e.Error() != "f.yaml: seed: m" {
+		t.Errorf("got %q", e.Error())
+	}
+	e = &Error{Line: 3, Column: 2, Msg: "m"}
+	if e.Error() != "<scenario>:3:2: m" {
+		t.Errorf("got %q", e.Error())
+	}
+}

@@ -1,0 +1,390 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// schema is the single list of scenario keys. Each entry is built by one of
+// the typed constructors below (intField, durationField, enumField, ...) and
+// carries everything about its key: where the value lives in Scenario, its
+// default, its doc sentence, how to read it from YAML, how to write it back,
+// and how to check it. Sections ("peers", "overlay.heartbeat") are implied
+// by the dotted keys. A check that reads other keys names them in deps;
+// deps must appear earlier in the table.
+var schema = []field{
+	stringField("name", func(s *Scenario) *string { return &s.Name }, "",
+		"Free-form label for the run, recorded with its results.",
+		`any text, e.g. "baseline"`, nil),
+	uintField("seed", func(s *Scenario) *uint64 { return &s.Seed }, 1, "a valid seed",
+		"Seed of every random choice; the same scenario and seed replay the same run. Any whole number from 0 to 18446744073709551615."),
+	positiveFloatField("time_scale", func(s *Scenario) *float64 { return &s.TimeScale }, 60, 1e6,
+		"a valid time scale", "a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60",
+		"Emulated seconds per wall-clock second; 60 runs one emulated minute each second. Greater than 0, at most 1000000."),
+	durationField("duration", func(s *Scenario) *time.Duration { return &s.Duration }, 10*time.Minute,
+		"Emulated length of the run; a positive duration.",
+		positive("run length", 10*time.Minute)),
+
+	intField("peers.count", func(s *Scenario) *int { return &s.Peers.Count }, 500, 1, 1_000_000,
+		"a valid peer count",
+		"Number of peers in the initial population, 1 to 1000000."),
+	enumField("peers.population", func(s *Scenario) *string { return &s.Peers.Population }, PopulationMixed,
+		[]string{PopulationClustered, PopulationMixed}, "a population kind",
+		"How peers' resources are drawn: clustered (peers gather in a few groups of similar resources) or mixed (resources spread over the whole space)."),
+	durationField("peers.join_window", func(s *Scenario) *time.Duration { return &s.Peers.JoinWindow }, time.Minute,
+		"Emulated time over which the initial peers join, one after another; 0s joins them all at once. Shorter than duration.",
+		shorterThanRun("join window", "make join_window shorter than the run", time.Minute, true), "duration"),
+
+	intField("overlay.dimensions", func(s *Scenario) *int { return &s.Overlay.Dimensions }, 2, 1, 16,
+		"a valid number of dimensions",
+		"Number of resource dimensions, 1 to 16; the overlay's virtual dimension comes on top."),
+	durationField("overlay.heartbeat.period", func(s *Scenario) *time.Duration { return &s.Overlay.Heartbeat.Period }, 30*time.Second,
+		"Emulated time between heartbeats to each neighbor; positive and shorter than duration.",
+		shorterThanRun("heartbeat period", "make the heartbeat period shorter than the run", 30*time.Second, false), "duration"),
+	enumField("overlay.heartbeat.mode", func(s *Scenario) *string { return &s.Overlay.Heartbeat.Mode }, ModeVanilla,
+		[]string{ModeVanilla, ModeCompact, ModeAdaptive}, "a heartbeat mode",
+		"Heartbeat protocol variant: vanilla, compact or adaptive."),
+	intField("overlay.heartbeat.fail_after", func(s *Scenario) *int { return &s.Overlay.Heartbeat.FailAfter }, 3, 1, 100,
+		"a valid missed-heartbeat limit",
+		"Consecutive missed heartbeats after which a neighbor is declared failed, 1 to 100."),
+
+	stringField("bus.url", func(s *Scenario) *string { return &s.Bus.URL }, "",
+		`NATS server to use, as nats://host:port (schemes nats, tls, ws or wss); "" starts an embedded server.`,
+		`nats://host:port, or "" for the embedded server`, checkBusURL),
+	intField("bus.connections", func(s *Scenario) *int { return &s.Bus.Connections }, 8, 1, 256,
+		"a valid connection count",
+		"Bus connections shared by the emulated peers, 1 to 256."),
+
+	durationField("oracle.interval", func(s *Scenario) *time.Duration { return &s.Oracle.Interval }, 30*time.Second,
+		"Emulated time between ground-truth snapshots; a positive duration.",
+		positive("snapshot interval", 30*time.Second)),
+}
+
+// field describes one leaf key. Build it with a constructor, not by hand.
+type field struct {
+	key     string   // dotted key
+	doc     string   // for Keys()
+	want    string   // how to write a valid value; completes "— write ..."
+	literal bool     // free text: --set takes the raw text when it is not a YAML scalar
+	deps    []string // other keys check reads
+
+	reset  func(*Scenario)                    // store the default
+	decode func(*Scenario, *yaml.Node) string // store a non-null scalar; "" or the problem
+	encode func(*Scenario) *yaml.Node         // the current value as a scalar node
+	check  func(*Scenario) string             // "" or the problem with the current value
+}
+
+const (
+	strTag   = "!!str"
+	intTag   = "!!int"
+	floatTag = "!!float"
+	nullTag  = "!!null"
+)
+
+// leadingZero matches YAML 1.1 octal spellings such as 0500, which yaml.v3
+// would silently read as 320.
+var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]`)
+
+// wholeNumber reports whether n is written as a YAML integer.
+func wholeNumber(n *yaml.Node) bool {
+	return n.ShortTag() == intTag && !leadingZero.MatchString(n.Value)
+}
+
+// octalHint explains a rejected leading zero.
+func octalHint(n *yaml.Node) string {
+	if n.ShortTag() == intTag && leadingZero.MatchString(n.Value) {
+		return " without leading zeros (YAML would read " + n.Value + " as an octal number)"
+	}
+	return ""
+}
+
+func intField(key string, p func(*Scenario) *int, def, lo, hi int, noun, doc string) field {
+	want := fmt.Sprintf("a whole number from %d to %d", lo, hi)
+	bad := func(v string) string { return fmt.Sprintf("%s is not %s — write %s", v, noun, want) }
+	return field{
+		key: key, doc: doc, want: want,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			var v int64
+			if !wholeNumber(n) || n.Decode(&v) != nil || v < math.MinInt || v > math.MaxInt {
+				return bad(show(n)) + octalHint(n)
+			}
+			*p(s) = int(v)
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node { return plainNode(strconv.Itoa(*p(s))) },
+		check: func(s *Scenario) string {
+			if v := *p(s); v < lo || v > hi {
+				return bad(strconv.Itoa(v))
+			}
+			return ""
+		},
+	}
+}
+
+func uintField(key string, p func(*Scenario) *uint64, def uint64, noun, doc string) field {
+	want := "a whole number from 0 to 18446744073709551615"
+	return field{
+		key: key, doc: doc, want: want,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			var v uint64
+			if !wholeNumber(n) || n.Decode(&v) != nil {
+				return fmt.Sprintf("%s is not %s — write %s", show(n), noun, want) + octalHint(n)
+			}
+			*p(s) = v
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node { return plainNode(strconv.FormatUint(*p(s), 10)) },
+		check:  func(*Scenario) string { return "" },
+	}
+}
+
+// positiveFloatField is a number in (0, hi].
+func positiveFloatField(key string, p func(*Scenario) *float64, def, hi float64, noun, want, doc string) field {
+	bad := func(v string) string { return fmt.Sprintf("%s is not %s — write %s", v, noun, want) }
+	return field{
+		key: key, doc: doc, want: want,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			var v float64
+			if t := n.ShortTag(); t != intTag && t != floatTag || n.Decode(&v) != nil {
+				return bad(show(n))
+			}
+			*p(s) = v
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node { return plainNode(fmtFloat(*p(s))) },
+		check: func(s *Scenario) string {
+			if v := *p(s); !(v > 0 && v <= hi) { // also rejects NaN
+				return bad(fmtFloat(v))
+			}
+			return ""
+		},
+	}
+}
+
+// durationField is a Go duration; check (which may read deps) adds the range.
+func durationField(key string, p func(*Scenario) *time.Duration, def time.Duration, doc string,
+	check func(*Scenario, time.Duration) string, deps ...string) field {
+	want := "Go duration syntax such as 10m, 90s or 1h30m"
+	return field{
+		key: key, doc: doc, want: want, deps: deps,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			d, err := time.ParseDuration(n.Value)
+			if err != nil {
+				msg := fmt.Sprintf("%s is not a duration — write %s", show(n), want)
+				if n.ShortTag() == intTag || n.ShortTag() == floatTag {
+					msg += fmt.Sprintf(" (a number needs a unit, e.g. %ss)", n.Value)
+				}
+				return msg
+			}
+			*p(s) = d
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node { return strNode(fmtDuration(*p(s))) },
+		check:  func(s *Scenario) string { return check(s, *p(s)) },
+	}
+}
+
+// positive checks a duration that must be above zero.
+func positive(noun string, example time.Duration) func(*Scenario, time.Duration) string {
+	return func(_ *Scenario, d time.Duration) string {
+		if d <= 0 {
+			return fmt.Sprintf("%s is not a valid %s — write a positive duration such as %s", fmtDuration(d), noun, fmtDuration(example))
+		}
+		return ""
+	}
+}
+
+// shorterThanRun checks a duration that must be below the run's duration;
+// zero is allowed only if allowZero.
+func shorterThanRun(noun, fix string, example time.Duration, allowZero bool) func(*Scenario, time.Duration) string {
+	return func(s *Scenario, d time.Duration) string {
+		switch {
+		case d < 0 && allowZero:
+			return fmt.Sprintf("%s is not a valid %s — write 0s or a positive duration such as %s", fmtDuration(d), noun, fmtDuration(example))
+		case d <= 0 && !allowZero:
+			return fmt.Sprintf("%s is not a valid %s — write a positive duration such as %s", fmtDuration(d), noun, fmtDuration(example))
+		case d >= s.Duration:
+			e := example
+			if e >= s.Duration {
+				e = s.Duration / 10
+			}
+			return fmt.Sprintf("%s is not shorter than duration %s — %s, e.g. %s", fmtDuration(d), fmtDuration(s.Duration), fix, fmtDuration(e))
+		}
+		return ""
+	}
+}
+
+func enumField(key string, p func(*Scenario) *string, def string, values []string, noun, doc string) field {
+	want := "one of " + strings.Join(values, ", ")
+	bad := func(shown, v string) string {
+		msg := fmt.Sprintf("%s is not %s — write %s", shown, noun, want)
+		if m := closest(v, values); m != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		return msg
+	}
+	valid := func(v string) bool {
+		for _, x := range values {
+			if v == x {
+				return true
+			}
+		}
+		return false
+	}
+	return field{
+		key: key, doc: doc, want: want,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			if n.ShortTag() != strTag || !valid(n.Value) {
+				return bad(show(n), n.Value)
+			}
+			*p(s) = n.Value
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node { return strNode(*p(s)) },
+		check: func(s *Scenario) string {
+			if v := *p(s); !valid(v) {
+				return bad(strconv.Quote(v), v)
+			}
+			return ""
+		},
+	}
+}
+
+// stringField is free text: any YAML scalar is taken as its text. check may
+// be nil.
+func stringField(key string, p func(*Scenario) *string, def, doc, want string, check func(string) string) field {
+	return field{
+		key: key, doc: doc, want: want, literal: true,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			*p(s) = n.Value
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node { return strNode(*p(s)) },
+		check: func(s *Scenario) string {
+			if check == nil {
+				return ""
+			}
+			return check(*p(s))
+		},
+	}
+}
+
+func checkBusURL(v string) string {
+	if v == "" {
+		return ""
+	}
+	bad := fmt.Sprintf("%q is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or \"\" for the embedded server", v)
+	u, err := url.Parse(v)
+	if err != nil {
+		return bad
+	}
+	switch u.Scheme {
+	case "nats", "tls", "ws", "wss":
+	default:
+		if !strings.Contains(v, "://") {
+			return bad + fmt.Sprintf(" (did you mean \"nats://%s\"?)", v)
+		}
+		return bad
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return bad
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad
+		}
+	}
+	return ""
+}
+
+// plainNode is an untagged scalar: YAML resolves it (numbers).
+func plainNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+
+// strNode is a string scalar; the encoder quotes it when YAML would
+// otherwise read it as something else.
+func strNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: strTag, Value: v} }
+
+// scalarText is how a scalar node reads in YAML, for docs and examples.
+func scalarText(n *yaml.Node) string {
+	if n.Tag == strTag && n.Value == "" {
+		return `""`
+	}
+	return n.Value
+}
+
+// show renders a value found in the file for a message: strings quoted,
+// numbers and the like bare.
+func show(n *yaml.Node) string {
+	if n.ShortTag() == strTag {
+		return strconv.Quote(n.Value)
+	}
+	return n.Value
+}
+
+// fmtDuration writes a duration the short way: 10m rather than 10m0s.
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Lookup tables derived from schema.
+var (
+	leaves   = map[string]*field{}   // dotted key → field
+	sections = map[string][]string{} // section path ("" = top) → child names in order
+)
+
+func init() {
+	for i := range schema {
+		f := &schema[i]
+		if f.key == "" || f.doc == "" || f.want == "" || f.reset == nil || f.decode == nil || f.encode == nil || f.check == nil {
+			panic("scenario: incomplete schema entry " + strconv.Quote(f.key))
+		}
+		if leaves[f.key] != nil {
+			panic("scenario: duplicate schema key " + f.key)
+		}
+		for _, d := range f.deps {
+			if leaves[d] == nil {
+				panic("scenario: " + f.key + " depends on " + d + ", which must come earlier in the schema")
+			}
+		}
+		leaves[f.key] = f
+		child := f.key
+		for child != "" {
+			parent, name := splitKey(child)
+			if _, isSection := sections[parent]; !isSection || !slices.Contains(sections[parent], name) {
+				sections[parent] = append(sections[parent], name)
+			}
+			child = parent
+		}
+	}
+	for path := range sections {
+		if leaves[path] != nil {
+			panic("scenario: " + path + " is both a key and a section")
+		}
+	}
+	if err := Default().Validate(); err != nil {
+		panic("scenario: defaults are invalid: " + err.Error())
+	}
+}

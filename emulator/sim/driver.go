@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// DriverOptions configure the deterministic driver.
+type DriverOptions struct {
+	Seed    uint64
+	Overlay overlay.Config
+	Traffic *metrics.Traffic
+	// Latency is the constant delay of every message (default 0: delivered
+	// at the instant it was sent, after everything already due then).
+	Latency time.Duration
+}
+
+// Driver runs peers in a World. It implements the emulator's driver
+// interface.
+type Driver struct {
+	w       *World
+	opts    DriverOptions
+	peers   []*peer.Peer
+	members []overlay.NodeID
+	rng     *rand.Rand
+}
+
+// NewDriver returns a deterministic driver for one run.
+func NewDriver(opts DriverOptions) *Driver {
+	if opts.Traffic == nil {
+		opts.Traffic = metrics.NewTraffic()
+	}
+	return &Driver{
+		w:    New(opts.Seed, opts.Latency),
+		opts: opts,
+		rng:  rand.New(rand.NewPCG(opts.Seed, 0x626f6f74)), // "boot"
+	}
+}
+
+// Name is "sim".
+func (d *Driver) Name() string { return "sim" }
+
+// World exposes the event loop (for tests and fault injection).
+func (d *Driver) World() *World { return d.w }
+
+// PeerRand is the random source of peer id in a run with the given seed;
+// both drivers use it so a peer makes the same choices under either.
+func PeerRand(seed uint64, id overlay.NodeID) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(id)))
+}
+
+type env struct {
+	d  *Driver
+	id overlay.NodeID
+}
+
+func (e env) Now() time.Duration { return e.d.w.now }
+func (e env) Publish(to overlay.NodeID, data []byte) {
+	_ = e.d.w.Publish(bus.Address(to), data)
+}
+func (e env) SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
+	e.d.w.SetTimer(bus.Address(id), kind, at)
+}
+func (e env) Bootstrap(id overlay.NodeID) overlay.NodeID {
+	if len(e.d.members) == 0 {
+		return 0
+	}
+	return e.d.members[e.d.rng.IntN(len(e.d.members))]
+}
+func (e env) Joined(id overlay.NodeID) { e.d.members = append(e.d.members, id) }
+
+// Spawn creates peer id at point; it starts joining at emulated time startAt.
+func (d *Driver) Spawn(id overlay.NodeID, point can.Point, startAt time.Duration) error {
+	p := peer.New(id, point, d.opts.Overlay, PeerRand(d.opts.Seed, id), env{d, id}, d.opts.Traffic)
+	d.peers = append(d.peers, p)
+	addr := bus.Address(id)
+	if err := d.w.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
+		return err
+	}
+	d.w.OnTimer(addr, p.Fire)
+	d.w.At(startAt, p.Start)
+	return nil
+}
+
+// AdvanceTo runs every event up to emulated time t.
+func (d *Driver) AdvanceTo(ctx context.Context, t time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.w.RunUntil(t)
+	return nil
+}
+
+// Now is the current virtual time.
+func (d *Driver) Now() time.Duration { return d.w.now }
+
+// Collect copies every peer's state (outside the bus).
+func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
+	out := make([]peer.State, len(d.peers))
+	for i, p := range d.peers {
+		out[i] = p.State()
+	}
+	return out, nil
+}
+
+// BusStats reports the in-memory bus counters.
+func (d *Driver) BusStats() bus.Stats { return d.w.Stats() }
+
+// Close ends the run.
+func (d *Driver) Close() error { return d.w.Close() }

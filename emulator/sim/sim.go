@@ -1,0 +1,207 @@
+// Package sim is gridbed's deterministic driver (ARCHITECTURE.md principle
+// 4): virtual time, an in-memory bus, and a seeded event order. It runs the
+// very same peer code as the emulator (actors/peer) — same cores, same wire
+// encoding, same byte counts — single-threaded, with no sleeps, so thousands
+// of peers run in seconds and the same seed always gives the same run.
+//
+// Events due at the same virtual instant are taken in an order drawn from
+// the run seed (not in insertion order), so tests explore interleavings
+// instead of relying on one lucky order.
+package sim
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/emulator/bus"
+)
+
+type eventKind uint8
+
+const (
+	evDeliver eventKind = iota + 1
+	evTimer
+	evAction
+)
+
+type event struct {
+	at   time.Duration
+	prio uint64 // seeded tie-break among events at the same instant
+	seq  uint64 // final tie-break: insertion order
+	kind eventKind
+	to   bus.Address
+	data []byte
+	tk   overlay.TimerKind
+	fn   func()
+}
+
+func (a *event) before(b *event) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.prio != b.prio {
+		return a.prio < b.prio
+	}
+	return a.seq < b.seq
+}
+
+// TimerHandler receives the expiry of a timer set with SetTimer.
+type TimerHandler func(kind overlay.TimerKind)
+
+// World is a deterministic event loop with virtual time. It is not safe for
+// concurrent use: everything runs on the goroutine that calls RunUntil.
+type World struct {
+	now      time.Duration
+	rng      *rand.Rand
+	seq      uint64
+	queue    []event
+	handlers []bus.Handler  // by address
+	timers   []TimerHandler // by address
+	latency  time.Duration
+	stats    bus.Stats
+	events   uint64
+	closed   bool
+}
+
+// New returns a world at virtual time 0 whose event order derives from seed.
+// latency is the (constant) delay of every message on its bus.
+func New(seed uint64, latency time.Duration) *World {
+	return &World{rng: rand.New(rand.NewPCG(seed, 0x73696d)), latency: latency}
+}
+
+// Now is the current virtual time.
+func (w *World) Now() time.Duration { return w.now }
+
+// Events is the number of events processed so far.
+func (w *World) Events() uint64 { return w.events }
+
+func (w *World) push(e event) {
+	w.seq++
+	e.seq = w.seq
+	e.prio = w.rng.Uint64()
+	w.queue = append(w.queue, e)
+	// sift up
+	i := len(w.queue) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !w.queue[i].before(&w.queue[p]) {
+			break
+		}
+		w.queue[i], w.queue[p] = w.queue[p], w.queue[i]
+		i = p
+	}
+}
+
+func (w *World) pop() event {
+	q := w.queue
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = event{}
+	q = q[:last]
+	// sift down
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(q) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(q) && q[r].before(&q[l]) {
+			m = r
+		}
+		if !q[m].before(&q[i]) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	w.queue = q
+	return top
+}
+
+// At schedules fn at virtual time at (not before now).
+func (w *World) At(at time.Duration, fn func()) {
+	w.push(event{at: max(at, w.now), kind: evAction, fn: fn})
+}
+
+// SetTimer schedules the timer handler of addr at virtual time at.
+func (w *World) SetTimer(addr bus.Address, kind overlay.TimerKind, at time.Duration) {
+	w.push(event{at: max(at, w.now), kind: evTimer, to: addr, tk: kind})
+}
+
+// OnTimer registers the timer handler of addr.
+func (w *World) OnTimer(addr bus.Address, h TimerHandler) {
+	for int(addr) >= len(w.timers) {
+		w.timers = append(w.timers, nil)
+	}
+	w.timers[addr] = h
+}
+
+// RunUntil processes every event due at or before t, then sets the clock to t.
+func (w *World) RunUntil(t time.Duration) {
+	for len(w.queue) > 0 && w.queue[0].at <= t {
+		e := w.pop()
+		w.now = e.at
+		w.events++
+		switch e.kind {
+		case evDeliver:
+			if int(e.to) < len(w.handlers) && w.handlers[e.to] != nil {
+				w.stats.Delivered++
+				w.handlers[e.to](e.to, e.data)
+			} else {
+				w.stats.Unroutable++
+			}
+		case evTimer:
+			if int(e.to) < len(w.timers) && w.timers[e.to] != nil {
+				w.timers[e.to](e.tk)
+			}
+		case evAction:
+			e.fn()
+		}
+	}
+	if t > w.now {
+		w.now = t
+	}
+}
+
+// The World is its own in-memory bus.
+var _ bus.Bus = (*World)(nil)
+
+// Publish schedules delivery of data to addr after the world's latency.
+func (w *World) Publish(to bus.Address, data []byte) error {
+	if w.closed {
+		w.stats.PublishErrs++
+		return errors.New("sim: bus closed")
+	}
+	w.stats.Published++
+	w.push(event{at: w.now + w.latency, kind: evDeliver, to: to, data: data})
+	return nil
+}
+
+// Register makes h receive the messages published to addr.
+func (w *World) Register(addr bus.Address, h bus.Handler) error {
+	for int(addr) >= len(w.handlers) {
+		w.handlers = append(w.handlers, nil)
+	}
+	w.handlers[addr] = h
+	return nil
+}
+
+// Unregister stops delivery to addr.
+func (w *World) Unregister(addr bus.Address) {
+	if int(addr) < len(w.handlers) {
+		w.handlers[addr] = nil
+	}
+}
+
+// Stats reports the bus counters.
+func (w *World) Stats() bus.Stats { return w.stats }
+
+// Close makes further Publish calls fail.
+func (w *World) Close() error {
+	w.closed = true
+	return nil
+}

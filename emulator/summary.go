@@ -1,0 +1,217 @@
+package emulator
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// Summary is the machine-readable result of a run, written as
+// summary.json. Its schema is documented in docs/RESULTS.md; keys are only
+// ever added.
+type Summary struct {
+	Scenario        string  `json:"scenario"`
+	Driver          string  `json:"driver"`
+	Seed            uint64  `json:"seed"`
+	TimeScale       float64 `json:"time_scale"`
+	EmulatedSeconds float64 `json:"emulated_seconds"`
+	WallSeconds     float64 `json:"wall_seconds"`
+	Peers           struct {
+		Initial int `json:"initial"`
+		Final   int `json:"final"`
+	} `json:"peers"`
+	Messages struct {
+		Total        uint64               `json:"total"`
+		Bytes        uint64               `json:"bytes"`
+		ByType       map[string]TypeCount `json:"by_type"`
+		DecodeErrors uint64               `json:"decode_errors"`
+		// PerNodePerMinute is measured over Window (steady state, after
+		// the initial joins).
+		PerNodePerMinute float64 `json:"per_node_per_minute"`
+		// HeartbeatModelPerNodePerMinute is mean neighbors × 60 / period:
+		// what vanilla heartbeats alone should cost.
+		HeartbeatModelPerNodePerMinute float64 `json:"heartbeat_model_per_node_per_minute"`
+		Window                         struct {
+			FromSeconds float64 `json:"from_seconds"`
+			ToSeconds   float64 `json:"to_seconds"`
+		} `json:"window"`
+	} `json:"messages"`
+	Bytes struct {
+		PerNodePerMinute float64 `json:"per_node_per_minute"`
+	} `json:"bytes"`
+	Overlay struct {
+		Dimensions    int    `json:"dimensions"`
+		HeartbeatMode string `json:"heartbeat_mode"`
+		BrokenLinks   struct {
+			Final int     `json:"final"`
+			Max   int     `json:"max"`
+			Mean  float64 `json:"mean"`
+		} `json:"broken_links"`
+		StaleLinks        int               `json:"stale_links"`
+		ZoneGaps          int               `json:"zone_gaps"`
+		ZoneOverlaps      int               `json:"zone_overlaps"`
+		UncoveredFraction float64           `json:"uncovered_fraction"`
+		NeighborsMean     float64           `json:"neighbors_mean"`
+		Events            map[string]uint64 `json:"events"`
+	} `json:"overlay"`
+	Clock struct {
+		LagSeconds struct {
+			P50 float64 `json:"p50"`
+			P99 float64 `json:"p99"`
+			Max float64 `json:"max"`
+		} `json:"lag_seconds"`
+		Timers uint64 `json:"timers"`
+	} `json:"clock"`
+	Bus    BusSummary `json:"bus"`
+	Oracle struct {
+		Samples         int     `json:"samples"`
+		IntervalSeconds float64 `json:"interval_seconds"`
+	} `json:"oracle"`
+}
+
+// TypeCount is the traffic of one message type.
+type TypeCount struct {
+	Count uint64 `json:"count"`
+	Bytes uint64 `json:"bytes"`
+}
+
+// BusSummary is the bus's own accounting.
+type BusSummary struct {
+	Published     uint64 `json:"published"`
+	Delivered     uint64 `json:"delivered"`
+	Unroutable    uint64 `json:"unroutable"`
+	Dropped       uint64 `json:"dropped"`
+	PublishErrors uint64 `json:"publish_errors"`
+}
+
+// WriteFiles writes summary.json, timeseries.csv and scenario.yaml (the
+// effective scenario, every key) into dir, creating it.
+func (r *Result) WriteFiles(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(r.Summary, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	y, err := r.Scenario.YAML()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), y, 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "timeseries.csv"))
+	if err != nil {
+		return err
+	}
+	if err := r.WriteSeries(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// WriteSeries writes the time series as CSV: one row per oracle sample,
+// with the traffic of the interval since the previous sample by type.
+func (r *Result) WriteSeries(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	head := []string{"t_seconds", "peers", "broken_links", "stale_links", "zone_gaps", "zone_overlaps", "neighbors_mean", "messages", "bytes"}
+	for t := 1; t < wire.NumTypes; t++ {
+		n := wire.Name(wire.MsgType(t))
+		head = append(head, "messages_"+n, "bytes_"+n)
+	}
+	head = append(head, "backlog", "lag_p99_seconds")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	var prev *Sample
+	for i := range r.Series {
+		s := &r.Series[i]
+		d := s.Traffic
+		if prev != nil {
+			d = s.Traffic.Sub(prev.Traffic)
+		}
+		msgs, bytes := d.Total()
+		row := []string{
+			ff(s.T.Seconds()), strconv.Itoa(s.Oracle.Members), strconv.Itoa(s.Oracle.BrokenLinks),
+			strconv.Itoa(s.Oracle.StaleLinks), strconv.Itoa(s.Oracle.ZoneGaps), strconv.Itoa(s.Oracle.ZoneOverlaps),
+			ff(s.Oracle.NeighborsMean), strconv.FormatUint(msgs, 10), strconv.FormatUint(bytes, 10),
+		}
+		for t := 1; t < wire.NumTypes; t++ {
+			var c, b uint64
+			if t < len(d.Count) {
+				c, b = d.Count[t], d.Bytes[t]
+			}
+			row = append(row, strconv.FormatUint(c, 10), strconv.FormatUint(b, 10))
+		}
+		row = append(row, strconv.FormatInt(s.Backlog, 10), ff(s.LagP99))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+		prev = s
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func ff(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// PrintTable writes the summary as a short human-readable table.
+func (s Summary) PrintTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	name := s.Scenario
+	if name == "" {
+		name = "(unnamed)"
+	}
+	row("scenario", fmt.Sprintf("%s  driver=%s seed=%d", name, s.Driver, s.Seed))
+	row("time", fmt.Sprintf("%.0f s emulated in %.1f s wall (time scale %g)", s.EmulatedSeconds, s.WallSeconds, s.TimeScale))
+	row("peers", fmt.Sprintf("%d of %d joined", s.Peers.Final, s.Peers.Initial))
+	row("overlay", fmt.Sprintf("d=%d+virtual, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
+	row("zones", fmt.Sprintf("gaps %d, overlaps %d", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps))
+	row("broken links", fmt.Sprintf("final %d, max %d, mean %.2f", s.Overlay.BrokenLinks.Final, s.Overlay.BrokenLinks.Max, s.Overlay.BrokenLinks.Mean))
+	row("messages", fmt.Sprintf("%d (%s)", s.Messages.Total, humanBytes(s.Messages.Bytes)))
+	types := make([]string, 0, len(s.Messages.ByType))
+	for k, v := range s.Messages.ByType {
+		if v.Count > 0 {
+			types = append(types, k)
+		}
+	}
+	slices.Sort(types)
+	for _, k := range types {
+		v := s.Messages.ByType[k]
+		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
+	}
+	row("per node per minute", fmt.Sprintf("%.2f msgs, %s (heartbeat model %.2f msgs; window %.0f–%.0f s)",
+		s.Messages.PerNodePerMinute, humanBytes(uint64(s.Bytes.PerNodePerMinute)), s.Messages.HeartbeatModelPerNodePerMinute,
+		s.Messages.Window.FromSeconds, s.Messages.Window.ToSeconds))
+	if s.Driver == DriverEmulator {
+		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
+	}
+	row("bus", fmt.Sprintf("published %d, delivered %d, dropped %d, unroutable %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Dropped, s.Bus.Unroutable))
+	tw.Flush()
+}
+
+func humanBytes(b uint64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}

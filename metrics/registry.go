@@ -1,0 +1,178 @@
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// Run holds the Prometheus series of one run on a private registry.
+type Run struct {
+	Registry *prometheus.Registry
+	Traffic  *Traffic
+
+	EmulatedSeconds prometheus.Gauge
+	Peers           prometheus.Gauge
+	BrokenLinks     prometheus.Gauge
+	ZoneGaps        prometheus.Gauge
+	ZoneOverlaps    prometheus.Gauge
+	NeighborsMean   prometheus.Gauge
+	MailboxBacklog  prometheus.Gauge
+	ClockLag        prometheus.Histogram
+	// Lag keeps the same observations for the summary's quantiles.
+	Lag *Quantiles
+
+	mu          sync.Mutex
+	events      map[string]float64
+	bus         func() BusStats
+	eventsDesc  *prometheus.Desc
+	busDescs    [3]*prometheus.Desc
+	msgDesc     *prometheus.Desc
+	bytesDesc   *prometheus.Desc
+	decodeDesc  *prometheus.Desc
+	runInfoDesc *prometheus.Desc
+	runInfo     []string
+}
+
+// BusStats are the bus counters the registry exports.
+type BusStats struct {
+	Published, Dropped, Unroutable uint64
+}
+
+// RunInfo labels the run in gridbed_run_info (one series per run, value 1),
+// so dashboards can group by driver or heartbeat mode without per-series labels.
+type RunInfo struct {
+	Driver, Mode, Population string
+}
+
+// NewRun creates the run's registry with gridbed's series, the Go runtime
+// and process collectors.
+func NewRun(info RunInfo) *Run {
+	r := &Run{
+		Registry: prometheus.NewRegistry(),
+		Traffic:  NewTraffic(),
+		EmulatedSeconds: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_emulated_time_seconds", Help: "Emulated time since the start of the run.",
+		}),
+		Peers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_peers", Help: "Peers that are members of the overlay (own a zone), at the last oracle snapshot.",
+		}),
+		BrokenLinks: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_overlay_broken_links", Help: "Directed neighbor links missing from a peer's table although the zones abut (oracle ground truth).",
+		}),
+		ZoneGaps: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_overlay_zone_gaps", Help: "Zone faces (not on the space boundary) that border space no peer owns (oracle ground truth).",
+		}),
+		ZoneOverlaps: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_overlay_zone_overlaps", Help: "Pairs of zones that overlap (oracle ground truth).",
+		}),
+		NeighborsMean: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_overlay_neighbors_mean", Help: "Mean size of the peers' neighbor tables.",
+		}),
+		MailboxBacklog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_mailbox_backlog_messages", Help: "Messages received from the bus but not yet processed by a peer actor.",
+		}),
+		ClockLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "gridbed_clock_lag_seconds",
+			Help:    "How late (wall seconds) peers handled their timers relative to the scaled clock.",
+			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 12),
+		}),
+		Lag:    NewQuantiles(),
+		events: map[string]float64{},
+	}
+	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
+	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes) sent over the bus, by message type.", []string{"type"}, nil)
+	r.decodeDesc = prometheus.NewDesc("gridbed_decode_errors_total", "Received messages that could not be decoded.", nil, nil)
+	r.eventsDesc = prometheus.NewDesc("gridbed_overlay_events_total", "Overlay protocol events summed over peers at the last oracle snapshot, by event.", []string{"event"}, nil)
+	r.busDescs = [3]*prometheus.Desc{
+		prometheus.NewDesc("gridbed_bus_published_messages_total", "Messages published on the bus.", nil, nil),
+		prometheus.NewDesc("gridbed_bus_dropped_messages_total", "Messages the bus transport dropped (e.g. NATS slow consumer).", nil, nil),
+		prometheus.NewDesc("gridbed_bus_unroutable_messages_total", "Messages that arrived for an address with no peer.", nil, nil),
+	}
+	r.runInfoDesc = prometheus.NewDesc("gridbed_run_info", "Constant 1, labelled with the run's driver, heartbeat mode and population.", []string{"driver", "mode", "population"}, nil)
+	r.runInfo = []string{info.Driver, info.Mode, info.Population}
+	r.Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		r.EmulatedSeconds, r.Peers, r.BrokenLinks, r.ZoneGaps, r.ZoneOverlaps, r.NeighborsMean,
+		r.MailboxBacklog, r.ClockLag, (*runCollector)(r),
+	)
+	return r
+}
+
+// ObserveLag records one timer's lateness in wall seconds.
+func (r *Run) ObserveLag(seconds float64) {
+	if seconds < 0 {
+		seconds = 0
+	}
+	r.ClockLag.Observe(seconds)
+	r.Lag.Observe(seconds)
+}
+
+// SetEvents replaces the overlay event totals (summed over peers).
+func (r *Run) SetEvents(ev map[string]uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, v := range ev {
+		r.events[k] = float64(v)
+	}
+}
+
+// SetBus installs the function that reads the bus counters.
+func (r *Run) SetBus(f func() BusStats) {
+	r.mu.Lock()
+	r.bus = f
+	r.mu.Unlock()
+}
+
+// runCollector exports the counters that live outside Prometheus types.
+type runCollector Run
+
+func (c *runCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.msgDesc
+	ch <- c.bytesDesc
+	ch <- c.decodeDesc
+	ch <- c.eventsDesc
+	for _, d := range c.busDescs {
+		ch <- d
+	}
+	ch <- c.runInfoDesc
+}
+
+func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.Traffic.Snapshot()
+	for t := 1; t < len(s.Count); t++ {
+		name := wire.Name(wire.MsgType(t))
+		ch <- prometheus.MustNewConstMetric(c.msgDesc, prometheus.CounterValue, float64(s.Count[t]), name)
+		ch <- prometheus.MustNewConstMetric(c.bytesDesc, prometheus.CounterValue, float64(s.Bytes[t]), name)
+	}
+	ch <- prometheus.MustNewConstMetric(c.decodeDesc, prometheus.CounterValue, float64(s.DecodeErrors))
+	c.mu.Lock()
+	for k, v := range c.events {
+		ch <- prometheus.MustNewConstMetric(c.eventsDesc, prometheus.CounterValue, v, k)
+	}
+	bus := c.bus
+	c.mu.Unlock()
+	var b BusStats
+	if bus != nil {
+		b = bus()
+	}
+	for i, v := range []uint64{b.Published, b.Dropped, b.Unroutable} {
+		ch <- prometheus.MustNewConstMetric(c.busDescs[i], prometheus.CounterValue, float64(v))
+	}
+	ch <- prometheus.MustNewConstMetric(c.runInfoDesc, prometheus.GaugeValue, 1, c.runInfo...)
+}
+
+// Events returns a copy of the overlay event totals.
+func (r *Run) Events() map[string]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]uint64, len(r.events))
+	for k, v := range r.events {
+		out[k] = uint64(v)
+	}
+	return out
+}
