@@ -33,9 +33,10 @@ const (
 // Driver is what runs the peers: both drivers implement it.
 type Driver interface {
 	Name() string
-	// Spawn creates peer id (1, 2, 3, … in order) at point; it starts
-	// joining the overlay at emulated time startAt.
-	Spawn(id overlay.NodeID, point can.Point, startAt time.Duration) error
+	// Spawn creates peer id (1, 2, 3, … in order) of the initial
+	// population at point; it joins at its slot or once the previous peer
+	// has joined, whichever is later (package joinorder).
+	Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error
 	// AdvanceTo returns once emulated time t has been reached.
 	AdvanceTo(ctx context.Context, t time.Duration) error
 	// Now is the current emulated time.

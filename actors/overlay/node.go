@@ -114,6 +114,10 @@ type Neighbor struct {
 	Version uint64
 	// LastHeard is the emulated time of the last message received from it.
 	LastHeard time.Duration
+	// Heard is true once a message came from the neighbor itself: only such
+	// first-hand entries are relayed in heartbeats, so that stale
+	// second-hand news does not spread from table to table.
+	Heard bool
 }
 
 // Status counts what a node did; drivers turn it into metrics.
@@ -145,6 +149,10 @@ type Node struct {
 	version   uint64
 	history   []*wire.Split
 	nbrs      []*Neighbor // sorted by ID: deterministic iteration
+	// gone remembers the last zone version of nodes dropped from the table
+	// for a while, so that older second-hand information about them (still
+	// circulating in other nodes' heartbeats) cannot bring them back.
+	gone map[NodeID]tombstone
 	pending   []pendingMsg
 	nextBeat  time.Duration
 	joinRetry time.Duration
@@ -152,6 +160,15 @@ type Node struct {
 	ready  Ready
 	status Status
 }
+
+type tombstone struct {
+	version uint64
+	at      time.Duration
+}
+
+// tombstoneTTL is how long (in heartbeat periods) a dropped node's version
+// is remembered: long enough for stale copies to die out of every table.
+const tombstoneTTL = 4
 
 type pendingMsg struct {
 	from NodeID
@@ -166,7 +183,7 @@ const maxPending = 1024
 func New(id NodeID, point can.Point, cfg Config, rng *rand.Rand) *Node {
 	cfg = cfg.withDefaults()
 	cfg.Dims = len(point)
-	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng}
+	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng, gone: map[NodeID]tombstone{}}
 }
 
 // ID is the node's address.
@@ -212,7 +229,7 @@ func (n *Node) Bootstrap(now time.Duration, contact NodeID) {
 		return
 	}
 	if contact == 0 || contact == n.id {
-		n.becomeMember(now, can.Whole(n.cfg.Dims), nil, nil)
+		n.becomeMember(now, 0, can.Whole(n.cfg.Dims), nil, nil)
 		return
 	}
 	n.contact = contact
@@ -313,9 +330,11 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	for _, nb := range old {
 		if _, _, ok := can.Abut(keep, nb.Zone); ok {
 			n.nbrs = append(n.nbrs, nb)
+		} else {
+			n.gone[nb.ID] = tombstone{nb.Version, now}
 		}
 	}
-	n.upsert(&Neighbor{ID: joiner, Zone: give, Version: 1, LastHeard: now})
+	n.upsert(&Neighbor{ID: joiner, Zone: give, Version: 1, LastHeard: now, Heard: true})
 
 	// Every former neighbor learns our new zone and the joiner's at once.
 	upd := &wire.ZoneUpdate{Self: me, Others: []*wire.NodeInfo{jInfo}}
@@ -393,16 +412,21 @@ func (n *Node) onJoinAccept(now time.Duration, from NodeID, m *wire.JoinAccept) 
 		n.status.BadMessages++
 		return
 	}
-	n.becomeMember(now, z, m.History, m.Neighbors)
+	n.becomeMember(now, from, z, m.History, m.Neighbors)
 }
 
-func (n *Node) becomeMember(now time.Duration, z can.Zone, hist []*wire.Split, nbrs []*wire.NodeInfo) {
+func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []*wire.Split, nbrs []*wire.NodeInfo) {
 	n.joined = true
 	n.zone = z
 	n.version = 1
 	n.history = hist
 	for _, info := range nbrs {
-		n.learn(now, info, true) // first-hand from the owner: not a repair
+		// Only the owner's own entry is first-hand; the rest is its view.
+		src := fromJoin
+		if NodeID(info.GetId()) == owner {
+			src = fromSelf
+		}
+		n.learn(now, info, src)
 	}
 	n.ready.Joined = true
 	// Spread heartbeats over the period so that peers do not beat in step.
@@ -436,15 +460,21 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 		n.status.BadMessages++
 		return
 	}
-	if !n.learn(now, m.Self, true) {
-		// The sender believes we are neighbors but our zones do not abut:
-		// tell it our zone so that it drops us.
-		n.status.NotNeighborNotes++
-		n.send(from, &wire.ZoneUpdate{Self: n.info()})
+	if !n.learn(now, m.Self, fromSelf) {
+		n.notNeighbor(from)
 	}
 	for _, info := range m.Neighbors {
-		n.learn(now, info, false)
+		n.learn(now, info, fromRelay)
 	}
+}
+
+// notNeighbor answers a heartbeat from a node that believes we are its
+// neighbor although our zones do not abut: one of us has a stale picture of
+// the other's zone. Our current zone lets it drop us (002 §4.2.1 leaves this
+// case to the next heartbeat; answering at once keeps tables exact).
+func (n *Node) notNeighbor(to NodeID) {
+	n.status.NotNeighborNotes++
+	n.send(to, &wire.ZoneUpdate{Self: n.info()})
 }
 
 func (n *Node) onZoneUpdate(now time.Duration, from NodeID, m *wire.ZoneUpdate) {
@@ -456,18 +486,27 @@ func (n *Node) onZoneUpdate(now time.Duration, from NodeID, m *wire.ZoneUpdate) 
 		n.status.BadMessages++
 		return
 	}
-	n.learn(now, m.Self, true)
+	n.learn(now, m.Self, fromSelf)
 	for _, info := range m.Others {
-		n.learn(now, info, false)
+		n.learn(now, info, fromRelay)
 	}
 }
 
+// source says where information about a node comes from.
+type source uint8
+
+const (
+	fromSelf  source = iota // the node itself (heartbeat, zone update)
+	fromJoin                // the owner's table, handed over with a join
+	fromRelay               // another node's heartbeat or update: a repair
+)
+
 // learn merges what a message says about one node into the neighbor table:
 // newer zone versions win; a node whose zone abuts ours becomes (or stays) a
-// neighbor, one that no longer abuts is dropped. direct is true when the
-// information comes from the node itself. It reports whether the node is a
-// neighbor afterwards.
-func (n *Node) learn(now time.Duration, info *wire.NodeInfo, direct bool) bool {
+// neighbor, one that no longer abuts is dropped. It reports whether the node
+// is a neighbor afterwards.
+func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
+	direct := src == fromSelf
 	id := NodeID(info.GetId())
 	if id == 0 || id == n.id {
 		return false
@@ -484,21 +523,28 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, direct bool) bool {
 			nb.Zone, nb.Version = z, info.Version
 		}
 		if direct {
-			nb.LastHeard = now
+			nb.LastHeard, nb.Heard = now, true
 		}
 		if _, _, ok := can.Abut(n.zone, nb.Zone); !ok {
+			n.gone[id] = tombstone{nb.Version, now}
 			n.nbrs = slices.Delete(n.nbrs, i, i+1)
 			return false
 		}
 		return true
 	}
+	if t, ok := n.gone[id]; ok && !direct {
+		if info.Version <= t.version {
+			return false // older news of a node we dropped
+		}
+		delete(n.gone, id)
+	}
 	if _, _, ok := can.Abut(n.zone, z); !ok {
 		return false
 	}
-	if !direct {
+	if src == fromRelay {
 		n.status.LinksLearned++
 	}
-	n.upsert(&Neighbor{ID: id, Zone: z, Version: info.Version, LastHeard: now})
+	n.upsert(&Neighbor{ID: id, Zone: z, Version: info.Version, LastHeard: now, Heard: direct})
 	return true
 }
 
@@ -529,9 +575,11 @@ func (n *Node) upsert(nb *Neighbor) {
 func (n *Node) heartbeat(now time.Duration) {
 	hb := &wire.Heartbeat{Self: n.info()}
 	if n.cfg.Mode == ModeVanilla {
-		hb.Neighbors = make([]*wire.NodeInfo, len(n.nbrs))
-		for i, nb := range n.nbrs {
-			hb.Neighbors[i] = neighborInfo(nb)
+		hb.Neighbors = make([]*wire.NodeInfo, 0, len(n.nbrs))
+		for _, nb := range n.nbrs {
+			if nb.Heard {
+				hb.Neighbors = append(hb.Neighbors, neighborInfo(nb))
+			}
 		}
 	}
 	for _, nb := range n.nbrs {
@@ -541,6 +589,11 @@ func (n *Node) heartbeat(now time.Duration) {
 		n.nextBeat += n.cfg.HeartbeatPeriod
 	}
 	n.timer(TimerHeartbeat, n.nextBeat)
+	for id, t := range n.gone { // deleting only: the order does not matter
+		if now-t.at > tombstoneTTL*n.cfg.HeartbeatPeriod {
+			delete(n.gone, id)
+		}
+	}
 }
 
 func (n *Node) info() *wire.NodeInfo {
@@ -572,15 +625,20 @@ type Snapshot struct {
 	Joined    bool
 	Point     can.Point
 	Zone      can.Zone
+	Version   uint64
 	Neighbors []NodeID // sorted
+	// NeighborVersions[i] is the zone version the node knows of Neighbors[i].
+	NeighborVersions []uint64
 }
 
 // Snapshot copies the node's state; the copy shares nothing with the node.
 func (n *Node) Snapshot() Snapshot {
-	s := Snapshot{ID: n.id, Joined: n.joined, Point: slices.Clone(n.point), Zone: n.zone.Clone()}
+	s := Snapshot{ID: n.id, Joined: n.joined, Point: slices.Clone(n.point), Zone: n.zone.Clone(), Version: n.version}
 	s.Neighbors = make([]NodeID, len(n.nbrs))
+	s.NeighborVersions = make([]uint64, len(n.nbrs))
 	for i, nb := range n.nbrs {
 		s.Neighbors[i] = nb.ID
+		s.NeighborVersions[i] = nb.Version
 	}
 	return s
 }

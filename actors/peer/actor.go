@@ -14,10 +14,11 @@ import (
 type (
 	// Inbound carries the bytes of one message received from the bus.
 	Inbound struct{ Data []byte }
-	// TimerFired is the expiry of a timer; Due is the wall instant the
-	// timer's emulated deadline mapped to, so the actor can measure lag.
+	// TimerFired is the expiry of a timer set for emulated time At; Due is
+	// the wall instant At maps to, so the actor can measure lag.
 	TimerFired struct {
 		Kind overlay.TimerKind
+		At   time.Duration
 		Due  time.Time
 	}
 	// StartJoin tells the peer to join the overlay.
@@ -52,7 +53,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 		if a.OnLag != nil {
 			a.OnLag(time.Since(m.Due).Seconds())
 		}
-		a.Peer.Fire(m.Kind)
+		a.Peer.Fire(m.Kind, m.At)
 	case *StartJoin:
 		a.Peer.Start()
 	case *CollectState:

@@ -72,9 +72,12 @@ func (p *Peer) Deliver(data []byte) {
 	p.flush()
 }
 
-// Fire handles the expiry of a timer set through Env.SetTimer.
-func (p *Peer) Fire(kind overlay.TimerKind) {
-	p.node.Tick(p.env.Now(), kind)
+// Fire handles the expiry of a timer set through Env.SetTimer for emulated
+// time at. The cores see the later of at and the clock: a timer never
+// appears to fire before its deadline, whatever the rounding between
+// emulated and wall time.
+func (p *Peer) Fire(kind overlay.TimerKind, at time.Duration) {
+	p.node.Tick(max(p.env.Now(), at), kind)
 	p.flush()
 }
 

@@ -7,6 +7,7 @@
 package clock
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -29,9 +30,10 @@ func (c *Clock) Now() time.Duration {
 	return time.Duration(float64(time.Since(c.start)) * c.scale)
 }
 
-// WallAt is the wall instant at which emulated time t is reached.
+// WallAt is the wall instant at which emulated time t is reached (rounded
+// up, so that Now() at that instant is not before t).
 func (c *Clock) WallAt(t time.Duration) time.Time {
-	return c.start.Add(time.Duration(float64(t) / c.scale))
+	return c.start.Add(time.Duration(math.Ceil(float64(t) / c.scale)))
 }
 
 // WallElapsed is the wall time since the start.

@@ -23,6 +23,7 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/clock"
+	"github.com/gridbed/gridbed/emulator/joinorder"
 	"github.com/gridbed/gridbed/emulator/sim"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -56,6 +57,7 @@ type Driver struct {
 	pids    []*actor.PID // by peer index (id-1)
 	members []overlay.NodeID
 	rng     *rand.Rand
+	seq     joinorder.Sequence
 	closed  bool
 }
 
@@ -116,7 +118,7 @@ func (e *env) Publish(to overlay.NodeID, data []byte) {
 
 func (e *env) SetTimer(_ overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
 	root, pid := e.d.system.Root, e.pid
-	e.d.timers.At(at, func(due time.Time) { root.Send(pid, &peer.TimerFired{Kind: kind, Due: due}) })
+	e.d.timers.At(at, func(due time.Time) { root.Send(pid, &peer.TimerFired{Kind: kind, At: at, Due: due}) })
 }
 
 func (e *env) Bootstrap(id overlay.NodeID) overlay.NodeID {
@@ -129,14 +131,29 @@ func (e *env) Bootstrap(id overlay.NodeID) overlay.NodeID {
 }
 
 func (e *env) Joined(id overlay.NodeID) {
-	e.d.mu.Lock()
-	e.d.members = append(e.d.members, id)
-	e.d.mu.Unlock()
+	d := e.d
+	d.mu.Lock()
+	d.members = append(d.members, id)
+	next, at, ok := d.seq.Joined(id, d.clock.Now())
+	var pid *actor.PID
+	if ok {
+		pid = d.pids[next-1]
+	}
+	d.mu.Unlock()
+	if ok {
+		d.startAt(pid, at)
+	}
 }
 
-// Spawn creates peer id at point as an actor; it starts joining at emulated
-// time startAt. Peer ids must be spawned in order 1, 2, 3, ….
-func (d *Driver) Spawn(id overlay.NodeID, point can.Point, startAt time.Duration) error {
+func (d *Driver) startAt(pid *actor.PID, at time.Duration) {
+	root := d.system.Root
+	d.timers.At(at, func(time.Time) { root.Send(pid, &peer.StartJoin{}) })
+}
+
+// Spawn creates peer id (1, 2, 3, … in order) of the initial population at
+// point, as an actor; it joins at its slot or once the previous peer has
+// joined, whichever is later (package joinorder).
+func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error {
 	e := &env{d: d}
 	p := peer.New(id, point, d.opts.Overlay, sim.PeerRand(d.opts.Seed, id), e, d.opts.Metrics.Traffic)
 	a := &peer.Actor{Peer: p, OnLag: d.opts.Metrics.ObserveLag, Backlog: &d.backlog}
@@ -148,6 +165,7 @@ func (d *Driver) Spawn(id overlay.NodeID, point can.Point, startAt time.Duration
 		return fmt.Errorf("live: spawn peer %d out of order", id)
 	}
 	d.pids = append(d.pids, pid)
+	head := d.seq.Add(id, slot)
 	d.mu.Unlock()
 	root := d.system.Root
 	if err := d.bus.Register(bus.Address(id), func(_ bus.Address, data []byte) {
@@ -156,7 +174,9 @@ func (d *Driver) Spawn(id overlay.NodeID, point can.Point, startAt time.Duration
 	}); err != nil {
 		return err
 	}
-	d.timers.At(startAt, func(time.Time) { root.Send(pid, &peer.StartJoin{}) })
+	if head {
+		d.startAt(pid, slot)
+	}
 	return nil
 }
 

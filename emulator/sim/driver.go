@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/joinorder"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -30,6 +32,7 @@ type Driver struct {
 	peers   []*peer.Peer
 	members []overlay.NodeID
 	rng     *rand.Rand
+	seq     joinorder.Sequence
 }
 
 // NewDriver returns a deterministic driver for one run.
@@ -74,10 +77,20 @@ func (e env) Bootstrap(id overlay.NodeID) overlay.NodeID {
 	}
 	return e.d.members[e.d.rng.IntN(len(e.d.members))]
 }
-func (e env) Joined(id overlay.NodeID) { e.d.members = append(e.d.members, id) }
+func (e env) Joined(id overlay.NodeID) {
+	e.d.members = append(e.d.members, id)
+	if next, at, ok := e.d.seq.Joined(id, e.d.w.now); ok {
+		e.d.w.At(at, e.d.peers[next-1].Start)
+	}
+}
 
-// Spawn creates peer id at point; it starts joining at emulated time startAt.
-func (d *Driver) Spawn(id overlay.NodeID, point can.Point, startAt time.Duration) error {
+// Spawn creates peer id (1, 2, 3, … in order) of the initial population at
+// point; it joins at its slot or once the previous peer has joined,
+// whichever is later (package joinorder).
+func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error {
+	if int(id) != len(d.peers)+1 {
+		return fmt.Errorf("sim: spawn peer %d out of order", id)
+	}
 	p := peer.New(id, point, d.opts.Overlay, PeerRand(d.opts.Seed, id), env{d, id}, d.opts.Traffic)
 	d.peers = append(d.peers, p)
 	addr := bus.Address(id)
@@ -85,7 +98,9 @@ func (d *Driver) Spawn(id overlay.NodeID, point can.Point, startAt time.Duration
 		return err
 	}
 	d.w.OnTimer(addr, p.Fire)
-	d.w.At(startAt, p.Start)
+	if d.seq.Add(id, slot) {
+		d.w.At(slot, p.Start)
+	}
 	return nil
 }
 

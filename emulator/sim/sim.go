@@ -48,7 +48,7 @@ func (a *event) before(b *event) bool {
 }
 
 // TimerHandler receives the expiry of a timer set with SetTimer.
-type TimerHandler func(kind overlay.TimerKind)
+type TimerHandler func(kind overlay.TimerKind, at time.Duration)
 
 // World is a deterministic event loop with virtual time. It is not safe for
 // concurrent use: everything runs on the goroutine that calls RunUntil.
@@ -156,7 +156,7 @@ func (w *World) RunUntil(t time.Duration) {
 			}
 		case evTimer:
 			if int(e.to) < len(w.timers) && w.timers[e.to] != nil {
-				w.timers[e.to](e.tk)
+				w.timers[e.to](e.tk, e.at)
 			}
 		case evAction:
 			e.fn()

@@ -1,0 +1,175 @@
+package emulator_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+func quickstart(t *testing.T) scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load("../examples/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func runScenario(t *testing.T, sc scenario.Scenario, driver string) *emulator.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: driver})
+	if err != nil {
+		t.Fatalf("seed %d, driver %s: %v", sc.Seed, driver, err)
+	}
+	return res
+}
+
+// checkQuickstartShape asserts the Foundation's must-show properties of a
+// finished run without churn.
+func checkQuickstartShape(t *testing.T, s emulator.Summary) {
+	t.Helper()
+	if s.Peers.Final != s.Peers.Initial {
+		t.Errorf("seed %d %s: %d of %d peers joined", s.Seed, s.Driver, s.Peers.Final, s.Peers.Initial)
+	}
+	if s.Overlay.ZoneGaps != 0 || s.Overlay.ZoneOverlaps != 0 || s.Overlay.BrokenLinks.Final != 0 {
+		t.Errorf("seed %d %s: gaps %d overlaps %d broken links %d, want all 0", s.Seed, s.Driver,
+			s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.BrokenLinks.Final)
+	}
+	model := s.Messages.HeartbeatModelPerNodePerMinute
+	if got := s.Messages.PerNodePerMinute; math.Abs(got-model) > 0.10*model {
+		t.Errorf("seed %d %s: %.2f messages per node per minute, want within 10%% of %.2f (mean neighbors × 60 / period)",
+			s.Seed, s.Driver, got, model)
+	}
+	if s.Messages.DecodeErrors != 0 || s.Bus.Dropped != 0 {
+		t.Errorf("seed %d %s: %d decode errors, %d bus drops", s.Seed, s.Driver, s.Messages.DecodeErrors, s.Bus.Dropped)
+	}
+}
+
+// TestSimIsDeterministic: the same scenario and seed give identical
+// summaries (wall time aside) and time series.
+func TestSimIsDeterministic(t *testing.T) {
+	sc := quickstart(t)
+	sc.Peers.Count = 2000
+	a := runScenario(t, sc, emulator.DriverSim)
+	b := runScenario(t, sc, emulator.DriverSim)
+	a.Summary.WallSeconds, b.Summary.WallSeconds = 0, 0
+	ja, _ := json.Marshal(a.Summary)
+	jb, _ := json.Marshal(b.Summary)
+	if string(ja) != string(jb) {
+		t.Fatalf("seed %d: summaries differ:\n%s\n%s", sc.Seed, ja, jb)
+	}
+	if len(a.Series) != len(b.Series) {
+		t.Fatalf("seed %d: series lengths differ", sc.Seed)
+	}
+	for i := range a.Series {
+		if a.Series[i].Oracle != b.Series[i].Oracle {
+			t.Fatalf("seed %d: sample %d differs: %+v vs %+v", sc.Seed, i, a.Series[i].Oracle, b.Series[i].Oracle)
+		}
+	}
+	checkQuickstartShape(t, a.Summary)
+	// A different seed gives a different overlay.
+	sc.Seed++
+	c := runScenario(t, sc, emulator.DriverSim)
+	if c.Summary.Messages.Total == a.Summary.Messages.Total && c.Summary.Overlay.NeighborsMean == a.Summary.Overlay.NeighborsMean {
+		t.Fatalf("seeds %d and %d gave the same run", sc.Seed-1, sc.Seed)
+	}
+}
+
+// TestQuickstartOnEmulatorAgreesWithSim runs the quickstart scenario on the
+// real emulator (actors over embedded NATS) and on the deterministic
+// driver: both must show a consistent overlay, and agree on its shape and on
+// messages per node per minute within 5%.
+func TestQuickstartOnEmulatorAgreesWithSim(t *testing.T) {
+	sc := quickstart(t)
+	sc.TimeScale = 300 // 10 emulated minutes in 2 wall seconds
+	if testing.Short() {
+		sc.Duration = 4 * time.Minute
+	}
+	emu := runScenario(t, sc, emulator.DriverEmulator).Summary
+	sm := runScenario(t, sc, emulator.DriverSim).Summary
+	checkQuickstartShape(t, emu)
+	checkQuickstartShape(t, sm)
+	within := func(what string, a, b float64) {
+		if math.Abs(a-b) > 0.05*math.Max(a, b) {
+			t.Errorf("seed %d: %s: emulator %.3f vs sim %.3f differ by more than 5%%", sc.Seed, what, a, b)
+		}
+	}
+	within("neighbors per peer", emu.Overlay.NeighborsMean, sm.Overlay.NeighborsMean)
+	within("messages per node per minute", emu.Messages.PerNodePerMinute, sm.Messages.PerNodePerMinute)
+	within("bytes per node per minute", emu.Bytes.PerNodePerMinute, sm.Bytes.PerNodePerMinute)
+	if emu.Clock.Timers == 0 {
+		t.Error("emulator recorded no timer lag observations")
+	}
+	if emu.Bus.Published == 0 || emu.Bus.Published != emu.Messages.Total {
+		t.Errorf("bus published %d, peers sent %d: the bus must carry every protocol message", emu.Bus.Published, emu.Messages.Total)
+	}
+}
+
+func TestResultFiles(t *testing.T) {
+	sc := quickstart(t)
+	sc.Peers.Count = 50
+	sc.Duration = 3 * time.Minute
+	res := runScenario(t, sc, emulator.DriverSim)
+	dir := t.TempDir()
+	if err := res.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	// The documented keys (docs/RESULTS.md) are present.
+	for _, path := range [][]string{
+		{"emulated_seconds"}, {"wall_seconds"}, {"time_scale"}, {"driver"}, {"seed"}, {"peers", "final"},
+		{"messages", "total"}, {"messages", "by_type", "heartbeat", "count"}, {"messages", "by_type", "heartbeat", "bytes"},
+		{"messages", "per_node_per_minute"}, {"bytes", "per_node_per_minute"}, {"overlay", "broken_links", "final"},
+		{"overlay", "broken_links", "max"}, {"overlay", "zone_gaps"}, {"overlay", "zone_overlaps"},
+		{"clock", "lag_seconds", "p50"}, {"clock", "lag_seconds", "p99"},
+	} {
+		var cur any = m
+		for _, k := range path {
+			obj, ok := cur.(map[string]any)
+			if !ok {
+				t.Fatalf("summary.json: %v is not an object", path)
+			}
+			if cur, ok = obj[k]; !ok {
+				t.Fatalf("summary.json lacks %v", path)
+			}
+		}
+	}
+	if _, err := scenario.Load(filepath.Join(dir, "scenario.yaml")); err != nil {
+		t.Fatalf("scenario.yaml does not load back: %v", err)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "timeseries.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := len(splitLines(string(csv))); rows != 1+len(res.Series) {
+		t.Fatalf("timeseries.csv has %d lines, want header + %d samples", rows, len(res.Series))
+	}
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i, c := range s {
+		if c == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
