@@ -95,4 +95,3 @@ func (q *Quantiles) Quantile(p float64) float64 {
 	}
 	return q.max
 }
-

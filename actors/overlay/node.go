@@ -142,17 +142,17 @@ type Node struct {
 	cfg   Config
 	rng   *rand.Rand
 
-	joined    bool
-	contact   NodeID // bootstrap contact of the current join attempt
-	attempt   uint64 // join attempt number, to ignore stale retry timers
-	zone      can.Zone
-	version   uint64
-	history   []*wire.Split
-	nbrs      []*Neighbor // sorted by ID: deterministic iteration
+	joined  bool
+	contact NodeID // bootstrap contact of the current join attempt
+	attempt uint64 // join attempt number, to ignore stale retry timers
+	zone    can.Zone
+	version uint64
+	history []*wire.Split
+	nbrs    []*Neighbor // sorted by ID: deterministic iteration
 	// gone remembers the last zone version of nodes dropped from the table
 	// for a while, so that older second-hand information about them (still
 	// circulating in other nodes' heartbeats) cannot bring them back.
-	gone map[NodeID]tombstone
+	gone      map[NodeID]tombstone
 	pending   []pendingMsg
 	nextBeat  time.Duration
 	joinRetry time.Duration
