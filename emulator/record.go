@@ -32,23 +32,27 @@ type recorder struct {
 
 	windowFrom  time.Duration // start of the steady-state measurement window
 	windowStart *metrics.TrafficSnapshot
-	peerMinutes float64 // ∫ members dt over the window, in peer-minutes
-	brokenArea  float64 // ∫ broken links dt over the whole run
-	brokenMax   int
-	lastT       time.Duration
+	windowWall  time.Time // wall instant the window opened
+	steady      bool      // the window opened after all initial peers joined
+	allJoinedAt time.Duration
+	wallStart   time.Time
+	lastWall    time.Time
+	// wholeRunPeerMinutes is ∫ members dt over the whole run, for the
+	// rates when no steady-state window opened.
+	wholeRunPeerMinutes float64
+	peerMinutes         float64 // ∫ members dt over the window, in peer-minutes
+	brokenArea          float64 // ∫ broken links dt over the whole run
+	brokenMax           int
+	lastT               time.Duration
 }
 
 func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder {
-	r := &recorder{sc: sc, driver: driver, m: m}
-	// The steady-state window opens one heartbeat period after the last
-	// initial peer started joining, at the first sample from then on; if
-	// the run is too short for that, it covers the whole run.
+	// The steady-state window opens at the first sample taken at least one
+	// heartbeat period after the join window, once every initial peer has
+	// joined. If that never happens the rates cover the whole run and the
+	// summary says they are not steady-state figures.
+	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, wallStart: time.Now()}
 	r.windowFrom = sc.Peers.JoinWindow + sc.Overlay.Heartbeat.Period
-	if r.windowFrom >= sc.Duration {
-		r.windowFrom = 0
-		zero := metrics.TrafficSnapshot{}
-		r.windowStart = &zero
-	}
 	return r
 }
 
@@ -63,16 +67,19 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	s := Sample{T: t, Oracle: rep, Traffic: r.m.Traffic.Snapshot(), Backlog: backlog, LagP99: r.m.Lag.Quantile(0.99), Duration: r.sc.Duration}
 
 	dt := (t - r.lastT).Minutes()
+	if r.allJoinedAt < 0 && rep.Members >= r.sc.Peers.Count {
+		r.allJoinedAt = t
+	}
 	if r.windowStart != nil {
 		r.peerMinutes += float64(rep.Members) * dt
-	} else if t >= r.windowFrom {
+	} else if t >= r.windowFrom && r.allJoinedAt >= 0 {
 		ws := s.Traffic
-		r.windowStart = &ws
-		r.windowFrom = t
+		r.windowStart, r.windowFrom, r.windowWall, r.steady = &ws, t, time.Now(), true
 	}
+	r.wholeRunPeerMinutes += float64(rep.Members) * dt
 	r.brokenArea += float64(rep.BrokenLinks) * dt
 	r.brokenMax = max(r.brokenMax, rep.BrokenLinks)
-	r.lastT = t
+	r.lastT, r.lastWall = t, time.Now()
 	r.series = append(r.series, s)
 
 	r.m.EmulatedSeconds.Set(t.Seconds())
@@ -106,7 +113,7 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["bad_message"] += st.BadMessages
 }
 
-func (r *recorder) summary(wall time.Duration, bs bus.Stats) Summary {
+func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs bus.Stats) Summary {
 	last := r.series[len(r.series)-1]
 	s := Summary{
 		Scenario:        r.sc.Name,
@@ -118,21 +125,36 @@ func (r *recorder) summary(wall time.Duration, bs bus.Stats) Summary {
 	}
 	s.Peers.Initial = r.sc.Peers.Count
 	s.Peers.Final = last.Oracle.Members
+	if r.allJoinedAt >= 0 {
+		v := r.allJoinedAt.Seconds()
+		s.Peers.AllJoinedSeconds = &v
+	}
 
-	tot := last.Traffic
+	// Totals count every message sent until the peers stopped.
+	tot := final
 	s.Messages.Total, s.Messages.Bytes = tot.Total()
 	s.Messages.ByType = map[string]TypeCount{}
 	for t := 1; t < len(tot.Count); t++ {
 		s.Messages.ByType[wire.Name(wire.MsgType(t))] = TypeCount{Count: tot.Count[t], Bytes: tot.Bytes[t]}
 	}
 	s.Messages.DecodeErrors = tot.DecodeErrors
-	s.Messages.Window.FromSeconds = r.windowFrom.Seconds()
+	// Rates: over the steady-state window (up to the last sample), or the
+	// whole run when no such window opened.
+	from, peerMinutes, fromWall := metrics.TrafficSnapshot{}, r.wholeRunPeerMinutes, r.wallStart
+	s.Messages.Window.FromSeconds = 0
+	if r.windowStart != nil {
+		from, peerMinutes, fromWall = *r.windowStart, r.peerMinutes, r.windowWall
+		s.Messages.Window.FromSeconds = r.windowFrom.Seconds()
+	}
 	s.Messages.Window.ToSeconds = last.T.Seconds()
-	if r.windowStart != nil && r.peerMinutes > 0 {
-		win := tot.Sub(*r.windowStart)
-		msgs, bytes := win.Total()
-		s.Messages.PerNodePerMinute = float64(msgs) / r.peerMinutes
-		s.Bytes.PerNodePerMinute = float64(bytes) / r.peerMinutes
+	s.Messages.Window.Steady = r.steady
+	if peerMinutes > 0 {
+		msgs, bytes := last.Traffic.Sub(from).Total()
+		s.Messages.PerNodePerMinute = float64(msgs) / peerMinutes
+		s.Bytes.PerNodePerMinute = float64(bytes) / peerMinutes
+		if w := r.lastWall.Sub(fromWall).Seconds(); w > 0 {
+			s.Messages.PerWallSecond = float64(msgs) / w
+		}
 	}
 	s.Messages.HeartbeatModelPerNodePerMinute = last.Oracle.NeighborsMean * 60 / r.sc.Overlay.Heartbeat.Period.Seconds()
 

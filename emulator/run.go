@@ -75,6 +75,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if opts.Driver == "" {
 		opts.Driver = DriverEmulator
 	}
+	if sc.Overlay.Heartbeat.Mode != overlay.ModeVanilla {
+		return nil, fmt.Errorf("overlay.heartbeat.mode %q is not implemented yet — write vanilla (compact and adaptive heartbeats arrive with overlay maintenance)", sc.Overlay.Heartbeat.Mode)
+	}
 	m := opts.Metrics
 	if m == nil {
 		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
@@ -105,7 +108,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	default:
 		return nil, fmt.Errorf("unknown driver %q: use %s or %s", opts.Driver, DriverEmulator, DriverSim)
 	}
-	defer drv.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			drv.Close()
+		}
+	}()
 
 	for i, n := range nodes {
 		startAt := time.Duration(0)
@@ -145,6 +153,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil, ctx.Err()
 	}
-	sum := rec.summary(time.Since(wallStart), drv.BusStats())
+	// Stop the peers before the final accounting, so that every message
+	// counted as sent is also accounted for by the bus.
+	closed = true
+	if err := drv.Close(); err != nil {
+		return nil, err
+	}
+	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
 	return &Result{Summary: sum, Series: rec.series, Scenario: sc}, nil
 }

@@ -27,6 +27,9 @@ type Summary struct {
 	Peers           struct {
 		Initial int `json:"initial"`
 		Final   int `json:"final"`
+		// AllJoinedSeconds is the emulated time of the first oracle sample
+		// at which every initial peer was a member (null: never).
+		AllJoinedSeconds *float64 `json:"all_joined_seconds"`
 	} `json:"peers"`
 	Messages struct {
 		Total        uint64               `json:"total"`
@@ -39,9 +42,15 @@ type Summary struct {
 		// HeartbeatModelPerNodePerMinute is mean neighbors × 60 / period:
 		// what vanilla heartbeats alone should cost.
 		HeartbeatModelPerNodePerMinute float64 `json:"heartbeat_model_per_node_per_minute"`
-		Window                         struct {
+		// PerWallSecond is the protocol message rate over Window in wall
+		// time: how hard the run drove the bus.
+		PerWallSecond float64 `json:"per_wall_second"`
+		Window        struct {
 			FromSeconds float64 `json:"from_seconds"`
 			ToSeconds   float64 `json:"to_seconds"`
+			// Steady is false when the initial peers had not all joined
+			// in time: the rates then cover the whole run, joins included.
+			Steady bool `json:"steady"`
 		} `json:"window"`
 	} `json:"messages"`
 	Bytes struct {
@@ -197,6 +206,10 @@ func (s Summary) PrintTable(w io.Writer) {
 	row("per node per minute", fmt.Sprintf("%.2f msgs, %s (heartbeat model %.2f msgs; window %.0f–%.0f s)",
 		s.Messages.PerNodePerMinute, humanBytes(uint64(s.Bytes.PerNodePerMinute)), s.Messages.HeartbeatModelPerNodePerMinute,
 		s.Messages.Window.FromSeconds, s.Messages.Window.ToSeconds))
+	if !s.Messages.Window.Steady {
+		row("  warning", "the initial peers had not all joined by the end: rates cover the whole run, joins included")
+	}
+	row("message rate", fmt.Sprintf("%.0f msgs per wall second (window)", s.Messages.PerWallSecond))
 	if s.Driver == DriverEmulator {
 		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
 	}

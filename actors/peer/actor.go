@@ -26,6 +26,10 @@ type (
 	// CollectState asks for a copy of the peer's state (oracle traffic,
 	// outside the bus).
 	CollectState struct{ Reply chan<- State }
+	// Halt ends the peer's activity: the actor answers on Done and
+	// ignores every later message, so once all peers have answered nothing
+	// more is sent on the bus.
+	Halt struct{ Done chan<- struct{} }
 )
 
 // Actor is the thin protoactor adapter of a Peer (ARCHITECTURE.md
@@ -39,15 +43,21 @@ type Actor struct {
 	// Backlog counts Inbound messages handed to mailboxes but not yet
 	// processed; the sender increments it, Receive decrements it.
 	Backlog *atomic.Int64
+
+	halted bool
 }
 
 // Receive implements actor.Actor.
 func (a *Actor) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
+	msg := ctx.Message()
+	if _, ok := msg.(*Inbound); ok && a.Backlog != nil {
+		a.Backlog.Add(-1)
+	}
+	if a.halted {
+		return
+	}
+	switch m := msg.(type) {
 	case *Inbound:
-		if a.Backlog != nil {
-			a.Backlog.Add(-1)
-		}
 		a.Peer.Deliver(m.Data)
 	case *TimerFired:
 		if a.OnLag != nil {
@@ -58,5 +68,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.Peer.Start()
 	case *CollectState:
 		m.Reply <- a.Peer.State()
+	case *Halt:
+		a.halted = true
+		m.Done <- struct{}{}
 	}
 }

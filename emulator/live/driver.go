@@ -228,7 +228,10 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 // BusStats reports the bus counters.
 func (d *Driver) BusStats() bus.Stats { return d.bus.Stats() }
 
-// Close stops timers, actors and the bus (if the driver opened it).
+// Close ends the run in an order that loses no accounting: timers stop,
+// bus deliveries to peers stop (later arrivals count as unroutable), every
+// actor halts (so nothing more is published), and only then the bus is
+// flushed and closed. Bus statistics stay readable afterwards.
 func (d *Driver) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -239,12 +242,29 @@ func (d *Driver) Close() error {
 	pids := d.pids
 	d.mu.Unlock()
 	d.timers.Stop()
-	var err error
-	if d.ownBus {
-		err = d.bus.Close()
+	for i := range pids {
+		d.bus.Unregister(bus.Address(i + 1))
 	}
+	done := make(chan struct{}, len(pids))
 	for _, pid := range pids {
-		d.system.Root.Stop(pid)
+		d.system.Root.Send(pid, &peer.Halt{Done: done})
+	}
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
+	var err error
+wait:
+	for range pids {
+		select {
+		case <-done:
+		case <-deadline.C:
+			err = errors.New("live: peers did not halt within a minute")
+			break wait
+		}
+	}
+	if d.ownBus {
+		if cerr := d.bus.Close(); err == nil {
+			err = cerr
+		}
 	}
 	d.system.Shutdown()
 	return err

@@ -52,21 +52,36 @@ func ResourceAt(i int) Resource {
 	return Resource{Name: fmt.Sprintf("r%d", i), Unit: "level", Levels: []float64{1, 2, 3, 4, 5, 6, 7, 8}}
 }
 
-// Coord maps level k of a resource with n levels to its coordinate: the
-// lower edge of the k-th of n equal bands, so equal capabilities map to
-// equal coordinates and a job requiring level k maps to the same place.
-func Coord(k, n int) uint32 {
-	return uint32(uint64(k) * can.Span / uint64(n))
+// Coord maps a (fractional) level position x of a resource with n levels
+// to its coordinate: level k starts the k-th of n equal bands, so equal
+// capabilities map to equal coordinates and a job requiring level k maps to
+// the lower edge of its band.
+func Coord(x float64, n int) uint32 {
+	c := x / float64(n) * float64(can.Span)
+	return uint32(min(max(c, 0), float64(can.Span-1)))
 }
 
 // Node is one generated peer.
 type Node struct {
-	Levels []int     // level index per resource dimension
+	// Levels is the level position per resource dimension: an integer level
+	// index for clustered nodes, a level index plus a uniform fraction for
+	// mixed ones (capabilities between two catalog levels).
+	Levels []float64
 	Point  can.Point // resource coordinates, then the virtual coordinate
 }
 
-// Capability returns the value of resource dimension i.
-func (n Node) Capability(i int) float64 { return ResourceAt(i).Levels[n.Levels[i]] }
+// Capability returns the value of resource dimension i, interpolated
+// between catalog levels for fractional positions.
+func (n Node) Capability(i int) float64 {
+	lv := ResourceAt(i).Levels
+	x := n.Levels[i]
+	k := int(x)
+	if k >= len(lv)-1 {
+		return lv[len(lv)-1]
+	}
+	f := x - float64(k)
+	return lv[k] + f*(lv[k+1]-lv[k])
+}
 
 // Generate draws count nodes with dims resource dimensions (the virtual
 // dimension is added) from the given seed.
@@ -75,23 +90,31 @@ func Generate(kind string, count, dims int, seed uint64) ([]Node, error) {
 		return nil, fmt.Errorf("population %q: want %s or %s", kind, Clustered, Mixed)
 	}
 	r := rand.New(rand.NewPCG(seed, 0x706f70)) // "pop": a stream of its own
-	var classes [][]int
+	var classes [][]float64
 	var classWeights []float64
 	if kind == Clustered {
 		for c := 0; c < Classes; c++ {
 			classes = append(classes, drawLevels(r, dims))
 		}
 		// The most common class is the weakest.
-		slices.SortStableFunc(classes, func(a, b []int) int { return sum(a) - sum(b) })
+		slices.SortStableFunc(classes, func(a, b []float64) int { return cmpFloat(sum(a), sum(b)) })
 		classWeights = geometric(Classes)
 	}
 	nodes := make([]Node, count)
 	for i := range nodes {
-		var lv []int
+		var lv []float64
 		if kind == Clustered {
 			lv = slices.Clone(classes[pick(r, classWeights)])
 		} else {
+			// Mixed: random capabilities (003 §5.3), still mostly weak:
+			// a level drawn as for clustered nodes, then a uniform
+			// position within it, so that no two nodes coincide.
 			lv = drawLevels(r, dims)
+			for d := range lv {
+				if int(lv[d]) < len(ResourceAt(d).Levels)-1 {
+					lv[d] += r.Float64()
+				}
+			}
 		}
 		p := make(can.Point, dims+1)
 		for d := 0; d < dims; d++ {
@@ -103,10 +126,10 @@ func Generate(kind string, count, dims int, seed uint64) ([]Node, error) {
 	return nodes, nil
 }
 
-func drawLevels(r *rand.Rand, dims int) []int {
-	lv := make([]int, dims)
+func drawLevels(r *rand.Rand, dims int) []float64 {
+	lv := make([]float64, dims)
 	for d := range lv {
-		lv[d] = pick(r, geometric(len(ResourceAt(d).Levels)))
+		lv[d] = float64(pick(r, geometric(len(ResourceAt(d).Levels))))
 	}
 	return lv
 }
@@ -137,10 +160,20 @@ func pick(r *rand.Rand, w []float64) int {
 	return len(w) - 1
 }
 
-func sum(a []int) int {
-	s := 0
+func sum(a []float64) float64 {
+	s := 0.0
 	for _, x := range a {
 		s += x
 	}
 	return s
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -38,9 +38,9 @@ var schema = []field{
 		"Number of peers in the initial population, 1 to 1000000."),
 	enumField("peers.population", func(s *Scenario) *string { return &s.Peers.Population }, PopulationMixed,
 		[]string{PopulationClustered, PopulationMixed}, "a population kind",
-		"How peers' resources are drawn: clustered (peers gather in a few groups of similar resources) or mixed (resources spread over the whole space)."),
+		"How peers' resources are drawn: clustered (a few classes of identical peers) or mixed (independent random capabilities); in both most peers are weak and few strong."),
 	durationField("peers.join_window", func(s *Scenario) *time.Duration { return &s.Peers.JoinWindow }, time.Minute,
-		"Emulated time over which the initial peers join, one after another; 0s joins them all at once. Shorter than duration.",
+		"Emulated time over which the initial peers join: peer k+1 joins at its slot in this window or once peer k has joined, whichever is later (the papers join nodes sequentially); 0s joins them back to back. Shorter than duration.",
 		shorterThanRun("join window", "make join_window shorter than the run", time.Minute, true), "duration"),
 
 	intField("overlay.dimensions", func(s *Scenario) *int { return &s.Overlay.Dimensions }, 2, 1, 16,
@@ -54,7 +54,7 @@ var schema = []field{
 		"Heartbeat protocol variant: vanilla, compact or adaptive."),
 	intField("overlay.heartbeat.fail_after", func(s *Scenario) *int { return &s.Overlay.Heartbeat.FailAfter }, 3, 1, 100,
 		"a valid missed-heartbeat limit",
-		"Consecutive missed heartbeats after which a neighbor is declared failed, 1 to 100."),
+		"Consecutive missed heartbeats after which a neighbor is declared failed, 1 to 100 (used once failure detection lands; no peer fails yet)."),
 
 	stringField("bus.url", func(s *Scenario) *string { return &s.Bus.URL }, "",
 		`NATS server to use, as nats://host:port (schemes nats, tls, ws or wss); "" starts an embedded server.`,

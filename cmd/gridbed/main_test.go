@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func gridbed(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestValidateMalformedScenarios: every malformed file in the scenario
+// package's testdata is rejected with exit code 2 and its own message that
+// names the file and line.
+func TestValidateMalformedScenarios(t *testing.T) {
+	files, err := filepath.Glob("../../emulator/scenario/testdata/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := map[string]bool{"full.yaml": true, "empty.yaml": true, "comments_only.yaml": true, "empty_sections.yaml": true}
+	seen := map[string]string{}
+	bad := 0
+	for _, f := range files {
+		code, _, stderr := gridbed(t, "validate", f)
+		if good[filepath.Base(f)] {
+			if code != 0 {
+				t.Errorf("%s: exit %d, want 0: %s", f, code, stderr)
+			}
+			continue
+		}
+		bad++
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2", f, code)
+		}
+		if !strings.Contains(stderr, filepath.Base(f)+":") {
+			t.Errorf("%s: error does not name the file and line: %q", f, stderr)
+		}
+		if prev, dup := seen[stderr]; dup {
+			t.Errorf("%s and %s give the same error %q", f, prev, stderr)
+		}
+		seen[stderr] = f
+	}
+	if bad < 10 {
+		t.Fatalf("only %d malformed scenario files; want at least 10", bad)
+	}
+}
+
+func TestRunSimWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := gridbed(t, "run", "../../examples/quickstart.yaml", "--driver", "sim", "--out", dir,
+		"--metrics-addr", "off", "--set", "peers.count=60", "--set", "duration=3m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "per node per minute") || !strings.Contains(stdout, "60 of 60 joined") {
+		t.Fatalf("summary table missing:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Driver string `json:"driver"`
+		Peers  struct {
+			Final int `json:"final"`
+		} `json:"peers"`
+		EmulatedSeconds float64 `json:"emulated_seconds"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Driver != "sim" || s.Peers.Final != 60 || s.EmulatedSeconds != 180 {
+		t.Fatalf("summary %+v", s)
+	}
+	for _, f := range []string{"timeseries.csv", "scenario.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "Usage"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"run"}, "give exactly one scenario file"},
+		{[]string{"run", "../../examples/quickstart.yaml", "--driver", "fast"}, "--driver emulator or --driver sim"},
+		{[]string{"run", "../../examples/quickstart.yaml", "--set", "peers.cout=5"}, `did you mean "peers.count"`},
+		{[]string{"validate", "no/such/file.yaml"}, "no/such/file.yaml"},
+	}
+	for _, c := range cases {
+		code, _, stderr := gridbed(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("gridbed %v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+func TestKeysListsScenarioKeys(t *testing.T) {
+	code, stdout, _ := gridbed(t, "keys")
+	if code != 0 || !strings.Contains(stdout, "overlay.heartbeat.period") || !strings.Contains(stdout, "30s") {
+		t.Fatalf("keys output:\n%s", stdout)
+	}
+}

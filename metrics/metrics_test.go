@@ -1,0 +1,131 @@
+package metrics
+
+import (
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+func TestRegistryNamesAndLint(t *testing.T) {
+	r := NewRun(RunInfo{Driver: "sim", Mode: "vanilla", Population: "mixed"})
+	r.Traffic.Sent(wire.MsgType_MSG_HEARTBEAT, 100)
+	r.ObserveLag(0.002)
+	r.SetEvents(map[string]uint64{"join_owned": 3})
+	r.SetBus(func() BusStats { return BusStats{Published: 5, Dropped: 1} })
+	mfs, err := r.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	for _, mf := range mfs {
+		n := mf.GetName()
+		if strings.HasPrefix(n, "go_") || strings.HasPrefix(n, "process_") {
+			continue
+		}
+		if !strings.HasPrefix(n, "gridbed_") {
+			t.Errorf("metric %q lacks the gridbed_ prefix", n)
+		}
+		ours = append(ours, n)
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "peer" || l.GetName() == "id" {
+					t.Errorf("metric %s has a per-peer label %q", n, l.GetName())
+				}
+			}
+		}
+	}
+	for _, want := range []string{
+		"gridbed_messages_total", "gridbed_message_bytes_total", "gridbed_peers", "gridbed_overlay_broken_links",
+		"gridbed_clock_lag_seconds", "gridbed_bus_dropped_messages_total", "gridbed_run_info", "gridbed_overlay_events_total",
+	} {
+		if !slices.Contains(ours, want) {
+			t.Errorf("registry lacks %s (has %v)", want, ours)
+		}
+	}
+	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "gridbed_") {
+			t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+		}
+	}
+}
+
+func TestTrafficSnapshotSub(t *testing.T) {
+	tr := NewTraffic()
+	tr.Sent(wire.MsgType_MSG_HEARTBEAT, 10)
+	a := tr.Snapshot()
+	tr.Sent(wire.MsgType_MSG_HEARTBEAT, 20)
+	tr.Sent(wire.MsgType_MSG_JOIN, 5)
+	d := tr.Snapshot().Sub(a)
+	if d.Count[wire.MsgType_MSG_HEARTBEAT] != 1 || d.Bytes[wire.MsgType_MSG_HEARTBEAT] != 20 || d.Count[wire.MsgType_MSG_JOIN] != 1 {
+		t.Fatalf("difference %+v", d)
+	}
+	if m, b := d.Total(); m != 2 || b != 25 {
+		t.Fatalf("total %d msgs %d bytes, want 2 and 25", m, b)
+	}
+}
+
+func TestQuantilesWithinBucketError(t *testing.T) {
+	seed := uint64(5)
+	r := rand.New(rand.NewPCG(seed, 0))
+	q := NewQuantiles()
+	vals := make([]float64, 10000)
+	for i := range vals {
+		vals[i] = math.Exp(r.NormFloat64()*2 - 6) // log-normal around 2.5 ms
+		q.Observe(vals[i])
+	}
+	slices.Sort(vals)
+	for _, p := range []float64{0.5, 0.9, 0.99} {
+		exact := vals[int(math.Ceil(p*float64(len(vals))))-1]
+		got := q.Quantile(p)
+		if math.Abs(got-exact)/exact > 0.05 {
+			t.Errorf("seed %d: p%.0f = %g, exact %g: more than 5%% off", seed, p*100, got, exact)
+		}
+	}
+	if q.Count() != 10000 || q.Max() != vals[len(vals)-1] {
+		t.Errorf("count %d max %g", q.Count(), q.Max())
+	}
+	empty := NewQuantiles()
+	if empty.Quantile(0.99) != 0 || empty.Mean() != 0 {
+		t.Error("empty histogram must report 0")
+	}
+}
+
+func TestServerServesMetricsAndPprof(t *testing.T) {
+	r := NewRun(RunInfo{Driver: "emulator", Mode: "vanilla", Population: "mixed"})
+	r.Peers.Set(42)
+	srv, err := Serve("127.0.0.1:0", r.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	get := func(path string) string {
+		resp, err := http.Get("http://" + srv.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", path, resp.StatusCode)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if body := get("/metrics"); !strings.Contains(body, "gridbed_peers 42") {
+		t.Fatalf("/metrics lacks gridbed_peers 42:\n%.500s", body)
+	}
+	if body := get("/debug/pprof/"); !strings.Contains(body, "goroutine") {
+		t.Fatal("/debug/pprof/ does not list profiles")
+	}
+}
