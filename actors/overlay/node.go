@@ -112,7 +112,8 @@ type Neighbor struct {
 	ID      NodeID
 	Zone    can.Zone
 	Version uint64
-	// LastHeard is the emulated time of the last message received from it.
+	// LastHeard is the emulated time of the last message received from it
+	// (or, until one arrives, of when the node learned of it).
 	LastHeard time.Duration
 	// Heard is true once a message came from the neighbor itself: only such
 	// first-hand entries are relayed in heartbeats, so that stale
@@ -233,7 +234,6 @@ func (n *Node) Bootstrap(now time.Duration, contact NodeID) {
 		return
 	}
 	n.contact = contact
-	n.attempt++
 	n.sendJoin()
 	n.joinRetry = now + n.cfg.JoinTimeout
 	n.timer(TimerJoinRetry, n.joinRetry)
@@ -243,7 +243,9 @@ func (n *Node) sendJoin() {
 	n.send(n.contact, &wire.Join{Joiner: uint64(n.id), Point: slices.Clone(n.point)})
 }
 
-// Tick handles the expiry of a timer the node asked for.
+// Tick handles the expiry of a timer the node asked for. Drivers never call
+// it before the timer's deadline (a stale timer, superseded by a later one,
+// is recognised by its time and ignored).
 func (n *Node) Tick(now time.Duration, kind TimerKind) {
 	switch kind {
 	case TimerHeartbeat:
@@ -456,8 +458,7 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 	if !n.joined {
 		return
 	}
-	if m.Self == nil || NodeID(m.Self.Id) != from {
-		n.status.BadMessages++
+	if !n.validSender(from, m.Self) {
 		return
 	}
 	if !n.learn(now, m.Self, fromSelf) {
@@ -482,14 +483,29 @@ func (n *Node) onZoneUpdate(now time.Duration, from NodeID, m *wire.ZoneUpdate) 
 		n.buffer(from, m)
 		return
 	}
-	if m.Self == nil || NodeID(m.Self.Id) != from {
-		n.status.BadMessages++
+	if !n.validSender(from, m.Self) {
 		return
 	}
 	n.learn(now, m.Self, fromSelf)
+	// The nodes a zone update names are introductions by their neighbor
+	// (the node a zone was just split with), not repairs.
 	for _, info := range m.Others {
-		n.learn(now, info, fromRelay)
+		n.learn(now, info, fromJoin)
 	}
+}
+
+// validSender checks that a message's own NodeInfo names its sender and a
+// zone of our dimensions; a message failing it is counted and ignored whole.
+func (n *Node) validSender(from NodeID, self *wire.NodeInfo) bool {
+	if self == nil || NodeID(self.Id) != from {
+		n.status.BadMessages++
+		return false
+	}
+	if _, ok := zoneFromWire(self.Zone, n.cfg.Dims); !ok {
+		n.status.BadMessages++
+		return false
+	}
+	return true
 }
 
 // source says where information about a node comes from.
@@ -497,7 +513,7 @@ type source uint8
 
 const (
 	fromSelf  source = iota // the node itself (heartbeat, zone update)
-	fromJoin                // the owner's table, handed over with a join
+	fromJoin                // an introduction: the owner's table at a join, a split notice
 	fromRelay               // another node's heartbeat or update: a repair
 )
 
