@@ -37,6 +37,9 @@ type Driver interface {
 	// population at point; it joins at its slot or once the previous peer
 	// has joined, whichever is later (package joinorder).
 	Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error
+	// Start starts emulated time (at 0) and the join sequence; call it once
+	// the initial population is spawned.
+	Start()
 	// AdvanceTo returns once emulated time t has been reached.
 	AdvanceTo(ctx context.Context, t time.Duration) error
 	// Now is the current emulated time.
@@ -125,6 +128,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		}
 	}
 
+	drv.Start()
 	rec := newRecorder(sc, drv.Name(), m)
 	for t := time.Duration(0); ; {
 		t += sc.Oracle.Interval

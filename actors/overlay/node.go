@@ -527,20 +527,22 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 	if id == 0 || id == n.id {
 		return false
 	}
-	z, ok := zoneFromWire(info.GetZone(), n.cfg.Dims)
-	if !ok {
+	// A view of the wire zone: copied only when it is kept.
+	z := can.Zone{Lo: info.GetZone().GetLo(), Hi: info.GetZone().GetHi()}
+	if !z.Valid(n.cfg.Dims) {
 		n.status.BadMessages++
 		return false
 	}
 	i, known := n.find(id)
 	if known {
 		nb := n.nbrs[i]
-		if info.Version > nb.Version {
-			nb.Zone, nb.Version = z, info.Version
-		}
 		if direct {
 			nb.LastHeard, nb.Heard = now, true
 		}
+		if info.Version <= nb.Version {
+			return true // nothing new; table entries always abut our zone
+		}
+		nb.Zone, nb.Version = z.Clone(), info.Version
 		if _, _, ok := can.Abut(n.zone, nb.Zone); !ok {
 			n.gone[id] = tombstone{nb.Version, now}
 			n.nbrs = slices.Delete(n.nbrs, i, i+1)
@@ -560,7 +562,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 	if src == fromRelay {
 		n.status.LinksLearned++
 	}
-	n.upsert(&Neighbor{ID: id, Zone: z, Version: info.Version, LastHeard: now, Heard: direct})
+	n.upsert(&Neighbor{ID: id, Zone: z.Clone(), Version: info.Version, LastHeard: now, Heard: direct})
 	return true
 }
 

@@ -22,6 +22,9 @@ type Clock struct {
 // wall time.
 func New(scale float64) *Clock { return &Clock{start: time.Now(), scale: scale} }
 
+// Restart sets emulated time 0 to now. Call it before any timer is set.
+func (c *Clock) Restart() { c.start = time.Now() }
+
 // Scale is the time scale.
 func (c *Clock) Scale() float64 { return c.scale }
 

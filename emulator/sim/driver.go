@@ -27,12 +27,14 @@ type DriverOptions struct {
 // Driver runs peers in a World. It implements the emulator's driver
 // interface.
 type Driver struct {
-	w       *World
-	opts    DriverOptions
-	peers   []*peer.Peer
-	members []overlay.NodeID
-	rng     *rand.Rand
-	seq     joinorder.Sequence
+	w        *World
+	opts     DriverOptions
+	peers    []*peer.Peer
+	members  []overlay.NodeID
+	rng      *rand.Rand
+	seq      joinorder.Sequence
+	head     *peer.Peer // first peer of the join sequence, started by Start
+	headSlot time.Duration
 }
 
 // NewDriver returns a deterministic driver for one run.
@@ -99,9 +101,16 @@ func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) e
 	}
 	d.w.OnTimer(addr, p.Fire)
 	if d.seq.Add(id, slot) {
-		d.w.At(slot, p.Start)
+		d.head, d.headSlot = p, slot
 	}
 	return nil
+}
+
+// Start schedules the first peer's join; virtual time is already at 0.
+func (d *Driver) Start() {
+	if d.head != nil {
+		d.w.At(d.headSlot, d.head.Start)
+	}
 }
 
 // AdvanceTo runs every event up to emulated time t.

@@ -28,6 +28,7 @@ func buildOverlayLatency(t *testing.T, seed uint64, kind string, n, dims int, jo
 			t.Fatal(err)
 		}
 	}
+	d.Start()
 	if err := d.AdvanceTo(context.Background(), until); err != nil {
 		t.Fatal(err)
 	}
