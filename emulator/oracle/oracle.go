@@ -66,13 +66,18 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		return rep
 	}
 
-	// Index zones by their lower faces: lowerFaces[(k, x)] lists the members
-	// whose zone starts at x along dimension k.
-	lowerFaces := map[faceKey][]int{}
+	// Index zones by their faces: lower[(k, x)] lists the members whose
+	// zone starts at x along dimension k, upper[(k, x)] those that end there.
+	// Zones can only abut across a plane they share.
+	lower, upper := map[faceKey][]int{}, map[faceKey][]int{}
 	for i, m := range members {
 		for k := 0; k < dims; k++ {
-			key := faceKey{k, m.Zone.Lo[k]}
-			lowerFaces[key] = append(lowerFaces[key], i)
+			if m.Zone.Lo[k] > 0 {
+				lower[faceKey{k, m.Zone.Lo[k]}] = append(lower[faceKey{k, m.Zone.Lo[k]}], i)
+			}
+			if m.Zone.Hi[k] < can.Span {
+				upper[faceKey{k, m.Zone.Hi[k]}] = append(upper[faceKey{k, m.Zone.Hi[k]}], i)
+			}
 		}
 	}
 
@@ -85,30 +90,27 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		}
 	}
 	var area, w big.Int
-	for i, m := range members {
-		for k := 0; k < dims; k++ {
-			if m.Zone.Hi[k] >= can.Span {
-				continue
+	for key, below := range upper {
+		above := lower[key]
+		k := key.dim
+		overlapping(members, below, above, (k+1)%dims, func(i, j int) {
+			m, o := members[i], members[j]
+			if _, _, ok := can.Abut(m.Zone, o.Zone); !ok {
+				return
 			}
-			for _, j := range lowerFaces[faceKey{k, m.Zone.Hi[k]}] {
-				o := members[j]
-				if _, _, ok := can.Abut(m.Zone, o.Zone); !ok {
+			trueNbrs[i] = append(trueNbrs[i], o.ID)
+			trueNbrs[j] = append(trueNbrs[j], m.ID)
+			area.SetInt64(1)
+			for x := 0; x < dims; x++ {
+				if x == k {
 					continue
 				}
-				trueNbrs[i] = append(trueNbrs[i], o.ID)
-				trueNbrs[j] = append(trueNbrs[j], m.ID)
-				area.SetInt64(1)
-				for x := 0; x < dims; x++ {
-					if x == k {
-						continue
-					}
-					w.SetUint64(min(m.Zone.Hi[x], o.Zone.Hi[x]) - max(m.Zone.Lo[x], o.Zone.Lo[x]))
-					area.Mul(&area, &w)
-				}
-				covered[i][2*k+1].Add(covered[i][2*k+1], &area)
-				covered[j][2*k].Add(covered[j][2*k], &area)
+				w.SetUint64(min(m.Zone.Hi[x], o.Zone.Hi[x]) - max(m.Zone.Lo[x], o.Zone.Lo[x]))
+				area.Mul(&area, &w)
 			}
-		}
+			covered[i][2*k+1].Add(covered[i][2*k+1], &area)
+			covered[j][2*k].Add(covered[j][2*k], &area)
+		})
 	}
 
 	// Faces not fully covered by abutting zones border unowned space.
@@ -163,6 +165,67 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		rep.UncoveredFraction = f
 	}
 	return rep
+}
+
+// overlapping calls fn(a, b) for every a in as and b in bs whose zones
+// overlap along dimension j: an interval join (sort both by their lower
+// bound, sweep, keep the intervals still open). With one dimension every
+// pair qualifies.
+func overlapping(members []*overlay.Snapshot, as, bs []int, j int, fn func(a, b int)) {
+	if len(as) == 0 || len(bs) == 0 {
+		return
+	}
+	if len(members[as[0]].Zone.Lo) == 1 {
+		for _, a := range as {
+			for _, b := range bs {
+				fn(a, b)
+			}
+		}
+		return
+	}
+	lo := func(i int) uint64 { return members[i].Zone.Lo[j] }
+	hi := func(i int) uint64 { return members[i].Zone.Hi[j] }
+	byLo := func(x, y int) int {
+		switch {
+		case lo(x) < lo(y):
+			return -1
+		case lo(x) > lo(y):
+			return 1
+		}
+		return 0
+	}
+	as, bs = slices.Clone(as), slices.Clone(bs)
+	slices.SortFunc(as, byLo)
+	slices.SortFunc(bs, byLo)
+	prune := func(open []int, at uint64) []int {
+		keep := open[:0]
+		for _, i := range open {
+			if hi(i) > at {
+				keep = append(keep, i)
+			}
+		}
+		return keep
+	}
+	var openA, openB []int
+	for ia, ib := 0, 0; ia < len(as) || ib < len(bs); {
+		if ib >= len(bs) || (ia < len(as) && lo(as[ia]) <= lo(bs[ib])) {
+			a := as[ia]
+			ia++
+			openB = prune(openB, lo(a))
+			for _, b := range openB {
+				fn(a, b)
+			}
+			openA = append(openA, a)
+		} else {
+			b := bs[ib]
+			ib++
+			openA = prune(openA, lo(b))
+			for _, a := range openA {
+				fn(a, b)
+			}
+			openB = append(openB, b)
+		}
+	}
 }
 
 // countOverlaps sweeps the zones along dimension 0 and tests each against
