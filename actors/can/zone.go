@@ -259,3 +259,31 @@ func Merge(a, b Zone) (Zone, bool) {
 	}
 	return m, true
 }
+
+// Extend returns zone z grown along dimension k over the whole extent of
+// zone over, which lies on the other side of a plane z touches: the
+// take-over of a departed node's zone by a node across the plane of its
+// last split (002 §4.2.2). It is a box exactly when z abuts over along k
+// and z's extent in every other dimension lies within over's (z is one of
+// the zones tiling over's face); ok reports that. Several such zones extend
+// over the same departed zone without overlapping and together cover it.
+func Extend(z, over Zone, k int) (Zone, bool) {
+	if len(z.Lo) != len(over.Lo) || k < 0 || k >= len(z.Lo) {
+		return Zone{}, false
+	}
+	for j := range z.Lo {
+		if j != k && (z.Lo[j] < over.Lo[j] || z.Hi[j] > over.Hi[j]) {
+			return Zone{}, false
+		}
+	}
+	e := z.Clone()
+	switch {
+	case z.Hi[k] == over.Lo[k]:
+		e.Hi[k] = over.Hi[k]
+	case over.Hi[k] == z.Lo[k]:
+		e.Lo[k] = over.Lo[k]
+	default:
+		return Zone{}, false
+	}
+	return e, true
+}

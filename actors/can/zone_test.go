@@ -173,3 +173,31 @@ func TestGreedyRoutingAlwaysProgresses(t *testing.T) {
 		}
 	}
 }
+
+func TestExtendTilesDepartedZone(t *testing.T) {
+	// over = [0,10)×[0,10) departs; its face at x=10 is tiled by a and b.
+	over := Zone{Lo: []uint64{0, 0}, Hi: []uint64{10, 10}}
+	a := Zone{Lo: []uint64{10, 0}, Hi: []uint64{20, 4}}
+	b := Zone{Lo: []uint64{10, 4}, Hi: []uint64{15, 10}}
+	ea, ok1 := Extend(a, over, 0)
+	eb, ok2 := Extend(b, over, 0)
+	if !ok1 || !ok2 {
+		t.Fatal("face zones cannot extend")
+	}
+	if !ea.Equal(Zone{Lo: []uint64{0, 0}, Hi: []uint64{20, 4}}) || !eb.Equal(Zone{Lo: []uint64{0, 4}, Hi: []uint64{15, 10}}) {
+		t.Fatalf("extended to %v and %v", ea, eb)
+	}
+	if Overlaps(ea, eb) {
+		t.Fatal("extended zones overlap")
+	}
+	// A zone sticking out of over's face, or not touching it, cannot extend.
+	if _, ok := Extend(Zone{Lo: []uint64{10, 5}, Hi: []uint64{20, 12}}, over, 0); ok {
+		t.Fatal("zone wider than the face extended")
+	}
+	if _, ok := Extend(Zone{Lo: []uint64{11, 0}, Hi: []uint64{20, 4}}, over, 0); ok {
+		t.Fatal("zone not touching extended")
+	}
+	if _, ok := Extend(a, over, 1); ok {
+		t.Fatal("extended along the wrong dimension")
+	}
+}

@@ -52,6 +52,9 @@ type Config struct {
 	// to the target than the best zone visited so far (default 8) before it
 	// is dropped: with stale neighbor tables greedy routing could circle.
 	MaxDetours int
+	// FailAfter is the number of heartbeat periods without a message from a
+	// neighbor after which it is declared failed (default 3).
+	FailAfter int
 }
 
 func (c Config) withDefaults() Config {
@@ -69,6 +72,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxDetours <= 0 {
 		c.MaxDetours = 8
+	}
+	if c.FailAfter <= 0 {
+		c.FailAfter = 3
 	}
 	return c
 }
@@ -119,6 +125,12 @@ type Neighbor struct {
 	// first-hand entries are relayed in heartbeats, so that stale
 	// second-hand news does not spread from table to table.
 	Heard bool
+	// LastSplit is the neighbor's last split as its heartbeats tell it: it
+	// says whether we are the neighbor's take-over node.
+	LastSplit *wire.Split
+	// List is the neighbor's neighbor list from its last full heartbeat,
+	// kept while we are its take-over node: we need it to take its zone over.
+	List []*wire.NodeInfo
 }
 
 // Status counts what a node did; drivers turn it into metrics.
@@ -134,6 +146,12 @@ type Status struct {
 	DuplicateAccepts uint64 // JOIN_ACCEPTs received after the node had joined
 	BadMessages      uint64 // messages with missing or inconsistent fields
 	JoinRetries      uint64 // join attempts that timed out
+	Takeovers        uint64 // zones (or parts) of departed neighbors taken over
+	LeavesSeen       uint64 // LEAVE messages received from departing neighbors
+	FailuresDetected uint64 // neighbors declared failed after FailAfter silent periods
+	BrokenDetected   uint64 // heartbeat periods in which the local border check found a hole
+	FullUpdateReqs   uint64 // FULL-UPDATE requests sent (adaptive mode)
+	FullUpdatesSent  uint64 // FULL-UPDATE answers sent
 }
 
 // Node is the overlay state machine of one peer.
@@ -144,8 +162,8 @@ type Node struct {
 	rng   *rand.Rand
 
 	joined  bool
+	left    bool   // departed: ignores everything from now on
 	contact NodeID // bootstrap contact of the current join attempt
-	attempt uint64 // join attempt number, to ignore stale retry timers
 	zone    can.Zone
 	version uint64
 	history []*wire.Split
@@ -153,10 +171,11 @@ type Node struct {
 	// gone remembers the last zone version of nodes dropped from the table
 	// for a while, so that older second-hand information about them (still
 	// circulating in other nodes' heartbeats) cannot bring them back.
-	gone      map[NodeID]tombstone
-	pending   []pendingMsg
-	nextBeat  time.Duration
-	joinRetry time.Duration
+	gone        map[NodeID]tombstone
+	pending     []pendingMsg
+	nextBeat    time.Duration
+	joinRetry   time.Duration
+	lastFullReq time.Duration // when we last asked for full updates (adaptive)
 
 	ready  Ready
 	status Status
@@ -167,9 +186,14 @@ type tombstone struct {
 	at      time.Duration
 }
 
-// tombstoneTTL is how long (in heartbeat periods) a dropped node's version
-// is remembered: long enough for stale copies to die out of every table.
-const tombstoneTTL = 4
+// tombstoneSlack is how many heartbeat periods beyond FailAfter a dropped
+// node's version is remembered: long enough for stale copies to die out of
+// every table (entries not heard from for FailAfter periods are dropped).
+const tombstoneSlack = 2
+
+// departed is the tombstone version of a node that left or failed: no news
+// of it can bring it back.
+const departed = ^uint64(0)
 
 type pendingMsg struct {
 	from NodeID
@@ -226,7 +250,7 @@ func (n *Node) timer(kind TimerKind, at time.Duration) {
 // can find an existing node", 003 §4.1). With contact 0 the node founds the
 // overlay and owns the whole space.
 func (n *Node) Bootstrap(now time.Duration, contact NodeID) {
-	if n.joined {
+	if n.joined || n.left {
 		return
 	}
 	if contact == 0 || contact == n.id {
@@ -247,6 +271,9 @@ func (n *Node) sendJoin() {
 // it before the timer's deadline (a stale timer, superseded by a later one,
 // is recognised by its time and ignored).
 func (n *Node) Tick(now time.Duration, kind TimerKind) {
+	if n.left {
+		return
+	}
 	switch kind {
 	case TimerHeartbeat:
 		if n.joined && now >= n.nextBeat {
@@ -262,6 +289,9 @@ func (n *Node) Tick(now time.Duration, kind TimerKind) {
 
 // Step handles one message from peer from.
 func (n *Node) Step(now time.Duration, from NodeID, m proto.Message) {
+	if n.left {
+		return
+	}
 	switch m := m.(type) {
 	case *wire.Join:
 		n.onJoin(now, from, m)
@@ -273,6 +303,12 @@ func (n *Node) Step(now time.Duration, from NodeID, m proto.Message) {
 		n.onHeartbeat(now, from, m)
 	case *wire.ZoneUpdate:
 		n.onZoneUpdate(now, from, m)
+	case *wire.Leave:
+		n.onLeave(now, from, m)
+	case *wire.FullUpdateRequest:
+		n.onFullUpdateRequest(now, from, m)
+	case *wire.FullUpdate:
+		n.onFullUpdate(now, from, m)
 	default:
 		n.status.BadMessages++
 	}
@@ -463,6 +499,16 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 	}
 	if !n.learn(now, m.Self, fromSelf) {
 		n.notNeighbor(from)
+	} else if i, ok := n.find(from); ok {
+		nb := n.nbrs[i]
+		nb.LastSplit = m.LastSplit
+		if len(m.Neighbors) > 0 {
+			if _, ours := n.takesOver(nb.Zone, m.LastSplit); ours {
+				nb.List = m.Neighbors
+			} else {
+				nb.List = nil
+			}
+		}
 	}
 	for _, info := range m.Neighbors {
 		n.learn(now, info, fromRelay)
@@ -587,30 +633,302 @@ func (n *Node) upsert(nb *Neighbor) {
 	n.nbrs = slices.Insert(n.nbrs, i, nb)
 }
 
-// heartbeat sends the periodic heartbeat to every neighbor. In vanilla mode
-// it carries the sender's full neighbor list (002 §4.2.1: messages O(d),
-// volume O(d²) per node).
+// heartbeat runs once per period: it declares silent neighbors failed
+// (and takes their zones over where we are their take-over node), checks
+// the zone border for broken links in adaptive mode, and sends the periodic
+// heartbeat to every neighbor (002 §4.2):
+//   - vanilla: the full neighbor list to every neighbor (messages O(d),
+//     volume O(d²) per node);
+//   - compact and adaptive: the full list only to our take-over nodes, our
+//     zone and last split to the others (volume ≈ O(d)).
 func (n *Node) heartbeat(now time.Duration) {
-	hb := &wire.Heartbeat{Self: n.info()}
-	if n.cfg.Mode == ModeVanilla {
-		hb.Neighbors = make([]*wire.NodeInfo, 0, len(n.nbrs))
-		for _, nb := range n.nbrs {
-			if nb.Heard {
-				hb.Neighbors = append(hb.Neighbors, neighborInfo(nb))
-			}
-		}
+	n.detectFailures(now)
+	if n.cfg.Mode == ModeAdaptive {
+		n.checkBorder(now)
 	}
+	last := n.lastSplit()
+	full := &wire.Heartbeat{Self: n.info(), Neighbors: n.heardList(), LastSplit: last}
+	var short *wire.Heartbeat
 	for _, nb := range n.nbrs {
-		n.send(nb.ID, hb)
+		if n.cfg.Mode == ModeVanilla || n.isOurTakeover(nb, last) {
+			n.send(nb.ID, full)
+			continue
+		}
+		if short == nil {
+			short = &wire.Heartbeat{Self: full.Self, LastSplit: last}
+		}
+		n.send(nb.ID, short)
 	}
 	for n.nextBeat <= now {
 		n.nextBeat += n.cfg.HeartbeatPeriod
 	}
 	n.timer(TimerHeartbeat, n.nextBeat)
+	ttl := time.Duration(n.cfg.FailAfter+tombstoneSlack) * n.cfg.HeartbeatPeriod
 	for id, t := range n.gone { // deleting only: the order does not matter
-		if now-t.at > tombstoneTTL*n.cfg.HeartbeatPeriod {
+		if now-t.at > ttl {
 			delete(n.gone, id)
 		}
+	}
+}
+
+// heardList is our neighbor list as heartbeats relay it: first-hand entries.
+func (n *Node) heardList() []*wire.NodeInfo {
+	out := make([]*wire.NodeInfo, 0, len(n.nbrs))
+	for _, nb := range n.nbrs {
+		if nb.Heard {
+			out = append(out, neighborInfo(nb))
+		}
+	}
+	return out
+}
+
+// lastSplit is the most recent entry of our split history, nil if none.
+func (n *Node) lastSplit() *wire.Split {
+	if len(n.history) == 0 {
+		return nil
+	}
+	return n.history[len(n.history)-1]
+}
+
+// isOurTakeover reports whether nb is one of our take-over nodes: its zone
+// lies across the plane of our last split, on the side we gave away, and
+// within our face there (002 §4.2.2, Fig 4.2).
+func (n *Node) isOurTakeover(nb *Neighbor, last *wire.Split) bool {
+	if last == nil {
+		return false
+	}
+	_, ok := can.Extend(nb.Zone, n.zone, int(last.Dim))
+	return ok && planeBetween(n.zone, nb.Zone, last)
+}
+
+// takesOver reports whether we are a take-over node of a node with zone z
+// whose last split is last: whether we can extend over z across that plane.
+func (n *Node) takesOver(z can.Zone, last *wire.Split) (can.Zone, bool) {
+	if last == nil || int(last.Dim) >= n.cfg.Dims || !planeBetween(z, n.zone, last) {
+		return can.Zone{}, false
+	}
+	return can.Extend(n.zone, z, int(last.Dim))
+}
+
+// planeBetween reports whether the split plane last separates zone a (the
+// node whose split it is, on side last.Upper) from zone b.
+func planeBetween(a, b can.Zone, last *wire.Split) bool {
+	k := int(last.Dim)
+	if k >= len(a.Lo) || k >= len(b.Lo) {
+		return false
+	}
+	if last.Upper {
+		return a.Lo[k] == last.At && b.Hi[k] == last.At
+	}
+	return a.Hi[k] == last.At && b.Lo[k] == last.At
+}
+
+// detectFailures declares failed every neighbor not heard from for
+// FailAfter heartbeat periods (002 §4.2: consecutive missed heartbeats).
+// Where we are its take-over node we claim its zone; otherwise we drop it
+// and learn the new owners from the take-over nodes' zone updates.
+func (n *Node) detectFailures(now time.Duration) {
+	limit := time.Duration(n.cfg.FailAfter) * n.cfg.HeartbeatPeriod
+	var silent []*Neighbor
+	for _, nb := range n.nbrs {
+		if now-nb.LastHeard > limit {
+			silent = append(silent, nb)
+		}
+	}
+	for _, nb := range silent {
+		if _, ok := n.find(nb.ID); !ok {
+			continue // removed by an earlier take-over in this loop
+		}
+		if nb.Heard {
+			n.status.FailuresDetected++
+		}
+		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, nb.List) {
+			n.forget(nb.ID)
+		}
+	}
+}
+
+// forget drops a departed node from the table for good.
+func (n *Node) forget(id NodeID) {
+	if i, ok := n.find(id); ok {
+		n.nbrs = slices.Delete(n.nbrs, i, i+1)
+	}
+	n.gone[id] = tombstone{departed, n.nextBeat}
+}
+
+// absorb takes over the zone z of departed node id if we are one of its
+// take-over nodes (across the plane of its last split): our zone grows over
+// our part of z (can.Extend), the split that separated us disappears from
+// our history, we learn its neighbors, and we tell all our neighbors our new
+// zone. Several take-over nodes each absorb their own part, independently.
+func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split, list []*wire.NodeInfo) bool {
+	grown, ok := n.takesOver(z, last)
+	if !ok {
+		return false
+	}
+	n.status.Takeovers++
+	n.forget(id)
+	old := slices.Clone(n.nbrs)
+	n.zone = grown
+	n.version++
+	n.pruneHistory()
+	for _, info := range list {
+		n.learn(now, info, fromJoin)
+	}
+	// Our grown zone may no longer abut some neighbors along the old face;
+	// learn() keeps tables exact for the others.
+	kept := n.nbrs[:0]
+	for _, nb := range n.nbrs {
+		if _, _, ok := can.Abut(n.zone, nb.Zone); ok {
+			kept = append(kept, nb)
+		} else {
+			n.gone[nb.ID] = tombstone{nb.Version, now}
+		}
+	}
+	n.nbrs = kept
+	upd := &wire.ZoneUpdate{Self: n.info()}
+	sent := map[NodeID]bool{}
+	for _, nb := range n.nbrs {
+		sent[nb.ID] = true
+		n.send(nb.ID, upd)
+	}
+	for _, nb := range old {
+		if !sent[nb.ID] {
+			n.send(nb.ID, upd)
+		}
+	}
+	return true
+}
+
+// pruneHistory drops split-history entries whose plane our zone now
+// crosses: after a take-over the split that made us and the departed node
+// siblings no longer exists (nor, later, the splits of regions we grew
+// over), so our last remaining entry names our current take-over plane.
+func (n *Node) pruneHistory() {
+	kept := n.history[:0]
+	for _, h := range n.history {
+		k := int(h.Dim)
+		if k >= len(n.zone.Lo) {
+			continue
+		}
+		if (h.Upper && n.zone.Lo[k] >= h.At) || (!h.Upper && n.zone.Hi[k] <= h.At) {
+			kept = append(kept, h)
+		}
+	}
+	n.history = kept
+}
+
+// Leave makes the node depart gracefully (002 §4.2.2): its take-over nodes
+// — the neighbors across the plane of its last split — receive its zone,
+// neighbor list and last split and absorb it; its other neighbors drop it.
+// Afterwards the node ignores everything.
+func (n *Node) Leave(now time.Duration) {
+	if n.left {
+		return
+	}
+	if n.joined {
+		all := make([]*wire.NodeInfo, len(n.nbrs))
+		for i, nb := range n.nbrs {
+			all[i] = neighborInfo(nb)
+		}
+		msg := &wire.Leave{Self: n.info(), Neighbors: all, LastSplit: n.lastSplit()}
+		for _, nb := range n.nbrs {
+			n.send(nb.ID, msg)
+		}
+	}
+	n.joined, n.left = false, true
+	n.pending = nil
+}
+
+// Left reports whether the node has departed.
+func (n *Node) Left() bool { return n.left }
+
+func (n *Node) onLeave(now time.Duration, from NodeID, m *wire.Leave) {
+	if !n.joined || !n.validSender(from, m.Self) {
+		return
+	}
+	n.status.LeavesSeen++
+	z, _ := zoneFromWire(m.Self.Zone, n.cfg.Dims)
+	if !n.absorb(now, from, z, m.LastSplit, m.Neighbors) {
+		n.forget(from)
+	}
+}
+
+// checkBorder is the adaptive scheme's local broken-link detection (002
+// §4.2.3): if part of our zone's border (not on the space boundary) is not
+// covered by the zones of known neighbors, we ask every neighbor for its
+// full neighbor list, at most once per heartbeat period.
+func (n *Node) checkBorder(now time.Duration) {
+	if !n.borderHasHole() {
+		return
+	}
+	n.status.BrokenDetected++
+	if n.lastFullReq != 0 && now-n.lastFullReq < n.cfg.HeartbeatPeriod {
+		return
+	}
+	n.lastFullReq = now
+	n.status.FullUpdateReqs++
+	req := &wire.FullUpdateRequest{Self: n.info()}
+	for _, nb := range n.nbrs {
+		n.send(nb.ID, req)
+	}
+}
+
+// borderHasHole reports whether some face of our zone, not on the space
+// boundary, is not completely covered by abutting known neighbors. Areas
+// are compared in floating point relative to the face: a hole smaller than
+// a billionth of a face goes unnoticed (the oracle counts exactly).
+func (n *Node) borderHasHole() bool {
+	d := n.cfg.Dims
+	for k := 0; k < d; k++ {
+		for _, upper := range []bool{false, true} {
+			if (!upper && n.zone.Lo[k] == 0) || (upper && n.zone.Hi[k] == can.Span) {
+				continue
+			}
+			face := 1.0
+			for j := 0; j < d; j++ {
+				if j != k {
+					face *= float64(n.zone.Hi[j] - n.zone.Lo[j])
+				}
+			}
+			covered := 0.0
+			for _, nb := range n.nbrs {
+				dim, up, ok := can.Abut(n.zone, nb.Zone)
+				if !ok || dim != k || up != upper {
+					continue
+				}
+				a := 1.0
+				for j := 0; j < d; j++ {
+					if j != k {
+						a *= float64(min(n.zone.Hi[j], nb.Zone.Hi[j]) - max(n.zone.Lo[j], nb.Zone.Lo[j]))
+					}
+				}
+				covered += a
+			}
+			if covered < face*(1-1e-9) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (n *Node) onFullUpdateRequest(now time.Duration, from NodeID, m *wire.FullUpdateRequest) {
+	if !n.joined || !n.validSender(from, m.Self) {
+		return
+	}
+	n.learn(now, m.Self, fromSelf)
+	n.status.FullUpdatesSent++
+	n.send(from, &wire.FullUpdate{Self: n.info(), Neighbors: n.heardList()})
+}
+
+func (n *Node) onFullUpdate(now time.Duration, from NodeID, m *wire.FullUpdate) {
+	if !n.joined || !n.validSender(from, m.Self) {
+		return
+	}
+	n.learn(now, m.Self, fromSelf)
+	for _, info := range m.Neighbors {
+		n.learn(now, info, fromRelay)
 	}
 }
 

@@ -760,7 +760,7 @@ func TestTombstonesExpire(t *testing.T) {
 	a, c := tDropped(t)
 	abutting := zoneToWire(tZone2(tHalf, tFull, 0, tFull))
 	// Heartbeats within the TTL keep the tombstone, later ones expire it.
-	now := time.Duration(tombstoneTTL) * tPeriod
+	now := time.Duration(3+tombstoneSlack) * tPeriod // FailAfter + slack
 	a.Tick(now, TimerHeartbeat)
 	if _, ok := a.gone[2]; !ok {
 		t.Fatal("tombstone expired too early")
@@ -891,11 +891,12 @@ func TestHeartbeatTimer(t *testing.T) {
 		t.Fatalf("second heartbeat in the same period: %v", r.Messages)
 	}
 	// A late tick keeps the phase: the next beat is on the grid after now.
-	late := due + tPeriod + tPeriod/2 + 2*tPeriod
+	// (Late, but before the neighbors count as failed.)
+	late := due + tPeriod + tPeriod/2
 	o.Tick(late, TimerHeartbeat)
 	r = tDrain(o)
-	if len(r.Messages) != 2 || len(r.Timers) != 1 || r.Timers[0].At != due+4*tPeriod {
-		t.Fatalf("late tick: %+v, want next at %v", r, due+4*tPeriod)
+	if len(r.Messages) != 2 || len(r.Timers) != 1 || r.Timers[0].At != due+2*tPeriod {
+		t.Fatalf("late tick: %+v, want next at %v", r, due+2*tPeriod)
 	}
 	for _, n := range []*Node{r1, r2} {
 		n.Step(due, 1, hb)

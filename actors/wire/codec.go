@@ -58,6 +58,12 @@ func newPayload(t MsgType) (proto.Message, error) {
 		return &Heartbeat{}, nil
 	case MsgType_MSG_ZONE_UPDATE:
 		return &ZoneUpdate{}, nil
+	case MsgType_MSG_LEAVE:
+		return &Leave{}, nil
+	case MsgType_MSG_FULL_UPDATE_REQUEST:
+		return &FullUpdateRequest{}, nil
+	case MsgType_MSG_FULL_UPDATE:
+		return &FullUpdate{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownType, int32(t))
 }
@@ -75,6 +81,12 @@ func TypeOf(m proto.Message) MsgType {
 		return MsgType_MSG_HEARTBEAT
 	case *ZoneUpdate:
 		return MsgType_MSG_ZONE_UPDATE
+	case *Leave:
+		return MsgType_MSG_LEAVE
+	case *FullUpdateRequest:
+		return MsgType_MSG_FULL_UPDATE_REQUEST
+	case *FullUpdate:
+		return MsgType_MSG_FULL_UPDATE
 	}
 	return MsgType_MSG_UNSPECIFIED
 }

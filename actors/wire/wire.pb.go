@@ -42,6 +42,13 @@ const (
 	MsgType_MSG_HEARTBEAT MsgType = 4
 	// Immediate notice of a changed zone, plus nodes the receiver may need (ZoneUpdate).
 	MsgType_MSG_ZONE_UPDATE MsgType = 5
+	// A node leaves gracefully: its zone, neighbors and last split (Leave).
+	MsgType_MSG_LEAVE MsgType = 6
+	// Adaptive heartbeats: a node that detected a broken link asks its
+	// neighbors for their full neighbor lists (FullUpdateRequest) ...
+	MsgType_MSG_FULL_UPDATE_REQUEST MsgType = 7
+	// ... and they answer with them (FullUpdate).
+	MsgType_MSG_FULL_UPDATE MsgType = 8
 )
 
 // Enum value maps for MsgType.
@@ -53,14 +60,20 @@ var (
 		3: "MSG_JOIN_REJECT",
 		4: "MSG_HEARTBEAT",
 		5: "MSG_ZONE_UPDATE",
+		6: "MSG_LEAVE",
+		7: "MSG_FULL_UPDATE_REQUEST",
+		8: "MSG_FULL_UPDATE",
 	}
 	MsgType_value = map[string]int32{
-		"MSG_UNSPECIFIED": 0,
-		"MSG_JOIN":        1,
-		"MSG_JOIN_ACCEPT": 2,
-		"MSG_JOIN_REJECT": 3,
-		"MSG_HEARTBEAT":   4,
-		"MSG_ZONE_UPDATE": 5,
+		"MSG_UNSPECIFIED":         0,
+		"MSG_JOIN":                1,
+		"MSG_JOIN_ACCEPT":         2,
+		"MSG_JOIN_REJECT":         3,
+		"MSG_HEARTBEAT":           4,
+		"MSG_ZONE_UPDATE":         5,
+		"MSG_LEAVE":               6,
+		"MSG_FULL_UPDATE_REQUEST": 7,
+		"MSG_FULL_UPDATE":         8,
 	}
 )
 
@@ -558,11 +571,14 @@ func (x *JoinReject) GetReason() string {
 	return ""
 }
 
-// Heartbeat carries the sender's zone and, in vanilla mode, its full neighbor list.
+// Heartbeat carries the sender's zone, its last split (so that receivers
+// know whether they are its take-over nodes) and, in vanilla mode or to its
+// take-over nodes in compact mode, its full neighbor list.
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
 	Neighbors     []*NodeInfo            `protobuf:"bytes,2,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	LastSplit     *Split                 `protobuf:"bytes,3,opt,name=last_split,json=lastSplit,proto3" json:"last_split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -611,6 +627,171 @@ func (x *Heartbeat) GetNeighbors() []*NodeInfo {
 	return nil
 }
 
+func (x *Heartbeat) GetLastSplit() *Split {
+	if x != nil {
+		return x.LastSplit
+	}
+	return nil
+}
+
+// Leave hands a leaving node's zone to its take-over nodes (those across the
+// plane of its last split) and tells its other neighbors to drop it.
+type Leave struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
+	Neighbors     []*NodeInfo            `protobuf:"bytes,2,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	LastSplit     *Split                 `protobuf:"bytes,3,opt,name=last_split,json=lastSplit,proto3" json:"last_split,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Leave) Reset() {
+	*x = Leave{}
+	mi := &file_wire_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Leave) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Leave) ProtoMessage() {}
+
+func (x *Leave) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Leave.ProtoReflect.Descriptor instead.
+func (*Leave) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Leave) GetSelf() *NodeInfo {
+	if x != nil {
+		return x.Self
+	}
+	return nil
+}
+
+func (x *Leave) GetNeighbors() []*NodeInfo {
+	if x != nil {
+		return x.Neighbors
+	}
+	return nil
+}
+
+func (x *Leave) GetLastSplit() *Split {
+	if x != nil {
+		return x.LastSplit
+	}
+	return nil
+}
+
+type FullUpdateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FullUpdateRequest) Reset() {
+	*x = FullUpdateRequest{}
+	mi := &file_wire_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FullUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FullUpdateRequest) ProtoMessage() {}
+
+func (x *FullUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FullUpdateRequest.ProtoReflect.Descriptor instead.
+func (*FullUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *FullUpdateRequest) GetSelf() *NodeInfo {
+	if x != nil {
+		return x.Self
+	}
+	return nil
+}
+
+type FullUpdate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
+	Neighbors     []*NodeInfo            `protobuf:"bytes,2,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FullUpdate) Reset() {
+	*x = FullUpdate{}
+	mi := &file_wire_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FullUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FullUpdate) ProtoMessage() {}
+
+func (x *FullUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FullUpdate.ProtoReflect.Descriptor instead.
+func (*FullUpdate) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *FullUpdate) GetSelf() *NodeInfo {
+	if x != nil {
+		return x.Self
+	}
+	return nil
+}
+
+func (x *FullUpdate) GetNeighbors() []*NodeInfo {
+	if x != nil {
+		return x.Neighbors
+	}
+	return nil
+}
+
 type ZoneUpdate struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
@@ -621,7 +802,7 @@ type ZoneUpdate struct {
 
 func (x *ZoneUpdate) Reset() {
 	*x = ZoneUpdate{}
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +814,7 @@ func (x *ZoneUpdate) String() string {
 func (*ZoneUpdate) ProtoMessage() {}
 
 func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +827,7 @@ func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneUpdate.ProtoReflect.Descriptor instead.
 func (*ZoneUpdate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{8}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ZoneUpdate) GetSelf() *NodeInfo {
@@ -702,21 +883,37 @@ const file_wire_proto_rawDesc = "" +
 	"\x04hops\x18\x04 \x01(\rR\x04hops\"$\n" +
 	"\n" +
 	"JoinReject\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"m\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa1\x01\n" +
 	"\tHeartbeat\x12*\n" +
+	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x124\n" +
+	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
+	"\n" +
+	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\"\x9d\x01\n" +
+	"\x05Leave\x12*\n" +
+	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x124\n" +
+	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
+	"\n" +
+	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\"?\n" +
+	"\x11FullUpdateRequest\x12*\n" +
+	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\"n\n" +
+	"\n" +
+	"FullUpdate\x12*\n" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x124\n" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\"h\n" +
 	"\n" +
 	"ZoneUpdate\x12*\n" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x12.\n" +
-	"\x06others\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\x06others*~\n" +
+	"\x06others\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\x06others*\xbf\x01\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
 	"\x0fMSG_JOIN_ACCEPT\x10\x02\x12\x13\n" +
 	"\x0fMSG_JOIN_REJECT\x10\x03\x12\x11\n" +
 	"\rMSG_HEARTBEAT\x10\x04\x12\x13\n" +
-	"\x0fMSG_ZONE_UPDATE\x10\x05B(Z&github.com/gridbed/gridbed/actors/wireb\x06proto3"
+	"\x0fMSG_ZONE_UPDATE\x10\x05\x12\r\n" +
+	"\tMSG_LEAVE\x10\x06\x12\x1b\n" +
+	"\x17MSG_FULL_UPDATE_REQUEST\x10\a\x12\x13\n" +
+	"\x0fMSG_FULL_UPDATE\x10\bB(Z&github.com/gridbed/gridbed/actors/wireb\x06proto3"
 
 var (
 	file_wire_proto_rawDescOnce sync.Once
@@ -731,34 +928,44 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_wire_proto_goTypes = []any{
-	(MsgType)(0),       // 0: gridbed.wire.MsgType
-	(*Envelope)(nil),   // 1: gridbed.wire.Envelope
-	(*Zone)(nil),       // 2: gridbed.wire.Zone
-	(*NodeInfo)(nil),   // 3: gridbed.wire.NodeInfo
-	(*Split)(nil),      // 4: gridbed.wire.Split
-	(*Join)(nil),       // 5: gridbed.wire.Join
-	(*JoinAccept)(nil), // 6: gridbed.wire.JoinAccept
-	(*JoinReject)(nil), // 7: gridbed.wire.JoinReject
-	(*Heartbeat)(nil),  // 8: gridbed.wire.Heartbeat
-	(*ZoneUpdate)(nil), // 9: gridbed.wire.ZoneUpdate
+	(MsgType)(0),              // 0: gridbed.wire.MsgType
+	(*Envelope)(nil),          // 1: gridbed.wire.Envelope
+	(*Zone)(nil),              // 2: gridbed.wire.Zone
+	(*NodeInfo)(nil),          // 3: gridbed.wire.NodeInfo
+	(*Split)(nil),             // 4: gridbed.wire.Split
+	(*Join)(nil),              // 5: gridbed.wire.Join
+	(*JoinAccept)(nil),        // 6: gridbed.wire.JoinAccept
+	(*JoinReject)(nil),        // 7: gridbed.wire.JoinReject
+	(*Heartbeat)(nil),         // 8: gridbed.wire.Heartbeat
+	(*Leave)(nil),             // 9: gridbed.wire.Leave
+	(*FullUpdateRequest)(nil), // 10: gridbed.wire.FullUpdateRequest
+	(*FullUpdate)(nil),        // 11: gridbed.wire.FullUpdate
+	(*ZoneUpdate)(nil),        // 12: gridbed.wire.ZoneUpdate
 }
 var file_wire_proto_depIdxs = []int32{
-	0, // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
-	2, // 1: gridbed.wire.NodeInfo.zone:type_name -> gridbed.wire.Zone
-	2, // 2: gridbed.wire.JoinAccept.zone:type_name -> gridbed.wire.Zone
-	4, // 3: gridbed.wire.JoinAccept.history:type_name -> gridbed.wire.Split
-	3, // 4: gridbed.wire.JoinAccept.neighbors:type_name -> gridbed.wire.NodeInfo
-	3, // 5: gridbed.wire.Heartbeat.self:type_name -> gridbed.wire.NodeInfo
-	3, // 6: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
-	3, // 7: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
-	3, // 8: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
+	2,  // 1: gridbed.wire.NodeInfo.zone:type_name -> gridbed.wire.Zone
+	2,  // 2: gridbed.wire.JoinAccept.zone:type_name -> gridbed.wire.Zone
+	4,  // 3: gridbed.wire.JoinAccept.history:type_name -> gridbed.wire.Split
+	3,  // 4: gridbed.wire.JoinAccept.neighbors:type_name -> gridbed.wire.NodeInfo
+	3,  // 5: gridbed.wire.Heartbeat.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 6: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 7: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
+	3,  // 8: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 9: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 10: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
+	3,  // 11: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 12: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 13: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
+	3,  // 14: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 15: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -772,7 +979,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -48,11 +48,15 @@ func snaps(st []peer.State) []overlay.Snapshot {
 // exchange vanilla heartbeats; afterwards the zones tile the space and every
 // peer knows exactly its true neighbors.
 func TestJoinBuildsConsistentOverlay(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 400
+	}
 	for _, kind := range []string{population.Mixed, population.Clustered} {
 		for _, seed := range []uint64{1, 2} {
-			st, _ := buildOverlay(t, seed, kind, 2000, 2, time.Minute, 3*time.Minute)
+			st, _ := buildOverlay(t, seed, kind, n, 2, time.Minute, 3*time.Minute)
 			rep := oracle.Check(snaps(st), 3)
-			if rep.Members != 2000 || rep.ZoneGaps != 0 || rep.ZoneOverlaps != 0 || rep.BrokenLinks != 0 || rep.StaleLinks != 0 || rep.UncoveredFraction != 0 {
+			if rep.Members != n || rep.ZoneGaps != 0 || rep.ZoneOverlaps != 0 || rep.BrokenLinks != 0 || rep.StaleLinks != 0 || rep.UncoveredFraction != 0 {
 				t.Fatalf("seed %d %s: %+v", seed, kind, rep)
 			}
 			// Mixed nodes spread over all dimensions; identical (clustered)
