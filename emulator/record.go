@@ -19,6 +19,7 @@ type Sample struct {
 	Oracle   oracle.Report
 	Traffic  metrics.TrafficSnapshot // cumulative since the start
 	Backlog  int64                   // bus messages waiting in mailboxes (emulator)
+	Events   map[string]uint64       // overlay events summed over peers, cumulative
 	LagP99   float64                 // clock lag p99 so far, wall seconds
 	Duration time.Duration           // the run's emulated length, for progress displays
 }
@@ -37,6 +38,8 @@ type recorder struct {
 	allJoinedAt time.Duration
 	wallStart   time.Time
 	lastWall    time.Time
+	churnEnd    time.Duration // end of churn, -1 without churn
+	reconverged time.Duration // time from churnEnd to a clean sample, -1 if not (yet)
 	// wholeRunPeerMinutes is ∫ members dt over the whole run, for the
 	// rates when no steady-state window opened.
 	wholeRunPeerMinutes float64
@@ -51,7 +54,13 @@ func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder 
 	// heartbeat period after the join window, once every initial peer has
 	// joined. If that never happens the rates cover the whole run and the
 	// summary says they are not steady-state figures.
-	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, wallStart: time.Now()}
+	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, wallStart: time.Now(), churnEnd: -1, reconverged: -1}
+	if sc.Churn.Interval > 0 {
+		r.churnEnd = sc.Churn.Stop
+		if r.churnEnd <= 0 {
+			r.churnEnd = sc.Duration
+		}
+	}
 	r.windowFrom = sc.Peers.JoinWindow + sc.Overlay.Heartbeat.Period
 	return r
 }
@@ -64,7 +73,11 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 		addStatus(ev, states[i].Status)
 	}
 	rep := oracle.Check(snaps, r.sc.Overlay.Dimensions+1)
-	s := Sample{T: t, Oracle: rep, Traffic: r.m.Traffic.Snapshot(), Backlog: backlog, LagP99: r.m.Lag.Quantile(0.99), Duration: r.sc.Duration}
+	s := Sample{T: t, Oracle: rep, Traffic: r.m.Traffic.Snapshot(), Backlog: backlog, Events: ev, LagP99: r.m.Lag.Quantile(0.99), Duration: r.sc.Duration}
+	if r.churnEnd >= 0 && r.reconverged < 0 && t >= r.churnEnd &&
+		rep.BrokenLinks == 0 && rep.ZoneGaps == 0 && rep.ZoneOverlaps == 0 && rep.UncoveredFraction == 0 {
+		r.reconverged = t - r.churnEnd
+	}
 
 	dt := (t - r.lastT).Minutes()
 	if r.allJoinedAt < 0 && rep.Members >= r.sc.Peers.Count {
@@ -111,6 +124,12 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["link_learned"] += st.LinksLearned
 	ev["not_neighbor_note"] += st.NotNeighborNotes
 	ev["bad_message"] += st.BadMessages
+	ev["takeover"] += st.Takeovers
+	ev["leave_seen"] += st.LeavesSeen
+	ev["failure_detected"] += st.FailuresDetected
+	ev["broken_link_detected"] += st.BrokenDetected
+	ev["full_update_request"] += st.FullUpdateReqs
+	ev["full_update"] += st.FullUpdatesSent
 }
 
 func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs bus.Stats) Summary {
@@ -171,9 +190,14 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	o.ZoneOverlaps = last.Oracle.ZoneOverlaps
 	o.UncoveredFraction = last.Oracle.UncoveredFraction
 	o.NeighborsMean = last.Oracle.NeighborsMean
-	o.Events = map[string]uint64{}
-	for k, v := range r.m.Events() {
-		o.Events[k] = v
+	o.Events = last.Events
+	o.Takeovers = last.Events["takeover"]
+	o.Repairs = last.Events["link_learned"]
+	o.FailuresDetected = last.Events["failure_detected"]
+	o.FullUpdateRequests = last.Events["full_update_request"]
+	if r.reconverged >= 0 {
+		v := r.reconverged.Seconds()
+		o.ReconvergeSeconds = &v
 	}
 
 	s.Clock.LagSeconds.P50 = r.m.Lag.Quantile(0.50)

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/churn"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -40,6 +42,14 @@ type Driver interface {
 	// Start starts emulated time (at 0) and the join sequence; call it once
 	// the initial population is spawned.
 	Start()
+	// At runs fn at emulated time t in the driver's own context (the
+	// simulator's event loop, the emulator's timer goroutine).
+	At(t time.Duration, fn func())
+	// Join adds peer id (the next id) at point, joining at once (churn).
+	Join(id overlay.NodeID, point can.Point) error
+	// Depart makes a random member leave gracefully, or crash when fail is
+	// set; it returns the peer, or 0 when there was no member.
+	Depart(fail bool) overlay.NodeID
 	// AdvanceTo returns once emulated time t has been reached.
 	AdvanceTo(ctx context.Context, t time.Duration) error
 	// Now is the current emulated time.
@@ -78,18 +88,17 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if opts.Driver == "" {
 		opts.Driver = DriverEmulator
 	}
-	if sc.Overlay.Heartbeat.Mode != overlay.ModeVanilla {
-		return nil, fmt.Errorf("overlay.heartbeat.mode %q is not implemented yet — write vanilla (compact and adaptive heartbeats arrive with overlay maintenance)", sc.Overlay.Heartbeat.Mode)
-	}
 	m := opts.Metrics
 	if m == nil {
 		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
 	}
-	nodes, err := population.Generate(sc.Peers.Population, sc.Peers.Count, sc.Overlay.Dimensions, sc.Seed)
+	plan := churn.Plan(sc.Churn, sc.Duration, sc.Seed)
+	// Peers joining by churn continue the same population draw.
+	nodes, err := population.Generate(sc.Peers.Population, sc.Peers.Count+churn.Joins(plan), sc.Overlay.Dimensions, sc.Seed)
 	if err != nil {
 		return nil, err
 	}
-	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode}
+	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter}
 
 	var drv Driver
 	var backlog func() int64
@@ -118,7 +127,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		}
 	}()
 
-	for i, n := range nodes {
+	for i, n := range nodes[:sc.Peers.Count] {
 		startAt := time.Duration(0)
 		if sc.Peers.Count > 1 {
 			startAt = time.Duration(int64(sc.Peers.JoinWindow) * int64(i) / int64(sc.Peers.Count))
@@ -128,6 +137,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		}
 	}
 
+	churned := scheduleChurn(drv, plan, nodes, sc.Peers.Count, m, opts.Logger)
 	drv.Start()
 	rec := newRecorder(sc, drv.Name(), m)
 	for t := time.Duration(0); ; {
@@ -164,5 +174,54 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
+	sum.Churn = churned.summary()
 	return &Result{Summary: sum, Series: rec.series, Scenario: sc}, nil
+}
+
+// churnCounts counts the churn events carried out (written in the driver's
+// context, read after the driver stopped).
+type churnCounts struct{ joins, leaves, failures, skipped atomic.Uint64 }
+
+func (c *churnCounts) summary() ChurnSummary {
+	return ChurnSummary{Joins: c.joins.Load(), Leaves: c.leaves.Load(), Failures: c.failures.Load(), Skipped: c.skipped.Load()}
+}
+
+// scheduleChurn hands the churn plan to the driver: joins take the next
+// peer of the population, departures a random member.
+func scheduleChurn(drv Driver, plan []churn.Event, nodes []population.Node, next int, m *metrics.Run, logger *slog.Logger) *churnCounts {
+	c := &churnCounts{}
+	for _, ev := range plan {
+		switch ev.Kind {
+		case churn.Join:
+			n := nodes[next]
+			next++
+			id := overlay.NodeID(next)
+			drv.At(ev.At, func() {
+				if err := drv.Join(id, n.Point); err != nil {
+					c.skipped.Add(1)
+					if logger != nil {
+						logger.Warn("churn join failed", "peer", id, "err", err)
+					}
+					return
+				}
+				c.joins.Add(1)
+				m.Churn(ev.Kind.String())
+			})
+		case churn.Leave, churn.Fail:
+			fail := ev.Kind == churn.Fail
+			drv.At(ev.At, func() {
+				if drv.Depart(fail) == 0 {
+					c.skipped.Add(1)
+					return
+				}
+				if fail {
+					c.failures.Add(1)
+				} else {
+					c.leaves.Add(1)
+				}
+				m.Churn(ev.Kind.String())
+			})
+		}
+	}
+	return c
 }

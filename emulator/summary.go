@@ -64,7 +64,17 @@ type Summary struct {
 			Max   int     `json:"max"`
 			Mean  float64 `json:"mean"`
 		} `json:"broken_links"`
-		StaleLinks        int               `json:"stale_links"`
+		StaleLinks int `json:"stale_links"`
+		// Takeovers counts zones (or parts of zones) of departed peers
+		// taken over; Repairs neighbors learned from another peer's list.
+		Takeovers          uint64 `json:"takeovers"`
+		Repairs            uint64 `json:"repairs"`
+		FailuresDetected   uint64 `json:"failures_detected"`
+		FullUpdateRequests uint64 `json:"full_update_requests"`
+		// ReconvergeSeconds is the emulated time from the end of churn to
+		// the first oracle sample with no broken link, gap or overlap; null
+		// without churn or if that never happened.
+		ReconvergeSeconds *float64          `json:"reconverge_seconds"`
 		ZoneGaps          int               `json:"zone_gaps"`
 		ZoneOverlaps      int               `json:"zone_overlaps"`
 		UncoveredFraction float64           `json:"uncovered_fraction"`
@@ -79,7 +89,8 @@ type Summary struct {
 		} `json:"lag_seconds"`
 		Timers uint64 `json:"timers"`
 	} `json:"clock"`
-	Bus    BusSummary `json:"bus"`
+	Churn  ChurnSummary `json:"churn"`
+	Bus    BusSummary   `json:"bus"`
 	Oracle struct {
 		Samples         int     `json:"samples"`
 		IntervalSeconds float64 `json:"interval_seconds"`
@@ -90,6 +101,16 @@ type Summary struct {
 type TypeCount struct {
 	Count uint64 `json:"count"`
 	Bytes uint64 `json:"bytes"`
+}
+
+// ChurnSummary counts the churn events carried out.
+type ChurnSummary struct {
+	Joins    uint64 `json:"joins"`
+	Leaves   uint64 `json:"leaves"`
+	Failures uint64 `json:"failures"`
+	// Skipped counts planned departures that found no member (and joins
+	// the driver refused).
+	Skipped uint64 `json:"skipped"`
 }
 
 // BusSummary is the bus's own accounting.
@@ -141,6 +162,9 @@ func (r *Result) WriteSeries(w io.Writer) error {
 		n := wire.Name(wire.MsgType(t))
 		head = append(head, "messages_"+n, "bytes_"+n)
 	}
+	for _, e := range seriesEvents {
+		head = append(head, e)
+	}
 	head = append(head, "backlog", "lag_p99_seconds")
 	if err := cw.Write(head); err != nil {
 		return err
@@ -165,6 +189,13 @@ func (r *Result) WriteSeries(w io.Writer) error {
 			}
 			row = append(row, strconv.FormatUint(c, 10), strconv.FormatUint(b, 10))
 		}
+		for _, e := range seriesEvents {
+			v := s.Events[e]
+			if prev != nil {
+				v -= prev.Events[e]
+			}
+			row = append(row, strconv.FormatUint(v, 10))
+		}
 		row = append(row, strconv.FormatInt(s.Backlog, 10), ff(s.LagP99))
 		if err := cw.Write(row); err != nil {
 			return err
@@ -174,6 +205,9 @@ func (r *Result) WriteSeries(w io.Writer) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// seriesEvents are the overlay events the time series shows per interval.
+var seriesEvents = []string{"takeover", "link_learned", "failure_detected", "leave_seen", "full_update_request", "join_owned"}
 
 func ff(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
@@ -191,6 +225,14 @@ func (s Summary) PrintTable(w io.Writer) {
 	row("overlay", fmt.Sprintf("d=%d+virtual, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
 	row("zones", fmt.Sprintf("gaps %d, overlaps %d", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps))
 	row("broken links", fmt.Sprintf("final %d, max %d, mean %.2f", s.Overlay.BrokenLinks.Final, s.Overlay.BrokenLinks.Max, s.Overlay.BrokenLinks.Mean))
+	if c := s.Churn; c.Joins+c.Leaves+c.Failures > 0 {
+		rec := "never"
+		if s.Overlay.ReconvergeSeconds != nil {
+			rec = fmt.Sprintf("%.0f s", *s.Overlay.ReconvergeSeconds)
+		}
+		row("churn", fmt.Sprintf("%d joins, %d leaves, %d failures; %d take-overs, %d repairs; reconverged after churn: %s",
+			c.Joins, c.Leaves, c.Failures, s.Overlay.Takeovers, s.Overlay.Repairs, rec))
+	}
 	row("messages", fmt.Sprintf("%d (%s)", s.Messages.Total, humanBytes(s.Messages.Bytes)))
 	types := make([]string, 0, len(s.Messages.ByType))
 	for k, v := range s.Messages.ByType {

@@ -22,6 +22,7 @@ type Run struct {
 	NeighborsMean   prometheus.Gauge
 	MailboxBacklog  prometheus.Gauge
 	ClockLag        prometheus.Histogram
+	churn           *prometheus.CounterVec
 	// Lag keeps the same observations for the summary's quantiles.
 	Lag *Quantiles
 
@@ -82,6 +83,12 @@ func NewRun(info RunInfo) *Run {
 		}),
 		Lag:    NewQuantiles(),
 		events: map[string]float64{},
+		churn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gridbed_churn_events_total", Help: "Churn events carried out by the emulator, by kind (join, leave, fail).",
+		}, []string{"kind"}),
+	}
+	for _, k := range []string{"join", "leave", "fail"} {
+		r.churn.WithLabelValues(k) // every kind is a series from the start
 	}
 	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
 	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes) sent over the bus, by message type.", []string{"type"}, nil)
@@ -98,7 +105,7 @@ func NewRun(info RunInfo) *Run {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.EmulatedSeconds, r.Peers, r.BrokenLinks, r.ZoneGaps, r.ZoneOverlaps, r.NeighborsMean,
-		r.MailboxBacklog, r.ClockLag, (*runCollector)(r),
+		r.MailboxBacklog, r.ClockLag, r.churn, (*runCollector)(r),
 	)
 	return r
 }
@@ -111,6 +118,9 @@ func (r *Run) ObserveLag(seconds float64) {
 	r.ClockLag.Observe(seconds)
 	r.Lag.Observe(seconds)
 }
+
+// Churn counts one churn event of the given kind (join, leave, fail).
+func (r *Run) Churn(kind string) { r.churn.WithLabelValues(kind).Inc() }
 
 // SetEvents replaces the overlay event totals (summed over peers).
 func (r *Run) SetEvents(ev map[string]uint64) {

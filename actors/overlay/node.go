@@ -357,9 +357,7 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	jInfo := &wire.NodeInfo{Id: uint64(joiner), Zone: zoneToWire(give), Version: 1}
 	jNbrs := []*wire.NodeInfo{me}
 	for _, nb := range old {
-		if _, _, ok := can.Abut(give, nb.Zone); ok {
-			jNbrs = append(jNbrs, neighborInfo(nb))
-		}
+		jNbrs = append(jNbrs, neighborInfo(nb))
 	}
 	n.send(joiner, &wire.JoinAccept{Zone: jInfo.Zone, History: jHist, Neighbors: jNbrs, Hops: m.Hops})
 
@@ -372,10 +370,12 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 			n.gone[nb.ID] = tombstone{nb.Version, now}
 		}
 	}
-	n.upsert(&Neighbor{ID: joiner, Zone: give, Version: 1, LastHeard: now, Heard: true})
+	// The joiner's last split is this one, seen from its side: we are its
+	// take-over node, and it is ours.
+	n.upsert(&Neighbor{ID: joiner, Zone: give, Version: 1, LastHeard: now, Heard: true, LastSplit: jHist[len(jHist)-1]})
 
 	// Every former neighbor learns our new zone and the joiner's at once.
-	upd := &wire.ZoneUpdate{Self: me, Others: []*wire.NodeInfo{jInfo}}
+	upd := &wire.ZoneUpdate{Self: me, Others: []*wire.NodeInfo{jInfo}, LastSplit: n.lastSplit()}
 	for _, nb := range old {
 		n.send(nb.ID, upd)
 	}
@@ -466,6 +466,14 @@ func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []
 		}
 		n.learn(now, info, src)
 	}
+	if i, ok := n.find(owner); ok && len(hist) > 0 {
+		// The owner's last split is ours mirrored, and we are its take-over
+		// node: keep its neighbor list for the day it fails.
+		mine := hist[len(hist)-1]
+		nb := n.nbrs[i]
+		nb.LastSplit = &wire.Split{Dim: mine.Dim, At: mine.At, Upper: !mine.Upper, Sibling: uint64(n.id)}
+		nb.List = nbrs[1:]
+	}
 	n.ready.Joined = true
 	// Spread heartbeats over the period so that peers do not beat in step.
 	n.nextBeat = now + time.Duration(n.rng.Int64N(int64(n.cfg.HeartbeatPeriod)))
@@ -499,15 +507,11 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 	}
 	if !n.learn(now, m.Self, fromSelf) {
 		n.notNeighbor(from)
-	} else if i, ok := n.find(from); ok {
-		nb := n.nbrs[i]
-		nb.LastSplit = m.LastSplit
-		if len(m.Neighbors) > 0 {
-			if _, ours := n.takesOver(nb.Zone, m.LastSplit); ours {
-				nb.List = m.Neighbors
-			} else {
-				nb.List = nil
-			}
+	} else if nb := n.noteSplit(from, m.Self.Version, m.LastSplit); nb != nil && len(m.Neighbors) > 0 {
+		if _, ours := n.takesOver(nb.Zone, nb.LastSplit); ours {
+			nb.List = m.Neighbors
+		} else {
+			nb.List = nil
 		}
 	}
 	for _, info := range m.Neighbors {
@@ -533,6 +537,7 @@ func (n *Node) onZoneUpdate(now time.Duration, from NodeID, m *wire.ZoneUpdate) 
 		return
 	}
 	n.learn(now, m.Self, fromSelf)
+	n.noteSplit(from, m.Self.Version, m.LastSplit)
 	// The nodes a zone update names are introductions by their neighbor
 	// (the node a zone was just split with), not repairs.
 	for _, info := range m.Others {
@@ -682,6 +687,20 @@ func (n *Node) heardList() []*wire.NodeInfo {
 	return out
 }
 
+// noteSplit records neighbor id's last split as of its zone version
+// (older news is ignored) and returns its entry, nil if it is no neighbor.
+func (n *Node) noteSplit(id NodeID, version uint64, last *wire.Split) *Neighbor {
+	i, ok := n.find(id)
+	if !ok {
+		return nil
+	}
+	nb := n.nbrs[i]
+	if version == nb.Version {
+		nb.LastSplit = last
+	}
+	return nb
+}
+
 // lastSplit is the most recent entry of our split history, nil if none.
 func (n *Node) lastSplit() *wire.Split {
 	if len(n.history) == 0 {
@@ -786,7 +805,7 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 		}
 	}
 	n.nbrs = kept
-	upd := &wire.ZoneUpdate{Self: n.info()}
+	upd := &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()}
 	sent := map[NodeID]bool{}
 	for _, nb := range n.nbrs {
 		sent[nb.ID] = true

@@ -535,9 +535,24 @@ func TestZoneUpdateAfterSplit(t *testing.T) {
 	if u1.Self.Id != 1 || u1.Self.Version != 2 || len(u1.Others) != 1 || u1.Others[0].Id != 4 || u1.Others[0].Version != 1 {
 		t.Fatalf("update %v", u1)
 	}
-	// The joiner gets the owner and the old neighbors abutting its part.
-	if ids := tInfoIDs(acc.Neighbors); !slices.Equal(ids, []NodeID{1, 3}) {
-		t.Fatalf("accept neighbors %v, want [1 3]", ids)
+	// The joiner gets the owner and all its old neighbors (it keeps those
+	// abutting its part, and the whole list as the owner's, whose take-over
+	// node it is).
+	if ids := tInfoIDs(acc.Neighbors); !slices.Equal(ids, []NodeID{1, 2, 3}) {
+		t.Fatalf("accept neighbors %v, want [1 2 3]", ids)
+	}
+	if u1.LastSplit == nil || u1.LastSplit.Sibling != 4 {
+		t.Fatalf("update's last split %v, want the split with the joiner", u1.LastSplit)
+	}
+	jn := New(4, can.Point{tQ1, tQ3}, tConfig, tRand(4))
+	jn.Bootstrap(0, 1)
+	tDrain(jn)
+	jn.Step(now, 1, acc)
+	if ids := tIDs(jn); !slices.Equal(ids, []NodeID{1, 3}) {
+		t.Fatalf("joiner's table %v, want [1 3]", ids)
+	}
+	if own := tNeighbor(jn, 1); own.LastSplit == nil || own.LastSplit.Sibling != 4 || len(own.List) != 2 {
+		t.Fatalf("joiner's entry for the owner %+v: want its last split and its list", own)
 	}
 	// The owner keeps [0,½)×[0,½): 3 is now only a corner away.
 	if !o.Zone().Equal(tZone2(0, tHalf, 0, tHalf)) || !slices.Equal(tIDs(o), []NodeID{2, 4}) {

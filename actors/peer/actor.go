@@ -26,10 +26,15 @@ type (
 	// CollectState asks for a copy of the peer's state (oracle traffic,
 	// outside the bus).
 	CollectState struct{ Reply chan<- State }
-	// Halt ends the peer's activity: the actor answers on Done and
-	// ignores every later message, so once all peers have answered nothing
-	// more is sent on the bus.
-	Halt struct{ Done chan<- struct{} }
+	// Halt ends the peer's activity: the actor answers on Done (if set)
+	// and from then on ignores every message but CollectState, so once all
+	// peers have answered nothing more is sent on the bus. With Graceful
+	// the peer first leaves the overlay (churn); without, it simply stops
+	// (a crash, as its neighbors see it).
+	Halt struct {
+		Graceful bool
+		Done     chan<- struct{}
+	}
 )
 
 // Actor is the thin protoactor adapter of a Peer (ARCHITECTURE.md
@@ -49,27 +54,36 @@ type Actor struct {
 
 // Receive implements actor.Actor.
 func (a *Actor) Receive(ctx actor.Context) {
-	msg := ctx.Message()
-	if _, ok := msg.(*Inbound); ok && a.Backlog != nil {
-		a.Backlog.Add(-1)
-	}
-	if a.halted {
-		return
-	}
-	switch m := msg.(type) {
+	switch m := ctx.Message().(type) {
 	case *Inbound:
-		a.Peer.Deliver(m.Data)
-	case *TimerFired:
-		if a.OnLag != nil {
-			a.OnLag(time.Since(m.Due).Seconds())
+		if a.Backlog != nil {
+			a.Backlog.Add(-1)
 		}
-		a.Peer.Fire(m.Kind, m.At)
+		if !a.halted {
+			a.Peer.Deliver(m.Data)
+		}
+	case *TimerFired:
+		if !a.halted {
+			if a.OnLag != nil {
+				a.OnLag(time.Since(m.Due).Seconds())
+			}
+			a.Peer.Fire(m.Kind, m.At)
+		}
 	case *StartJoin:
-		a.Peer.Start()
+		if !a.halted {
+			a.Peer.Start()
+		}
 	case *CollectState:
+		// Halted peers answer too: their counters stay in the run's
+		// totals (the driver marks them departed).
 		m.Reply <- a.Peer.State()
 	case *Halt:
+		if m.Graceful && !a.halted {
+			a.Peer.Leave()
+		}
 		a.halted = true
-		m.Done <- struct{}{}
+		if m.Done != nil {
+			m.Done <- struct{}{}
+		}
 	}
 }

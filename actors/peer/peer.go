@@ -81,6 +81,13 @@ func (p *Peer) Fire(kind overlay.TimerKind, at time.Duration) {
 	p.flush()
 }
 
+// Leave makes the peer depart gracefully: it hands its zone to its
+// take-over nodes and ignores everything afterwards.
+func (p *Peer) Leave() {
+	p.node.Leave(p.env.Now())
+	p.flush()
+}
+
 // Snapshot copies the peer's overlay state for the oracle.
 func (p *Peer) Snapshot() overlay.Snapshot { return p.node.Snapshot() }
 

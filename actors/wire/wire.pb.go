@@ -459,10 +459,13 @@ func (x *Join) GetDetours() uint32 {
 }
 
 type JoinAccept struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Zone      *Zone                  `protobuf:"bytes,1,opt,name=zone,proto3" json:"zone,omitempty"`
-	History   []*Split               `protobuf:"bytes,2,rep,name=history,proto3" json:"history,omitempty"`
-	Neighbors []*NodeInfo            `protobuf:"bytes,3,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Zone    *Zone                  `protobuf:"bytes,1,opt,name=zone,proto3" json:"zone,omitempty"`
+	History []*Split               `protobuf:"bytes,2,rep,name=history,proto3" json:"history,omitempty"`
+	// The owner (first) and all its neighbors before the split: the joiner
+	// keeps those that abut its zone, and keeps the whole list as the owner's
+	// neighbor list, since it is the owner's take-over node.
+	Neighbors []*NodeInfo `protobuf:"bytes,3,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
 	// Hops the JOIN travelled to the owner.
 	Hops          uint32 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -793,9 +796,11 @@ func (x *FullUpdate) GetNeighbors() []*NodeInfo {
 }
 
 type ZoneUpdate struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
-	Others        []*NodeInfo            `protobuf:"bytes,2,rep,name=others,proto3" json:"others,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Self   *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
+	Others []*NodeInfo            `protobuf:"bytes,2,rep,name=others,proto3" json:"others,omitempty"`
+	// The sender's last split after the change: who its take-over nodes are now.
+	LastSplit     *Split `protobuf:"bytes,3,opt,name=last_split,json=lastSplit,proto3" json:"last_split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -840,6 +845,13 @@ func (x *ZoneUpdate) GetSelf() *NodeInfo {
 func (x *ZoneUpdate) GetOthers() []*NodeInfo {
 	if x != nil {
 		return x.Others
+	}
+	return nil
+}
+
+func (x *ZoneUpdate) GetLastSplit() *Split {
+	if x != nil {
+		return x.LastSplit
 	}
 	return nil
 }
@@ -899,11 +911,13 @@ const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"FullUpdate\x12*\n" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x124\n" +
-	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\"h\n" +
+	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\"\x9c\x01\n" +
 	"\n" +
 	"ZoneUpdate\x12*\n" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x12.\n" +
-	"\x06others\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\x06others*\xbf\x01\n" +
+	"\x06others\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\x06others\x122\n" +
+	"\n" +
+	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit*\xbf\x01\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -961,11 +975,12 @@ var file_wire_proto_depIdxs = []int32{
 	3,  // 13: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
 	3,  // 14: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
 	3,  // 15: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	4,  // 16: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }

@@ -24,6 +24,7 @@ import (
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/emulator/joinorder"
+	"github.com/gridbed/gridbed/emulator/members"
 	"github.com/gridbed/gridbed/emulator/sim"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -55,7 +56,8 @@ type Driver struct {
 
 	mu       sync.Mutex
 	pids     []*actor.PID // by peer index (id-1)
-	members  []overlay.NodeID
+	members  members.Set
+	departed map[overlay.NodeID]bool
 	rng      *rand.Rand
 	seq      joinorder.Sequence
 	head     *actor.PID // first peer of the join sequence, started by Start
@@ -126,16 +128,17 @@ func (e *env) SetTimer(_ overlay.NodeID, kind overlay.TimerKind, at time.Duratio
 func (e *env) Bootstrap(id overlay.NodeID) overlay.NodeID {
 	e.d.mu.Lock()
 	defer e.d.mu.Unlock()
-	if len(e.d.members) == 0 {
-		return 0
-	}
-	return e.d.members[e.d.rng.IntN(len(e.d.members))]
+	return e.d.members.Pick(e.d.rng)
 }
 
 func (e *env) Joined(id overlay.NodeID) {
 	d := e.d
 	d.mu.Lock()
-	d.members = append(d.members, id)
+	if d.departed[id] {
+		d.mu.Unlock()
+		return
+	}
+	d.members.Add(id)
 	next, at, ok := d.seq.Joined(id, d.clock.Now())
 	var pid *actor.PID
 	if ok {
@@ -156,6 +159,16 @@ func (d *Driver) startAt(pid *actor.PID, at time.Duration) {
 // point, as an actor; it joins at its slot or once the previous peer has
 // joined, whichever is later (package joinorder).
 func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error {
+	pid, head, err := d.newPeer(id, point, slot, true)
+	if err == nil && head {
+		d.head, d.headSlot = pid, slot
+	}
+	return err
+}
+
+// newPeer creates peer id's actor and registers it on the bus; in the
+// initial sequence it reports whether it is the sequence's head.
+func (d *Driver) newPeer(id overlay.NodeID, point can.Point, slot time.Duration, initial bool) (*actor.PID, bool, error) {
 	e := &env{d: d}
 	p := peer.New(id, point, d.opts.Overlay, sim.PeerRand(d.opts.Seed, id), e, d.opts.Metrics.Traffic)
 	a := &peer.Actor{Peer: p, OnLag: d.opts.Metrics.ObserveLag, Backlog: &d.backlog}
@@ -164,22 +177,55 @@ func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) e
 	d.mu.Lock()
 	if int(id) != len(d.pids)+1 {
 		d.mu.Unlock()
-		return fmt.Errorf("live: spawn peer %d out of order", id)
+		return nil, false, fmt.Errorf("live: peer %d out of order", id)
 	}
 	d.pids = append(d.pids, pid)
-	head := d.seq.Add(id, slot)
+	head := initial && d.seq.Add(id, slot)
 	d.mu.Unlock()
 	root := d.system.Root
 	if err := d.bus.Register(bus.Address(id), func(_ bus.Address, data []byte) {
 		d.backlog.Add(1)
 		root.Send(pid, &peer.Inbound{Data: data})
 	}); err != nil {
+		return nil, false, err
+	}
+	return pid, head, nil
+}
+
+// At runs fn at emulated time t on the timer goroutine (it must not block).
+func (d *Driver) At(t time.Duration, fn func()) { d.timers.At(t, func(time.Time) { fn() }) }
+
+// Join adds peer id (next in order) at point; it starts joining now, not in
+// the initial sequence (churn).
+func (d *Driver) Join(id overlay.NodeID, point can.Point) error {
+	pid, _, err := d.newPeer(id, point, 0, false)
+	if err != nil {
 		return err
 	}
-	if head {
-		d.head, d.headSlot = pid, slot
-	}
+	d.system.Root.Send(pid, &peer.StartJoin{})
 	return nil
+}
+
+// Depart makes a random current member leave (gracefully, or by crashing
+// when fail is set) and returns it; 0 when there is no member. Messages
+// still arriving for it count as unroutable.
+func (d *Driver) Depart(fail bool) overlay.NodeID {
+	d.mu.Lock()
+	id := d.members.Pick(d.rng)
+	if id == 0 {
+		d.mu.Unlock()
+		return 0
+	}
+	d.members.Remove(id)
+	if d.departed == nil {
+		d.departed = map[overlay.NodeID]bool{}
+	}
+	d.departed[id] = true
+	pid := d.pids[id-1]
+	d.mu.Unlock()
+	d.bus.Unregister(bus.Address(id))
+	d.system.Root.Send(pid, &peer.Halt{Graceful: !fail})
+	return id
 }
 
 // Start restarts the emulated clock at 0 now — spawning thousands of actors
@@ -227,6 +273,11 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 	for len(out) < len(pids) {
 		select {
 		case s := <-reply:
+			d.mu.Lock()
+			if d.departed[s.Snapshot.ID] {
+				s.Snapshot.Joined = false // a crashed peer does not know it
+			}
+			d.mu.Unlock()
 			out = append(out, s)
 		case <-ctx.Done():
 			return out, ctx.Err()

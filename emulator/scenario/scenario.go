@@ -30,6 +30,7 @@ type Scenario struct {
 	Duration  time.Duration // emulated length of the run
 	Peers     Peers
 	Overlay   Overlay
+	Churn     Churn
 	Bus       Bus
 	Oracle    Oracle
 
@@ -62,6 +63,17 @@ type Heartbeat struct {
 type Bus struct {
 	URL         string // "" for an embedded NATS server, else nats://host:port
 	Connections int    // connections shared by the emulated peers
+}
+
+// Churn configures peers joining and departing during the run (002
+// §4.3.2): events arrive as a Poisson process, each a join or a departure
+// with equal probability; a departure is a failure (silent crash) with
+// probability FailFraction, else a graceful leave.
+type Churn struct {
+	Interval     time.Duration // mean emulated time between churn events; 0 = no churn
+	Start        time.Duration // emulated time of the first possible event
+	Stop         time.Duration // emulated time after which no event happens; 0 = the end of the run
+	FailFraction float64       // share of departures that are failures
 }
 
 // Oracle configures the ground-truth observer.

@@ -21,6 +21,7 @@ func TestDefault(t *testing.T) {
 		Overlay: Overlay{Dimensions: 2, Heartbeat: Heartbeat{
 			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3,
 		}},
+		Churn:  Churn{Start: 2 * time.Minute, FailFraction: 0.5},
 		Bus:    Bus{Connections: 8},
 		Oracle: Oracle{Interval: 30 * time.Second},
 	}
@@ -94,6 +95,7 @@ func TestLoadFull(t *testing.T) {
 		Overlay: Overlay{Dimensions: 4, Heartbeat: Heartbeat{
 			Period: 10 * time.Second, Mode: ModeAdaptive, FailAfter: 5,
 		}},
+		Churn:  Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25},
 		Bus:    Bus{URL: "nats://bus.example.org:4222", Connections: 16},
 		Oracle: Oracle{Interval: time.Minute},
 		Source: path,
@@ -146,6 +148,7 @@ var badCases = []badCase{
 	{"bare_number_duration.yaml", 3, 13, "oracle.interval", `30 is not a duration`, `a number needs a unit, e.g. 30s`},
 	{"zero_time_scale.yaml", 3, 13, "time_scale", `0 is not a valid time scale`, `write a number of emulated seconds per wall-clock second`},
 	{"zero_oracle_interval.yaml", 3, 13, "oracle.interval", `0s is not a valid snapshot interval`, `write a positive duration such as 30s`},
+	{"fail_fraction_too_big.yaml", 3, 18, "churn.fail_fraction", `1.5 is not a valid failure fraction`, `write a number from 0 to 1, e.g. 0.5`},
 	{"fail_after_zero.yaml", 5, 17, "overlay.heartbeat.fail_after", `0 is not a valid missed-heartbeat limit`, `write a whole number from 1 to 100`},
 	{"join_window_too_long.yaml", 5, 16, "peers.join_window", `20m is not shorter than duration 10m`, `make join_window shorter than the run, e.g. 1m`},
 	{"period_too_long.yaml", 3, 11, "overlay.heartbeat.period", `30s is not shorter than duration 20s`, `make the heartbeat period shorter than the run, e.g. 2s`},
@@ -277,7 +280,7 @@ func TestParseInline(t *testing.T) {
 		// yaml.v3 leaves "line 1" out of first-line errors; it is restored.
 		{"a: b: c\n", "in.yaml:1: YAML syntax error: mapping values are not allowed in this context — write valid YAML: check the indentation, colons and quotes on this line and the next"},
 		{"a: &x 1\nb: *y\n", "in.yaml: YAML syntax error: unknown anchor 'y' referenced — write each anchor (&name) before the aliases (*name) that use it"},
-		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, bus, oracle`},
+		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, bus, oracle`},
 		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
 		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window`},
 		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},

@@ -56,6 +56,19 @@ var schema = []field{
 		"a valid missed-heartbeat limit",
 		"Consecutive missed heartbeats after which a neighbor is declared failed, 1 to 100 (used once failure detection lands; no peer fails yet)."),
 
+	durationField("churn.interval", func(s *Scenario) *time.Duration { return &s.Churn.Interval }, 0,
+		"Mean emulated time between churn events (Poisson); each is a join or a departure with equal probability. 0s: no churn.",
+		nonNegative("churn interval", 10*time.Second)),
+	durationField("churn.start", func(s *Scenario) *time.Duration { return &s.Churn.Start }, 2*time.Minute,
+		"Emulated time from which churn events happen; shorter than duration when churn is on.",
+		churnStart, "duration", "churn.interval"),
+	durationField("churn.stop", func(s *Scenario) *time.Duration { return &s.Churn.Stop }, 0,
+		"Emulated time after which no churn event happens (the reconvergence time is measured from here); 0s: the end of the run.",
+		churnStop, "duration", "churn.interval", "churn.start"),
+	fractionField("churn.fail_fraction", func(s *Scenario) *float64 { return &s.Churn.FailFraction }, 0.5,
+		"a valid failure fraction",
+		"Share of departures that are failures (silent crashes, detected by missed heartbeats) rather than graceful leaves, 0 to 1."),
+
 	stringField("bus.url", func(s *Scenario) *string { return &s.Bus.URL }, "",
 		`NATS server to use, as nats://host:port (schemes nats, tls, ws or wss); "" starts an embedded server.`,
 		`nats://host:port, or "" for the embedded server`, checkBusURL),
@@ -197,6 +210,63 @@ func durationField(key string, p func(*Scenario) *time.Duration, def time.Durati
 }
 
 // positive checks a duration that must be above zero.
+func nonNegative(noun string, example time.Duration) func(*Scenario, time.Duration) string {
+	return func(_ *Scenario, d time.Duration) string {
+		if d < 0 {
+			return fmt.Sprintf("%s is not a valid %s — write 0s or a positive duration such as %s", fmtDuration(d), noun, fmtDuration(example))
+		}
+		return ""
+	}
+}
+
+// churnStart checks churn.start: within the run, when churn is on.
+func churnStart(s *Scenario, d time.Duration) string {
+	if s.Churn.Interval == 0 && d >= 0 {
+		return ""
+	}
+	return shorterThanRun("churn start", "start churn before the run ends", 2*time.Minute, true)(s, d)
+}
+
+// churnStop checks churn.stop: 0s, or after churn.start and within the run.
+func churnStop(s *Scenario, d time.Duration) string {
+	switch {
+	case d < 0:
+		return fmt.Sprintf("%s is not a valid churn stop — write 0s (the end of the run) or a time after churn.start", fmtDuration(d))
+	case d == 0 || s.Churn.Interval == 0:
+		return ""
+	case d <= s.Churn.Start:
+		return fmt.Sprintf("%s is not after churn.start %s — write a later time, or 0s for the end of the run", fmtDuration(d), fmtDuration(s.Churn.Start))
+	case d > s.Duration:
+		return fmt.Sprintf("%s is after the end of the run (duration %s) — write at most %s, or 0s", fmtDuration(d), fmtDuration(s.Duration), fmtDuration(s.Duration))
+	}
+	return ""
+}
+
+// fractionField is a number from 0 to 1.
+func fractionField(key string, p func(*Scenario) *float64, def float64, noun, doc string) field {
+	want := "a number from 0 to 1, e.g. 0.5"
+	bad := func(v string) string { return fmt.Sprintf("%s is not %s — write %s", v, noun, want) }
+	return field{
+		key: key, doc: doc, want: want,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			var v float64
+			if t := n.ShortTag(); t != intTag && t != floatTag || n.Decode(&v) != nil {
+				return bad(show(n))
+			}
+			*p(s) = v
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node { return plainNode(fmtFloat(*p(s))) },
+		check: func(s *Scenario) string {
+			if v := *p(s); !(v >= 0 && v <= 1) { // also rejects NaN
+				return bad(fmtFloat(v))
+			}
+			return ""
+		},
+	}
+}
+
 func positive(noun string, example time.Duration) func(*Scenario, time.Duration) string {
 	return func(_ *Scenario, d time.Duration) string {
 		if d <= 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/joinorder"
+	"github.com/gridbed/gridbed/emulator/members"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -30,7 +31,8 @@ type Driver struct {
 	w        *World
 	opts     DriverOptions
 	peers    []*peer.Peer
-	members  []overlay.NodeID
+	members  members.Set
+	departed map[overlay.NodeID]bool
 	rng      *rand.Rand
 	seq      joinorder.Sequence
 	head     *peer.Peer // first peer of the join sequence, started by Start
@@ -73,14 +75,12 @@ func (e env) Publish(to overlay.NodeID, data []byte) {
 func (e env) SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
 	e.d.w.SetTimer(bus.Address(id), kind, at)
 }
-func (e env) Bootstrap(id overlay.NodeID) overlay.NodeID {
-	if len(e.d.members) == 0 {
-		return 0
-	}
-	return e.d.members[e.d.rng.IntN(len(e.d.members))]
-}
+func (e env) Bootstrap(id overlay.NodeID) overlay.NodeID { return e.d.members.Pick(e.d.rng) }
 func (e env) Joined(id overlay.NodeID) {
-	e.d.members = append(e.d.members, id)
+	if e.d.departed[id] {
+		return
+	}
+	e.d.members.Add(id)
 	if next, at, ok := e.d.seq.Joined(id, e.d.w.now); ok {
 		e.d.w.At(at, e.d.peers[next-1].Start)
 	}
@@ -90,20 +90,63 @@ func (e env) Joined(id overlay.NodeID) {
 // point; it joins at its slot or once the previous peer has joined,
 // whichever is later (package joinorder).
 func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error {
+	p, err := d.newPeer(id, point)
+	if err != nil {
+		return err
+	}
+	if d.seq.Add(id, slot) {
+		d.head, d.headSlot = p, slot
+	}
+	return nil
+}
+
+func (d *Driver) newPeer(id overlay.NodeID, point can.Point) (*peer.Peer, error) {
 	if int(id) != len(d.peers)+1 {
-		return fmt.Errorf("sim: spawn peer %d out of order", id)
+		return nil, fmt.Errorf("sim: peer %d out of order", id)
 	}
 	p := peer.New(id, point, d.opts.Overlay, PeerRand(d.opts.Seed, id), env{d, id}, d.opts.Traffic)
 	d.peers = append(d.peers, p)
 	addr := bus.Address(id)
 	if err := d.w.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
-		return err
+		return nil, err
 	}
 	d.w.OnTimer(addr, p.Fire)
-	if d.seq.Add(id, slot) {
-		d.head, d.headSlot = p, slot
+	return p, nil
+}
+
+// At runs fn at emulated time t on the event loop.
+func (d *Driver) At(t time.Duration, fn func()) { d.w.At(t, fn) }
+
+// Join adds peer id (next in order) at point; it starts joining now, not
+// in the initial sequence (churn).
+func (d *Driver) Join(id overlay.NodeID, point can.Point) error {
+	p, err := d.newPeer(id, point)
+	if err != nil {
+		return err
 	}
+	p.Start()
 	return nil
+}
+
+// Depart makes a random current member leave (gracefully, or by crashing
+// when fail is set) and returns it; 0 when there is no member.
+func (d *Driver) Depart(fail bool) overlay.NodeID {
+	id := d.members.Pick(d.rng)
+	if id == 0 {
+		return 0
+	}
+	d.members.Remove(id)
+	if d.departed == nil {
+		d.departed = map[overlay.NodeID]bool{}
+	}
+	d.departed[id] = true
+	p := d.peers[id-1]
+	if !fail {
+		p.Leave()
+	}
+	d.w.Unregister(bus.Address(id))
+	d.w.OnTimer(bus.Address(id), nil)
+	return id
 }
 
 // Start schedules the first peer's join; virtual time is already at 0.
@@ -130,6 +173,9 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 	out := make([]peer.State, len(d.peers))
 	for i, p := range d.peers {
 		out[i] = p.State()
+		if d.departed[p.ID()] {
+			out[i].Snapshot.Joined = false // a crashed peer does not know it
+		}
 	}
 	return out, nil
 }
