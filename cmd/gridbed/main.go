@@ -1,6 +1,7 @@
 // Command gridbed runs emulation scenarios of P2P desktop-grid protocols.
 //
 //	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR]
+//	gridbed sweep FILE --vary key=v1,v2 [--vary ...] [--set ...] [--driver sim] [--out DIR]
 //	gridbed validate FILE [--set key=value ...]
 //	gridbed keys
 //
@@ -33,6 +34,8 @@ const usage = `gridbed — an emulation testbed for P2P desktop-grid protocols
 
 Usage:
   gridbed run FILE [flags]        run a scenario and write its results
+  gridbed sweep FILE --vary k=a,b [flags]
+                                  run a parameter grid and tabulate it
   gridbed validate FILE [flags]   check a scenario file (and --set overrides)
   gridbed keys                    list every scenario key with its default
 
@@ -45,6 +48,11 @@ Run flags:
                          (default 127.0.0.1:9464; "off" disables)
   --progress MODE        auto (a progress bar when stderr is a terminal), on, off
   --log-level LEVEL      debug, info, warn (default), error; logs go to stderr
+
+Sweep flags:
+  --vary key=v1,v2,…     a grid axis; repeatable (the grid is their product)
+  --set, --driver, --out as for run (default out: results/sweep-<file name>)
+  --columns a.b,c.d      summary.json paths to tabulate
 `
 
 func main() {
@@ -65,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
+	case "sweep":
+		return cmdSweep(args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
 	case "keys":
@@ -73,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, validate or keys\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, sweep, validate or keys\n\n%s", args[0], usage)
 	return 2
 }
 

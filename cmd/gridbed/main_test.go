@@ -112,3 +112,30 @@ func TestKeysListsScenarioKeys(t *testing.T) {
 		t.Fatalf("keys output:\n%s", stdout)
 	}
 }
+
+func TestSweepTabulatesGrid(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := gridbed(t, "sweep", "../../examples/quickstart.yaml", "--driver", "sim", "--out", dir,
+		"--set", "peers.count=40", "--set", "duration=2m", "--set", "peers.join_window=30s",
+		"--vary", "overlay.dimensions=1,3", "--vary", "overlay.heartbeat.mode=vanilla,compact")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	// header, separator, 4 rows, results line
+	if len(lines) != 7 || !strings.HasPrefix(lines[2], "| 1 | vanilla | 40 |") || !strings.HasPrefix(lines[5], "| 3 | compact | 40 |") {
+		t.Fatalf("table:\n%s", stdout)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	if err != nil || strings.Count(string(csv), "\n") != 5 {
+		t.Fatalf("sweep.csv: %v\n%s", err, csv)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "04-overlay.dimensions=3_overlay.heartbeat.mode=compact", "summary.json")); err != nil {
+		t.Fatal(err)
+	}
+	// A bad value in the grid is reported before anything runs.
+	code, _, stderr = gridbed(t, "sweep", "../../examples/quickstart.yaml", "--driver", "sim", "--out", dir, "--vary", "overlay.dimensions=2,99")
+	if code != 2 || !strings.Contains(stderr, "overlay.dimensions") {
+		t.Fatalf("bad grid: exit %d %s", code, stderr)
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/sweep"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// defaultColumns are the summary figures a sweep tabulates unless --columns
+// says otherwise.
+var defaultColumns = []string{
+	"peers.final", "messages.per_node_per_minute", "bytes.per_node_per_minute",
+	"overlay.neighbors_mean", "overlay.broken_links.mean", "overlay.broken_links.final",
+	"overlay.zone_gaps", "overlay.takeovers", "overlay.repairs", "overlay.reconverge_seconds",
+}
+
+// axesFlag collects repeated --vary flags.
+type axesFlag []sweep.Axis
+
+func (a *axesFlag) String() string { return fmt.Sprint(*a) }
+func (a *axesFlag) Set(v string) error {
+	ax, err := sweep.ParseAxis(v)
+	if err != nil {
+		return err
+	}
+	*a = append(*a, ax)
+	return nil
+}
+
+func cmdSweep(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sets setFlags
+	var axes axesFlag
+	fs.Var(&sets, "set", "override a scenario key for every run (key=value); repeatable")
+	fs.Var(&axes, "vary", "a grid axis: key=value1,value2,…; repeatable")
+	out := fs.String("out", "", "results directory")
+	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
+	columns := fs.String("columns", strings.Join(defaultColumns, ","), "summary.json paths to tabulate, comma separated")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || len(axes) == 0 {
+		fmt.Fprintln(stderr, "gridbed sweep: give one scenario file and at least one --vary key=v1,v2, e.g.\n  gridbed sweep examples/churn.yaml --driver sim --vary overlay.heartbeat.mode=vanilla,compact,adaptive")
+		return 2
+	}
+	if *driver != emulator.DriverEmulator && *driver != emulator.DriverSim {
+		fmt.Fprintf(stderr, "gridbed sweep: --driver %q is not a driver — write --driver emulator or --driver sim\n", *driver)
+		return 2
+	}
+	grid := sweep.Grid(axes)
+	// Validate every combination before running any.
+	scenarios := make([]scenario.Scenario, len(grid))
+	for i, p := range grid {
+		sc, err := loadScenario(pos[0], append(append([]string(nil), sets...), p.Assignments(axes)...))
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		scenarios[i] = sc
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("results", "sweep-"+strings.TrimSuffix(filepath.Base(pos[0]), filepath.Ext(pos[0])))
+	}
+	cols := strings.Split(*columns, ",")
+	head := []string{}
+	for _, a := range axes {
+		head = append(head, a.Key)
+	}
+	head = append(head, cols...)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var rows [][]string
+	for i, p := range grid {
+		sc := scenarios[i]
+		fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(grid), strings.Join(p.Assignments(axes), " "))
+		m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m})
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				fmt.Fprintln(stderr, "gridbed sweep: interrupted")
+				return 130
+			}
+			fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", p.Name(axes), err)
+			return 1
+		}
+		if err := res.WriteFiles(filepath.Join(dir, fmt.Sprintf("%02d-%s", i+1, p.Name(axes)))); err != nil {
+			fmt.Fprintf(stderr, "gridbed sweep: writing results: %v\n", err)
+			return 1
+		}
+		row := append([]string(nil), p...)
+		for _, c := range cols {
+			v, ok := sweep.Lookup(res.Summary, strings.TrimSpace(c))
+			if !ok {
+				v = "?"
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
+	}
+	table := sweep.Markdown(head, rows)
+	csv := strings.Join(head, ",") + "\n"
+	for _, r := range rows {
+		csv += strings.Join(r, ",") + "\n"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sweep.csv"), []byte(csv), 0o644); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sweep.md"), []byte(table), 0o644); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	fmt.Fprint(stdout, table)
+	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "sweep.csv"))
+	return 0
+}
