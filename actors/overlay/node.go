@@ -176,10 +176,24 @@ type Node struct {
 	nextBeat    time.Duration
 	joinRetry   time.Duration
 	lastFullReq time.Duration // when we last asked for full updates (adaptive)
+	fullBackoff int           // periods to wait before asking again while a hole persists
+	// awaited are zones of departed neighbors whose take-over nodes may not
+	// have claimed them yet; the border check counts them as covered until
+	// the deadline, so that a take-over in progress is not a broken link.
+	awaited []awaitedZone
 
 	ready  Ready
 	status Status
 }
+
+type awaitedZone struct {
+	zone  can.Zone
+	until time.Duration
+}
+
+// takeoverWait is how many heartbeat periods a departed neighbor's zone is
+// awaited: detection times of a failure differ by up to one period.
+const takeoverWait = 2
 
 type tombstone struct {
 	version uint64
@@ -763,8 +777,23 @@ func (n *Node) detectFailures(now time.Duration) {
 		}
 		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, nb.List) {
 			n.forget(nb.ID)
+			n.await(nb.Zone, now)
 		}
 	}
+}
+
+// await records a departed neighbor's zone as being taken over.
+func (n *Node) await(z can.Zone, now time.Duration) {
+	if n.cfg.Mode != ModeAdaptive {
+		return // only the adaptive border check reads it
+	}
+	kept := n.awaited[:0]
+	for _, a := range n.awaited {
+		if a.until > now {
+			kept = append(kept, a)
+		}
+	}
+	n.awaited = append(kept, awaitedZone{z, now + takeoverWait*n.cfg.HeartbeatPeriod})
 }
 
 // forget drops a departed node from the table for good.
@@ -870,21 +899,27 @@ func (n *Node) onLeave(now time.Duration, from NodeID, m *wire.Leave) {
 	z, _ := zoneFromWire(m.Self.Zone, n.cfg.Dims)
 	if !n.absorb(now, from, z, m.LastSplit, m.Neighbors) {
 		n.forget(from)
+		n.await(z, now)
 	}
 }
 
 // checkBorder is the adaptive scheme's local broken-link detection (002
 // §4.2.3): if part of our zone's border (not on the space boundary) is not
 // covered by the zones of known neighbors, we ask every neighbor for its
-// full neighbor list, at most once per heartbeat period.
+// full neighbor list. While a hole persists after such a round (space nobody
+// owns: the oracle's zone gaps) we ask again after 1, 2, 4, … up to 16
+// periods instead of every period — a choice of ours; the paper does not say.
 func (n *Node) checkBorder(now time.Duration) {
-	if !n.borderHasHole() {
+	if !n.borderHasHole(now) {
+		n.fullBackoff = 0
 		return
 	}
 	n.status.BrokenDetected++
-	if n.lastFullReq != 0 && now-n.lastFullReq < n.cfg.HeartbeatPeriod {
+	wait := time.Duration(max(n.fullBackoff, 1)) * n.cfg.HeartbeatPeriod
+	if n.lastFullReq != 0 && now-n.lastFullReq < wait {
 		return
 	}
+	n.fullBackoff = min(max(2*n.fullBackoff, 1), 16)
 	n.lastFullReq = now
 	n.status.FullUpdateReqs++
 	req := &wire.FullUpdateRequest{Self: n.info()}
@@ -897,8 +932,14 @@ func (n *Node) checkBorder(now time.Duration) {
 // boundary, is not completely covered by abutting known neighbors. Areas
 // are compared in floating point relative to the face: a hole smaller than
 // a billionth of a face goes unnoticed (the oracle counts exactly).
-func (n *Node) borderHasHole() bool {
+func (n *Node) borderHasHole(now time.Duration) bool {
 	d := n.cfg.Dims
+	var awaited []can.Zone
+	for _, a := range n.awaited {
+		if a.until > now {
+			awaited = append(awaited, a.zone)
+		}
+	}
 	for k := 0; k < d; k++ {
 		for _, upper := range []bool{false, true} {
 			if (!upper && n.zone.Lo[k] == 0) || (upper && n.zone.Hi[k] == can.Span) {
@@ -911,18 +952,24 @@ func (n *Node) borderHasHole() bool {
 				}
 			}
 			covered := 0.0
-			for _, nb := range n.nbrs {
-				dim, up, ok := can.Abut(n.zone, nb.Zone)
+			add := func(z can.Zone) {
+				dim, up, ok := can.Abut(n.zone, z)
 				if !ok || dim != k || up != upper {
-					continue
+					return
 				}
 				a := 1.0
 				for j := 0; j < d; j++ {
 					if j != k {
-						a *= float64(min(n.zone.Hi[j], nb.Zone.Hi[j]) - max(n.zone.Lo[j], nb.Zone.Lo[j]))
+						a *= float64(min(n.zone.Hi[j], z.Hi[j]) - max(n.zone.Lo[j], z.Lo[j]))
 					}
 				}
 				covered += a
+			}
+			for _, nb := range n.nbrs {
+				add(nb.Zone)
+			}
+			for _, z := range awaited {
+				add(z) // may double count a part already taken over: a hole then hides for a while
 			}
 			if covered < face*(1-1e-9) {
 				return true
