@@ -195,9 +195,13 @@ type awaitedZone struct {
 // awaited: detection times of a failure differ by up to one period.
 const takeoverWait = 2
 
+// tombstone remembers a dropped neighbor's version, and our own zone
+// version when we dropped it: once our zone changes (a take-over grows it)
+// the old verdict "does not abut" no longer holds.
 type tombstone struct {
 	version uint64
 	at      time.Duration
+	ours    uint64
 }
 
 // tombstoneSlack is how many heartbeat periods beyond FailAfter a dropped
@@ -381,7 +385,7 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 		if _, _, ok := can.Abut(keep, nb.Zone); ok {
 			n.nbrs = append(n.nbrs, nb)
 		} else {
-			n.gone[nb.ID] = tombstone{nb.Version, now}
+			n.gone[nb.ID] = tombstone{nb.Version, now, n.version}
 		}
 	}
 	// The joiner's last split is this one, seen from its side: we are its
@@ -609,15 +613,15 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		}
 		nb.Zone, nb.Version = z.Clone(), info.Version
 		if _, _, ok := can.Abut(n.zone, nb.Zone); !ok {
-			n.gone[id] = tombstone{nb.Version, now}
+			n.gone[id] = tombstone{nb.Version, now, n.version}
 			n.nbrs = slices.Delete(n.nbrs, i, i+1)
 			return false
 		}
 		return true
 	}
 	if t, ok := n.gone[id]; ok && !direct {
-		if info.Version <= t.version {
-			return false // older news of a node we dropped
+		if t.version == departed || (info.Version <= t.version && t.ours == n.version) {
+			return false // a departed node, or older news of a node we dropped
 		}
 		delete(n.gone, id)
 	}
@@ -801,7 +805,7 @@ func (n *Node) forget(id NodeID) {
 	if i, ok := n.find(id); ok {
 		n.nbrs = slices.Delete(n.nbrs, i, i+1)
 	}
-	n.gone[id] = tombstone{departed, n.nextBeat}
+	n.gone[id] = tombstone{departed, n.nextBeat, n.version}
 }
 
 // absorb takes over the zone z of departed node id if we are one of its
@@ -830,7 +834,7 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 		if _, _, ok := can.Abut(n.zone, nb.Zone); ok {
 			kept = append(kept, nb)
 		} else {
-			n.gone[nb.ID] = tombstone{nb.Version, now}
+			n.gone[nb.ID] = tombstone{nb.Version, now, n.version}
 		}
 	}
 	n.nbrs = kept

@@ -1056,6 +1056,7 @@ type tNet struct {
 	nodes map[NodeID]*Node
 	queue []tEnvelope
 	now   time.Duration
+	lossy bool // messages to unknown (failed) nodes are lost, not an error
 }
 
 type tEnvelope struct {
@@ -1080,6 +1081,9 @@ func (w *tNet) run() {
 		e := w.queue[0]
 		w.queue = w.queue[1:]
 		n := w.nodes[e.to]
+		if n == nil && w.lossy {
+			continue
+		}
 		if n == nil {
 			w.t.Fatalf("message %T from %d to unknown node %d", e.msg, e.from, e.to)
 		}
@@ -1243,5 +1247,136 @@ func TestPendingBounded(t *testing.T) {
 	}
 	if len(n.pending) != maxPending || n.Status().RouteDrops != 5 {
 		t.Fatalf("pending %d drops %d, want %d and 5", len(n.pending), n.Status().RouteDrops, maxPending)
+	}
+}
+
+// tGrown builds an overlay of count nodes in d dimensions, joined one after
+// another through random contacts, with settled tables.
+func tGrown(t *testing.T, seed uint64, d, count int) (*tNet, []*Node) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, uint64(d)))
+	net := &tNet{t: t, nodes: map[NodeID]*Node{}}
+	var nodes []*Node
+	for i := 1; i <= count; i++ {
+		p := make(can.Point, d)
+		for k := range p {
+			p[k] = uint32(r.IntN(4)) << 30
+		}
+		p[d-1] = r.Uint32()
+		n := New(NodeID(i), p, tConfig, rand.New(rand.NewPCG(seed, uint64(i))))
+		net.nodes[n.id] = n
+		contact := NodeID(0)
+		if len(nodes) > 0 {
+			contact = nodes[r.IntN(len(nodes))].id
+		}
+		nodes = append(nodes, n)
+		n.Bootstrap(net.now, contact)
+		net.collect(n)
+		net.run()
+	}
+	net.heartbeats(tPeriod)
+	net.heartbeats(2 * tPeriod)
+	tCheckExact(t, nodes, d, fmt.Sprintf("seed %d after joins", seed))
+	return net, nodes
+}
+
+// tRemove takes node id out of the relay and of nodes.
+func tRemove(net *tNet, nodes []*Node, id NodeID) []*Node {
+	delete(net.nodes, id)
+	return slices.DeleteFunc(nodes, func(n *Node) bool { return n.id == id })
+}
+
+// TestLeavesKeepTheTiling: nodes leave gracefully one at a time (002
+// §4.2.2); their take-over nodes absorb their zones across the plane of
+// their last split, and the overlay stays exact after every leave.
+func TestLeavesKeepTheTiling(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		net, nodes := tGrown(t, seed, 3, 40)
+		r := rand.New(rand.NewPCG(seed, 77))
+		takeovers := uint64(0)
+		all := slices.Clone(nodes)
+		for k := 0; k < 30; k++ {
+			leaver := nodes[r.IntN(len(nodes))]
+			leaver.Leave(net.now)
+			net.collect(leaver)
+			nodes = tRemove(net, nodes, leaver.id)
+			net.run()
+			if !leaver.Left() || leaver.Joined() {
+				t.Fatalf("seed %d: leaver %d still a member", seed, leaver.id)
+			}
+			tCheckExact(t, nodes, 3, fmt.Sprintf("seed %d after leave %d of node %d", seed, k, leaver.id))
+		}
+		for _, n := range all { // leavers' counters too
+			takeovers += n.Status().Takeovers
+		}
+		if takeovers < 30 {
+			t.Fatalf("seed %d: %d take-overs for 30 leaves", seed, takeovers)
+		}
+	}
+}
+
+// TestFailureTakenOverAfterMissedHeartbeats: a node that silently stops is
+// declared failed after FailAfter heartbeat periods without a message, its
+// take-over nodes claim its zone, and the overlay is exact again.
+func TestFailureTakenOverAfterMissedHeartbeats(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		net, nodes := tGrown(t, seed, 3, 40)
+		r := rand.New(rand.NewPCG(seed, 78))
+		net.lossy = true
+		all := slices.Clone(nodes)
+		beat := 2 * tPeriod
+		for k := 0; k < 10; k++ {
+			dead := nodes[r.IntN(len(nodes))]
+			nodes = tRemove(net, nodes, dead.id) // messages to it are lost from now on
+			// FailAfter (3) periods, one for the detection phase, one for
+			// the heartbeats that introduce new neighbors to each other.
+			for i := 0; i <= 4; i++ {
+				beat += tPeriod
+				net.heartbeats(beat)
+			}
+			tCheckExact(t, nodes, 3, fmt.Sprintf("seed %d after failure %d of node %d", seed, k, dead.id))
+		}
+		var detected, takeovers uint64
+		for _, n := range all { // the dead nodes' counters too
+			detected += n.Status().FailuresDetected
+			takeovers += n.Status().Takeovers
+		}
+		if detected == 0 || takeovers < 10 {
+			t.Fatalf("seed %d: %d failures detected, %d take-overs for 10 failures", seed, detected, takeovers)
+		}
+	}
+}
+
+// TestCompactHeartbeatsCarryListsOnlyToTakeovers (002 §4.2.2): in compact
+// mode the full list goes to the take-over nodes (across the plane of the
+// last split) and every other neighbor gets the zone and last split only.
+func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
+	_, nodes := tGrown(t, 5, 3, 30)
+	checked := 0
+	for _, n := range nodes {
+		n.cfg.Mode = ModeCompact
+		last := n.lastSplit()
+		if last == nil || len(n.nbrs) < 2 {
+			continue
+		}
+		n.Tick(n.nextBeat, TimerHeartbeat)
+		r := tDrain(n)
+		if len(r.Messages) != len(n.nbrs) {
+			t.Fatalf("node %d sent %d heartbeats to %d neighbors", n.id, len(r.Messages), len(n.nbrs))
+		}
+		for _, o := range r.Messages {
+			hb := o.Msg.(*wire.Heartbeat)
+			nb := tNeighbor(n, o.To)
+			if want := n.isOurTakeover(nb, last); want != (len(hb.Neighbors) > 0) {
+				t.Fatalf("node %d → %d: take-over %v but list of %d", n.id, o.To, want, len(hb.Neighbors))
+			}
+			if hb.LastSplit == nil || hb.LastSplit.At != last.At {
+				t.Fatalf("node %d: heartbeat lacks the last split", n.id)
+			}
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no node checked")
 	}
 }
