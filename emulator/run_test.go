@@ -189,3 +189,61 @@ func splitLines(s string) []string {
 	}
 	return out
 }
+
+func churnScenario(t *testing.T) scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load("../examples/churn.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Peers.Count, sc.Overlay.Dimensions = 200, 3
+	sc.Duration, sc.Churn.Stop = 25*time.Minute, 15*time.Minute
+	if testing.Short() {
+		sc.Peers.Count = 120
+	}
+	return sc
+}
+
+// TestChurnWithGracefulLeavesReconverges: joins and graceful leaves faster
+// than the heartbeat period; every leaver's zone is taken over, zones never
+// overlap, and after churn stops every mode reconverges to an exact overlay.
+func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
+	for _, mode := range []string{"vanilla", "compact", "adaptive"} {
+		sc := churnScenario(t)
+		sc.Overlay.Heartbeat.Mode, sc.Churn.FailFraction = mode, 0
+		res := runScenario(t, sc, emulator.DriverSim)
+		s := res.Summary
+		if s.Churn.Leaves == 0 || s.Churn.Joins == 0 || s.Overlay.Takeovers < s.Churn.Leaves {
+			t.Fatalf("seed %d %s: churn %+v, %d take-overs", sc.Seed, mode, s.Churn, s.Overlay.Takeovers)
+		}
+		for _, smp := range res.Series {
+			if smp.Oracle.ZoneOverlaps != 0 {
+				t.Fatalf("seed %d %s: zones overlap at %v", sc.Seed, mode, smp.T)
+			}
+		}
+		if s.Overlay.ReconvergeSeconds == nil || s.Overlay.ZoneGaps != 0 || s.Overlay.BrokenLinks.Final != 0 {
+			t.Fatalf("seed %d %s: did not reconverge: gaps %d, broken %d", sc.Seed, mode, s.Overlay.ZoneGaps, s.Overlay.BrokenLinks.Final)
+		}
+	}
+}
+
+// TestChurnWithCrashes: crashes are detected by missed heartbeats and their
+// zones taken over; zones never overlap; with churn slower than the
+// detection time no link stays broken.
+func TestChurnWithCrashes(t *testing.T) {
+	sc := churnScenario(t)
+	sc.Churn.Interval, sc.Churn.FailFraction = 4*time.Minute, 1
+	res := runScenario(t, sc, emulator.DriverSim)
+	s := res.Summary
+	if s.Churn.Failures == 0 || s.Overlay.FailuresDetected == 0 || s.Overlay.Takeovers == 0 {
+		t.Fatalf("seed %d: churn %+v, %d failures detected, %d take-overs", sc.Seed, s.Churn, s.Overlay.FailuresDetected, s.Overlay.Takeovers)
+	}
+	for _, smp := range res.Series {
+		if smp.Oracle.ZoneOverlaps != 0 {
+			t.Fatalf("seed %d: zones overlap at %v", sc.Seed, smp.T)
+		}
+	}
+	if s.Overlay.BrokenLinks.Final != 0 || s.Overlay.ZoneGaps != 0 {
+		t.Fatalf("seed %d: broken links %d, gaps %d after slow crash churn", sc.Seed, s.Overlay.BrokenLinks.Final, s.Overlay.ZoneGaps)
+	}
+}
