@@ -114,8 +114,8 @@ func loadScenario(file string, sets []string) (scenario.Scenario, error) {
 	if err != nil {
 		return sc, err
 	}
-	for _, s := range sets {
-		if err := sc.Set(s); err != nil {
+	if len(sets) > 0 {
+		if err := sc.SetAll(sets...); err != nil {
 			return sc, err
 		}
 	}

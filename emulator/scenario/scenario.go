@@ -153,38 +153,42 @@ func (s Scenario) Validate() error {
 	return p.errs
 }
 
-// Set applies one override written as "dotted.key=value", as given to
-// `--set`. The value is read as a YAML scalar and must suit the key's type
-// (quote it for text that YAML would otherwise read as something else).
-// The whole scenario is then validated again, so rules between keys apply.
-// On error s is left unchanged and the error is an Errors whose entries
-// render as `--set peers.count=abc: <problem>`.
-func (s *Scenario) Set(assignment string) error {
-	rawKey, text, found := strings.Cut(assignment, "=")
-	key := strings.TrimSpace(rawKey)
-	fail := func(msg string) error {
-		return Errors{{Source: s.Source, Key: key, Msg: msg, Set: assignment}}
-	}
-	if !found {
-		return fail(`missing "=" — write key=value, e.g. --set peers.count=2000`)
-	}
-	f := leaves[key]
-	if f == nil {
-		return fail(unknownSetKey(key))
-	}
-	n, msg := setNode(f, text)
-	if msg != "" {
-		return fail(msg)
-	}
+// Set applies one "key=value" override and validates the result; on error
+// s is unchanged.
+func (s *Scenario) Set(assignment string) error { return s.SetAll(assignment) }
+
+// SetAll applies several "key=value" overrides and then validates the
+// result once, so that overrides that only make sense together (a shorter
+// duration and an earlier churn.stop) can be given in any order. On error s
+// is unchanged.
+func (s *Scenario) SetAll(assignments ...string) error {
 	next := *s
-	if msg := assign(f, &next, n, setExample(f)); msg != "" {
-		return fail(msg)
+	for _, assignment := range assignments {
+		rawKey, text, found := strings.Cut(assignment, "=")
+		key := strings.TrimSpace(rawKey)
+		fail := func(msg string) error {
+			return Errors{{Source: s.Source, Key: key, Msg: msg, Set: assignment}}
+		}
+		if !found {
+			return fail(`missing "=" — write key=value, e.g. --set peers.count=2000`)
+		}
+		f := leaves[key]
+		if f == nil {
+			return fail(unknownSetKey(key))
+		}
+		n, msg := setNode(f, text)
+		if msg != "" {
+			return fail(msg)
+		}
+		if msg := assign(f, &next, n, setExample(f)); msg != "" {
+			return fail(msg)
+		}
 	}
 	p := newParser("")
 	p.validate(&next)
 	if len(p.errs) > 0 {
 		for _, e := range p.errs {
-			e.Source, e.Set = s.Source, assignment
+			e.Source, e.Set = s.Source, strings.Join(assignments, " --set ")
 		}
 		return p.errs
 	}

@@ -574,3 +574,22 @@ func TestRenderWithoutPosition(t *testing.T) {
 		t.Errorf("got %q", e.Error())
 	}
 }
+
+func TestSetAllValidatesOnce(t *testing.T) {
+	s := Default()
+	s.Churn.Interval, s.Churn.Stop = 10*time.Second, 8*time.Minute
+	// Shortening the run alone would leave churn.stop after its end.
+	if err := s.Set("duration=5m"); err == nil {
+		t.Fatal("duration=5m alone accepted with churn.stop 8m")
+	}
+	if err := s.SetAll("duration=5m", "churn.stop=4m"); err != nil {
+		t.Fatalf("SetAll in either order: %v", err)
+	}
+	if s.Duration != 5*time.Minute || s.Churn.Stop != 4*time.Minute {
+		t.Fatalf("got duration %v stop %v", s.Duration, s.Churn.Stop)
+	}
+	before := s
+	if err := s.SetAll("peers.count=10", "seed=x"); err == nil || s != before {
+		t.Fatal("a bad assignment must leave the scenario unchanged")
+	}
+}
