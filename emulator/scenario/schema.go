@@ -163,6 +163,11 @@ func uintField(key string, p func(*Scenario) *uint64, def uint64, noun, doc stri
 
 // positiveFloatField is a number in (0, hi].
 func positiveFloatField(key string, p func(*Scenario) *float64, def, hi float64, noun, want, doc string) field {
+	return floatField(key, p, def, func(v float64) bool { return v > 0 && v <= hi }, noun, want, doc)
+}
+
+// floatField is a number for which ok holds (ok must reject NaN).
+func floatField(key string, p func(*Scenario) *float64, def float64, ok func(float64) bool, noun, want, doc string) field {
 	bad := func(v string) string { return fmt.Sprintf("%s is not %s — write %s", v, noun, want) }
 	return field{
 		key: key, doc: doc, want: want,
@@ -177,7 +182,7 @@ func positiveFloatField(key string, p func(*Scenario) *float64, def, hi float64,
 		},
 		encode: func(s *Scenario) *yaml.Node { return plainNode(fmtFloat(*p(s))) },
 		check: func(s *Scenario) string {
-			if v := *p(s); !(v > 0 && v <= hi) { // also rejects NaN
+			if v := *p(s); !ok(v) {
 				return bad(fmtFloat(v))
 			}
 			return ""
@@ -244,27 +249,7 @@ func churnStop(s *Scenario, d time.Duration) string {
 
 // fractionField is a number from 0 to 1.
 func fractionField(key string, p func(*Scenario) *float64, def float64, noun, doc string) field {
-	want := "a number from 0 to 1, e.g. 0.5"
-	bad := func(v string) string { return fmt.Sprintf("%s is not %s — write %s", v, noun, want) }
-	return field{
-		key: key, doc: doc, want: want,
-		reset: func(s *Scenario) { *p(s) = def },
-		decode: func(s *Scenario, n *yaml.Node) string {
-			var v float64
-			if t := n.ShortTag(); t != intTag && t != floatTag || n.Decode(&v) != nil {
-				return bad(show(n))
-			}
-			*p(s) = v
-			return ""
-		},
-		encode: func(s *Scenario) *yaml.Node { return plainNode(fmtFloat(*p(s))) },
-		check: func(s *Scenario) string {
-			if v := *p(s); !(v >= 0 && v <= 1) { // also rejects NaN
-				return bad(fmtFloat(v))
-			}
-			return ""
-		},
-	}
+	return floatField(key, p, def, func(v float64) bool { return v >= 0 && v <= 1 }, noun, "a number from 0 to 1, e.g. 0.5", doc)
 }
 
 func positive(noun string, example time.Duration) func(*Scenario, time.Duration) string {
