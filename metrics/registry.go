@@ -175,14 +175,3 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.runInfoDesc, prometheus.GaugeValue, 1, c.runInfo...)
 }
-
-// Events returns a copy of the overlay event totals.
-func (r *Run) Events() map[string]uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]uint64, len(r.events))
-	for k, v := range r.events {
-		out[k] = uint64(v)
-	}
-	return out
-}
