@@ -247,3 +247,26 @@ func TestChurnWithCrashes(t *testing.T) {
 		t.Fatalf("seed %d: broken links %d, gaps %d after slow crash churn", sc.Seed, s.Overlay.BrokenLinks.Final, s.Overlay.ZoneGaps)
 	}
 }
+
+// TestChurnOnEmulator runs churn on real actors over NATS: joins, graceful
+// leaves and crashes go through the live driver (actors halted, addresses
+// unregistered) without overlapping zones or losing bus accounting.
+func TestChurnOnEmulator(t *testing.T) {
+	sc := churnScenario(t)
+	sc.Peers.Count, sc.Peers.JoinWindow = 60, 30*time.Second
+	sc.Duration, sc.Churn.Start, sc.Churn.Stop, sc.Churn.Interval = 6*time.Minute, time.Minute, 5*time.Minute, 10*time.Second
+	sc.TimeScale = 60
+	res := runScenario(t, sc, emulator.DriverEmulator)
+	s := res.Summary
+	if s.Churn.Joins == 0 || s.Churn.Leaves+s.Churn.Failures == 0 {
+		t.Fatalf("seed %d: churn %+v", sc.Seed, s.Churn)
+	}
+	for _, smp := range res.Series {
+		if smp.Oracle.ZoneOverlaps != 0 {
+			t.Fatalf("seed %d: zones overlap at %v", sc.Seed, smp.T)
+		}
+	}
+	if s.Bus.Published+s.Bus.PublishErrors != s.Messages.Total {
+		t.Fatalf("seed %d: bus published %d + %d errors, peers sent %d", sc.Seed, s.Bus.Published, s.Bus.PublishErrors, s.Messages.Total)
+	}
+}
