@@ -88,12 +88,6 @@ func (p *Peer) Leave() {
 	p.flush()
 }
 
-// Snapshot copies the peer's overlay state for the oracle.
-func (p *Peer) Snapshot() overlay.Snapshot { return p.node.Snapshot() }
-
-// Status returns the overlay core's counters.
-func (p *Peer) Status() overlay.Status { return p.node.Status() }
-
 // flush carries out what the cores asked for.
 func (p *Peer) flush() {
 	r := p.node.Ready()

@@ -25,9 +25,6 @@ func New(scale float64) *Clock { return &Clock{start: time.Now(), scale: scale} 
 // Restart sets emulated time 0 to now. Call it before any timer is set.
 func (c *Clock) Restart() { c.start = time.Now() }
 
-// Scale is the time scale.
-func (c *Clock) Scale() float64 { return c.scale }
-
 // Now is the emulated time since the start.
 func (c *Clock) Now() time.Duration {
 	return time.Duration(float64(time.Since(c.start)) * c.scale)
@@ -38,9 +35,6 @@ func (c *Clock) Now() time.Duration {
 func (c *Clock) WallAt(t time.Duration) time.Time {
 	return c.start.Add(time.Duration(math.Ceil(float64(t) / c.scale)))
 }
-
-// WallElapsed is the wall time since the start.
-func (c *Clock) WallElapsed() time.Duration { return time.Since(c.start) }
 
 // Timers runs callbacks at emulated deadlines on one goroutine. Callbacks
 // must not block (hand work to a mailbox).

@@ -103,9 +103,6 @@ func New(opts Options) (*Driver, error) {
 // Name is "emulator".
 func (d *Driver) Name() string { return "emulator" }
 
-// Clock is the run's scaled clock.
-func (d *Driver) Clock() *clock.Clock { return d.clock }
-
 // Backlog is the number of bus messages waiting in actor mailboxes.
 func (d *Driver) Backlog() int64 { return d.backlog.Load() }
 
