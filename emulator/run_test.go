@@ -270,3 +270,43 @@ func TestChurnOnEmulator(t *testing.T) {
 		t.Fatalf("seed %d: bus published %d + %d errors, peers sent %d", sc.Seed, s.Bus.Published, s.Bus.PublishErrors, s.Messages.Total)
 	}
 }
+
+// TestFastChurnSchemeOrdering is 002 §4.3.2 (Fig 4.6) in small: with churn
+// faster than the heartbeat period compact heartbeats leave the most broken
+// links, and adaptive heartbeats are no worse than vanilla beyond "25%, or
+// a tenth of a link on average" (they may be better: an adaptive take-over
+// asks for full updates at once). Heartbeats per node per minute stay
+// within 10% across the schemes, adaptive's FULL-UPDATE traffic adds at
+// most 20% messages, and compact and adaptive carry far fewer node entries
+// than vanilla.
+func TestFastChurnSchemeOrdering(t *testing.T) {
+	got := map[string]emulator.Summary{}
+	for _, mode := range []string{"vanilla", "compact", "adaptive"} {
+		sc := churnScenario(t)
+		sc.Overlay.Heartbeat.Mode = mode
+		sc.Churn.Interval = 5 * time.Second
+		got[mode] = runScenario(t, sc, emulator.DriverSim).Summary
+		s := got[mode]
+		t.Logf("%s: broken links mean %.3f, %.2f msgs, %.1f entries per node per minute", mode, s.Overlay.BrokenLinks.Mean, s.Messages.PerNodePerMinute, s.Entries.PerNodePerMinute)
+	}
+	v, c, a := got["vanilla"], got["compact"], got["adaptive"]
+	seed := v.Seed
+	if !(c.Overlay.BrokenLinks.Mean > a.Overlay.BrokenLinks.Mean && c.Overlay.BrokenLinks.Mean > v.Overlay.BrokenLinks.Mean) {
+		t.Errorf("seed %d: compact %.3f broken links on average, not the most (vanilla %.3f, adaptive %.3f)", seed, c.Overlay.BrokenLinks.Mean, v.Overlay.BrokenLinks.Mean, a.Overlay.BrokenLinks.Mean)
+	}
+	if d := a.Overlay.BrokenLinks.Mean - v.Overlay.BrokenLinks.Mean; d > 0.25*v.Overlay.BrokenLinks.Mean && d > 0.1 {
+		t.Errorf("seed %d: adaptive %.3f broken links on average, vanilla %.3f", seed, a.Overlay.BrokenLinks.Mean, v.Overlay.BrokenLinks.Mean)
+	}
+	for _, s := range []emulator.Summary{c, a} {
+		hb := func(s emulator.Summary) float64 { return float64(s.Messages.ByType["heartbeat"].Count) }
+		if r := hb(s) / hb(v); r < 0.9 || r > 1.1 {
+			t.Errorf("seed %d %s: %.0f heartbeats, vanilla %.0f", seed, s.Overlay.HeartbeatMode, hb(s), hb(v))
+		}
+		if r := s.Messages.PerNodePerMinute / v.Messages.PerNodePerMinute; r > 1.2 {
+			t.Errorf("seed %d %s: %.2f messages per node per minute, vanilla %.2f", seed, s.Overlay.HeartbeatMode, s.Messages.PerNodePerMinute, v.Messages.PerNodePerMinute)
+		}
+		if s.Entries.PerNodePerMinute > 0.5*v.Entries.PerNodePerMinute {
+			t.Errorf("seed %d %s: %.1f node entries per node per minute, vanilla %.1f", seed, s.Overlay.HeartbeatMode, s.Entries.PerNodePerMinute, v.Entries.PerNodePerMinute)
+		}
+	}
+}

@@ -201,3 +201,22 @@ func TestExtendTilesDepartedZone(t *testing.T) {
 		t.Fatal("extended along the wrong dimension")
 	}
 }
+
+func TestOverlaps(t *testing.T) {
+	a := Zone{Lo: []uint64{0, 0}, Hi: []uint64{10, 10}}
+	cases := []struct {
+		b    Zone
+		want bool
+	}{
+		{Zone{Lo: []uint64{10, 0}, Hi: []uint64{20, 10}}, false}, // abuts
+		{Zone{Lo: []uint64{9, 9}, Hi: []uint64{20, 20}}, true},   // corner inside
+		{Zone{Lo: []uint64{2, 2}, Hi: []uint64{3, 3}}, true},     // contained
+		{Zone{Lo: []uint64{0, 10}, Hi: []uint64{10, 20}}, false}, // abuts along the other dimension
+		{Zone{Lo: []uint64{11, 0}, Hi: []uint64{20, 10}}, false}, // apart
+	}
+	for i, c := range cases {
+		if got := Overlaps(a, c.b); got != c.want || Overlaps(c.b, a) != c.want {
+			t.Errorf("case %d: Overlaps = %v, want %v", i, got, c.want)
+		}
+	}
+}

@@ -152,6 +152,7 @@ type Status struct {
 	BrokenDetected   uint64 // heartbeat periods in which the local border check found a hole
 	FullUpdateReqs   uint64 // FULL-UPDATE requests sent (adaptive mode)
 	FullUpdatesSent  uint64 // FULL-UPDATE answers sent
+	ZoneQueries      uint64 // compact heartbeats from senders unknown at that version, answered with a FULL-UPDATE request
 }
 
 // Node is the overlay state machine of one peer.
@@ -520,6 +521,10 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 	if !n.joined {
 		return
 	}
+	if m.Self != nil && m.Self.Zone == nil && NodeID(m.Self.Id) == from {
+		n.onShortHeartbeat(now, from, m)
+		return
+	}
 	if !n.validSender(from, m.Self) {
 		return
 	}
@@ -535,6 +540,24 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 	for _, info := range m.Neighbors {
 		n.learn(now, info, fromRelay)
 	}
+}
+
+// onShortHeartbeat handles a compact heartbeat (002 §4.2.2): the sender's
+// id, zone version and last split, without its zone — neighbors know the
+// zone from the zone update the sender sends whenever it changes. If we do
+// not know the sender at that version (an update we missed, or a sender
+// that believes we abut although we never heard of it), we ask it for a
+// full update: its answer carries its zone, and our request carries ours,
+// so whichever side is wrong corrects itself.
+func (n *Node) onShortHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
+	if i, ok := n.find(from); ok && n.nbrs[i].Version == m.Self.Version {
+		nb := n.nbrs[i]
+		nb.LastHeard, nb.Heard = now, true
+		n.noteSplit(from, m.Self.Version, m.LastSplit)
+		return
+	}
+	n.status.ZoneQueries++
+	n.send(from, &wire.FullUpdateRequest{Self: n.info()})
 }
 
 // notNeighbor answers a heartbeat from a node that believes we are its
@@ -628,10 +651,14 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 	if _, _, ok := can.Abut(n.zone, z); !ok {
 		return false
 	}
-	if src == fromRelay {
-		n.status.LinksLearned++
-	}
 	n.upsert(&Neighbor{ID: id, Zone: z.Clone(), Version: info.Version, LastHeard: now, Heard: direct})
+	if src == fromRelay {
+		// A repaired link (002 Fig 4.1): the other side may not know us
+		// either, so we introduce ourselves at once instead of at our next
+		// heartbeat.
+		n.status.LinksLearned++
+		n.send(id, &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()})
+	}
 	return true
 }
 
@@ -662,8 +689,10 @@ func (n *Node) upsert(nb *Neighbor) {
 // heartbeat to every neighbor (002 §4.2):
 //   - vanilla: the full neighbor list to every neighbor (messages O(d),
 //     volume O(d²) per node);
-//   - compact and adaptive: the full list only to our take-over nodes, our
-//     zone and last split to the others (volume ≈ O(d)).
+//   - compact and adaptive: the full list only to our take-over nodes; the
+//     others get our id, zone version and last split (volume ≈ O(d)): they
+//     know our zone from the zone update we send whenever it changes
+//     (onShortHeartbeat).
 func (n *Node) heartbeat(now time.Duration) {
 	n.detectFailures(now)
 	if n.cfg.Mode == ModeAdaptive {
@@ -678,7 +707,7 @@ func (n *Node) heartbeat(now time.Duration) {
 			continue
 		}
 		if short == nil {
-			short = &wire.Heartbeat{Self: full.Self, LastSplit: last}
+			short = &wire.Heartbeat{Self: &wire.NodeInfo{Id: uint64(n.id), Version: n.version}, LastSplit: last}
 		}
 		n.send(nb.ID, short)
 	}
@@ -849,6 +878,13 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 			n.send(nb.ID, upd)
 		}
 	}
+	if n.cfg.Mode == ModeAdaptive {
+		// The departed node's list may be stale (it changed after its last
+		// full heartbeat to us), and our new border is where a broken link
+		// would hide behind a neighbor not yet declared failed: ask our new
+		// neighborhood at once rather than wait for the border check.
+		n.requestFullUpdates(now)
+	}
 	return true
 }
 
@@ -924,6 +960,12 @@ func (n *Node) checkBorder(now time.Duration) {
 		return
 	}
 	n.fullBackoff = min(max(2*n.fullBackoff, 1), 16)
+	n.requestFullUpdates(now)
+}
+
+// requestFullUpdates asks every neighbor for its full neighbor list
+// (adaptive heartbeat, 002 §4.2.3).
+func (n *Node) requestFullUpdates(now time.Duration) {
 	n.lastFullReq = now
 	n.status.FullUpdateReqs++
 	req := &wire.FullUpdateRequest{Self: n.info()}

@@ -642,6 +642,11 @@ func TestRepairFromHeartbeatList(t *testing.T) {
 	if !slices.Equal(tIDs(a), []NodeID{2, 3}) {
 		t.Fatalf("A's table %v, want [2 3]", tIDs(a))
 	}
+	// A introduces itself to B at once: B may lack A just as A lacked B.
+	intro := tOnly[*wire.ZoneUpdate](t, tDrain(a), 2)
+	if NodeID(intro.Self.Id) != 1 || !tWireZone(can.Zone{Lo: intro.Self.Zone.Lo, Hi: intro.Self.Zone.Hi}).Equal(a.Zone()) {
+		t.Fatalf("introduction %v", intro)
+	}
 	if nb := tNeighbor(a, 2); !nb.Zone.Equal(b.Zone()) || nb.Version != 1 || nb.Heard {
 		t.Fatalf("A's entry for B %+v", nb)
 	}
@@ -1315,29 +1320,41 @@ func TestLeavesKeepTheTiling(t *testing.T) {
 	}
 }
 
+// tFailOneAtATime grows a 40-node overlay in the given heartbeat mode and
+// lets count random nodes fail silently, one at a time, checking after
+// each that the overlay is exact again FailAfter + 2 periods later. It
+// returns every node, the dead ones included (for their counters).
+func tFailOneAtATime(t *testing.T, mode string, seed uint64, count int) []*Node {
+	t.Helper()
+	net, nodes := tGrown(t, seed, 3, 40)
+	for _, n := range nodes {
+		n.cfg.Mode = mode
+	}
+	r := rand.New(rand.NewPCG(seed, 78))
+	net.lossy = true
+	all := slices.Clone(nodes)
+	beat := 2 * tPeriod
+	for k := 0; k < count; k++ {
+		dead := nodes[r.IntN(len(nodes))]
+		nodes = tRemove(net, nodes, dead.id) // messages to it are lost from now on
+		// FailAfter (3) periods, one for the detection phase, one for
+		// the heartbeats that introduce new neighbors to each other.
+		for i := 0; i <= 4; i++ {
+			beat += tPeriod
+			net.heartbeats(beat)
+		}
+		tCheckExact(t, nodes, 3, fmt.Sprintf("%s seed %d after failure %d of node %d", mode, seed, k, dead.id))
+	}
+	return all
+}
+
 // TestFailureTakenOverAfterMissedHeartbeats: a node that silently stops is
 // declared failed after FailAfter heartbeat periods without a message, its
 // take-over nodes claim its zone, and the overlay is exact again.
 func TestFailureTakenOverAfterMissedHeartbeats(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
-		net, nodes := tGrown(t, seed, 3, 40)
-		r := rand.New(rand.NewPCG(seed, 78))
-		net.lossy = true
-		all := slices.Clone(nodes)
-		beat := 2 * tPeriod
-		for k := 0; k < 10; k++ {
-			dead := nodes[r.IntN(len(nodes))]
-			nodes = tRemove(net, nodes, dead.id) // messages to it are lost from now on
-			// FailAfter (3) periods, one for the detection phase, one for
-			// the heartbeats that introduce new neighbors to each other.
-			for i := 0; i <= 4; i++ {
-				beat += tPeriod
-				net.heartbeats(beat)
-			}
-			tCheckExact(t, nodes, 3, fmt.Sprintf("seed %d after failure %d of node %d", seed, k, dead.id))
-		}
 		var detected, takeovers uint64
-		for _, n := range all { // the dead nodes' counters too
+		for _, n := range tFailOneAtATime(t, ModeVanilla, seed, 10) {
 			detected += n.Status().FailuresDetected
 			takeovers += n.Status().Takeovers
 		}
@@ -1370,6 +1387,10 @@ func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
 			if want := n.isOurTakeover(nb, last); want != (len(hb.Neighbors) > 0) {
 				t.Fatalf("node %d → %d: take-over %v but list of %d", n.id, o.To, want, len(hb.Neighbors))
 			}
+			// The others get id and version only: they know the zone.
+			if full := len(hb.Neighbors) > 0; full != (hb.Self.Zone != nil) || hb.Self.Version != n.version {
+				t.Fatalf("node %d → %d: list of %d, self %v", n.id, o.To, len(hb.Neighbors), hb.Self)
+			}
 			if hb.LastSplit == nil || hb.LastSplit.At != last.At {
 				t.Fatalf("node %d: heartbeat lacks the last split", n.id)
 			}
@@ -1378,5 +1399,77 @@ func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no node checked")
+	}
+}
+
+// TestShortHeartbeatAtUnknownVersion: a compact heartbeat carries no zone.
+// At the version the receiver knows it only refreshes the entry; at a newer
+// version (a zone update was missed), or from a node the receiver does not
+// know, the receiver asks the sender for a full update, whose answer
+// carries the zone.
+func TestShortHeartbeatAtUnknownVersion(t *testing.T) {
+	a, b := tStale(t) // A holds B's version 1; B is at version 2
+	b.cfg.Mode = ModeCompact
+	tLink(b, a, true)
+	now := b.nextBeat
+	b.Tick(now, TimerHeartbeat)
+	hb := tOnly[*wire.Heartbeat](t, tDrain(b), 1)
+	if hb.Self.Zone != nil || hb.Self.Version != 2 {
+		t.Fatalf("compact heartbeat %v", hb)
+	}
+	a.Step(now, 2, hb)
+	req := tOnly[*wire.FullUpdateRequest](t, tDrain(a), 2)
+	if a.Status().ZoneQueries != 1 || tNeighbor(a, 2).Version != 1 {
+		t.Fatalf("A: %+v, entry %+v", a.Status(), tNeighbor(a, 2))
+	}
+	b.Step(now, 1, req)
+	full := tOnly[*wire.FullUpdate](t, tDrain(b), 1)
+	a.Step(now, 2, full)
+	// B's version-2 zone only touches A's at a corner: A drops it.
+	if tNeighbor(a, 2) != nil {
+		t.Fatalf("A kept B: %+v", tNeighbor(a, 2))
+	}
+
+	// At the known version: a refresh, no message.
+	c, d := tColumnPair(t)
+	d.cfg.Mode = ModeCompact
+	at := d.nextBeat
+	d.Tick(at, TimerHeartbeat)
+	c.Step(at, d.id, tOnly[*wire.Heartbeat](t, tDrain(d), c.id))
+	if r := tDrain(c); len(r.Messages) != 0 || tNeighbor(c, d.id).LastHeard != at || c.Status().ZoneQueries != 0 {
+		t.Fatalf("C answered %v, entry %+v", r.Messages, tNeighbor(c, d.id))
+	}
+}
+
+// tColumnPair: two nodes splitting the space in halves along x, each
+// knowing the other first-hand at its current version.
+func tColumnPair(t *testing.T) (c, d *Node) {
+	t.Helper()
+	c = tMember(t, 10, can.Point{tQ1, tQ1}, tZone2(0, tHalf, 0, tFull), 1)
+	d = tMember(t, 11, can.Point{tQ3, tQ1}, tZone2(tHalf, tFull, 0, tFull), 3)
+	tLink(c, d, true)
+	tLink(d, c, true)
+	return c, d
+}
+
+// TestFailuresInEveryMode: one failure at a time (the dissertation's "no
+// simultaneous events") leaves compact and adaptive overlays exact too
+// (002 §4.2.2). In adaptive mode a take-over node also asks its new
+// neighborhood for full updates at once.
+func TestFailuresInEveryMode(t *testing.T) {
+	for _, mode := range []string{ModeCompact, ModeAdaptive} {
+		for _, seed := range []uint64{1, 2} {
+			var takeovers, reqs uint64
+			for _, n := range tFailOneAtATime(t, mode, seed, 8) {
+				takeovers += n.Status().Takeovers
+				reqs += n.Status().FullUpdateReqs
+			}
+			if takeovers < 8 {
+				t.Fatalf("%s seed %d: %d take-overs for 8 failures", mode, seed, takeovers)
+			}
+			if (mode == ModeAdaptive) != (reqs >= takeovers) {
+				t.Fatalf("%s seed %d: %d full-update requests for %d take-overs", mode, seed, reqs, takeovers)
+			}
+		}
 	}
 }

@@ -91,6 +91,28 @@ func TypeOf(m proto.Message) MsgType {
 	return MsgType_MSG_UNSPECIFIED
 }
 
+// Entries is the number of node descriptions (NodeInfo: id, zone, version)
+// message m carries: the dissertation's unit of heartbeat volume (002
+// §4.2, Table 4.2 counts neighbor entries, not bytes). A compact heartbeat
+// counts 1 (the sender, without its zone).
+func Entries(m proto.Message) int {
+	switch m := m.(type) {
+	case *JoinAccept:
+		return 1 + len(m.Neighbors)
+	case *Heartbeat:
+		return 1 + len(m.Neighbors)
+	case *ZoneUpdate:
+		return 1 + len(m.Others)
+	case *Leave:
+		return 1 + len(m.Neighbors)
+	case *FullUpdateRequest:
+		return 1
+	case *FullUpdate:
+		return 1 + len(m.Neighbors)
+	}
+	return 0
+}
+
 // Header is the envelope without its payload.
 type Header struct {
 	Type   MsgType

@@ -102,3 +102,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestEntries(t *testing.T) {
+	info := &NodeInfo{Id: 1}
+	cases := []struct {
+		m    proto.Message
+		want int
+	}{
+		{&Heartbeat{Self: info}, 1},
+		{&Heartbeat{Self: info, Neighbors: []*NodeInfo{info, info}}, 3},
+		{&ZoneUpdate{Self: info, Others: []*NodeInfo{info}}, 2},
+		{&JoinAccept{Neighbors: []*NodeInfo{info, info}}, 3},
+		{&Leave{Self: info, Neighbors: []*NodeInfo{info}}, 2},
+		{&FullUpdateRequest{Self: info}, 1},
+		{&FullUpdate{Self: info, Neighbors: []*NodeInfo{info, info, info}}, 4},
+		{&Join{Joiner: 1}, 0},
+	}
+	for _, c := range cases {
+		if got := Entries(c.m); got != c.want {
+			t.Errorf("%T: %d entries, want %d", c.m, got, c.want)
+		}
+	}
+}

@@ -576,7 +576,9 @@ func (x *JoinReject) GetReason() string {
 
 // Heartbeat carries the sender's zone, its last split (so that receivers
 // know whether they are its take-over nodes) and, in vanilla mode or to its
-// take-over nodes in compact mode, its full neighbor list.
+// take-over nodes in compact mode, its full neighbor list. The compact
+// heartbeat to other neighbors leaves self.zone unset (id and version
+// only): receivers know the zone from its ZoneUpdates.
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
