@@ -130,6 +130,7 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["broken_link_detected"] += st.BrokenDetected
 	ev["full_update_request"] += st.FullUpdateReqs
 	ev["full_update"] += st.FullUpdatesSent
+	ev["zone_query"] += st.ZoneQueries
 }
 
 func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs bus.Stats) Summary {
@@ -168,9 +169,11 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	s.Messages.Window.ToSeconds = last.T.Seconds()
 	s.Messages.Window.Steady = r.steady
 	if peerMinutes > 0 {
-		msgs, bytes := last.Traffic.Sub(from).Total()
+		d := last.Traffic.Sub(from)
+		msgs, bytes := d.Total()
 		s.Messages.PerNodePerMinute = float64(msgs) / peerMinutes
 		s.Bytes.PerNodePerMinute = float64(bytes) / peerMinutes
+		s.Entries.PerNodePerMinute = float64(d.TotalEntries()) / peerMinutes
 		if w := r.lastWall.Sub(fromWall).Seconds(); w > 0 {
 			s.Messages.PerWallSecond = float64(msgs) / w
 		}

@@ -56,6 +56,11 @@ type Summary struct {
 	Bytes struct {
 		PerNodePerMinute float64 `json:"per_node_per_minute"`
 	} `json:"bytes"`
+	// Entries counts node descriptions carried by messages (wire.Entries):
+	// volume in the dissertation's unit, independent of the encoding.
+	Entries struct {
+		PerNodePerMinute float64 `json:"per_node_per_minute"`
+	} `json:"entries"`
 	Overlay struct {
 		Dimensions    int    `json:"dimensions"`
 		HeartbeatMode string `json:"heartbeat_mode"`
@@ -245,8 +250,8 @@ func (s Summary) PrintTable(w io.Writer) {
 		v := s.Messages.ByType[k]
 		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
 	}
-	row("per node per minute", fmt.Sprintf("%.2f msgs, %s (heartbeat model %.2f msgs; window %.0f–%.0f s)",
-		s.Messages.PerNodePerMinute, humanBytes(uint64(s.Bytes.PerNodePerMinute)), s.Messages.HeartbeatModelPerNodePerMinute,
+	row("per node per minute", fmt.Sprintf("%.2f msgs, %s, %.1f node entries (heartbeat model %.2f msgs; window %.0f–%.0f s)",
+		s.Messages.PerNodePerMinute, humanBytes(uint64(s.Bytes.PerNodePerMinute)), s.Entries.PerNodePerMinute, s.Messages.HeartbeatModelPerNodePerMinute,
 		s.Messages.Window.FromSeconds, s.Messages.Window.ToSeconds))
 	if !s.Messages.Window.Steady {
 		row("  warning", "the initial peers had not all joined by the end: rates cover the whole run, joins included")

@@ -16,7 +16,7 @@ import (
 
 func TestRegistryNamesAndLint(t *testing.T) {
 	r := NewRun(RunInfo{Driver: "sim", Mode: "vanilla", Population: "mixed"})
-	r.Traffic.Sent(wire.MsgType_MSG_HEARTBEAT, 100)
+	r.Traffic.Sent(wire.MsgType_MSG_HEARTBEAT, 100, 3)
 	r.ObserveLag(0.002)
 	r.SetEvents(map[string]uint64{"join_owned": 3})
 	r.SetBus(func() BusStats { return BusStats{Published: 5, Dropped: 1} })
@@ -43,7 +43,7 @@ func TestRegistryNamesAndLint(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"gridbed_messages_total", "gridbed_message_bytes_total", "gridbed_peers", "gridbed_overlay_broken_links",
+		"gridbed_messages_total", "gridbed_message_bytes_total", "gridbed_message_node_entries_total", "gridbed_peers", "gridbed_overlay_broken_links",
 		"gridbed_clock_lag_seconds", "gridbed_bus_dropped_messages_total", "gridbed_run_info", "gridbed_overlay_events_total",
 	} {
 		if !slices.Contains(ours, want) {
@@ -63,12 +63,12 @@ func TestRegistryNamesAndLint(t *testing.T) {
 
 func TestTrafficSnapshotSub(t *testing.T) {
 	tr := NewTraffic()
-	tr.Sent(wire.MsgType_MSG_HEARTBEAT, 10)
+	tr.Sent(wire.MsgType_MSG_HEARTBEAT, 10, 1)
 	a := tr.Snapshot()
-	tr.Sent(wire.MsgType_MSG_HEARTBEAT, 20)
-	tr.Sent(wire.MsgType_MSG_JOIN, 5)
+	tr.Sent(wire.MsgType_MSG_HEARTBEAT, 20, 4)
+	tr.Sent(wire.MsgType_MSG_JOIN, 5, 0)
 	d := tr.Snapshot().Sub(a)
-	if d.Count[wire.MsgType_MSG_HEARTBEAT] != 1 || d.Bytes[wire.MsgType_MSG_HEARTBEAT] != 20 || d.Count[wire.MsgType_MSG_JOIN] != 1 {
+	if d.Count[wire.MsgType_MSG_HEARTBEAT] != 1 || d.Bytes[wire.MsgType_MSG_HEARTBEAT] != 20 || d.Entries[wire.MsgType_MSG_HEARTBEAT] != 4 || d.Count[wire.MsgType_MSG_JOIN] != 1 || d.TotalEntries() != 4 {
 		t.Fatalf("difference %+v", d)
 	}
 	if m, b := d.Total(); m != 2 || b != 25 {

@@ -33,6 +33,7 @@ type Run struct {
 	busDescs    [3]*prometheus.Desc
 	msgDesc     *prometheus.Desc
 	bytesDesc   *prometheus.Desc
+	entriesDesc *prometheus.Desc
 	decodeDesc  *prometheus.Desc
 	runInfoDesc *prometheus.Desc
 	runInfo     []string
@@ -92,6 +93,7 @@ func NewRun(info RunInfo) *Run {
 	}
 	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
 	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes) sent over the bus, by message type.", []string{"type"}, nil)
+	r.entriesDesc = prometheus.NewDesc("gridbed_message_node_entries_total", "Node descriptions (id, zone, version) carried by protocol messages, by message type: the dissertation's unit of heartbeat volume.", []string{"type"}, nil)
 	r.decodeDesc = prometheus.NewDesc("gridbed_decode_errors_total", "Received messages that could not be decoded.", nil, nil)
 	r.eventsDesc = prometheus.NewDesc("gridbed_overlay_events_total", "Overlay protocol events summed over peers at the last oracle snapshot, by event.", []string{"event"}, nil)
 	r.busDescs = [3]*prometheus.Desc{
@@ -144,6 +146,7 @@ type runCollector Run
 func (c *runCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.msgDesc
 	ch <- c.bytesDesc
+	ch <- c.entriesDesc
 	ch <- c.decodeDesc
 	ch <- c.eventsDesc
 	for _, d := range c.busDescs {
@@ -158,6 +161,7 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 		name := wire.Name(wire.MsgType(t))
 		ch <- prometheus.MustNewConstMetric(c.msgDesc, prometheus.CounterValue, float64(s.Count[t]), name)
 		ch <- prometheus.MustNewConstMetric(c.bytesDesc, prometheus.CounterValue, float64(s.Bytes[t]), name)
+		ch <- prometheus.MustNewConstMetric(c.entriesDesc, prometheus.CounterValue, float64(s.Entries[t]), name)
 	}
 	ch <- prometheus.MustNewConstMetric(c.decodeDesc, prometheus.CounterValue, float64(s.DecodeErrors))
 	c.mu.Lock()

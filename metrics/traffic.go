@@ -16,22 +16,28 @@ import (
 // include the wire format's overhead. Oracle traffic never passes through it.
 // Safe for concurrent use.
 type Traffic struct {
-	msgs, bytes  []atomic.Uint64
-	decodeErrors atomic.Uint64
+	msgs, bytes, entries []atomic.Uint64
+	decodeErrors         atomic.Uint64
 }
 
 // NewTraffic returns zeroed counters for every message type.
 func NewTraffic() *Traffic {
-	return &Traffic{msgs: make([]atomic.Uint64, wire.NumTypes), bytes: make([]atomic.Uint64, wire.NumTypes)}
+	return &Traffic{
+		msgs:    make([]atomic.Uint64, wire.NumTypes),
+		bytes:   make([]atomic.Uint64, wire.NumTypes),
+		entries: make([]atomic.Uint64, wire.NumTypes),
+	}
 }
 
-// Sent counts one message of type t of n bytes.
-func (t *Traffic) Sent(typ wire.MsgType, n int) {
+// Sent counts one message of type t of n bytes carrying entries node
+// descriptions (wire.Entries).
+func (t *Traffic) Sent(typ wire.MsgType, n, entries int) {
 	if int(typ) < 0 || int(typ) >= len(t.msgs) {
 		typ = wire.MsgType_MSG_UNSPECIFIED
 	}
 	t.msgs[typ].Add(1)
 	t.bytes[typ].Add(uint64(n))
+	t.entries[typ].Add(uint64(entries))
 }
 
 // DecodeError counts a received message that could not be decoded.
@@ -39,16 +45,17 @@ func (t *Traffic) DecodeError() { t.decodeErrors.Add(1) }
 
 // TrafficSnapshot is a copy of the counters at one moment.
 type TrafficSnapshot struct {
-	Count, Bytes []uint64 // indexed by wire.MsgType
-	DecodeErrors uint64
+	Count, Bytes, Entries []uint64 // indexed by wire.MsgType
+	DecodeErrors          uint64
 }
 
 // Snapshot copies the counters.
 func (t *Traffic) Snapshot() TrafficSnapshot {
-	s := TrafficSnapshot{Count: make([]uint64, len(t.msgs)), Bytes: make([]uint64, len(t.msgs))}
+	s := TrafficSnapshot{Count: make([]uint64, len(t.msgs)), Bytes: make([]uint64, len(t.msgs)), Entries: make([]uint64, len(t.msgs))}
 	for i := range t.msgs {
 		s.Count[i] = t.msgs[i].Load()
 		s.Bytes[i] = t.bytes[i].Load()
+		s.Entries[i] = t.entries[i].Load()
 	}
 	s.DecodeErrors = t.decodeErrors.Load()
 	return s
@@ -63,15 +70,24 @@ func (s TrafficSnapshot) Total() (msgs, bytes uint64) {
 	return msgs, bytes
 }
 
+// TotalEntries is the number of node descriptions over all types.
+func (s TrafficSnapshot) TotalEntries() (entries uint64) {
+	for _, e := range s.Entries {
+		entries += e
+	}
+	return entries
+}
+
 // Sub returns s − o, the traffic between two snapshots.
 func (s TrafficSnapshot) Sub(o TrafficSnapshot) TrafficSnapshot {
-	d := TrafficSnapshot{Count: make([]uint64, len(s.Count)), Bytes: make([]uint64, len(s.Count))}
+	d := TrafficSnapshot{Count: make([]uint64, len(s.Count)), Bytes: make([]uint64, len(s.Count)), Entries: make([]uint64, len(s.Count))}
 	for i := range s.Count {
-		if i < len(o.Count) {
+		if i < len(o.Count) && i < len(o.Entries) {
 			d.Count[i] = s.Count[i] - o.Count[i]
 			d.Bytes[i] = s.Bytes[i] - o.Bytes[i]
+			d.Entries[i] = s.Entries[i] - o.Entries[i]
 		} else {
-			d.Count[i], d.Bytes[i] = s.Count[i], s.Bytes[i]
+			d.Count[i], d.Bytes[i], d.Entries[i] = s.Count[i], s.Bytes[i], s.Entries[i]
 		}
 	}
 	d.DecodeErrors = s.DecodeErrors - o.DecodeErrors

@@ -110,7 +110,7 @@ func (p *Peer) flush() {
 		if err != nil {
 			continue
 		}
-		p.traffic.Sent(typ, len(data))
+		p.traffic.Sent(typ, len(data), wire.Entries(out.Msg))
 		p.env.Publish(out.To, data)
 	}
 	for _, t := range r.Timers {

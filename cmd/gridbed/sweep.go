@@ -21,7 +21,7 @@ import (
 // defaultColumns are the summary figures a sweep tabulates unless --columns
 // says otherwise.
 var defaultColumns = []string{
-	"peers.final", "messages.per_node_per_minute", "bytes.per_node_per_minute",
+	"peers.final", "messages.per_node_per_minute", "bytes.per_node_per_minute", "entries.per_node_per_minute",
 	"overlay.neighbors_mean", "overlay.broken_links.mean", "overlay.broken_links.final",
 	"overlay.zone_gaps", "overlay.takeovers", "overlay.repairs", "overlay.reconverge_seconds",
 }

@@ -19,6 +19,11 @@ const (
 	Clustered = "clustered"
 	// Mixed nodes draw every resource independently.
 	Mixed = "mixed"
+	// Uniform nodes draw every coordinate uniformly over the whole space:
+	// not a realistic grid, but the regime of CAN's cost analysis (every
+	// zone about the same size), useful as a control when a result should
+	// not depend on the population's skew.
+	Uniform = "uniform"
 )
 
 // Classes is the number of equivalence classes of a clustered population.
@@ -86,8 +91,8 @@ func (n Node) Capability(i int) float64 {
 // Generate draws count nodes with dims resource dimensions (the virtual
 // dimension is added) from the given seed.
 func Generate(kind string, count, dims int, seed uint64) ([]Node, error) {
-	if kind != Clustered && kind != Mixed {
-		return nil, fmt.Errorf("population %q: want %s or %s", kind, Clustered, Mixed)
+	if kind != Clustered && kind != Mixed && kind != Uniform {
+		return nil, fmt.Errorf("population %q: want %s, %s or %s", kind, Clustered, Mixed, Uniform)
 	}
 	r := rand.New(rand.NewPCG(seed, 0x706f70)) // "pop": a stream of its own
 	var classes [][]float64
@@ -103,9 +108,15 @@ func Generate(kind string, count, dims int, seed uint64) ([]Node, error) {
 	nodes := make([]Node, count)
 	for i := range nodes {
 		var lv []float64
-		if kind == Clustered {
+		switch kind {
+		case Clustered:
 			lv = slices.Clone(classes[pick(r, classWeights)])
-		} else {
+		case Uniform:
+			lv = make([]float64, dims)
+			for d := range lv {
+				lv[d] = r.Float64() * float64(len(ResourceAt(d).Levels))
+			}
+		default:
 			// Mixed: random capabilities (003 §5.3), still mostly weak:
 			// a level drawn as for clustered nodes, then a uniform
 			// position within it, so that no two nodes coincide.

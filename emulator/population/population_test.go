@@ -211,8 +211,29 @@ func TestMixedMostlyWeak(t *testing.T) {
 	}
 }
 
+// TestUniformSpreadsEvenly: uniform coordinates fill each half of every
+// resource dimension about equally (mixed ones crowd the weak end).
+func TestUniformSpreadsEvenly(t *testing.T) {
+	const count, dims = 4000, 3
+	nodes, err := Generate(Uniform, count, dims, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := 0; d < dims; d++ {
+		low := 0
+		for _, n := range nodes {
+			if uint64(n.Point[d]) < can.Span/2 {
+				low++
+			}
+		}
+		if low < count*45/100 || low > count*55/100 {
+			t.Fatalf("seed 7, dimension %d: %d of %d in the lower half", d, low, count)
+		}
+	}
+}
+
 func TestUnknownKind(t *testing.T) {
-	for _, kind := range []string{"", "uniform", "Clustered"} {
+	for _, kind := range []string{"", "gaussian", "Clustered"} {
 		nodes, err := Generate(kind, 10, 2, 1)
 		if err == nil || nodes != nil {
 			t.Fatalf("kind %q: %v, %v", kind, nodes, err)

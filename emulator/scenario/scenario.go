@@ -42,7 +42,7 @@ type Scenario struct {
 // Peers describes the initial peer population.
 type Peers struct {
 	Count      int           // number of peers
-	Population string        // PopulationClustered or PopulationMixed
+	Population string        // PopulationClustered, PopulationMixed or PopulationUniform
 	JoinWindow time.Duration // emulated time over which the peers join one after another
 }
 
@@ -85,6 +85,7 @@ type Oracle struct {
 const (
 	PopulationClustered = "clustered"
 	PopulationMixed     = "mixed"
+	PopulationUniform   = "uniform"
 )
 
 // Values of Heartbeat.Mode.

@@ -137,7 +137,7 @@ var badCases = []badCase{
 	{"unknown_nested_key.yaml", 5, 5, "overlay.heartbeat.perod", `unknown key "perod" in section "overlay.heartbeat"`, `did you mean "period"?`},
 	{"misplaced_key.yaml", 3, 1, "count", `unknown key "count" at the top level`, `did you mean "peers.count"? Move it under "peers:"`},
 	{"bad_enum.yaml", 4, 11, "overlay.heartbeat.mode", `"vanila" is not a heartbeat mode`, `write one of vanilla, compact, adaptive (did you mean "vanilla"?)`},
-	{"bad_population.yaml", 4, 15, "peers.population", `"uniform" is not a population kind`, `write one of clustered, mixed`},
+	{"bad_population.yaml", 4, 15, "peers.population", `"gaussian" is not a population kind`, `write one of clustered, mixed, uniform`},
 	{"negative_count.yaml", 3, 10, "peers.count", `-5 is not a valid peer count`, `write a whole number from 1 to 1000000`},
 	{"count_too_large.yaml", 3, 10, "peers.count", `2000000 is not a valid peer count`, `write a whole number from 1 to 1000000`},
 	{"float_for_int.yaml", 3, 15, "overlay.dimensions", `2.5 is not a valid number of dimensions`, `write a whole number from 1 to 16`},
