@@ -552,8 +552,7 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 func (n *Node) onShortHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 	if i, ok := n.find(from); ok && n.nbrs[i].Version == m.Self.Version {
 		nb := n.nbrs[i]
-		nb.LastHeard, nb.Heard = now, true
-		n.noteSplit(from, m.Self.Version, m.LastSplit)
+		nb.LastHeard, nb.Heard, nb.LastSplit = now, true, m.LastSplit
 		return
 	}
 	n.status.ZoneQueries++

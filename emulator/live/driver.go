@@ -57,7 +57,6 @@ type Driver struct {
 	mu       sync.Mutex
 	pids     []*actor.PID // by peer index (id-1)
 	members  members.Set
-	departed map[overlay.NodeID]bool
 	rng      *rand.Rand
 	seq      joinorder.Sequence
 	head     *actor.PID // first peer of the join sequence, started by Start
@@ -131,7 +130,7 @@ func (e *env) Bootstrap(id overlay.NodeID) overlay.NodeID {
 func (e *env) Joined(id overlay.NodeID) {
 	d := e.d
 	d.mu.Lock()
-	if d.departed[id] {
+	if d.members.Departed(id) {
 		d.mu.Unlock()
 		return
 	}
@@ -208,16 +207,11 @@ func (d *Driver) Join(id overlay.NodeID, point can.Point) error {
 // still arriving for it count as unroutable.
 func (d *Driver) Depart(fail bool) overlay.NodeID {
 	d.mu.Lock()
-	id := d.members.Pick(d.rng)
+	id := d.members.Depart(d.rng)
 	if id == 0 {
 		d.mu.Unlock()
 		return 0
 	}
-	d.members.Remove(id)
-	if d.departed == nil {
-		d.departed = map[overlay.NodeID]bool{}
-	}
-	d.departed[id] = true
 	pid := d.pids[id-1]
 	d.mu.Unlock()
 	d.bus.Unregister(bus.Address(id))
@@ -271,7 +265,7 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 		select {
 		case s := <-reply:
 			d.mu.Lock()
-			if d.departed[s.Snapshot.ID] {
+			if d.members.Departed(s.Snapshot.ID) {
 				s.Snapshot.Joined = false // a crashed peer does not know it
 			}
 			d.mu.Unlock()

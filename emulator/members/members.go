@@ -10,10 +10,12 @@ import (
 	"github.com/gridbed/gridbed/actors/overlay"
 )
 
-// Set is a set of node ids with uniform random choice.
+// Set is a set of node ids with uniform random choice. It also remembers
+// the members that departed through Depart: they never come back.
 type Set struct {
-	ids []overlay.NodeID
-	pos map[overlay.NodeID]int
+	ids      []overlay.NodeID
+	pos      map[overlay.NodeID]int
+	departed map[overlay.NodeID]bool
 }
 
 // Add inserts id (no effect if present).
@@ -48,6 +50,26 @@ func (s *Set) Pick(r *rand.Rand) overlay.NodeID {
 	}
 	return s.ids[r.IntN(len(s.ids))]
 }
+
+// Depart removes a uniformly random member for good (a churn departure)
+// and returns it, or 0 when there is none.
+func (s *Set) Depart(r *rand.Rand) overlay.NodeID {
+	id := s.Pick(r)
+	if id == 0 {
+		return 0
+	}
+	s.Remove(id)
+	if s.departed == nil {
+		s.departed = map[overlay.NodeID]bool{}
+	}
+	s.departed[id] = true
+	return id
+}
+
+// Departed reports whether id left through Depart: a late report that it
+// joined must not bring it back, and a crashed peer's own state (which
+// still says "joined") must not count as a member.
+func (s *Set) Departed(id overlay.NodeID) bool { return s.departed[id] }
 
 // Has reports whether id is a member.
 func (s *Set) Has(id overlay.NodeID) bool { _, ok := s.pos[id]; return ok }

@@ -35,3 +35,29 @@ func TestSet(t *testing.T) {
 		t.Fatal("removed member picked")
 	}
 }
+
+func TestDepart(t *testing.T) {
+	var s Set
+	r := rand.New(rand.NewPCG(3, 3))
+	if s.Depart(r) != 0 {
+		t.Fatal("departure from an empty set")
+	}
+	for id := overlay.NodeID(1); id <= 5; id++ {
+		s.Add(id)
+	}
+	gone := map[overlay.NodeID]bool{}
+	for i := 0; i < 5; i++ {
+		id := s.Depart(r)
+		if id == 0 || gone[id] || s.Has(id) || !s.Departed(id) {
+			t.Fatalf("seed 3: departure %d returned %d (gone %v)", i, id, gone)
+		}
+		gone[id] = true
+	}
+	if s.Len() != 0 || s.Depart(r) != 0 {
+		t.Fatalf("seed 3: %d members left", s.Len())
+	}
+	s.Add(6)
+	if s.Departed(6) {
+		t.Fatal("a member that never departed counts as departed")
+	}
+}

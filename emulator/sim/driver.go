@@ -32,7 +32,6 @@ type Driver struct {
 	opts     DriverOptions
 	peers    []*peer.Peer
 	members  members.Set
-	departed map[overlay.NodeID]bool
 	rng      *rand.Rand
 	seq      joinorder.Sequence
 	head     *peer.Peer // first peer of the join sequence, started by Start
@@ -77,7 +76,7 @@ func (e env) SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duratio
 }
 func (e env) Bootstrap(id overlay.NodeID) overlay.NodeID { return e.d.members.Pick(e.d.rng) }
 func (e env) Joined(id overlay.NodeID) {
-	if e.d.departed[id] {
+	if e.d.members.Departed(id) {
 		return
 	}
 	e.d.members.Add(id)
@@ -131,15 +130,10 @@ func (d *Driver) Join(id overlay.NodeID, point can.Point) error {
 // Depart makes a random current member leave (gracefully, or by crashing
 // when fail is set) and returns it; 0 when there is no member.
 func (d *Driver) Depart(fail bool) overlay.NodeID {
-	id := d.members.Pick(d.rng)
+	id := d.members.Depart(d.rng)
 	if id == 0 {
 		return 0
 	}
-	d.members.Remove(id)
-	if d.departed == nil {
-		d.departed = map[overlay.NodeID]bool{}
-	}
-	d.departed[id] = true
 	p := d.peers[id-1]
 	if !fail {
 		p.Leave()
@@ -173,7 +167,7 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 	out := make([]peer.State, len(d.peers))
 	for i, p := range d.peers {
 		out[i] = p.State()
-		if d.departed[p.ID()] {
+		if d.members.Departed(p.ID()) {
 			out[i].Snapshot.Joined = false // a crashed peer does not know it
 		}
 	}
