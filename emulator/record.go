@@ -100,6 +100,7 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	r.m.BrokenLinks.Set(float64(rep.BrokenLinks))
 	r.m.ZoneGaps.Set(float64(rep.ZoneGaps))
 	r.m.ZoneOverlaps.Set(float64(rep.ZoneOverlaps))
+	r.m.ExtraZones.Set(float64(rep.ExtraZones))
 	r.m.NeighborsMean.Set(rep.NeighborsMean)
 	r.m.MailboxBacklog.Set(float64(backlog))
 	r.m.SetEvents(ev)
@@ -131,6 +132,9 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["full_update_request"] += st.FullUpdateReqs
 	ev["full_update"] += st.FullUpdatesSent
 	ev["zone_query"] += st.ZoneQueries
+	ev["orphan_claimed"] += st.OrphansClaimed
+	ev["extra_yielded"] += st.ExtrasYielded
+	ev["extra_handed"] += st.ExtrasHanded
 }
 
 func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs bus.Stats) Summary {
@@ -191,6 +195,8 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	o.StaleLinks = last.Oracle.StaleLinks
 	o.ZoneGaps = last.Oracle.ZoneGaps
 	o.ZoneOverlaps = last.Oracle.ZoneOverlaps
+	o.ExtraZones = last.Oracle.ExtraZones
+	o.OrphansClaimed = last.Events["orphan_claimed"]
 	o.UncoveredFraction = last.Oracle.UncoveredFraction
 	o.NeighborsMean = last.Oracle.NeighborsMean
 	o.Events = last.Events

@@ -82,6 +82,8 @@ type Summary struct {
 		ReconvergeSeconds *float64          `json:"reconverge_seconds"`
 		ZoneGaps          int               `json:"zone_gaps"`
 		ZoneOverlaps      int               `json:"zone_overlaps"`
+		ExtraZones        int               `json:"extra_zones"`
+		OrphansClaimed    uint64            `json:"orphans_claimed"`
 		UncoveredFraction float64           `json:"uncovered_fraction"`
 		NeighborsMean     float64           `json:"neighbors_mean"`
 		Events            map[string]uint64 `json:"events"`
@@ -228,7 +230,7 @@ func (s Summary) PrintTable(w io.Writer) {
 	row("time", fmt.Sprintf("%.0f s emulated in %.1f s wall (time scale %g)", s.EmulatedSeconds, s.WallSeconds, s.TimeScale))
 	row("peers", fmt.Sprintf("%d of %d joined", s.Peers.Final, s.Peers.Initial))
 	row("overlay", fmt.Sprintf("d=%d+virtual, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
-	row("zones", fmt.Sprintf("gaps %d, overlaps %d", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps))
+	row("zones", fmt.Sprintf("gaps %d, overlaps %d, extra zones held %d (%d orphans claimed)", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.ExtraZones, s.Overlay.OrphansClaimed))
 	row("broken links", fmt.Sprintf("final %d, max %d, mean %.2f", s.Overlay.BrokenLinks.Final, s.Overlay.BrokenLinks.Max, s.Overlay.BrokenLinks.Mean))
 	if c := s.Churn; c.Joins+c.Leaves+c.Failures > 0 {
 		rec := "never"

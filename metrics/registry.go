@@ -19,6 +19,7 @@ type Run struct {
 	BrokenLinks     prometheus.Gauge
 	ZoneGaps        prometheus.Gauge
 	ZoneOverlaps    prometheus.Gauge
+	ExtraZones      prometheus.Gauge
 	NeighborsMean   prometheus.Gauge
 	MailboxBacklog  prometheus.Gauge
 	ClockLag        prometheus.Histogram
@@ -71,6 +72,9 @@ func NewRun(info RunInfo) *Run {
 		ZoneOverlaps: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gridbed_overlay_zone_overlaps", Help: "Pairs of zones that overlap (oracle ground truth).",
 		}),
+		ExtraZones: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gridbed_overlay_extra_zones", Help: "Zones peers hold besides their own: orphans claimed after double failures (oracle ground truth).",
+		}),
 		NeighborsMean: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gridbed_overlay_neighbors_mean", Help: "Mean size of the peers' neighbor tables.",
 		}),
@@ -106,7 +110,7 @@ func NewRun(info RunInfo) *Run {
 	r.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		r.EmulatedSeconds, r.Peers, r.BrokenLinks, r.ZoneGaps, r.ZoneOverlaps, r.NeighborsMean,
+		r.EmulatedSeconds, r.Peers, r.BrokenLinks, r.ZoneGaps, r.ZoneOverlaps, r.ExtraZones, r.NeighborsMean,
 		r.MailboxBacklog, r.ClockLag, r.churn, (*runCollector)(r),
 	)
 	return r

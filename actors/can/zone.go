@@ -287,3 +287,31 @@ func Extend(z, over Zone, k int) (Zone, bool) {
 	}
 	return e, true
 }
+
+// Subtract returns a minus b as disjoint zones (a itself when they do not
+// overlap, nothing when b covers a): the standard box difference, peeling
+// off along each dimension in turn the slabs of a that lie below and above
+// b. It yields at most 2·d zones. Nodes use it to find the part of a
+// departed node's zone that nobody has claimed (the orphan, CAN take-over).
+func Subtract(a, b Zone) []Zone {
+	if !Overlaps(a, b) {
+		return []Zone{a.Clone()}
+	}
+	var out []Zone
+	rest := a.Clone()
+	for k := range rest.Lo {
+		if rest.Lo[k] < b.Lo[k] {
+			s := rest.Clone()
+			s.Hi[k] = b.Lo[k]
+			out = append(out, s)
+			rest.Lo[k] = b.Lo[k]
+		}
+		if rest.Hi[k] > b.Hi[k] {
+			s := rest.Clone()
+			s.Lo[k] = b.Hi[k]
+			out = append(out, s)
+			rest.Hi[k] = b.Hi[k]
+		}
+	}
+	return out
+}

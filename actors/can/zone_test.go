@@ -220,3 +220,44 @@ func TestOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// TestSubtract: a minus b, for random boxes on a small grid, is a set of
+// disjoint boxes inside a, none overlapping b, whose volume is a's minus
+// the shared part's.
+func TestSubtract(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	box := func() Zone {
+		z := Zone{Lo: make([]uint64, 3), Hi: make([]uint64, 3)}
+		for k := range z.Lo {
+			x, y := r.Uint64N(8), r.Uint64N(8)
+			if x == y {
+				y = x + 1
+			}
+			z.Lo[k], z.Hi[k] = min(x, y), max(x, y)
+		}
+		return z
+	}
+	vol := func(z Zone) uint64 { return z.Volume().Uint64() }
+	for i := 0; i < 2000; i++ {
+		a, b := box(), box()
+		parts := Subtract(a, b)
+		var sum, shared uint64 = 0, 1
+		for k := range a.Lo {
+			shared *= uint64(max(0, int64(min(a.Hi[k], b.Hi[k]))-int64(max(a.Lo[k], b.Lo[k]))))
+		}
+		for j, p := range parts {
+			if !p.Valid(3) || Overlaps(p, b) || len(Subtract(p, a)) != 0 {
+				t.Fatalf("case %d: %v − %v: part %v invalid, overlaps b or sticks out of a", i, a, b, p)
+			}
+			for _, q := range parts[:j] {
+				if Overlaps(p, q) {
+					t.Fatalf("case %d: parts %v and %v overlap", i, p, q)
+				}
+			}
+			sum += vol(p)
+		}
+		if sum != vol(a)-shared || len(parts) > 6 {
+			t.Fatalf("case %d: %v − %v: %d parts of volume %d, want %d", i, a, b, len(parts), sum, vol(a)-shared)
+		}
+	}
+}

@@ -12,6 +12,7 @@
 package overlay
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -131,6 +132,9 @@ type Neighbor struct {
 	// List is the neighbor's neighbor list from its last full heartbeat,
 	// kept while we are its take-over node: we need it to take its zone over.
 	List []*wire.NodeInfo
+	// Extra are the zones the neighbor holds besides its own (orphans it
+	// claimed); it is our neighbor if any of its zones abuts any of ours.
+	Extra []can.Zone
 }
 
 // Status counts what a node did; drivers turn it into metrics.
@@ -153,6 +157,9 @@ type Status struct {
 	FullUpdateReqs   uint64 // FULL-UPDATE requests sent (adaptive mode)
 	FullUpdatesSent  uint64 // FULL-UPDATE answers sent
 	ZoneQueries      uint64 // compact heartbeats from senders unknown at that version, answered with a FULL-UPDATE request
+	OrphansClaimed   uint64 // unclaimed parts of departed nodes' zones this node took as extra zones
+	ExtrasYielded    uint64 // extra zones (or parts) given up to a node with a better claim
+	ExtrasHanded     uint64 // extra zones handed whole to a joiner whose point lies in them
 }
 
 // Node is the overlay state machine of one peer.
@@ -166,6 +173,10 @@ type Node struct {
 	left    bool   // departed: ignores everything from now on
 	contact NodeID // bootstrap contact of the current join attempt
 	zone    can.Zone
+	// extra are zones held besides the own zone: parts of departed nodes'
+	// zones that no take-over node claimed (CAN's temporary second zone,
+	// Ratnasamy et al. §2.3). Disjoint from zone and from each other.
+	extra   []can.Zone
 	version uint64
 	history []*wire.Split
 	nbrs    []*Neighbor // sorted by ID: deterministic iteration
@@ -180,7 +191,8 @@ type Node struct {
 	fullBackoff int           // periods to wait before asking again while a hole persists
 	// awaited are zones of departed neighbors whose take-over nodes may not
 	// have claimed them yet; the border check counts them as covered until
-	// the deadline, so that a take-over in progress is not a broken link.
+	// the deadline, so that a take-over in progress is not a broken link,
+	// and what is still unclaimed afterwards becomes an orphan we may claim.
 	awaited []awaitedZone
 
 	ready  Ready
@@ -188,13 +200,20 @@ type Node struct {
 }
 
 type awaitedZone struct {
-	zone  can.Zone
+	zones []can.Zone // the departed node's own zone and its extra zones
 	until time.Duration
+	// claimAt is when we look for unclaimed parts next; giveUp when we stop.
+	claimAt, giveUp time.Duration
 }
 
 // takeoverWait is how many heartbeat periods a departed neighbor's zone is
 // awaited: detection times of a failure differ by up to one period.
 const takeoverWait = 2
+
+// orphanRetries is how many more heartbeat periods a neighbor keeps looking
+// for unclaimed parts of a departed node's zone that do not (yet) abut its
+// own zones: another neighbor's claim may make them abut.
+const orphanRetries = 4
 
 // tombstone remembers a dropped neighbor's version, and our own zone
 // version when we dropped it: once our zone changes (a take-over grows it)
@@ -238,6 +257,9 @@ func (n *Node) Joined() bool { return n.joined }
 
 // Zone is the node's current zone (empty before it joined). Do not modify.
 func (n *Node) Zone() can.Zone { return n.zone }
+
+// Extra are the zones the node holds besides its own. Do not modify.
+func (n *Node) Extra() []can.Zone { return n.extra }
 
 // Point is the node's fixed coordinate. Do not modify.
 func (n *Node) Point() can.Point { return n.point }
@@ -347,11 +369,15 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 		return
 	}
 	p := can.Point(m.Point)
+	joiner := NodeID(m.Joiner)
 	if !n.zone.Contains(p) {
+		if i := containing(n.extra, p); i >= 0 && joiner != n.id {
+			n.handExtra(now, i, joiner, m.Hops)
+			return
+		}
 		n.routeJoin(p, m)
 		return
 	}
-	joiner := NodeID(m.Joiner)
 	if joiner == n.id {
 		return
 	}
@@ -383,7 +409,7 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	// Our table: keep neighbors that still abut our smaller zone, add the joiner.
 	n.nbrs = n.nbrs[:0]
 	for _, nb := range old {
-		if _, _, ok := can.Abut(keep, nb.Zone); ok {
+		if n.abuts(nb.Zone, nb.Extra) {
 			n.nbrs = append(n.nbrs, nb)
 		} else {
 			n.gone[nb.ID] = tombstone{nb.Version, now, n.version}
@@ -400,6 +426,28 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	}
 }
 
+// handExtra gives our extra zone i whole to a joiner whose point lies in
+// it: an orphan becomes an ordinary zone again. The joiner gets no split
+// history (the zone has no sibling); should it depart, its neighbors treat
+// its zone as an orphan.
+func (n *Node) handExtra(now time.Duration, i int, joiner NodeID, hops uint32) {
+	n.status.JoinsOwned++
+	n.status.ExtrasHanded++
+	give := n.extra[i]
+	n.extra = slices.Delete(n.extra, i, i+1)
+	n.version++
+	old := slices.Clone(n.nbrs)
+	me := n.info()
+	jInfo := &wire.NodeInfo{Id: uint64(joiner), Zone: zoneToWire(give), Version: 1}
+	jNbrs := []*wire.NodeInfo{me}
+	for _, nb := range old {
+		jNbrs = append(jNbrs, neighborInfo(nb))
+	}
+	n.send(joiner, &wire.JoinAccept{Zone: jInfo.Zone, Neighbors: jNbrs, Hops: hops})
+	n.learn(now, jInfo, fromJoin)
+	n.zoneChanged(now, old, []*wire.NodeInfo{jInfo})
+}
+
 // routeJoin forwards a JOIN one hop towards the joiner's point.
 func (n *Node) routeJoin(p can.Point, m *wire.Join) {
 	if !n.routeProgress(p, m.Hops, &m.Best, &m.Detours) {
@@ -412,7 +460,7 @@ func (n *Node) routeJoin(p can.Point, m *wire.Join) {
 // counts a drop) once the message made too many hops, or too many hops that
 // did not bring it closer than the best zone it visited.
 func (n *Node) routeProgress(p can.Point, hops uint32, best *float64, detours *uint32) bool {
-	d := n.zone.Dist2(p)
+	d := dist2(n.zone, n.extra, p)
 	if hops > 0 && d >= *best {
 		n.status.RouteDetours++
 		*detours++
@@ -432,7 +480,7 @@ func (n *Node) route(p can.Point, m proto.Message, hops *uint32) {
 	var best *Neighbor
 	bestD := 0.0
 	for _, nb := range n.nbrs {
-		if d := nb.Zone.Dist2(p); best == nil || d < bestD {
+		if d := dist2(nb.Zone, nb.Extra, p); best == nil || d < bestD {
 			best, bestD = nb, d
 		}
 	}
@@ -440,7 +488,7 @@ func (n *Node) route(p can.Point, m proto.Message, hops *uint32) {
 		n.status.RouteDrops++
 		return
 	}
-	if bestD >= n.zone.Dist2(p) {
+	if bestD >= dist2(n.zone, n.extra, p) {
 		n.status.RouteNoProgress++
 	}
 	*hops++
@@ -624,6 +672,11 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		n.status.BadMessages++
 		return false
 	}
+	x, ok := extrasFromWire(info.GetExtra(), n.cfg.Dims)
+	if !ok {
+		n.status.BadMessages++
+		return false
+	}
 	i, known := n.find(id)
 	if known {
 		nb := n.nbrs[i]
@@ -633,13 +686,17 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		if info.Version <= nb.Version {
 			return true // nothing new; table entries always abut our zone
 		}
-		nb.Zone, nb.Version = z.Clone(), info.Version
-		if _, _, ok := can.Abut(n.zone, nb.Zone); !ok {
+		nb.Zone, nb.Extra, nb.Version = z.Clone(), x, info.Version
+		n.settleClaims(now, info, nb.Zone, nb.Extra)
+		if i, known = n.find(id); known && !n.abuts(nb.Zone, nb.Extra) {
 			n.gone[id] = tombstone{nb.Version, now, n.version}
 			n.nbrs = slices.Delete(n.nbrs, i, i+1)
 			return false
 		}
-		return true
+		if known {
+			n.introduceRivals(nb)
+		}
+		return known
 	}
 	if t, ok := n.gone[id]; ok && !direct {
 		if t.version == departed || (info.Version <= t.version && t.ours == n.version) {
@@ -647,11 +704,14 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		}
 		delete(n.gone, id)
 	}
-	if _, _, ok := can.Abut(n.zone, z); !ok {
+	told := n.settleClaims(now, info, z, x)
+	if !n.abuts(z, x) {
 		return false
 	}
-	n.upsert(&Neighbor{ID: id, Zone: z.Clone(), Version: info.Version, LastHeard: now, Heard: direct})
-	if src == fromRelay {
+	nb := &Neighbor{ID: id, Zone: z.Clone(), Extra: x, Version: info.Version, LastHeard: now, Heard: direct}
+	n.upsert(nb)
+	n.introduceRivals(nb)
+	if src == fromRelay && !told {
 		// A repaired link (002 Fig 4.1): the other side may not know us
 		// either, so we introduce ourselves at once instead of at our next
 		// heartbeat.
@@ -659,6 +719,34 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		n.send(id, &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()})
 	}
 	return true
+}
+
+// introduceRivals tells neighbor nb and any other neighbor whose zones
+// overlap nb's, one of them an extra zone, about each other: two claims on
+// the same orphan whose claimants do not know each other. Each settles the
+// overlap when it learns of the other (settleClaims). Without this, compact
+// heartbeats — which relay no lists to most neighbors — could leave such
+// claimants apart for good.
+func (n *Node) introduceRivals(nb *Neighbor) {
+	for _, o := range n.nbrs {
+		if o == nb || (len(o.Extra) == 0 && len(nb.Extra) == 0) || !overlapAny(o, nb) {
+			continue
+		}
+		n.send(nb.ID, &wire.ZoneUpdate{Self: n.info(), Others: []*wire.NodeInfo{neighborInfo(o)}, LastSplit: n.lastSplit()})
+		n.send(o.ID, &wire.ZoneUpdate{Self: n.info(), Others: []*wire.NodeInfo{neighborInfo(nb)}, LastSplit: n.lastSplit()})
+	}
+}
+
+// overlapAny reports whether any zone of a overlaps any zone of b.
+func overlapAny(a, b *Neighbor) bool {
+	for _, za := range append([]can.Zone{a.Zone}, a.Extra...) {
+		for _, zb := range append([]can.Zone{b.Zone}, b.Extra...) {
+			if can.Overlaps(za, zb) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (n *Node) find(id NodeID) (int, bool) {
@@ -694,6 +782,7 @@ func (n *Node) upsert(nb *Neighbor) {
 //     (onShortHeartbeat).
 func (n *Node) heartbeat(now time.Duration) {
 	n.detectFailures(now)
+	n.claimOrphans(now)
 	if n.cfg.Mode == ModeAdaptive {
 		n.checkBorder(now)
 	}
@@ -809,23 +898,24 @@ func (n *Node) detectFailures(now time.Duration) {
 		}
 		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, nb.List) {
 			n.forget(nb.ID)
-			n.await(nb.Zone, now)
 		}
+		n.await(now, nb.Zone, nb.Extra)
 	}
 }
 
-// await records a departed neighbor's zone as being taken over.
-func (n *Node) await(z can.Zone, now time.Duration) {
-	if n.cfg.Mode != ModeAdaptive {
-		return // only the adaptive border check reads it
-	}
-	kept := n.awaited[:0]
-	for _, a := range n.awaited {
-		if a.until > now {
-			kept = append(kept, a)
-		}
-	}
-	n.awaited = append(kept, awaitedZone{z, now + takeoverWait*n.cfg.HeartbeatPeriod})
+// await records a departed neighbor's zones (its own and its extras) as
+// being taken over; claimOrphans later claims what nobody did.
+func (n *Node) await(now time.Duration, z can.Zone, x []can.Zone) {
+	p := n.cfg.HeartbeatPeriod
+	until := now + takeoverWait*p
+	// Our rank among the claimants: a fraction of a period that grows with
+	// the volume of our zone (0 for a point, 1 for the whole space).
+	rank := time.Duration(float64(p) * logVolume(n.zone) / float64(32*n.cfg.Dims))
+	claimAt := until + rank
+	n.awaited = append(n.awaited, awaitedZone{
+		zones: append([]can.Zone{z.Clone()}, x...), until: until,
+		claimAt: claimAt, giveUp: claimAt + orphanRetries*p,
+	})
 }
 
 // forget drops a departed node from the table for good.
@@ -855,18 +945,33 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 	for _, info := range list {
 		n.learn(now, info, fromJoin)
 	}
-	// Our grown zone may no longer abut some neighbors along the old face;
-	// learn() keeps tables exact for the others.
+	n.zoneChanged(now, old, nil)
+	if n.cfg.Mode == ModeAdaptive {
+		// The departed node's list may be stale (it changed after its last
+		// full heartbeat to us), and our new border is where a broken link
+		// would hide behind a neighbor not yet declared failed: ask our new
+		// neighborhood at once rather than wait for the border check.
+		n.requestFullUpdates(now)
+	}
+	return true
+}
+
+// zoneChanged follows a change of our zones (the version is already
+// incremented): neighbors that no longer abut any of them are dropped
+// (learn() keeps the table exact for the others), and every neighbor, old
+// and current, receives a zone update naming others, if any.
+func (n *Node) zoneChanged(now time.Duration, old []*Neighbor, others []*wire.NodeInfo) {
 	kept := n.nbrs[:0]
 	for _, nb := range n.nbrs {
-		if _, _, ok := can.Abut(n.zone, nb.Zone); ok {
+		if n.abuts(nb.Zone, nb.Extra) {
 			kept = append(kept, nb)
 		} else {
 			n.gone[nb.ID] = tombstone{nb.Version, now, n.version}
 		}
 	}
+	clear(n.nbrs[len(kept):])
 	n.nbrs = kept
-	upd := &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()}
+	upd := &wire.ZoneUpdate{Self: n.info(), Others: others, LastSplit: n.lastSplit()}
 	sent := map[NodeID]bool{}
 	for _, nb := range n.nbrs {
 		sent[nb.ID] = true
@@ -877,14 +982,219 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 			n.send(nb.ID, upd)
 		}
 	}
-	if n.cfg.Mode == ModeAdaptive {
-		// The departed node's list may be stale (it changed after its last
-		// full heartbeat to us), and our new border is where a broken link
-		// would hide behind a neighbor not yet declared failed: ask our new
-		// neighborhood at once rather than wait for the border check.
-		n.requestFullUpdates(now)
+}
+
+// abuts reports whether a node holding zone z and extra zones x is our
+// neighbor: whether any of its zones abuts any of ours.
+func (n *Node) abuts(z can.Zone, x []can.Zone) bool {
+	for _, mine := range n.zones() {
+		if _, _, ok := can.Abut(mine, z); ok {
+			return true
+		}
+		for _, e := range x {
+			if _, _, ok := can.Abut(mine, e); ok {
+				return true
+			}
+		}
 	}
-	return true
+	return false
+}
+
+// zones lists our own zone followed by our extra zones.
+func (n *Node) zones() []can.Zone {
+	if len(n.extra) == 0 {
+		return []can.Zone{n.zone}
+	}
+	return append([]can.Zone{n.zone}, n.extra...)
+}
+
+// dist2 is the squared distance from p to the nearest of a node's zones
+// (greedy routing towards p, can.Zone.Dist2).
+func dist2(z can.Zone, x []can.Zone, p can.Point) float64 {
+	d := z.Dist2(p)
+	for _, e := range x {
+		d = min(d, e.Dist2(p))
+	}
+	return d
+}
+
+// containing is the index of the zone in zs that contains p, or -1.
+func containing(zs []can.Zone, p can.Point) int {
+	for i, z := range zs {
+		if z.Contains(p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// logVolume is log2 of a zone's volume: the rank of a claim (smaller zones
+// win, as in CAN's take-over timer, Ratnasamy et al. §2.3).
+func logVolume(z can.Zone) float64 {
+	v := 0.0
+	for k := range z.Lo {
+		v += math.Log2(float64(z.Hi[k] - z.Lo[k]))
+	}
+	return v
+}
+
+// winsClaim reports whether node a, whose own zone is za, has the better
+// claim on space that both a and b hold as extra zones: the smaller own
+// zone wins, the smaller id breaks a tie. Both sides decide alike.
+func winsClaim(a NodeID, za can.Zone, b NodeID, zb can.Zone) bool {
+	va, vb := logVolume(za), logVolume(zb)
+	if va != vb {
+		return va < vb
+	}
+	return a < b
+}
+
+// settleClaims resolves overlaps between our extra zones and the zones of
+// the node info describes (own zone z, extras x): its own zone always wins;
+// between two extra zones the better claim wins (winsClaim). We give up the
+// overlapping parts we lose (can.Subtract) and introduce the winner to our
+// neighbors, some of whom now border it without knowing it; where we win we
+// tell it our zones, so that it gives them up too (and report that we did). Claims overlap when two
+// neighbors of a departed node claimed the same orphan without knowing each
+// other, or when a slow take-over node extended over space already claimed.
+func (n *Node) settleClaims(now time.Duration, info *wire.NodeInfo, z can.Zone, x []can.Zone) (told bool) {
+	if len(n.extra) == 0 {
+		return false
+	}
+	id := NodeID(info.Id)
+	changed, tell := false, false
+	var kept []can.Zone
+	for _, e := range n.extra {
+		parts := []can.Zone{e}
+		for j, w := range append([]can.Zone{z}, x...) {
+			if !can.Overlaps(e, w) {
+				continue
+			}
+			if j > 0 && winsClaim(n.id, n.zone, id, z) {
+				tell = true
+				continue
+			}
+			var rest []can.Zone
+			for _, p := range parts {
+				rest = append(rest, can.Subtract(p, w)...)
+			}
+			parts, changed = rest, true
+		}
+		kept = append(kept, parts...)
+	}
+	if changed {
+		n.status.ExtrasYielded++
+		old := slices.Clone(n.nbrs)
+		n.extra = kept
+		n.version++
+		n.zoneChanged(now, old, []*wire.NodeInfo{info})
+	}
+	if tell {
+		n.send(id, &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()})
+	}
+	return tell
+}
+
+// claimOrphans runs once per heartbeat period: for each departed
+// neighbor's zone whose claim time has come, the parts that no zone we know
+// of covers (can.Subtract) and that abut one of our zones become our extra
+// zones, and our neighbors hear of them. The claim time is takeoverWait
+// periods after the departure (the take-over nodes have extended by then)
+// plus a fraction of a period that grows with our zone's volume, so that
+// the smallest neighbor claims first and the others see its claim (CAN's
+// take-over timer, Ratnasamy et al. §2.3). Parts not abutting us are looked
+// at again for orphanRetries periods: a neighbor's claim may be all they
+// need, or they may come to abut one of ours.
+func (n *Node) claimOrphans(now time.Duration) {
+	var claimed []can.Zone
+	kept := n.awaited[:0]
+	for _, a := range n.awaited {
+		if now < a.claimAt {
+			kept = append(kept, a)
+			continue
+		}
+		parts := slices.Clone(a.zones)
+		cover := func(w can.Zone) {
+			var rest []can.Zone
+			for _, p := range parts {
+				rest = append(rest, can.Subtract(p, w)...)
+			}
+			parts = rest
+		}
+		for _, w := range n.zones() {
+			cover(w)
+		}
+		for _, w := range claimed {
+			cover(w)
+		}
+		for _, nb := range n.nbrs {
+			cover(nb.Zone)
+			for _, w := range nb.Extra {
+				cover(w)
+			}
+		}
+		var left []can.Zone
+		for grew := true; grew; {
+			grew = false
+			left = left[:0]
+			for _, p := range parts {
+				if n.abuts(p, nil) || abutsAny(p, claimed) {
+					claimed = append(claimed, p)
+					grew = true
+				} else {
+					left = append(left, p)
+				}
+			}
+			parts = slices.Clone(left)
+		}
+		if len(parts) > 0 && now < a.giveUp {
+			a.zones, a.claimAt = parts, now+n.cfg.HeartbeatPeriod
+			kept = append(kept, a)
+		}
+	}
+	n.awaited = kept
+	if len(claimed) == 0 {
+		return
+	}
+	n.status.OrphansClaimed += uint64(len(claimed))
+	old := slices.Clone(n.nbrs)
+	n.extra = append(n.extra, claimed...)
+	n.mergeExtras()
+	n.version++
+	n.zoneChanged(now, old, nil)
+	// The orphan's other neighbors are the departed node's, most of whom we
+	// do not know: our neighbors' full lists name them, and each one we
+	// learn from a list hears of our claim at once (learn, fromRelay). This
+	// is part of claiming, in every heartbeat mode.
+	n.requestFullUpdates(now)
+}
+
+// abutsAny reports whether z abuts one of zs.
+func abutsAny(z can.Zone, zs []can.Zone) bool {
+	for _, w := range zs {
+		if _, _, ok := can.Abut(z, w); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeExtras joins extra zones whose union is a box (can.Merge), so that
+// orphans claimed piece by piece do not fragment.
+func (n *Node) mergeExtras() {
+	for merged := true; merged; {
+		merged = false
+		for i := 0; i < len(n.extra) && !merged; i++ {
+			for j := i + 1; j < len(n.extra); j++ {
+				if m, ok := can.Merge(n.extra[i], n.extra[j]); ok {
+					n.extra[i] = m
+					n.extra = slices.Delete(n.extra, j, j+1)
+					merged = true
+					break
+				}
+			}
+		}
+	}
 }
 
 // pruneHistory drops split-history entries whose plane our zone now
@@ -936,10 +1246,11 @@ func (n *Node) onLeave(now time.Duration, from NodeID, m *wire.Leave) {
 	}
 	n.status.LeavesSeen++
 	z, _ := zoneFromWire(m.Self.Zone, n.cfg.Dims)
+	x, _ := extrasFromWire(m.Self.Extra, n.cfg.Dims)
 	if !n.absorb(now, from, z, m.LastSplit, m.Neighbors) {
 		n.forget(from)
-		n.await(z, now)
 	}
+	n.await(now, z, x)
 }
 
 // checkBorder is the adaptive scheme's local broken-link detection (002
@@ -973,48 +1284,60 @@ func (n *Node) requestFullUpdates(now time.Duration) {
 	}
 }
 
-// borderHasHole reports whether some face of our zone, not on the space
-// boundary, is not completely covered by abutting known neighbors. Areas
-// are compared in floating point relative to the face: a hole smaller than
-// a billionth of a face goes unnoticed (the oracle counts exactly).
+// borderHasHole reports whether some face of one of our zones, not on the
+// space boundary, is not completely covered by abutting zones: known
+// neighbors' zones, our other zones, and awaited zones. Areas are compared
+// in floating point relative to the face: a hole smaller than a billionth
+// of a face goes unnoticed (the oracle counts exactly).
 func (n *Node) borderHasHole(now time.Duration) bool {
-	d := n.cfg.Dims
-	var awaited []can.Zone
+	var cover []can.Zone
 	for _, a := range n.awaited {
 		if a.until > now {
-			awaited = append(awaited, a.zone)
+			cover = append(cover, a.zones...) // may double count a part already taken over: a hole then hides for a while
 		}
 	}
+	for _, nb := range n.nbrs {
+		cover = append(cover, nb.Zone)
+		cover = append(cover, nb.Extra...)
+	}
+	mine := n.zones()
+	cover = append(cover, mine...)
+	for _, z := range mine {
+		if faceHasHole(z, cover) {
+			return true
+		}
+	}
+	return false
+}
+
+// faceHasHole reports whether a face of zone z, not on the space boundary,
+// is not completely covered by the zones in cover that abut it there.
+func faceHasHole(z can.Zone, cover []can.Zone) bool {
+	d := len(z.Lo)
 	for k := 0; k < d; k++ {
 		for _, upper := range []bool{false, true} {
-			if (!upper && n.zone.Lo[k] == 0) || (upper && n.zone.Hi[k] == can.Span) {
+			if (!upper && z.Lo[k] == 0) || (upper && z.Hi[k] == can.Span) {
 				continue
 			}
 			face := 1.0
 			for j := 0; j < d; j++ {
 				if j != k {
-					face *= float64(n.zone.Hi[j] - n.zone.Lo[j])
+					face *= float64(z.Hi[j] - z.Lo[j])
 				}
 			}
 			covered := 0.0
-			add := func(z can.Zone) {
-				dim, up, ok := can.Abut(n.zone, z)
+			for _, w := range cover {
+				dim, up, ok := can.Abut(z, w)
 				if !ok || dim != k || up != upper {
-					return
+					continue
 				}
 				a := 1.0
 				for j := 0; j < d; j++ {
 					if j != k {
-						a *= float64(min(n.zone.Hi[j], z.Hi[j]) - max(n.zone.Lo[j], z.Lo[j]))
+						a *= float64(min(z.Hi[j], w.Hi[j]) - max(z.Lo[j], w.Lo[j]))
 					}
 				}
 				covered += a
-			}
-			for _, nb := range n.nbrs {
-				add(nb.Zone)
-			}
-			for _, z := range awaited {
-				add(z) // may double count a part already taken over: a hole then hides for a while
 			}
 			if covered < face*(1-1e-9) {
 				return true
@@ -1044,11 +1367,37 @@ func (n *Node) onFullUpdate(now time.Duration, from NodeID, m *wire.FullUpdate) 
 }
 
 func (n *Node) info() *wire.NodeInfo {
-	return &wire.NodeInfo{Id: uint64(n.id), Zone: zoneToWire(n.zone), Version: n.version}
+	return &wire.NodeInfo{Id: uint64(n.id), Zone: zoneToWire(n.zone), Version: n.version, Extra: extrasToWire(n.extra)}
 }
 
 func neighborInfo(nb *Neighbor) *wire.NodeInfo {
-	return &wire.NodeInfo{Id: uint64(nb.ID), Zone: zoneToWire(nb.Zone), Version: nb.Version}
+	return &wire.NodeInfo{Id: uint64(nb.ID), Zone: zoneToWire(nb.Zone), Version: nb.Version, Extra: extrasToWire(nb.Extra)}
+}
+
+func extrasToWire(x []can.Zone) []*wire.Zone {
+	if len(x) == 0 {
+		return nil
+	}
+	out := make([]*wire.Zone, len(x))
+	for i, z := range x {
+		out[i] = zoneToWire(z)
+	}
+	return out
+}
+
+// extrasFromWire copies a node's extra zones; ok is false if one is invalid.
+func extrasFromWire(w []*wire.Zone, dims int) ([]can.Zone, bool) {
+	if len(w) == 0 {
+		return nil, true
+	}
+	out := make([]can.Zone, len(w))
+	for i, z := range w {
+		var ok bool
+		if out[i], ok = zoneFromWire(z, dims); !ok {
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 func zoneToWire(z can.Zone) *wire.Zone {
@@ -1068,10 +1417,12 @@ func zoneFromWire(w *wire.Zone, dims int) (can.Zone, bool) {
 
 // Snapshot is a copy of a node's overlay state for the oracle.
 type Snapshot struct {
-	ID        NodeID
-	Joined    bool
-	Point     can.Point
-	Zone      can.Zone
+	ID     NodeID
+	Joined bool
+	Point  can.Point
+	Zone   can.Zone
+	// Extra are the zones the node holds besides its own.
+	Extra     []can.Zone
 	Version   uint64
 	Neighbors []NodeID // sorted
 	// NeighborVersions[i] is the zone version the node knows of Neighbors[i].
@@ -1081,6 +1432,9 @@ type Snapshot struct {
 // Snapshot copies the node's state; the copy shares nothing with the node.
 func (n *Node) Snapshot() Snapshot {
 	s := Snapshot{ID: n.id, Joined: n.joined, Point: slices.Clone(n.point), Zone: n.zone.Clone(), Version: n.version}
+	for _, z := range n.extra {
+		s.Extra = append(s.Extra, z.Clone())
+	}
 	s.Neighbors = make([]NodeID, len(n.nbrs))
 	s.NeighborVersions = make([]uint64, len(n.nbrs))
 	for i, nb := range n.nbrs {

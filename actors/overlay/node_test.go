@@ -1118,29 +1118,50 @@ func (w *tNet) heartbeats(at time.Duration) {
 	w.run()
 }
 
-// tCheckExact checks that the nodes' zones tile the space and that every
-// table holds exactly the true neighbors with their current zones.
+// tCheckExact checks that the nodes' zones (their own and their extra
+// zones) tile the space and that every table holds exactly the true
+// neighbors with their current zones.
 func tCheckExact(t *testing.T, nodes []*Node, d int, what string) {
+	t.Helper()
+	tCheckTiling(t, nodes, d, what)
+	tCheckTables(t, nodes, what)
+}
+
+// tCheckTiling checks that the nodes' zones, extra zones included, tile
+// the space.
+func tCheckTiling(t *testing.T, nodes []*Node, d int, what string) {
 	t.Helper()
 	sum := new(big.Int)
 	for i, n := range nodes {
 		if !n.Joined() || !n.Zone().Valid(d) || !n.Zone().Contains(n.Point()) {
 			t.Fatalf("%s: node %d joined %v zone %v point %v", what, n.id, n.Joined(), n.Zone(), n.Point())
 		}
-		sum.Add(sum, n.Zone().Volume())
+		for _, z := range n.zones() {
+			sum.Add(sum, z.Volume())
+		}
 		for _, m := range nodes[i+1:] {
-			if can.Overlaps(n.Zone(), m.Zone()) {
-				t.Fatalf("%s: zones of %d and %d overlap", what, n.id, m.id)
+			for _, a := range n.zones() {
+				for _, b := range m.zones() {
+					if can.Overlaps(a, b) {
+						t.Fatalf("%s: zones of %d and %d overlap", what, n.id, m.id)
+					}
+				}
 			}
 		}
 	}
 	if sum.Cmp(can.SpaceVolume(d)) != 0 {
 		t.Fatalf("%s: zones do not tile the space", what)
 	}
+}
+
+// tCheckTables checks that every table holds exactly the true neighbors
+// with their current zones.
+func tCheckTables(t *testing.T, nodes []*Node, what string) {
+	t.Helper()
 	for _, n := range nodes {
 		var want []NodeID
 		for _, m := range nodes {
-			if _, _, ok := can.Abut(n.Zone(), m.Zone()); ok {
+			if m != n && n.abuts(m.zone, m.extra) {
 				want = append(want, m.id)
 			}
 		}
@@ -1150,8 +1171,8 @@ func tCheckExact(t *testing.T, nodes []*Node, d int, what string) {
 		}
 		for _, nb := range n.nbrs {
 			for _, m := range nodes {
-				if m.id == nb.ID && (!m.Zone().Equal(nb.Zone) || m.version != nb.Version) {
-					t.Fatalf("%s: node %d knows %d as %v v%d, is %v v%d", what, n.id, m.id, nb.Zone, nb.Version, m.Zone(), m.version)
+				if m.id == nb.ID && (!m.Zone().Equal(nb.Zone) || m.version != nb.Version || len(m.extra) != len(nb.Extra)) {
+					t.Fatalf("%s: node %d knows %d as %v%v v%d, is %v%v v%d", what, n.id, m.id, nb.Zone, nb.Extra, nb.Version, m.Zone(), m.extra, m.version)
 				}
 			}
 		}
@@ -1471,5 +1492,153 @@ func TestFailuresInEveryMode(t *testing.T) {
 				t.Fatalf("%s seed %d: %d full-update requests for %d take-overs", mode, seed, reqs, takeovers)
 			}
 		}
+	}
+}
+
+// TestOrphanClaimedWhenTakeoverAlsoFails: a node and its take-over node
+// fail together, so nobody can extend over the first one's zone. After the
+// take-over wait its surviving neighbors claim the unclaimed parts as extra
+// zones (the smallest claimant first), and a few periods later the overlay
+// is whole again in every mode: the zones, extras included, tile the space.
+// In vanilla and adaptive mode every table also holds exactly the true
+// neighbors; compact heartbeats cannot repair every link (002 §4.2.2).
+func TestOrphanClaimedWhenTakeoverAlsoFails(t *testing.T) {
+	for _, mode := range []string{ModeVanilla, ModeCompact, ModeAdaptive} {
+		for _, seed := range []uint64{1, 2, 3, 4} {
+			net, nodes := tGrown(t, seed, 3, 40)
+			for _, n := range nodes {
+				n.cfg.Mode = mode
+			}
+			net.lossy = true
+			all := slices.Clone(nodes)
+			r := rand.New(rand.NewPCG(seed, 79))
+			beat := 2 * tPeriod
+			for k := 0; k < 4; k++ {
+				// A victim with a take-over node: both fail at once.
+				var dead, takeover *Node
+				for _, i := range r.Perm(len(nodes)) {
+					v := nodes[i]
+					for _, nb := range v.nbrs {
+						if v.isOurTakeover(nb, v.lastSplit()) {
+							dead, takeover = v, net.nodes[nb.ID]
+							break
+						}
+					}
+					if dead != nil {
+						break
+					}
+				}
+				if dead == nil {
+					t.Fatalf("%s seed %d: no node with a take-over node", mode, seed)
+				}
+				nodes = tRemove(net, nodes, dead.id)
+				nodes = tRemove(net, nodes, takeover.id)
+				for i := 0; i < 10; i++ {
+					beat += tPeriod
+					net.heartbeats(beat)
+				}
+				what := fmt.Sprintf("%s seed %d after nodes %d and %d (its take-over node) failed", mode, seed, dead.id, takeover.id)
+				tCheckTiling(t, nodes, 3, what)
+				if mode != ModeCompact {
+					tCheckTables(t, nodes, what)
+				}
+			}
+			var claimed uint64
+			for _, n := range all {
+				claimed += n.Status().OrphansClaimed
+			}
+			if claimed == 0 {
+				t.Fatalf("%s seed %d: no orphan claimed after 4 double failures", mode, seed)
+			}
+		}
+	}
+}
+
+// tHolder is node 1 owning [0, ½) × [0, 1) with the extra zone
+// [½, 1) × [0, ½), and node 2 owning [½, 1) × [½, 1) (2-D, no virtual
+// dimension needed for the geometry).
+func tHolder(t *testing.T) (a, b *Node) {
+	h := uint64(1) << 31
+	a = tMember(t, 1, can.Point{1, 1}, tZone2(0, h, 0, can.Span), 3)
+	a.extra = []can.Zone{tZone2(h, can.Span, 0, h)}
+	b = tMember(t, 2, can.Point{uint32(h + 1), uint32(h + 1)}, tZone2(h, can.Span, h, can.Span), 1)
+	tLink(a, b, true)
+	b.learn(0, a.info(), fromSelf)
+	if tNeighbor(b, 1) == nil || len(tNeighbor(b, 1).Extra) != 1 {
+		t.Fatal("test setup: B does not know A with its extra zone")
+	}
+	return a, b
+}
+
+// TestJoinIntoExtraZone: a joiner whose point lies in an extra zone gets it
+// whole, without split history; the holder gives it up, tells its
+// neighbors, and routes to the nearest of all its zones.
+func TestJoinIntoExtraZone(t *testing.T) {
+	a, b := tHolder(t)
+	h := uint64(1) << 31
+	p := can.Point{uint32(h + 5), 7}
+	if d := dist2(a.zone, a.extra, p); d != 0 {
+		t.Fatalf("distance from A's zones to a point in its extra zone = %v, want 0", d)
+	}
+	a.Step(time.Second, 9, &wire.Join{Joiner: 9, Point: p})
+	r := tDrain(a)
+	acc := tTo[*wire.JoinAccept](t, r, 9)
+	if z := tWireZone(can.Zone{Lo: acc.Zone.Lo, Hi: acc.Zone.Hi}); !z.Equal(tZone2(h, can.Span, 0, h)) || len(acc.History) != 0 {
+		t.Fatalf("joiner got %v with history %v, want the extra zone without history", z, acc.History)
+	}
+	if len(a.extra) != 0 || a.version != 4 || a.Status().ExtrasHanded != 1 {
+		t.Fatalf("holder: extras %v version %d status %+v", a.extra, a.version, a.Status())
+	}
+	up := tTo[*wire.ZoneUpdate](t, r, 2)
+	if len(up.Self.Extra) != 0 || len(up.Others) != 1 || up.Others[0].Id != 9 {
+		t.Fatalf("B's update %v: want A without extras and the joiner", up)
+	}
+	b.Step(time.Second, 1, up)
+	if ids := tIDs(b); !slices.Equal(ids, []NodeID{1, 9}) {
+		t.Fatalf("B's table %v, want [1 9]", ids)
+	}
+	j := New(9, p, tConfig, tRand(9))
+	j.Bootstrap(0, 1)
+	j.Ready()
+	j.Step(time.Second, 1, acc)
+	if !j.Joined() || !j.Zone().Equal(tZone2(h, can.Span, 0, h)) || j.lastSplit() != nil {
+		t.Fatalf("joiner: joined %v zone %v", j.Joined(), j.Zone())
+	}
+	if ids := tIDs(j); !slices.Equal(ids, []NodeID{1, 2}) {
+		t.Fatalf("joiner's table %v, want [1 2]", ids)
+	}
+}
+
+// TestOverlappingClaimsSettle: of two nodes holding the same space as
+// extra zones, the one with the smaller own zone keeps it and the other
+// gives it up when it hears of the first; a node's own zone always beats an
+// extra zone.
+func TestOverlappingClaimsSettle(t *testing.T) {
+	h, q := uint64(1)<<31, uint64(1)<<30
+	orphan := tZone2(h, can.Span, 0, h)
+	// A owns half the space, C a quarter: C's claim is the better one.
+	a := tMember(t, 1, can.Point{1, 1}, tZone2(0, h, 0, can.Span), 3)
+	c := tMember(t, 3, can.Point{uint32(h + 1), uint32(h + q + 1)}, tZone2(h, can.Span, h+q, can.Span), 1)
+	a.extra = []can.Zone{orphan.Clone()}
+	c.extra = []can.Zone{orphan.Clone()}
+	if !winsClaim(3, c.zone, 1, a.zone) || winsClaim(1, a.zone, 3, c.zone) {
+		t.Fatal("the smaller own zone must win, seen from both sides")
+	}
+	// C hears of A first: it keeps its claim and tells A.
+	c.learn(time.Second, a.info(), fromRelay)
+	r := tDrain(c)
+	if len(c.extra) != 1 || c.Status().ExtrasYielded != 0 {
+		t.Fatalf("winner gave up its claim: %v", c.extra)
+	}
+	up := tTo[*wire.ZoneUpdate](t, r, 1)
+	a.Step(time.Second, 3, up)
+	if len(a.extra) != 0 || a.version != 4 || a.Status().ExtrasYielded != 1 {
+		t.Fatalf("loser still holds %v (version %d)", a.extra, a.version)
+	}
+	// A's own zone beats C's extra where they overlap, whatever the sizes.
+	c.Step(2*time.Second, 1, &wire.ZoneUpdate{Self: &wire.NodeInfo{Id: 1, Version: 5, Zone: zoneToWire(tZone2(0, can.Span, 0, q))}})
+	want := tZone2(h, can.Span, q, h)
+	if len(c.extra) != 1 || !c.extra[0].Equal(want) {
+		t.Fatalf("C's extras after A's own zone grew over part of them: %v, want [%v]", c.extra, want)
 	}
 }

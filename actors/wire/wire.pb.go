@@ -252,7 +252,11 @@ type NodeInfo struct {
 	Zone  *Zone                  `protobuf:"bytes,2,opt,name=zone,proto3" json:"zone,omitempty"`
 	// Zone version: incremented by the owner on every change of its zone, so
 	// that newer information wins over older second-hand information.
-	Version       uint64 `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	Version uint64 `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	// Zones the node holds besides its own (which contains its point): parts
+	// of departed nodes' zones that no take-over node claimed, held until a
+	// joiner lands in them (CAN's temporary second zone; see docs/DESIGN.md).
+	Extra         []*Zone `protobuf:"bytes,4,rep,name=extra,proto3" json:"extra,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -306,6 +310,13 @@ func (x *NodeInfo) GetVersion() uint64 {
 		return x.Version
 	}
 	return 0
+}
+
+func (x *NodeInfo) GetExtra() []*Zone {
+	if x != nil {
+		return x.Extra
+	}
+	return nil
 }
 
 // Split is one entry of a node's zone split history (002 §4.2.2): along
@@ -873,11 +884,12 @@ const file_wire_proto_rawDesc = "" +
 	"\apayload\x18\x06 \x01(\fR\apayload\"&\n" +
 	"\x04Zone\x12\x0e\n" +
 	"\x02lo\x18\x01 \x03(\x04R\x02lo\x12\x0e\n" +
-	"\x02hi\x18\x02 \x03(\x04R\x02hi\"\\\n" +
+	"\x02hi\x18\x02 \x03(\x04R\x02hi\"\x86\x01\n" +
 	"\bNodeInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12&\n" +
 	"\x04zone\x18\x02 \x01(\v2\x12.gridbed.wire.ZoneR\x04zone\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\x04R\aversion\"Y\n" +
+	"\aversion\x18\x03 \x01(\x04R\aversion\x12(\n" +
+	"\x05extra\x18\x04 \x03(\v2\x12.gridbed.wire.ZoneR\x05extra\"Y\n" +
 	"\x05Split\x12\x10\n" +
 	"\x03dim\x18\x01 \x01(\rR\x03dim\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x04R\x02at\x12\x14\n" +
@@ -963,26 +975,27 @@ var file_wire_proto_goTypes = []any{
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
 	2,  // 1: gridbed.wire.NodeInfo.zone:type_name -> gridbed.wire.Zone
-	2,  // 2: gridbed.wire.JoinAccept.zone:type_name -> gridbed.wire.Zone
-	4,  // 3: gridbed.wire.JoinAccept.history:type_name -> gridbed.wire.Split
-	3,  // 4: gridbed.wire.JoinAccept.neighbors:type_name -> gridbed.wire.NodeInfo
-	3,  // 5: gridbed.wire.Heartbeat.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 6: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
-	4,  // 7: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
-	3,  // 8: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 9: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
-	4,  // 10: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
-	3,  // 11: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 12: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 13: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
-	3,  // 14: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 15: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
-	4,  // 16: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	2,  // 2: gridbed.wire.NodeInfo.extra:type_name -> gridbed.wire.Zone
+	2,  // 3: gridbed.wire.JoinAccept.zone:type_name -> gridbed.wire.Zone
+	4,  // 4: gridbed.wire.JoinAccept.history:type_name -> gridbed.wire.Split
+	3,  // 5: gridbed.wire.JoinAccept.neighbors:type_name -> gridbed.wire.NodeInfo
+	3,  // 6: gridbed.wire.Heartbeat.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 7: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 8: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
+	3,  // 9: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 10: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 11: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
+	3,  // 12: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 13: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 14: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
+	3,  // 15: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 16: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
+	4,  // 17: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }

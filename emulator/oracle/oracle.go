@@ -29,6 +29,9 @@ type Report struct {
 	ZoneGaps int
 	// ZoneOverlaps counts pairs of zones sharing positive volume.
 	ZoneOverlaps int
+	// ExtraZones counts the zones members hold besides their own: orphans
+	// claimed after double failures, not yet handed to a joiner.
+	ExtraZones int
 	// UncoveredFraction is the share of the space's volume no zone covers
 	// (meaningful when ZoneOverlaps is 0).
 	UncoveredFraction float64
@@ -65,24 +68,35 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	if len(members) == 0 {
 		return rep
 	}
+	// Every zone a member holds — its own and its extra zones — is a piece
+	// of the tiling; members are neighbors when any of their pieces abut.
+	var pieces []piece
+	for i, m := range members {
+		pieces = append(pieces, piece{i, m.Zone})
+		for _, z := range m.Extra {
+			if z.Valid(dims) {
+				pieces = append(pieces, piece{i, z})
+			}
+		}
+	}
 
-	// Index zones by their faces: lower[(k, x)] lists the members whose
-	// zone starts at x along dimension k, upper[(k, x)] those that end there.
+	// Index pieces by their faces: lower[(k, x)] lists the pieces that
+	// start at x along dimension k, upper[(k, x)] those that end there.
 	// Zones can only abut across a plane they share.
 	lower, upper := map[faceKey][]int{}, map[faceKey][]int{}
-	for i, m := range members {
+	for i, pc := range pieces {
 		for k := 0; k < dims; k++ {
-			if m.Zone.Lo[k] > 0 {
-				lower[faceKey{k, m.Zone.Lo[k]}] = append(lower[faceKey{k, m.Zone.Lo[k]}], i)
+			if pc.zone.Lo[k] > 0 {
+				lower[faceKey{k, pc.zone.Lo[k]}] = append(lower[faceKey{k, pc.zone.Lo[k]}], i)
 			}
-			if m.Zone.Hi[k] < can.Span {
-				upper[faceKey{k, m.Zone.Hi[k]}] = append(upper[faceKey{k, m.Zone.Hi[k]}], i)
+			if pc.zone.Hi[k] < can.Span {
+				upper[faceKey{k, pc.zone.Hi[k]}] = append(upper[faceKey{k, pc.zone.Hi[k]}], i)
 			}
 		}
 	}
 
 	trueNbrs := make([][]overlay.NodeID, len(members))
-	covered := make([][]*big.Int, len(members)) // [member][2*dim+side] covered face area
+	covered := make([][]*big.Int, len(pieces)) // [piece][2*dim+side] covered face area
 	for i := range covered {
 		covered[i] = make([]*big.Int, 2*dims)
 		for j := range covered[i] {
@@ -93,19 +107,21 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	for key, below := range upper {
 		above := lower[key]
 		k := key.dim
-		overlapping(members, below, above, (k+1)%dims, func(i, j int) {
-			m, o := members[i], members[j]
-			if _, _, ok := can.Abut(m.Zone, o.Zone); !ok {
+		overlapping(pieces, below, above, (k+1)%dims, func(i, j int) {
+			m, o := pieces[i].zone, pieces[j].zone
+			if _, _, ok := can.Abut(m, o); !ok {
 				return
 			}
-			trueNbrs[i] = append(trueNbrs[i], o.ID)
-			trueNbrs[j] = append(trueNbrs[j], m.ID)
+			if a, b := pieces[i].owner, pieces[j].owner; a != b {
+				trueNbrs[a] = append(trueNbrs[a], members[b].ID)
+				trueNbrs[b] = append(trueNbrs[b], members[a].ID)
+			}
 			area.SetInt64(1)
 			for x := 0; x < dims; x++ {
 				if x == k {
 					continue
 				}
-				w.SetUint64(min(m.Zone.Hi[x], o.Zone.Hi[x]) - max(m.Zone.Lo[x], o.Zone.Lo[x]))
+				w.SetUint64(min(m.Hi[x], o.Hi[x]) - max(m.Lo[x], o.Lo[x]))
 				area.Mul(&area, &w)
 			}
 			covered[i][2*k+1].Add(covered[i][2*k+1], &area)
@@ -114,19 +130,20 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	}
 
 	// Faces not fully covered by abutting zones border unowned space.
-	for i, m := range members {
+	for i, pc := range pieces {
+		z := pc.zone
 		for k := 0; k < dims; k++ {
 			area.SetInt64(1)
 			for x := 0; x < dims; x++ {
 				if x != k {
-					w.SetUint64(m.Zone.Hi[x] - m.Zone.Lo[x])
+					w.SetUint64(z.Hi[x] - z.Lo[x])
 					area.Mul(&area, &w)
 				}
 			}
-			if m.Zone.Lo[k] > 0 && covered[i][2*k].Cmp(&area) < 0 {
+			if z.Lo[k] > 0 && covered[i][2*k].Cmp(&area) < 0 {
 				rep.ZoneGaps++
 			}
-			if m.Zone.Hi[k] < can.Span && covered[i][2*k+1].Cmp(&area) < 0 {
+			if z.Hi[k] < can.Span && covered[i][2*k+1].Cmp(&area) < 0 {
 				rep.ZoneGaps++
 			}
 		}
@@ -137,6 +154,7 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	for i, m := range members {
 		t := trueNbrs[i]
 		slices.Sort(t)
+		t = slices.Compact(t) // several pieces may abut
 		truth += len(t)
 		known += len(m.Neighbors)
 		for _, id := range t {
@@ -153,10 +171,11 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	rep.NeighborsMean = float64(known) / float64(len(members))
 	rep.TrueNeighborsMean = float64(truth) / float64(len(members))
 
-	rep.ZoneOverlaps = countOverlaps(members)
+	rep.ZoneOverlaps = countOverlaps(pieces)
+	rep.ExtraZones = len(pieces) - len(members)
 	sum := new(big.Int)
-	for _, m := range members {
-		sum.Add(sum, m.Zone.Volume())
+	for _, pc := range pieces {
+		sum.Add(sum, pc.zone.Volume())
 	}
 	space := can.SpaceVolume(dims)
 	un := new(big.Int).Sub(space, sum)
@@ -171,11 +190,11 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 // overlap along dimension j: an interval join (sort both by their lower
 // bound, sweep, keep the intervals still open). With one dimension every
 // pair qualifies.
-func overlapping(members []*overlay.Snapshot, as, bs []int, j int, fn func(a, b int)) {
+func overlapping(pieces []piece, as, bs []int, j int, fn func(a, b int)) {
 	if len(as) == 0 || len(bs) == 0 {
 		return
 	}
-	if len(members[as[0]].Zone.Lo) == 1 {
+	if len(pieces[as[0]].zone.Lo) == 1 {
 		for _, a := range as {
 			for _, b := range bs {
 				fn(a, b)
@@ -183,8 +202,8 @@ func overlapping(members []*overlay.Snapshot, as, bs []int, j int, fn func(a, b 
 		}
 		return
 	}
-	lo := func(i int) uint64 { return members[i].Zone.Lo[j] }
-	hi := func(i int) uint64 { return members[i].Zone.Hi[j] }
+	lo := func(i int) uint64 { return pieces[i].zone.Lo[j] }
+	hi := func(i int) uint64 { return pieces[i].zone.Hi[j] }
 	byLo := func(x, y int) int {
 		switch {
 		case lo(x) < lo(y):
@@ -228,31 +247,37 @@ func overlapping(members []*overlay.Snapshot, as, bs []int, j int, fn func(a, b 
 	}
 }
 
-// countOverlaps sweeps the zones along dimension 0 and tests each against
-// the zones still open at its start.
-func countOverlaps(members []*overlay.Snapshot) int {
-	order := slices.Clone(members)
-	slices.SortFunc(order, func(a, b *overlay.Snapshot) int {
+// piece is one zone a member holds: its own or an extra one.
+type piece struct {
+	owner int // index into the sorted members
+	zone  can.Zone
+}
+
+// countOverlaps sweeps the pieces along dimension 0 and tests each against
+// the pieces still open at its start.
+func countOverlaps(pieces []piece) int {
+	order := slices.Clone(pieces)
+	slices.SortFunc(order, func(a, b piece) int {
 		switch {
-		case a.Zone.Lo[0] < b.Zone.Lo[0]:
+		case a.zone.Lo[0] < b.zone.Lo[0]:
 			return -1
-		case a.Zone.Lo[0] > b.Zone.Lo[0]:
+		case a.zone.Lo[0] > b.zone.Lo[0]:
 			return 1
 		}
 		return 0
 	})
-	var active []*overlay.Snapshot
+	var active []piece
 	n := 0
 	for _, m := range order {
 		keep := active[:0]
 		for _, a := range active {
-			if a.Zone.Hi[0] > m.Zone.Lo[0] {
+			if a.zone.Hi[0] > m.zone.Lo[0] {
 				keep = append(keep, a)
 			}
 		}
 		active = keep
 		for _, a := range active {
-			if can.Overlaps(a.Zone, m.Zone) {
+			if can.Overlaps(a.zone, m.zone) {
 				n++
 			}
 		}

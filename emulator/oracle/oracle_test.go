@@ -310,3 +310,36 @@ func randomTilings(t *testing.T, seed uint64) {
 		}
 	}
 }
+
+// TestExtraZones: a member's extra zone is part of the tiling — it closes
+// the gap its owner's departure left — and makes its holder a neighbor of
+// every member it abuts; an extra zone overlapping another member's zone
+// counts as an overlap.
+func TestExtraZones(t *testing.T) {
+	// 3 of tiling4 has departed; 4 holds its zone as an extra zone, which
+	// abuts 1 and 2 (and 4's own zone).
+	s := tiling4()
+	s = []overlay.Snapshot{without(s[0], 3), without(s[1], 3), without(s[3], 3)}
+	rep := Check(s, 2)
+	if rep.ZoneGaps == 0 || rep.UncoveredFraction != 0.125 {
+		t.Fatalf("departed zone not reported as a gap: %+v", rep)
+	}
+	s[2].Extra = []can.Zone{zone2(half, full, quarter, half)}
+	rep = Check(s, 2)
+	if rep.ZoneGaps != 0 || rep.UncoveredFraction != 0 || rep.ExtraZones != 1 || rep.ZoneOverlaps != 0 {
+		t.Fatalf("extra zone should close the gap: %+v", rep)
+	}
+	if rep.BrokenLinks != 2 { // 1 and 4 knew each other already; 2 and 4 did not
+		t.Fatalf("broken links %d, want 2 (2 and 4 now abut through 4's extra zone, unknown both ways)", rep.BrokenLinks)
+	}
+	s[1] = snap(2, zone2(half, full, 0, quarter), 1, 4)
+	s[2] = snap(4, zone2(half, full, half, full), 1, 2)
+	s[2].Extra = []can.Zone{zone2(half, full, quarter, half)}
+	if rep = Check(s, 2); rep.BrokenLinks != 0 || rep.StaleLinks != 0 || rep.TrueNeighborsMean != 2 {
+		t.Fatalf("exact tables reported wrong: %+v", rep)
+	}
+	s[2].Extra = append(s[2].Extra, zone2(half, full, 0, quarter/2)) // inside 2's zone
+	if rep = Check(s, 2); rep.ZoneOverlaps != 1 {
+		t.Fatalf("extra zone overlapping a member's zone: %d overlaps, want 1", rep.ZoneOverlaps)
+	}
+}
