@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -151,4 +152,34 @@ func Decode(data []byte) (Header, proto.Message, error) {
 		return h, nil, fmt.Errorf("wire: bad %s payload: %w", Name(env.Type), err)
 	}
 	return h, m, nil
+}
+
+// PeekFrom reads the sender address of an envelope without decoding it
+// (fault injectors need the sender of every message; a full Decode per
+// message would cost more than the delivery). It walks the envelope's
+// fields (the last `from` wins, as in Decode); ok is false for bytes that
+// are not a well-formed sequence of fields. It never panics.
+func PeekFrom(data []byte) (from uint64, ok bool) {
+	for len(data) > 0 {
+		num, typ, n := protowire.ConsumeTag(data)
+		if n < 0 {
+			return 0, false
+		}
+		data = data[n:]
+		if num == 2 && typ == protowire.VarintType {
+			from = 0 // a repeated field: the last one wins, as in Decode
+		}
+		v, n := protowire.ConsumeVarint(data)
+		if num != 2 || typ != protowire.VarintType {
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return 0, false
+		}
+		if num == 2 && typ == protowire.VarintType {
+			from = v
+		}
+		data = data[n:]
+	}
+	return from, true // proto3 leaves a zero `from` out
 }

@@ -124,3 +124,19 @@ func TestEntries(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPeekFrom: PeekFrom never panics and, on every envelope Decode
+// accepts, names the same sender.
+func FuzzPeekFrom(f *testing.F) {
+	p, _ := MarshalPayload(sampleHeartbeat())
+	b, _ := Encode(nil, Header{Type: MsgType_MSG_HEARTBEAT, From: 1234567, To: 2, Seq: 3, SentAt: 4}, p)
+	f.Add(b)
+	f.Add([]byte{})
+	f.Add([]byte{0x10})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		from, ok := PeekFrom(data)
+		if h, _, err := Decode(data); err == nil && (!ok || from != h.From) {
+			t.Fatalf("PeekFrom = %d, %v; Decode says from %d", from, ok, h.From)
+		}
+	})
+}
