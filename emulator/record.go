@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/overlay"
@@ -38,8 +39,11 @@ type recorder struct {
 	allJoinedAt time.Duration
 	wallStart   time.Time
 	lastWall    time.Time
-	churnEnd    time.Duration // end of churn, -1 without churn
-	reconverged time.Duration // time from churnEnd to a clean sample, -1 if not (yet)
+	// until is the end of the last disturbance (churn, faults), -1 if
+	// none; cleanSince the first sample from until on after which every
+	// sample was exact, -1 if none (yet).
+	until      time.Duration
+	cleanSince time.Duration
 	// wholeRunPeerMinutes is ∫ members dt over the whole run, for the
 	// rates when no steady-state window opened.
 	wholeRunPeerMinutes float64
@@ -54,13 +58,7 @@ func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder 
 	// heartbeat period after the join window, once every initial peer has
 	// joined. If that never happens the rates cover the whole run and the
 	// summary says they are not steady-state figures.
-	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, wallStart: time.Now(), churnEnd: -1, reconverged: -1}
-	if sc.Churn.Interval > 0 {
-		r.churnEnd = sc.Churn.Stop
-		if r.churnEnd <= 0 {
-			r.churnEnd = sc.Duration
-		}
-	}
+	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, wallStart: time.Now(), until: disturbedUntil(sc), cleanSince: -1}
 	r.windowFrom = sc.Peers.JoinWindow + sc.Overlay.Heartbeat.Period
 	return r
 }
@@ -74,9 +72,12 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	}
 	rep := oracle.Check(snaps, r.sc.Overlay.Dimensions+1)
 	s := Sample{T: t, Oracle: rep, Traffic: r.m.Traffic.Snapshot(), Backlog: backlog, Events: ev, LagP99: r.m.Lag.Quantile(0.99), Duration: r.sc.Duration}
-	if r.churnEnd >= 0 && r.reconverged < 0 && t >= r.churnEnd &&
-		rep.BrokenLinks == 0 && rep.ZoneGaps == 0 && rep.ZoneOverlaps == 0 && rep.UncoveredFraction == 0 {
-		r.reconverged = t - r.churnEnd
+	if exact(rep) {
+		if r.cleanSince < 0 && t >= r.until {
+			r.cleanSince = t
+		}
+	} else {
+		r.cleanSince = -1
 	}
 
 	dt := (t - r.lastT).Minutes()
@@ -109,6 +110,83 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 		r.m.SetBus(func() metrics.BusStats { return mb })
 	}
 	return s
+}
+
+// exact reports whether the overlay is whole and every table exact.
+func exact(rep oracle.Report) bool {
+	return rep.BrokenLinks == 0 && rep.ZoneGaps == 0 && rep.ZoneOverlaps == 0 && rep.UncoveredFraction == 0
+}
+
+// disturbedUntil is the end of the last disturbance of the scenario — the
+// end of churn, the last fault, a crash's restart, the end of a bus outage
+// — or -1 if there is none. A partition never healed lasts to the end.
+func disturbedUntil(sc scenario.Scenario) time.Duration {
+	until := time.Duration(-1)
+	if sc.Churn.Interval > 0 {
+		until = sc.Churn.Stop
+		if until <= 0 {
+			until = sc.Duration
+		}
+	}
+	open := map[string]bool{}
+	for i, f := range sc.SortedFaults() {
+		end := f.At
+		switch f.Kind {
+		case scenario.FaultPartition:
+			open[partitionName(i, f)] = true
+		case scenario.FaultHeal:
+			if f.Name == "" {
+				clear(open)
+			}
+			delete(open, f.Name)
+		case scenario.FaultCrash:
+			end += f.RestartAfter
+		case scenario.FaultBusRestart:
+			end += f.DownFor
+		}
+		until = max(until, end)
+	}
+	if len(open) > 0 {
+		until = sc.Duration
+	}
+	return until
+}
+
+// partitionName is the name of partition entry i of the sorted timeline.
+func partitionName(i int, f scenario.Fault) string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return fmt.Sprintf("partition-%d", i)
+}
+
+// invariants are the end-of-run checks (ISSUE: faults; jobs join later).
+func (r *recorder) invariants() InvariantsSummary {
+	last := r.series[len(r.series)-1]
+	period := r.sc.Overlay.Heartbeat.Period
+	limit := time.Duration(r.sc.Invariants.ReconvergePeriods) * period
+	c := InvariantCheck{Name: "overlay_reconverged"}
+	switch {
+	case r.until < 0:
+		c.OK = exact(last.Oracle)
+		c.Detail = "no churn or fault; the overlay is exact at the end"
+		if !c.OK {
+			c.Detail = fmt.Sprintf("no churn or fault, yet at the end: %s", damage(last.Oracle))
+		}
+	case r.cleanSince < 0:
+		c.Detail = fmt.Sprintf("not exact at the end (%v after the last disturbance at %v): %s", last.T-r.until, r.until, damage(last.Oracle))
+	default:
+		took := r.cleanSince - r.until
+		c.OK = took <= limit
+		c.Detail = fmt.Sprintf("exact %v after the last disturbance at %v and from then on; the limit is %v (%d heartbeat periods)", took, r.until, limit, r.sc.Invariants.ReconvergePeriods)
+	}
+	jobs := InvariantCheck{Name: "jobs_conserved", OK: true, Detail: "no jobs in this run"}
+	return InvariantsSummary{OK: c.OK && jobs.OK, Checks: []InvariantCheck{c, jobs}}
+}
+
+// damage says what is wrong with the overlay.
+func damage(rep oracle.Report) string {
+	return fmt.Sprintf("%d broken links, %d gap faces, %d overlaps, %.3g%% of the space unowned", rep.BrokenLinks, rep.ZoneGaps, rep.ZoneOverlaps, 100*rep.UncoveredFraction)
 }
 
 // addStatus sums one peer's overlay counters into ev, by event name (the
@@ -204,8 +282,8 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	o.Repairs = last.Events["link_learned"]
 	o.FailuresDetected = last.Events["failure_detected"]
 	o.FullUpdateRequests = last.Events["full_update_request"]
-	if r.reconverged >= 0 {
-		v := r.reconverged.Seconds()
+	if r.until >= 0 && r.cleanSince >= 0 {
+		v := (r.cleanSince - r.until).Seconds()
 		o.ReconvergeSeconds = &v
 	}
 
@@ -214,7 +292,8 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	s.Clock.LagSeconds.Max = r.m.Lag.Max()
 	s.Clock.Timers = r.m.Lag.Count()
 
-	s.Bus = BusSummary{Published: bs.Published, Delivered: bs.Delivered, Unroutable: bs.Unroutable, Dropped: bs.Dropped, PublishErrors: bs.PublishErrs}
+	s.Bus = BusSummary{Published: bs.Published, Delivered: bs.Delivered, Unroutable: bs.Unroutable, Dropped: bs.Dropped, PublishErrors: bs.PublishErrs,
+		Refused: bs.Refused, Lost: bs.Lost, Outages: bs.Outages, Reconnects: bs.Reconnects}
 	s.Oracle.Samples = len(r.series)
 	s.Oracle.IntervalSeconds = r.sc.Oracle.Interval.Seconds()
 	return s

@@ -50,6 +50,12 @@ type Driver interface {
 	// Depart makes a random member leave gracefully, or crash when fail is
 	// set; it returns the peer, or 0 when there was no member.
 	Depart(fail bool) overlay.NodeID
+	// Crash makes the members pick chooses (given the current members in
+	// increasing order) crash at once; it returns those that did.
+	Crash(pick func(members []overlay.NodeID) []overlay.NodeID) []overlay.NodeID
+	// WrapBus puts a decorator (the fault layer) between the peers and the
+	// bus; called once, before the first Spawn.
+	WrapBus(wrap func(bus.Bus) bus.Bus)
 	// AdvanceTo returns once emulated time t has been reached.
 	AdvanceTo(ctx context.Context, t time.Duration) error
 	// Now is the current emulated time.
@@ -127,7 +133,10 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		}
 	}()
 
+	ids := &idAlloc{}
+	cha := newChaos(sc, drv, m, ids, opts.Logger)
 	for i, n := range nodes[:sc.Peers.Count] {
+		ids.next(n.Point)
 		startAt := time.Duration(0)
 		if sc.Peers.Count > 1 {
 			startAt = time.Duration(int64(sc.Peers.JoinWindow) * int64(i) / int64(sc.Peers.Count))
@@ -137,7 +146,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		}
 	}
 
-	churned := scheduleChurn(drv, plan, nodes, sc.Peers.Count, m, opts.Logger)
+	churned := scheduleChurn(drv, plan, nodes, sc.Peers.Count, ids, m, opts.Logger)
+	cha.schedule()
 	drv.Start()
 	rec := newRecorder(sc, drv.Name(), m)
 	for t := time.Duration(0); ; {
@@ -175,6 +185,13 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
 	sum.Churn = churned.summary()
+	sum.Faults = cha.summary(drv.BusStats())
+	annotateRecovery(sum.Faults.Events, rec.series)
+	sum.Invariants = rec.invariants()
+	if rec.until >= 0 {
+		v := rec.until.Seconds()
+		sum.Faults.DisturbedUntilSeconds = &v
+	}
 	return &Result{Summary: sum, Series: rec.series, Scenario: sc}, nil
 }
 
@@ -188,15 +205,17 @@ func (c *churnCounts) summary() ChurnSummary {
 
 // scheduleChurn hands the churn plan to the driver: joins take the next
 // peer of the population, departures a random member.
-func scheduleChurn(drv Driver, plan []churn.Event, nodes []population.Node, next int, m *metrics.Run, logger *slog.Logger) *churnCounts {
+func scheduleChurn(drv Driver, plan []churn.Event, nodes []population.Node, next int, ids *idAlloc, m *metrics.Run, logger *slog.Logger) *churnCounts {
 	c := &churnCounts{}
 	for _, ev := range plan {
 		switch ev.Kind {
 		case churn.Join:
 			n := nodes[next]
 			next++
-			id := overlay.NodeID(next)
 			drv.At(ev.At, func() {
+				// Ids are handed out when peers are added (crash-restarts
+				// add peers too), so the drivers see them in order.
+				id := ids.next(n.Point)
 				if err := drv.Join(id, n.Point); err != nil {
 					c.skipped.Add(1)
 					if logger != nil {

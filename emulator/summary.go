@@ -96,9 +96,11 @@ type Summary struct {
 		} `json:"lag_seconds"`
 		Timers uint64 `json:"timers"`
 	} `json:"clock"`
-	Churn  ChurnSummary `json:"churn"`
-	Bus    BusSummary   `json:"bus"`
-	Oracle struct {
+	Churn      ChurnSummary      `json:"churn"`
+	Faults     FaultSummary      `json:"faults"`
+	Invariants InvariantsSummary `json:"invariants"`
+	Bus        BusSummary        `json:"bus"`
+	Oracle     struct {
 		Samples         int     `json:"samples"`
 		IntervalSeconds float64 `json:"interval_seconds"`
 	} `json:"oracle"`
@@ -120,6 +122,36 @@ type ChurnSummary struct {
 	Skipped uint64 `json:"skipped"`
 }
 
+// FaultSummary is what the fault timeline and the link model did.
+type FaultSummary struct {
+	// Events lists every fault applied, in order, with its emulated time.
+	Events []FaultEvent `json:"events"`
+	// ByKind counts them by kind (the scenario's kinds, plus restart).
+	ByKind map[string]uint64 `json:"by_kind"`
+	// Dropped counts lost messages by reason: partition, loss, bus_outage
+	// (deterministic driver), bus_lost (accepted by NATS, never delivered).
+	Dropped map[string]uint64 `json:"dropped"`
+	// Duplicated counts the extra copies the link delivered.
+	Duplicated uint64 `json:"duplicated"`
+	// DisturbedUntilSeconds is the end of the last disturbance (churn,
+	// faults) the reconvergence is measured from; null if none.
+	DisturbedUntilSeconds *float64 `json:"disturbed_until_seconds"`
+}
+
+// InvariantsSummary are the checks at the end of a run (gridbed run
+// --strict exits non-zero unless OK).
+type InvariantsSummary struct {
+	OK     bool             `json:"ok"`
+	Checks []InvariantCheck `json:"checks"`
+}
+
+// InvariantCheck is one end-of-run check.
+type InvariantCheck struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
 // BusSummary is the bus's own accounting.
 type BusSummary struct {
 	Published     uint64 `json:"published"`
@@ -127,6 +159,13 @@ type BusSummary struct {
 	Unroutable    uint64 `json:"unroutable"`
 	Dropped       uint64 `json:"dropped"`
 	PublishErrors uint64 `json:"publish_errors"`
+	// Refused: publishes that failed because the bus was down; Lost:
+	// those plus messages an outage destroyed in flight; Outages: bus
+	// (NATS server) stops; Reconnects: connections re-established.
+	Refused    uint64 `json:"refused"`
+	Lost       uint64 `json:"lost"`
+	Outages    uint64 `json:"outages"`
+	Reconnects uint64 `json:"reconnects"`
 }
 
 // WriteFiles writes summary.json, timeseries.csv and scenario.yaml (the
@@ -262,7 +301,25 @@ func (s Summary) PrintTable(w io.Writer) {
 	if s.Driver == DriverEmulator {
 		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
 	}
-	row("bus", fmt.Sprintf("published %d, delivered %d, dropped %d, unroutable %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Dropped, s.Bus.Unroutable))
+	row("bus", fmt.Sprintf("published %d, delivered %d, dropped %d, unroutable %d, lost %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Dropped, s.Bus.Unroutable, s.Bus.Lost))
+	if f := s.Faults; len(f.Events) > 0 || f.Dropped["loss"]+f.Dropped["partition"]+f.Duplicated > 0 {
+		for _, e := range f.Events {
+			healed := "not exact again before the next fault"
+			if e.ExactAfterSeconds != nil {
+				healed = fmt.Sprintf("exact again after %.0f s", *e.ExactAfterSeconds)
+			}
+			row(fmt.Sprintf("fault at %.0f s", e.TSeconds), e.Kind+": "+e.Detail+"; "+healed)
+		}
+		row("messages lost", fmt.Sprintf("partition %d, loss %d, bus outage %d, bus (in flight) %d; duplicated %d",
+			f.Dropped["partition"], f.Dropped["loss"], f.Dropped["bus_outage"], f.Dropped["bus_lost"], f.Duplicated))
+	}
+	for _, c := range s.Invariants.Checks {
+		verdict := "ok"
+		if !c.OK {
+			verdict = "FAILED"
+		}
+		row("invariant "+c.Name, verdict+": "+c.Detail)
+	}
 	tw.Flush()
 }
 

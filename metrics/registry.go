@@ -24,13 +24,17 @@ type Run struct {
 	MailboxBacklog  prometheus.Gauge
 	ClockLag        prometheus.Histogram
 	churn           *prometheus.CounterVec
+	faults          *prometheus.CounterVec
 	// Lag keeps the same observations for the summary's quantiles.
 	Lag *Quantiles
 
 	mu          sync.Mutex
 	events      map[string]float64
 	bus         func() BusStats
+	drops       func() Drops
 	eventsDesc  *prometheus.Desc
+	dropsDesc   *prometheus.Desc
+	dupDesc     *prometheus.Desc
 	busDescs    [3]*prometheus.Desc
 	msgDesc     *prometheus.Desc
 	bytesDesc   *prometheus.Desc
@@ -44,6 +48,22 @@ type Run struct {
 type BusStats struct {
 	Published, Dropped, Unroutable uint64
 }
+
+// Drops are the messages the fault layer removed or added, by reason.
+type Drops struct {
+	Partition  uint64 // sent across an active partition
+	Loss       uint64 // lost by the link's loss probability
+	BusOutage  uint64 // sent while the bus was down (deterministic driver)
+	BusLost    uint64 // accepted by the NATS bus but never delivered (outage, in flight)
+	Duplicated uint64 // extra copies delivered by the link's duplication
+}
+
+// DropReasons are the label values of gridbed_messages_dropped_total.
+var DropReasons = []string{"partition", "loss", "bus_outage", "bus_lost"}
+
+// FaultKinds are the label values of gridbed_faults_total (the scenario's
+// fault kinds).
+var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "restart", "bus_restart"}
 
 // RunInfo labels the run in gridbed_run_info (one series per run, value 1),
 // so dashboards can group by driver or heartbeat mode without per-series labels.
@@ -95,6 +115,14 @@ func NewRun(info RunInfo) *Run {
 	for _, k := range []string{"join", "leave", "fail"} {
 		r.churn.WithLabelValues(k) // every kind is a series from the start
 	}
+	r.faults = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gridbed_faults_total", Help: "Faults the scenario's timeline applied, by kind (restart: peers rejoining after a crash-restart).",
+	}, []string{"kind"})
+	for _, k := range FaultKinds {
+		r.faults.WithLabelValues(k)
+	}
+	r.dropsDesc = prometheus.NewDesc("gridbed_messages_dropped_total", "Messages the fault layer or the bus lost, by reason (partition, loss, bus_outage, bus_lost).", []string{"reason"}, nil)
+	r.dupDesc = prometheus.NewDesc("gridbed_messages_duplicated_total", "Extra message copies the link's duplication delivered.", nil, nil)
 	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
 	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes) sent over the bus, by message type.", []string{"type"}, nil)
 	r.entriesDesc = prometheus.NewDesc("gridbed_message_node_entries_total", "Node descriptions (id, zone, version) carried by protocol messages, by message type: the dissertation's unit of heartbeat volume.", []string{"type"}, nil)
@@ -111,7 +139,7 @@ func NewRun(info RunInfo) *Run {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.EmulatedSeconds, r.Peers, r.BrokenLinks, r.ZoneGaps, r.ZoneOverlaps, r.ExtraZones, r.NeighborsMean,
-		r.MailboxBacklog, r.ClockLag, r.churn, (*runCollector)(r),
+		r.MailboxBacklog, r.ClockLag, r.churn, r.faults, (*runCollector)(r),
 	)
 	return r
 }
@@ -137,6 +165,16 @@ func (r *Run) SetEvents(ev map[string]uint64) {
 	}
 }
 
+// Fault counts one fault of the given kind (FaultKinds).
+func (r *Run) Fault(kind string) { r.faults.WithLabelValues(kind).Inc() }
+
+// SetDrops installs the function that reads the fault layer's counters.
+func (r *Run) SetDrops(f func() Drops) {
+	r.mu.Lock()
+	r.drops = f
+	r.mu.Unlock()
+}
+
 // SetBus installs the function that reads the bus counters.
 func (r *Run) SetBus(f func() BusStats) {
 	r.mu.Lock()
@@ -153,6 +191,8 @@ func (c *runCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.entriesDesc
 	ch <- c.decodeDesc
 	ch <- c.eventsDesc
+	ch <- c.dropsDesc
+	ch <- c.dupDesc
 	for _, d := range c.busDescs {
 		ch <- d
 	}
@@ -172,8 +212,16 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, v := range c.events {
 		ch <- prometheus.MustNewConstMetric(c.eventsDesc, prometheus.CounterValue, v, k)
 	}
-	bus := c.bus
+	bus, drops := c.bus, c.drops
 	c.mu.Unlock()
+	var d Drops
+	if drops != nil {
+		d = drops()
+	}
+	for i, v := range []uint64{d.Partition, d.Loss, d.BusOutage, d.BusLost} {
+		ch <- prometheus.MustNewConstMetric(c.dropsDesc, prometheus.CounterValue, float64(v), DropReasons[i])
+	}
+	ch <- prometheus.MustNewConstMetric(c.dupDesc, prometheus.CounterValue, float64(d.Duplicated))
 	var b BusStats
 	if bus != nil {
 		b = bus()

@@ -160,6 +160,9 @@ type Status struct {
 	OrphansClaimed   uint64 // unclaimed parts of departed nodes' zones this node took as extra zones
 	ExtrasYielded    uint64 // extra zones (or parts) given up to a node with a better claim
 	ExtrasHanded     uint64 // extra zones handed whole to a joiner whose point lies in them
+	Probes           uint64 // zone updates sent to neighbors declared failed, to find a healed partition
+	Conflicts        uint64 // nodes found owning part of our own zone (after a partition healed)
+	Rejoins          uint64 // times this node gave up its zones and joined again, losing a conflict
 }
 
 // Node is the overlay state machine of one peer.
@@ -194,6 +197,10 @@ type Node struct {
 	// the deadline, so that a take-over in progress is not a broken link,
 	// and what is still unclaimed afterwards becomes an orphan we may claim.
 	awaited []awaitedZone
+	// suspects are neighbors declared failed, with the time: until
+	// probeWindow has passed they get a zone update every probeEvery
+	// periods, so that both sides of a healed partition find each other.
+	suspects map[NodeID]time.Duration
 
 	ready  Ready
 	status Status
@@ -209,6 +216,14 @@ type awaitedZone struct {
 // takeoverWait is how many heartbeat periods a departed neighbor's zone is
 // awaited: detection times of a failure differ by up to one period.
 const takeoverWait = 2
+
+// probeEvery and probeWindow (in heartbeat periods) pace the probes to
+// neighbors declared failed: one every 4 periods for 24 periods (12 minutes
+// at the papers' 30 s), so a partition shorter than that heals.
+const (
+	probeEvery  = 4
+	probeWindow = 24
+)
 
 // orphanRetries is how many more heartbeat periods a neighbor keeps looking
 // for unclaimed parts of a departed node's zone that do not (yet) abut its
@@ -246,7 +261,7 @@ const maxPending = 1024
 func New(id NodeID, point can.Point, cfg Config, rng *rand.Rand) *Node {
 	cfg = cfg.withDefaults()
 	cfg.Dims = len(point)
-	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng, gone: map[NodeID]tombstone{}}
+	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng, gone: map[NodeID]tombstone{}, suspects: map[NodeID]time.Duration{}}
 }
 
 // ID is the node's address.
@@ -523,7 +538,7 @@ func (n *Node) onJoinAccept(now time.Duration, from NodeID, m *wire.JoinAccept) 
 func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []*wire.Split, nbrs []*wire.NodeInfo) {
 	n.joined = true
 	n.zone = z
-	n.version = 1
+	n.version++ // 1 at the first join; a rejoin continues its versions
 	n.history = hist
 	for _, info := range nbrs {
 		// Only the owner's own entry is first-hand; the rest is its view.
@@ -577,6 +592,9 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 		return
 	}
 	if !n.learn(now, m.Self, fromSelf) {
+		if !n.joined {
+			return // we lost a zone conflict and are joining again
+		}
 		n.notNeighbor(from)
 	} else if nb := n.noteSplit(from, m.Self.Version, m.LastSplit); nb != nil && len(m.Neighbors) > 0 {
 		if _, ours := n.takesOver(nb.Zone, nb.LastSplit); ours {
@@ -687,6 +705,9 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 			return true // nothing new; table entries always abut our zone
 		}
 		nb.Zone, nb.Extra, nb.Version = z.Clone(), x, info.Version
+		if n.conflict(now, info, nb.Zone, nb.Extra) {
+			return false
+		}
 		n.settleClaims(now, info, nb.Zone, nb.Extra)
 		if i, known = n.find(id); known && !n.abuts(nb.Zone, nb.Extra) {
 			n.gone[id] = tombstone{nb.Version, now, n.version}
@@ -704,6 +725,9 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		}
 		delete(n.gone, id)
 	}
+	if n.conflict(now, info, z, x) {
+		return false
+	}
 	told := n.settleClaims(now, info, z, x)
 	if !n.abuts(z, x) {
 		return false
@@ -719,6 +743,89 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		n.send(id, &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()})
 	}
 	return true
+}
+
+// probeSuspects sends our zone to every neighbor declared failed within
+// the last probeWindow periods, every probeEvery periods. A crashed node
+// never answers (the messages are unroutable); one that was only cut off
+// by a partition learns our zone, and if it overlaps its own — both sides
+// took the other's zones over — the conflict is resolved (conflict).
+// 002 assumes a failed node is gone for good; gridbed's faults include
+// partitions that heal, so it keeps listening for a while.
+func (n *Node) probeSuspects(now time.Duration) {
+	p := n.cfg.HeartbeatPeriod
+	var probe *wire.ZoneUpdate
+	ids := make([]NodeID, 0, len(n.suspects))
+	for id := range n.suspects {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // a deterministic order of sends
+	for _, id := range ids {
+		age := now - n.suspects[id]
+		if age > probeWindow*p {
+			delete(n.suspects, id)
+			continue
+		}
+		if age < probeEvery*p || (age/p)%probeEvery != 0 {
+			continue
+		}
+		if probe == nil {
+			probe = &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()}
+		}
+		n.status.Probes++
+		n.send(id, probe)
+	}
+}
+
+// conflict handles news of a node whose own zone z overlaps ours: after a
+// partition heals, both sides have taken over each other's zones. The node
+// with the larger own zone (then the larger id) gives up: it rejoins
+// through the other (rejoin), so only one owner remains and the loser gets
+// a zone by an ordinary split. The winner tells the loser, which may not
+// know it yet. It reports whether we lost (and are no longer a member).
+// Overlaps with extra zones are settled by settleClaims instead.
+func (n *Node) conflict(now time.Duration, info *wire.NodeInfo, z can.Zone, x []can.Zone) bool {
+	id := NodeID(info.Id)
+	theirsOverlapOurs := can.Overlaps(n.zone, z)
+	for _, e := range x {
+		theirsOverlapOurs = theirsOverlapOurs || can.Overlaps(n.zone, e)
+	}
+	if !theirsOverlapOurs {
+		return false
+	}
+	if !can.Overlaps(n.zone, z) || winsClaim(n.id, n.zone, id, z) {
+		// Our own zone beats their extra zone, or our claim is the
+		// better one: make sure they hear of us.
+		n.send(id, &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()})
+		return false
+	}
+	n.status.Conflicts++
+	n.rejoin(now, id)
+	return true
+}
+
+// rejoin gives up our zones and joins again through contact, keeping our
+// id and point (the conflict rule after a healed partition). Our neighbors
+// get a LEAVE without a last split — nobody takes our zones over by
+// extending — so the parts nobody else owns become orphans that a neighbor
+// claims (claimOrphans), and the parts the winner owns stay its own.
+func (n *Node) rejoin(now time.Duration, contact NodeID) {
+	n.status.Rejoins++
+	if n.joined {
+		msg := &wire.Leave{Self: n.info()}
+		for _, nb := range n.nbrs {
+			n.send(nb.ID, msg)
+		}
+	}
+	n.joined = false
+	n.zone, n.extra, n.history = can.Zone{}, nil, nil
+	n.nbrs, n.awaited, n.pending = nil, nil, nil
+	clear(n.suspects)
+	n.version++
+	n.contact = contact
+	n.sendJoin()
+	n.joinRetry = now + n.cfg.JoinTimeout
+	n.timer(TimerJoinRetry, n.joinRetry)
 }
 
 // introduceRivals tells neighbor nb and any other neighbor whose zones
@@ -782,6 +889,7 @@ func (n *Node) upsert(nb *Neighbor) {
 //     (onShortHeartbeat).
 func (n *Node) heartbeat(now time.Duration) {
 	n.detectFailures(now)
+	n.probeSuspects(now)
 	n.claimOrphans(now)
 	if n.cfg.Mode == ModeAdaptive {
 		n.checkBorder(now)
@@ -895,6 +1003,7 @@ func (n *Node) detectFailures(now time.Duration) {
 		}
 		if nb.Heard {
 			n.status.FailuresDetected++
+			n.suspects[nb.ID] = now
 		}
 		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, nb.List) {
 			n.forget(nb.ID)

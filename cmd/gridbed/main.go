@@ -48,6 +48,8 @@ Run flags:
                          (default 127.0.0.1:9464; "off" disables)
   --progress MODE        auto (a progress bar when stderr is a terminal), on, off
   --log-level LEVEL      debug, info, warn (default), error; logs go to stderr
+  --strict               exit with status 3 if an invariant failed (the overlay
+                         did not reconverge in time after the last fault)
 
 Sweep flags:
   --vary key=v1,v2,…     a grid axis; repeatable (the grid is their product)
@@ -163,6 +165,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9464", `serve /metrics here ("off" disables)`)
 	progress := fs.String("progress", "auto", "auto, on or off")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
+	strict := fs.Bool("strict", false, "exit with status 3 if an invariant failed")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -226,6 +229,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "summary.json"))
+	if *strict && !res.Summary.Invariants.OK {
+		fmt.Fprintln(stderr, "gridbed: an invariant failed (--strict)")
+		return 3
+	}
 	return 0
 }
 

@@ -34,10 +34,40 @@ type Bus interface {
 }
 
 // Stats are cumulative counters of a bus since it was opened.
+//
+// Every message a peer publishes is either accepted (Published) or refused
+// (PublishErrs). An accepted message, or one refused because the transport
+// was down (Refused), ends up exactly once as Delivered, Unroutable, Dropped
+// or Lost, so once the bus is quiescent (no publishers, Flush returned and
+// the handlers have caught up)
+//
+//	Published + Refused == Delivered + Unroutable + Dropped + Lost
+//
+// i.e. Unsettled() == 0. While messages are in flight Unsettled() counts
+// them; a bus that cannot see some of its losses (see NATSBus.Stats) also
+// leaves them there.
 type Stats struct {
 	Published   uint64 // messages accepted by Publish
 	Delivered   uint64 // messages handed to a registered handler
 	Unroutable  uint64 // messages that arrived for an unregistered address
 	Dropped     uint64 // messages the transport dropped (e.g. NATS slow consumer)
-	PublishErrs uint64 // Publish calls that returned an error
+	PublishErrs uint64 // Publish calls that returned an error (including Refused)
+	// Refused counts Publish calls that failed because the transport was
+	// down (e.g. the NATS server stopped): messages the peer sent that went
+	// nowhere. They are also in PublishErrs and in Lost.
+	Refused uint64
+	// Lost counts messages that vanished in the transport during outages:
+	// Refused, plus messages accepted by Publish that an outage destroyed
+	// before delivery. Counted when known (never merely in flight), so it
+	// only grows.
+	Lost       uint64
+	Outages    uint64 // transport outages (NATS server stops)
+	Reconnects uint64 // transport connections re-established after a disconnect
+}
+
+// Unsettled returns Published + Refused - Delivered - Unroutable - Dropped -
+// Lost: the messages still in flight, or lost without the bus noticing. It
+// is 0 for a quiescent bus that accounts for all its losses.
+func (s Stats) Unsettled() int64 {
+	return int64(s.Published+s.Refused) - int64(s.Delivered+s.Unroutable+s.Dropped+s.Lost)
 }

@@ -18,6 +18,20 @@ package bus
 // machine with 10k actors, one wildcard per connection on 8 connections with
 // own dispatch sustained ~400k msgs/s end to end; one NATS subscription per
 // actor ~250-300k/s; one connection per actor ~170k/s and 1.4 GB.
+//
+// Server outages (StopServer, StartServer): every connection reconnects
+// forever (nats.MaxReconnects(-1)) and nats.go re-sends its subscription on
+// reconnect. While a connection is down, nats.go's reconnect buffer is
+// disabled (nats.ReconnectBufSize(-1)), so Publish fails at once with
+// ErrDisconnected instead of queueing the message for after the reconnect:
+// an outage loses the messages sent during it, as a real network outage
+// would, and each one is visible (Stats().Refused, PublishErrs, Lost). A
+// reconnect buffer would instead deliver the first megabytes of the outage's
+// traffic late, in a burst after the restart, turning part of the outage
+// into extra latency whose extent depends on the buffer size, and fail only
+// the rest. Messages accepted before the outage that the server had not yet
+// delivered to a connection are lost with the server; StopServer counts them
+// (accepted minus received per connection, see Stats).
 
 import (
 	"errors"
@@ -49,10 +63,41 @@ const (
 	subjBufLen = 64
 	// flushTimeout bounds each connection's round trip in Flush and Close.
 	flushTimeout = 10 * time.Second
+
+	// embeddedReconnectWait is how long a connection to the embedded server
+	// waits between reconnect attempts (no jitter). An attempt while the
+	// server is stopped costs one failed function call, so it is short: a
+	// connection is back at most this long after StartServer's server is
+	// ready.
+	embeddedReconnectWait = 5 * time.Millisecond
+	// externalReconnectWait is the same for an external server over TCP
+	// (nats.go adds up to 100 ms of jitter).
+	externalReconnectWait = 100 * time.Millisecond
+	// outageTimeout bounds how long StopServer waits for every connection
+	// to notice the server is gone, and StartServer for every connection to
+	// be back.
+	outageTimeout = 10 * time.Second
 )
 
-// ErrClosed is returned by operations on a bus after Close.
-var ErrClosed = errors.New("bus: closed")
+var (
+	// ErrClosed is returned by operations on a bus after Close.
+	ErrClosed = errors.New("bus: closed")
+	// ErrDisconnected is returned by Publish when the connection to the NATS
+	// server is down (the embedded server is stopped, or the server cut the
+	// connection and it is reconnecting). The message is not sent and not
+	// queued: it is lost and counted in Stats().Refused and Lost.
+	ErrDisconnected = errors.New("bus: not connected to the NATS server, message lost")
+	// ErrExternalServer is returned by StopServer and StartServer on a bus
+	// connected to an external NATS server (NATSOptions.URL): only the
+	// embedded server started by OpenNATS can be stopped and started.
+	ErrExternalServer = errors.New("bus: the bus uses an external NATS server (NATSOptions.URL); only an embedded server can be stopped and started")
+	// ErrServerStopped is returned by StopServer when the embedded server
+	// is already stopped.
+	ErrServerStopped = errors.New("bus: embedded NATS server already stopped")
+	// ErrServerRunning is returned by StartServer when the embedded server
+	// is running.
+	ErrServerRunning = errors.New("bus: embedded NATS server already running")
+)
 
 // NATSOptions configure OpenNATS.
 type NATSOptions struct {
@@ -99,16 +144,35 @@ type NATSOptions struct {
 // subjects: a message is delivered by the bus that registered its address
 // and counted as Unroutable by every other one. Splitting a run across
 // processes will need per-process shard ownership.
+//
+// The embedded server can be stopped and started again mid-run (StopServer,
+// StartServer) to emulate a bus outage; see the comment at the top of nats.go
+// and Stats for what happens to the messages.
 type NATSBus struct {
-	run    string
-	n      uint64 // len(shards)
-	shards []*shard
-	srv    *server.Server // embedded server, nil for an external URL
-	url    string         // URL other processes can connect to, or ""
-	log    *slog.Logger
+	run      string
+	n        uint64 // len(shards)
+	shards   []*shard
+	embedded bool   // the bus started its own server (URL empty)
+	listen   bool   // the embedded server listens on TCP (NATSOptions.Listen)
+	port     int    // its port, reused by StartServer; 0 without listener
+	url      string // URL other processes can connect to, or ""
+	log      *slog.Logger
 
-	closed             atomic.Bool
-	closeMu            sync.Mutex // serialises Close
+	// srv is the embedded server, the stopped one during an outage; nil
+	// for an external URL. live is the running embedded server, nil while
+	// stopped; the connections' in-process dialer (inProcessDialer) uses
+	// it.
+	srv  atomic.Pointer[server.Server]
+	live atomic.Pointer[server.Server]
+
+	closed atomic.Bool
+	// ctlMu serialises Close, StopServer and StartServer; Flush holds it
+	// for reading.
+	ctlMu   sync.RWMutex
+	stopped bool // guarded by ctlMu: StopServer succeeded, StartServer not yet
+
+	outages            atomic.Uint64 // StopServer calls that stopped the server
+	transitLost        atomic.Uint64 // accepted messages the stopped servers lost
 	closedPublishErrs  atomic.Uint64
 	slowConsumerEvents atomic.Uint64
 	disconnects        atomic.Uint64
@@ -145,12 +209,24 @@ type shard struct {
 	// Counters written by publishers (any goroutine) ...
 	published   atomic.Uint64
 	publishErrs atomic.Uint64
-	_           [64]byte // keep the delivery-side counters on another cache line
+	refused     atomic.Uint64 // publishErrs because the connection was down
+	_           [64]byte      // keep the delivery-side counters on another cache line
 	// ... and by this shard's delivery goroutine.
 	delivered   atomic.Uint64
 	unroutable  atomic.Uint64
 	lastDropped atomic.Uint64 // highest sub.Dropped() seen, survives Close
 	_           [64]byte
+
+	// Outage bookkeeping. deadDial is the outage number (NATSBus.outages)
+	// during which the connection last tried to reconnect to a stopped
+	// server: nats.go dials only after the connection's reader has exited,
+	// so from then on until StartServer nothing arrives on it and Publish
+	// refuses. reconnects counts ReconnectHandler calls. gapBase is
+	// OutMsgs-InMsgs of the connection when the last outage was settled
+	// (guarded by NATSBus.ctlMu).
+	deadDial   atomic.Uint64
+	reconnects atomic.Uint64
+	gapBase    int64
 }
 
 // OpenNATS connects a bus to NATS (starting an embedded server if opts.URL is
@@ -183,19 +259,23 @@ func OpenNATS(opts NATSOptions) (*NATSBus, error) {
 	}
 
 	b := &NATSBus{
-		run:    opts.Run,
-		n:      uint64(conns),
-		shards: make([]*shard, 0, conns),
-		log:    log.With("component", "bus", "run", opts.Run),
+		run:      opts.Run,
+		n:        uint64(conns),
+		shards:   make([]*shard, 0, conns),
+		embedded: opts.URL == "",
+		listen:   opts.Listen,
+		log:      log.With("component", "bus", "run", opts.Run),
 	}
-	if opts.URL == "" {
-		srv, err := startEmbeddedServer(opts.Listen)
+	if b.embedded {
+		srv, err := startEmbeddedServer(opts.Listen, 0)
 		if err != nil {
 			return nil, err
 		}
-		b.srv = srv
+		b.srv.Store(srv)
+		b.live.Store(srv)
 		if opts.Listen {
 			b.url = srv.ClientURL()
+			b.port = listenPort(srv)
 		}
 	} else {
 		b.url = opts.URL
@@ -225,7 +305,7 @@ func OpenNATS(opts NATSOptions) (*NATSBus, error) {
 		b.teardown()
 		return nil, err
 	}
-	b.log.Debug("bus open", "connections", conns, "embedded", b.srv != nil, "url", b.url)
+	b.log.Debug("bus open", "connections", conns, "embedded", b.embedded, "url", b.url)
 	return b, nil
 }
 
@@ -249,17 +329,28 @@ func (s *shard) connect(url string, pendMsgs, pendBytes int) error {
 	copts := []nats.Option{
 		nats.Name("gridbed-" + b.run + "-" + strconv.Itoa(k)),
 		nats.ErrorHandler(b.onAsyncError),
-		nats.DisconnectErrHandler(b.onDisconnect),
-		nats.ReconnectHandler(b.onReconnect),
+		nats.DisconnectErrHandler(s.onDisconnect),
+		nats.ReconnectHandler(s.onReconnect),
 		// Subjects are built by this package from a validated run id and
 		// digits; skip nats.go's per-publish whitespace scan.
 		nats.SkipSubjectValidation(),
+		// Never give up reconnecting, and refuse publishes while
+		// disconnected instead of buffering them (see the top of this file).
+		nats.MaxReconnects(-1),
+		nats.ReconnectBufSize(-1),
 	}
-	if b.srv != nil {
+	if b.embedded {
 		// In-process: a net.Pipe to the server, no TCP. The URL is only
-		// used for the connection's server pool bookkeeping.
-		copts = append(copts, nats.InProcessServer(b.srv))
+		// used for the connection's server pool bookkeeping. The dialer
+		// follows the bus's current server across StopServer/StartServer.
+		copts = append(copts,
+			nats.InProcessServer(inProcessDialer{s}),
+			nats.ReconnectWait(embeddedReconnectWait),
+			nats.ReconnectJitter(0, 0),
+		)
 		url = nats.DefaultURL
+	} else {
+		copts = append(copts, nats.ReconnectWait(externalReconnectWait))
 	}
 	nc, err := nats.Connect(url, copts...)
 	if err != nil {
@@ -279,7 +370,10 @@ func (s *shard) connect(url string, pendMsgs, pendBytes int) error {
 }
 
 // Publish sends data to the peer registered at to. It returns once nats.go
-// has buffered the message; data may be reused after it returns.
+// has buffered the message; data may be reused after it returns. While the
+// connection to the server is down (StopServer, or the server cut it off) it
+// returns ErrDisconnected at once: the message is lost, and counted in
+// Stats().PublishErrs, Refused and Lost. After Close it returns ErrClosed.
 func (b *NATSBus) Publish(to Address, data []byte) error {
 	if b.closed.Load() {
 		b.closedPublishErrs.Add(1)
@@ -295,10 +389,19 @@ func (b *NATSBus) Publish(to Address, data []byte) error {
 	subj = strconv.AppendUint(subj, uint64(to), 10)
 	if err := s.nc.Publish(unsafe.String(unsafe.SliceData(subj), len(subj)), data); err != nil {
 		s.publishErrs.Add(1)
-		if errors.Is(err, nats.ErrConnectionClosed) && b.closed.Load() {
+		switch {
+		case err == nats.ErrConnectionClosed && b.closed.Load():
 			return ErrClosed
+		case err == nats.ErrMaxPayload || err == nats.ErrBadSubject:
+			// The message's fault, not the transport's.
+			return fmt.Errorf("bus: publish to %d: %w", to, err)
 		}
-		return fmt.Errorf("bus: publish to %d: %w", to, err)
+		// The connection is down: ErrReconnectBufExceeded (no reconnect
+		// buffer, see connect) or a write error on a connection that has
+		// just broken. Return a sentinel: this runs for every message of
+		// an outage, so it must not allocate.
+		s.refused.Add(1)
+		return ErrDisconnected
 	}
 	s.published.Add(1)
 	return nil
@@ -410,15 +513,36 @@ func (b *NATSBus) Subject(addr Address) string {
 // Stats reports the bus's counters. Dropped is the sum of the nats.go
 // subscriptions' dropped counts (client-side slow consumer: pending limits
 // exceeded); its last value is kept across Close.
+//
+// Lost is Refused (publishes refused while a connection was down) plus the
+// accepted messages each StopServer found lost in transit: for every
+// connection, the messages it had published minus those it had received,
+// counted once the connection was cut off from the stopped server and could
+// no longer receive anything. Both parts are known exactly when they are
+// counted, so Lost never includes messages merely in flight and never
+// decreases. The in-transit count relies on every message a connection
+// publishes coming back on that same connection (it subscribes to its own
+// shard), so it is exact when this bus is the only client publishing on its
+// Run; if other clients publish on it (through a listening server), their
+// messages make the count too low. Messages lost when the server cuts off a
+// slow connection without StopServer (see Disconnects) are not in Lost;
+// Stats.Unsettled shows them once the bus is quiescent.
 func (b *NATSBus) Stats() Stats {
-	st := Stats{PublishErrs: b.closedPublishErrs.Load()}
+	st := Stats{
+		PublishErrs: b.closedPublishErrs.Load(),
+		Lost:        b.transitLost.Load(),
+		Outages:     b.outages.Load(),
+	}
 	for _, s := range b.shards {
 		st.Published += s.published.Load()
 		st.PublishErrs += s.publishErrs.Load()
+		st.Refused += s.refused.Load()
 		st.Delivered += s.delivered.Load()
 		st.Unroutable += s.unroutable.Load()
 		st.Dropped += s.dropped()
+		st.Reconnects += s.reconnects.Load()
 	}
+	st.Lost += st.Refused
 	return st
 }
 
@@ -446,15 +570,16 @@ func (s *shard) dropped() uint64 {
 // it recovered, so this counts episodes, not messages (see Stats().Dropped).
 func (b *NATSBus) SlowConsumerEvents() uint64 { return b.slowConsumerEvents.Load() }
 
-// Disconnects counts unexpected disconnections of the bus's connections
+// Disconnects counts disconnections of the bus's connections other than by
+// Close: those caused by StopServer (one per connection), and unexpected ones
 // (e.g. the server cut a connection off as a server-side slow consumer, which
 // loses the messages it had queued for it without counting them in
-// Stats().Dropped). nats.go reconnects automatically.
+// Stats().Dropped or Lost). nats.go reconnects automatically.
 func (b *NATSBus) Disconnects() uint64 { return b.disconnects.Load() }
 
-// Server returns the embedded nats-server, or nil when connected to an
-// external URL.
-func (b *NATSBus) Server() *server.Server { return b.srv }
+// Server returns the embedded nats-server (the stopped one while StopServer
+// is in effect), or nil when connected to an external URL.
+func (b *NATSBus) Server() *server.Server { return b.srv.Load() }
 
 // ClientURL returns a URL other processes can connect to: the embedded
 // server's when it listens (NATSOptions.Listen), opts.URL for an external
@@ -468,10 +593,18 @@ func (b *NATSBus) Connections() int { return int(b.n) }
 // returns, the server has processed every message published through this bus
 // before the call; those addressed to this bus's own handlers have been
 // received and are delivered, dropped or queued for delivery (Stats().
-// Delivered may still be catching up).
+// Delivered may still be catching up). While the embedded server is stopped
+// it returns nil at once: StopServer has already counted every message
+// accepted before it in Stats().Lost or as received. It waits for a
+// StopServer or StartServer in progress.
 func (b *NATSBus) Flush() error {
+	b.ctlMu.RLock()
+	defer b.ctlMu.RUnlock()
 	if b.closed.Load() {
 		return ErrClosed
+	}
+	if b.stopped {
+		return nil
 	}
 	return b.flushAll()
 }
@@ -497,14 +630,18 @@ func (b *NATSBus) flushAll() error {
 // queued for delivery are discarded; Flush and wait for Stats to settle
 // first if they matter. After Close returns no Handler is called, Publish,
 // Register and Flush return ErrClosed, and Stats still works. Close is
-// idempotent; it must not be called from a Handler.
+// idempotent; it must not be called from a Handler. Closing while the
+// embedded server is stopped skips the flush (there is nothing to flush).
 func (b *NATSBus) Close() error {
-	b.closeMu.Lock()
-	defer b.closeMu.Unlock()
+	b.ctlMu.Lock()
+	defer b.ctlMu.Unlock()
 	if b.closed.Swap(true) {
 		return nil
 	}
-	err := b.flushAll()
+	var err error
+	if !b.stopped {
+		err = b.flushAll()
+	}
 	b.teardown()
 	b.log.Debug("bus closed", "stats", b.Stats())
 	return err
@@ -529,9 +666,10 @@ func (b *NATSBus) teardown() {
 			s.nc.Close()
 		}
 	}
-	if b.srv != nil {
-		b.srv.Shutdown()
-		b.srv.WaitForShutdown()
+	b.live.Store(nil)
+	if srv := b.srv.Load(); srv != nil {
+		srv.Shutdown() // no-op if StopServer already did
+		srv.WaitForShutdown()
 	}
 }
 
@@ -548,14 +686,15 @@ func (b *NATSBus) onAsyncError(nc *nats.Conn, sub *nats.Subscription, err error)
 	b.log.Warn("nats async error", "conn", nc.Opts.Name, "err", err)
 }
 
-func (b *NATSBus) onDisconnect(nc *nats.Conn, err error) {
-	if b.closed.Load() {
+func (s *shard) onDisconnect(nc *nats.Conn, err error) {
+	if s.b.closed.Load() {
 		return // our own Close
 	}
-	b.disconnects.Add(1)
-	b.log.Warn("nats disconnected", "conn", nc.Opts.Name, "err", err)
+	s.b.disconnects.Add(1)
+	s.b.log.Warn("nats disconnected", "conn", nc.Opts.Name, "err", err)
 }
 
-func (b *NATSBus) onReconnect(nc *nats.Conn) {
-	b.log.Info("nats reconnected", "conn", nc.Opts.Name, "url", nc.ConnectedUrlRedacted())
+func (s *shard) onReconnect(nc *nats.Conn) {
+	s.reconnects.Add(1)
+	s.b.log.Info("nats reconnected", "conn", nc.Opts.Name, "url", nc.ConnectedUrlRedacted())
 }

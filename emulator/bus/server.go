@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -24,13 +25,17 @@ const (
 
 // startEmbeddedServer starts an in-process nats-server. When listen is false
 // the server has no TCP listener at all and is reachable only through
-// nats.InProcessServer; otherwise it also listens on 127.0.0.1 on a random
-// port (see (*server.Server).ClientURL).
-func startEmbeddedServer(listen bool) (*server.Server, error) {
+// nats.InProcessServer; otherwise it also listens on 127.0.0.1, on port if it
+// is not 0 (a restart keeps the port, so ClientURL stays valid) and on a
+// random port if it is (see (*server.Server).ClientURL).
+func startEmbeddedServer(listen bool, port int) (*server.Server, error) {
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
 	opts := &server.Options{
 		ServerName: "gridbed",
 		Host:       "127.0.0.1",
-		Port:       server.RANDOM_PORT,
+		Port:       port,
 		DontListen: !listen,
 		NoSigs:     true,
 		NoLog:      true,
@@ -49,4 +54,13 @@ func startEmbeddedServer(listen bool) (*server.Server, error) {
 		return nil, fmt.Errorf("bus: embedded nats-server not ready after %s", serverReadyTimeout)
 	}
 	return srv, nil
+}
+
+// listenPort returns the TCP port srv listens on for clients, or 0 if it has
+// no listener.
+func listenPort(srv *server.Server) int {
+	if a, ok := srv.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
 }

@@ -50,7 +50,8 @@ type Driver struct {
 	clock   *clock.Clock
 	timers  *clock.Timers
 	system  *actor.ActorSystem
-	bus     bus.Bus
+	bus     bus.Bus // the transport, or a decorator of it (WrapBus)
+	raw     bus.Bus // the transport itself
 	ownBus  bool
 	backlog atomic.Int64
 
@@ -88,10 +89,11 @@ func New(opts Options) (*Driver, error) {
 		}
 		d.bus, d.ownBus = nb, true
 	}
+	d.raw = d.bus
 	logger := opts.Logger
 	d.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
 	opts.Metrics.SetBus(func() metrics.BusStats {
-		s := d.bus.Stats()
+		s := d.raw.Stats()
 		return metrics.BusStats{Published: s.Published, Dropped: s.Dropped, Unroutable: s.Unroutable}
 	})
 	d.clock = clock.New(opts.TimeScale)
@@ -214,10 +216,44 @@ func (d *Driver) Depart(fail bool) overlay.NodeID {
 	}
 	pid := d.pids[id-1]
 	d.mu.Unlock()
-	d.bus.Unregister(bus.Address(id))
-	d.system.Root.Send(pid, &peer.Halt{Graceful: !fail})
+	d.halt(id, pid, fail)
 	return id
 }
+
+// Crash makes the members pick chooses (from the current members, in
+// increasing order) crash at once, and returns those that did.
+func (d *Driver) Crash(pick func(members []overlay.NodeID) []overlay.NodeID) []overlay.NodeID {
+	d.mu.Lock()
+	var out []overlay.NodeID
+	var pids []*actor.PID
+	for _, id := range pick(d.members.IDs()) {
+		if d.members.DepartID(id) {
+			out = append(out, id)
+			pids = append(pids, d.pids[id-1])
+		}
+	}
+	d.mu.Unlock()
+	for i, id := range out {
+		d.halt(id, pids[i], true)
+	}
+	return out
+}
+
+// halt stops departed peer id: messages to it become unroutable, and a
+// graceful one sends its LEAVE first.
+func (d *Driver) halt(id overlay.NodeID, pid *actor.PID, fail bool) {
+	d.bus.Unregister(bus.Address(id))
+	d.system.Root.Send(pid, &peer.Halt{Graceful: !fail})
+}
+
+// WrapBus puts a decorator (the fault layer) between the peers and the
+// bus; call it before the first Spawn. The driver is a Scheduler for it
+// (Now, At: delayed messages are published from the timer goroutine).
+func (d *Driver) WrapBus(wrap func(bus.Bus) bus.Bus) { d.bus = wrap(d.bus) }
+
+// Bus is the transport under any decorator: the NATS bus when the driver
+// opened it (for bus faults), else what Options.Bus was.
+func (d *Driver) Bus() bus.Bus { return d.raw }
 
 // Start restarts the emulated clock at 0 now — spawning thousands of actors
 // takes wall time that must not eat into the scenario — and schedules the
@@ -280,7 +316,7 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 }
 
 // BusStats reports the bus counters.
-func (d *Driver) BusStats() bus.Stats { return d.bus.Stats() }
+func (d *Driver) BusStats() bus.Stats { return d.raw.Stats() }
 
 // Close ends the run in an order that loses no accounting: timers stop,
 // bus deliveries to peers stop (later arrivals count as unroutable), every
@@ -316,7 +352,7 @@ wait:
 		}
 	}
 	if d.ownBus {
-		if cerr := d.bus.Close(); err == nil {
+		if cerr := d.raw.Close(); err == nil {
 			err = cerr
 		}
 	}

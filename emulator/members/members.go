@@ -6,6 +6,7 @@ package members
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gridbed/gridbed/actors/overlay"
 )
@@ -58,12 +59,29 @@ func (s *Set) Depart(r *rand.Rand) overlay.NodeID {
 	if id == 0 {
 		return 0
 	}
+	s.DepartID(id)
+	return id
+}
+
+// DepartID removes member id for good (a crash chosen by a fault) and
+// reports whether it was a member.
+func (s *Set) DepartID(id overlay.NodeID) bool {
+	if !s.Has(id) {
+		return false
+	}
 	s.Remove(id)
 	if s.departed == nil {
 		s.departed = map[overlay.NodeID]bool{}
 	}
 	s.departed[id] = true
-	return id
+	return true
+}
+
+// IDs returns the members in increasing order (a copy).
+func (s *Set) IDs() []overlay.NodeID {
+	out := slices.Clone(s.ids)
+	slices.Sort(out)
+	return out
 }
 
 // Departed reports whether id left through Depart: a late report that it

@@ -120,6 +120,10 @@ func (p *parser) section(s *Scenario, path string, m *yaml.Node) {
 			continue
 		}
 		seen[name] = k
+		if key == "faults" {
+			p.faults(s, v)
+			continue
+		}
 		if f := leaves[key]; f != nil {
 			p.pos[key] = v
 			if msg := assign(f, s, v, fileExample(f)); msg != "" {
@@ -195,6 +199,9 @@ func (p *parser) validate(s *Scenario) {
 		}
 		p.add(n, f.key, msg)
 	}
+	if !p.failed["faults"] && !p.failed["duration"] && !p.failed["link.regions"] {
+		p.errs = append(p.errs, checkFaults(s)...)
+	}
 }
 
 // assign stores scalar node n into f's field, or says what is wrong.
@@ -266,6 +273,9 @@ func unknownKey(path, name string) string {
 
 // unknownSetKey explains an unknown dotted key given to --set.
 func unknownSetKey(key string) string {
+	if key == "faults" || strings.HasPrefix(key, "faults.") || strings.HasPrefix(key, "faults[") {
+		return "the fault timeline is a list and cannot be set with --set — write it in the scenario file under faults:"
+	}
 	if _, ok := sections[key]; ok && key != "" {
 		under := leavesUnder(key)
 		return fmt.Sprintf("%q is a section, not a single value — set one of its keys, e.g. %s; keys here: %s",

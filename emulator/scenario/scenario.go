@@ -31,8 +31,13 @@ type Scenario struct {
 	Peers     Peers
 	Overlay   Overlay
 	Churn     Churn
+	Link      Link
 	Bus       Bus
 	Oracle    Oracle
+	// Faults is the fault timeline (faults.go): what goes wrong and when.
+	Faults []Fault
+	// Invariants are the end-of-run checks (--strict fails the run on them).
+	Invariants Invariants
 
 	// Source is the file the scenario came from, "" for Default().
 	// It is not a scenario key.
@@ -74,6 +79,36 @@ type Churn struct {
 	Start        time.Duration // emulated time of the first possible event
 	Stop         time.Duration // emulated time after which no event happens; 0 = the end of the run
 	FailFraction float64       // share of departures that are failures
+}
+
+// Link is the link model every message passes (package faults): a delay
+// drawn from a distribution, loss, duplication, and regions with an extra
+// delay between them. The fault timeline changes it mid-run.
+type Link struct {
+	Latency     Latency
+	Loss        float64 // probability that a message is lost
+	Duplicate   float64 // probability that a message is delivered twice
+	Regions     int     // peers are spread over this many regions (by a hash of the seed and their id)
+	InterRegion Latency // extra delay of a message between two regions
+}
+
+// Latency is a delay distribution.
+type Latency struct {
+	Dist   string        // one of Dists
+	Mean   time.Duration // mean delay
+	Jitter time.Duration // plus a uniform offset in [-Jitter, +Jitter] (reorders messages)
+}
+
+// Dists are the delay distributions: uniform is over [0, 2·mean], normal
+// has a standard deviation of mean/4, pareto a shape of 2.
+var Dists = []string{"constant", "uniform", "exponential", "normal", "pareto"}
+
+// Invariants configure the checks at the end of a run.
+type Invariants struct {
+	// ReconvergePeriods: the overlay must be exact (no broken link, gap or
+	// overlap) within this many heartbeat periods after the last disturbance
+	// (the end of churn, the last fault, the end of a bus outage).
+	ReconvergePeriods int
 }
 
 // Oracle configures the ground-truth observer.
@@ -205,7 +240,7 @@ func Keys() []KeyDoc {
 		f := &schema[i]
 		out = append(out, KeyDoc{Key: f.key, Default: scalarText(f.encode(&d)), Doc: f.doc})
 	}
-	return out
+	return append(out, KeyDoc{Key: "faults", Default: "[]", Doc: faultsDoc})
 }
 
 // YAML renders the effective scenario — every key, defaults filled in — as
@@ -232,6 +267,7 @@ func (s Scenario) YAML() ([]byte, error) {
 		pn := sectionNode(parent)
 		pn.Content = append(pn.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, f.encode(&s))
 	}
+	root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "faults"}, faultsNode(s.Faults))
 	comment := "gridbed scenario: effective values, defaults filled in"
 	if s.Source != "" {
 		comment += "\nsource: " + s.Source

@@ -21,9 +21,11 @@ func TestDefault(t *testing.T) {
 		Overlay: Overlay{Dimensions: 2, Heartbeat: Heartbeat{
 			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3,
 		}},
-		Churn:  Churn{Start: 2 * time.Minute, FailFraction: 0.5},
-		Bus:    Bus{Connections: 8},
-		Oracle: Oracle{Interval: 30 * time.Second},
+		Churn:      Churn{Start: 2 * time.Minute, FailFraction: 0.5},
+		Link:       Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
+		Bus:        Bus{Connections: 8},
+		Oracle:     Oracle{Interval: 30 * time.Second},
+		Invariants: Invariants{ReconvergePeriods: 20},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Default() = %+v\nwant %+v", got, want)
@@ -43,6 +45,11 @@ func roundTrip(t *testing.T, s Scenario) {
 	back, err := Parse(s.Source, out)
 	if err != nil {
 		t.Fatalf("parsing YAML() output: %v\n%s", err, out)
+	}
+	for i := range back.Faults { // positions are those of the dump
+		if i < len(s.Faults) {
+			back.Faults[i].Line = s.Faults[i].Line
+		}
 	}
 	if !reflect.DeepEqual(back, s) {
 		t.Fatalf("YAML() round trip changed the scenario:\n got %+v\nwant %+v\n%s", back, s, out)
@@ -95,9 +102,25 @@ func TestLoadFull(t *testing.T) {
 		Overlay: Overlay{Dimensions: 4, Heartbeat: Heartbeat{
 			Period: 10 * time.Second, Mode: ModeAdaptive, FailAfter: 5,
 		}},
-		Churn:  Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25},
-		Bus:    Bus{URL: "nats://bus.example.org:4222", Connections: 16},
-		Oracle: Oracle{Interval: time.Minute},
+		Churn: Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25},
+		Link: Link{Latency: Latency{Dist: "exponential", Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond},
+			Loss: 0.01, Duplicate: 0.002, Regions: 3, InterRegion: Latency{Dist: "normal", Mean: 80 * time.Millisecond, Jitter: time.Millisecond}},
+		Bus:        Bus{URL: "nats://bus.example.org:4222", Connections: 16},
+		Oracle:     Oracle{Interval: time.Minute},
+		Invariants: Invariants{ReconvergePeriods: 30},
+		Faults: []Fault{
+			{At: 20 * time.Minute, Kind: FaultPartition, Line: 49, Name: "west", Region: 1, OneWay: true},
+			{At: 25 * time.Minute, Kind: FaultHeal, Line: 51, Name: "west", Region: -1},
+			{At: 26 * time.Minute, Kind: FaultPartition, Line: 53, Fraction: 0.3, Region: -1},
+			{At: 27 * time.Minute, Kind: FaultPartition, Line: 55, Peers: []uint64{1, 2, 3}, Region: -1},
+			{At: 28 * time.Minute, Kind: FaultHeal, Line: 57, Region: -1},
+			{At: 30 * time.Minute, Kind: FaultLatency, Line: 58, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
+			{At: 31 * time.Minute, Kind: FaultLoss, Line: 60, Region: -1, P: 0.1},
+			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 62, Region: -1, P: 0.05},
+			{At: 35 * time.Minute, Kind: FaultCrash, Line: 64, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
+			{At: 36 * time.Minute, Kind: FaultCrash, Line: 66, Region: 2},
+			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 68, Region: -1, DownFor: 5 * time.Second},
+		},
 		Source: path,
 	}
 	if !reflect.DeepEqual(s, want) {
@@ -280,7 +303,7 @@ func TestParseInline(t *testing.T) {
 		// yaml.v3 leaves "line 1" out of first-line errors; it is restored.
 		{"a: b: c\n", "in.yaml:1: YAML syntax error: mapping values are not allowed in this context — write valid YAML: check the indentation, colons and quotes on this line and the next"},
 		{"a: &x 1\nb: *y\n", "in.yaml: YAML syntax error: unknown anchor 'y' referenced — write each anchor (&name) before the aliases (*name) that use it"},
-		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, bus, oracle`},
+		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, bus, oracle, invariants, faults`},
 		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
 		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window`},
 		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},
@@ -491,6 +514,9 @@ func TestKeys(t *testing.T) {
 		if k.Default == "" {
 			t.Errorf("key %s has no default text", k.Key)
 		}
+		if k.Key == "faults" {
+			continue // a list: not settable with --set (TestFaultsNotSettable)
+		}
 		// Each listed default is accepted by --set and is the default.
 		s := Default()
 		if err := s.Set(k.Key + "=" + k.Default); err != nil {
@@ -589,7 +615,41 @@ func TestSetAllValidatesOnce(t *testing.T) {
 		t.Fatalf("got duration %v stop %v", s.Duration, s.Churn.Stop)
 	}
 	before := s
-	if err := s.SetAll("peers.count=10", "seed=x"); err == nil || s != before {
+	if err := s.SetAll("peers.count=10", "seed=x"); err == nil || !reflect.DeepEqual(s, before) {
 		t.Fatal("a bad assignment must leave the scenario unchanged")
+	}
+}
+
+// TestFaultErrors: every mistake in the fault timeline is reported with its
+// line and what to write instead, and nothing of a bad timeline is kept.
+func TestFaultErrors(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"faults:\n  - at: 1m\n    partiton: {fraction: 0.3}\n", `in.yaml:3:5: faults[0]: unknown key "partiton" in a fault — did you mean "partition"?`},
+		{"faults:\n  - at: 1m\n    partition: {fraktion: 0.3}\n", `in.yaml:3:17: faults[0].partition.fraktion: unknown key "fraktion" in a partition fault — did you mean "fraction"?`},
+		{"faults:\n  - partition: {fraction: 0.3}\n", `in.yaml:2:5: faults[0]: the fault has no at — write when it happens, e.g. at: 10m`},
+		{"faults:\n  - at: 1m\n", `in.yaml:2:5: faults[0]: the entry names no fault`},
+		{"faults:\n  - at: 1m\n    crash: {fraction: 0.2}\n    heal: {}\n", `in.yaml:4:5: faults[0]: one entry holds both crash and heal`},
+		{"faults:\n  - at: 20m\n    crash: {fraction: 0.2}\n", `in.yaml:2: faults[0]: at 20m is not within the run (duration 10m)`},
+		{"faults:\n  - at: 1m\n    crash: {region: 2}\n", `in.yaml:2: faults[0]: region 2 does not exist: link.regions is 1`},
+		{"faults:\n  - at: 1m\n    partition: {oneway: true}\n", `in.yaml:2: faults[0]: a partition needs exactly one of fraction (above 0), region or peers`},
+		{"faults:\n  - at: 1m\n    heal: {name: east}\n", `in.yaml:2: faults[0]: no earlier partition is named "east"`},
+		{"faults:\n  - at: 1m\n    loss: {p: 1.5}\n", `in.yaml:3:15: faults[0].loss.p: 1.5 is not a number from 0 to 1`},
+		{"faults:\n  - at: 1m\n    latency: {dist: gauss, mean: 1s}\n", `in.yaml:3:21: faults[0].latency.dist: "gauss" is not a delay distribution — write one of constant, uniform, exponential, normal, pareto`},
+		{"faults:\n  - at: 1m\n    bus_restart: {down_for: 5}\n", `in.yaml:3:29: faults[0].bus_restart.down_for: 5 is not a duration`},
+		{"faults:\n  - at: 1m\n    bus_restart: {}\n", `in.yaml:2: faults[0]: bus_restart needs a positive down_for`},
+		{"faults: {at: 1m}\n", `in.yaml:1:9: faults: found a mapping where the fault timeline belongs — write a list of entries`},
+	}
+	for _, c := range cases {
+		s, err := Parse("in.yaml", []byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%q):\n got %v\nwant … %s …", c.yaml, err, c.want)
+		}
+		if !reflect.DeepEqual(s, Scenario{}) {
+			t.Errorf("Parse(%q) kept a scenario despite the error", c.yaml)
+		}
+	}
+	s := Default()
+	if err := s.Set("faults=[]"); err == nil || !strings.Contains(err.Error(), "cannot be set with --set") {
+		t.Errorf("--set faults: %v", err)
 	}
 }

@@ -69,6 +69,29 @@ var schema = []field{
 		"a valid failure fraction",
 		"Share of departures that are failures (silent crashes, detected by missed heartbeats) rather than graceful leaves, 0 to 1."),
 
+	enumField("link.latency.dist", func(s *Scenario) *string { return &s.Link.Latency.Dist }, "constant", Dists, "a delay distribution",
+		"Distribution of every message's delay: constant, uniform (over [0, 2·mean]), exponential (the papers' choice, mean 50ms), normal (standard deviation mean/4) or pareto (shape 2)."),
+	durationField("link.latency.mean", func(s *Scenario) *time.Duration { return &s.Link.Latency.Mean }, 0,
+		"Mean delay of a message on top of the bus's own; 0s adds none. The papers use 50ms (exponential).",
+		nonNegative("mean delay", 50*time.Millisecond)),
+	durationField("link.latency.jitter", func(s *Scenario) *time.Duration { return &s.Link.Latency.Jitter }, 0,
+		"A uniform offset in [-jitter, +jitter] added to every delay (clamped at 0): messages overtake each other.",
+		nonNegative("jitter", 10*time.Millisecond)),
+	fractionField("link.loss", func(s *Scenario) *float64 { return &s.Link.Loss }, 0, "a valid loss probability",
+		"Probability that a message is lost, 0 to 1."),
+	fractionField("link.duplicate", func(s *Scenario) *float64 { return &s.Link.Duplicate }, 0, "a valid duplication probability",
+		"Probability that a message is delivered twice, 0 to 1."),
+	intField("link.regions", func(s *Scenario) *int { return &s.Link.Regions }, 1, 1, 64, "a valid region count",
+		"Number of regions peers are spread over (evenly, by a hash of the seed and the peer's id), 1 to 64; faults can partition or crash a region."),
+	enumField("link.inter_region.dist", func(s *Scenario) *string { return &s.Link.InterRegion.Dist }, "constant", Dists, "a delay distribution",
+		"Distribution of the extra delay of a message between two different regions (values as link.latency.dist)."),
+	durationField("link.inter_region.mean", func(s *Scenario) *time.Duration { return &s.Link.InterRegion.Mean }, 0,
+		"Mean extra delay of a message between two different regions; 0s adds none.",
+		nonNegative("mean delay", 100*time.Millisecond)),
+	durationField("link.inter_region.jitter", func(s *Scenario) *time.Duration { return &s.Link.InterRegion.Jitter }, 0,
+		"Jitter of the extra delay between regions (as link.latency.jitter).",
+		nonNegative("jitter", 10*time.Millisecond)),
+
 	stringField("bus.url", func(s *Scenario) *string { return &s.Bus.URL }, "",
 		`NATS server to use, as nats://host:port (schemes nats, tls, ws or wss); "" starts an embedded server.`,
 		`nats://host:port, or "" for the embedded server`, checkBusURL),
@@ -79,6 +102,10 @@ var schema = []field{
 	durationField("oracle.interval", func(s *Scenario) *time.Duration { return &s.Oracle.Interval }, 30*time.Second,
 		"Emulated time between ground-truth snapshots; a positive duration.",
 		positive("snapshot interval", 30*time.Second)),
+
+	intField("invariants.reconverge_periods", func(s *Scenario) *int { return &s.Invariants.ReconvergePeriods }, 20, 1, 10000,
+		"a valid number of heartbeat periods",
+		"The overlay must have no broken link, gap or overlap within this many heartbeat periods after the last disturbance (end of churn, last fault, end of a bus outage) and stay so; checked at the end of a run (gridbed run --strict fails on it). 1 to 10000."),
 }
 
 // field describes one leaf key. Build it with a constructor, not by hand.
@@ -434,6 +461,7 @@ func init() {
 			child = parent
 		}
 	}
+	sections[""] = append(sections[""], "faults")
 	for path := range sections {
 		if leaves[path] != nil {
 			panic("scenario: " + path + " is both a key and a section")

@@ -29,6 +29,7 @@ type DriverOptions struct {
 // interface.
 type Driver struct {
 	w        *World
+	bus      bus.Bus // the world, or a decorator of it (WrapBus)
 	opts     DriverOptions
 	peers    []*peer.Peer
 	members  members.Set
@@ -43,8 +44,10 @@ func NewDriver(opts DriverOptions) *Driver {
 	if opts.Traffic == nil {
 		opts.Traffic = metrics.NewTraffic()
 	}
+	w := New(opts.Seed, opts.Latency)
 	return &Driver{
-		w:    New(opts.Seed, opts.Latency),
+		w:    w,
+		bus:  w,
 		opts: opts,
 		rng:  rand.New(rand.NewPCG(opts.Seed, 0x626f6f74)), // "boot"
 	}
@@ -69,7 +72,7 @@ type env struct {
 
 func (e env) Now() time.Duration { return e.d.w.now }
 func (e env) Publish(to overlay.NodeID, data []byte) {
-	_ = e.d.w.Publish(bus.Address(to), data)
+	_ = e.d.bus.Publish(bus.Address(to), data)
 }
 func (e env) SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
 	e.d.w.SetTimer(bus.Address(id), kind, at)
@@ -106,7 +109,7 @@ func (d *Driver) newPeer(id overlay.NodeID, point can.Point) (*peer.Peer, error)
 	p := peer.New(id, point, d.opts.Overlay, PeerRand(d.opts.Seed, id), env{d, id}, d.opts.Traffic)
 	d.peers = append(d.peers, p)
 	addr := bus.Address(id)
-	if err := d.w.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
+	if err := d.bus.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
 		return nil, err
 	}
 	d.w.OnTimer(addr, p.Fire)
@@ -134,14 +137,36 @@ func (d *Driver) Depart(fail bool) overlay.NodeID {
 	if id == 0 {
 		return 0
 	}
-	p := d.peers[id-1]
-	if !fail {
-		p.Leave()
-	}
-	d.w.Unregister(bus.Address(id))
-	d.w.OnTimer(bus.Address(id), nil)
+	d.halt(id, fail)
 	return id
 }
+
+// Crash makes the members pick chooses (from the current members, in
+// increasing order) crash at once, and returns those that did.
+func (d *Driver) Crash(pick func(members []overlay.NodeID) []overlay.NodeID) []overlay.NodeID {
+	var out []overlay.NodeID
+	for _, id := range pick(d.members.IDs()) {
+		if d.members.DepartID(id) {
+			d.halt(id, true)
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// halt stops departed peer id: a graceful one sends its LEAVE first.
+func (d *Driver) halt(id overlay.NodeID, fail bool) {
+	if !fail {
+		d.peers[id-1].Leave()
+	}
+	d.bus.Unregister(bus.Address(id))
+	d.w.OnTimer(bus.Address(id), nil)
+}
+
+// WrapBus puts a decorator (the fault layer) between the peers and the
+// world's bus; call it before the first Spawn. The driver is a Scheduler
+// for it (Now, At).
+func (d *Driver) WrapBus(wrap func(bus.Bus) bus.Bus) { d.bus = wrap(d.bus) }
 
 // Start schedules the first peer's join; virtual time is already at 0.
 func (d *Driver) Start() {
@@ -175,7 +200,7 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 }
 
 // BusStats reports the in-memory bus counters.
-func (d *Driver) BusStats() bus.Stats { return d.w.Stats() }
+func (d *Driver) BusStats() bus.Stats { return d.bus.Stats() }
 
 // Close ends the run.
 func (d *Driver) Close() error { return d.w.Close() }

@@ -1,0 +1,376 @@
+package emulator
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// FaultEvent is one fault the timeline applied, as the results list it
+// (Grafana draws them as annotations).
+type FaultEvent struct {
+	TSeconds float64 `json:"t_seconds"`
+	Kind     string  `json:"kind"`
+	Detail   string  `json:"detail"`
+	// ExactAfterSeconds is how long after this fault the overlay was
+	// exact (no broken link, gap or overlap) at an oracle sample and stayed
+	// so until the next fault or the end; null if it never was.
+	ExactAfterSeconds *float64 `json:"exact_after_seconds"`
+}
+
+// annotateRecovery fills in ExactAfterSeconds from the oracle series.
+func annotateRecovery(events []FaultEvent, series []Sample) {
+	for i := range events {
+		from := events[i].TSeconds
+		to := math.Inf(1)
+		if i+1 < len(events) {
+			to = events[i+1].TSeconds
+		}
+		clean := -1.0
+		for _, s := range series {
+			t := s.T.Seconds()
+			if t < from || t > to {
+				continue
+			}
+			if !exact(s.Oracle) {
+				clean = -1
+			} else if clean < 0 {
+				clean = t
+			}
+		}
+		if clean >= 0 {
+			v := clean - from
+			events[i].ExactAfterSeconds = &v
+		}
+	}
+}
+
+// chaos is a run's fault injection: the link model (faults.Chain) between
+// the peers and the driver's bus, a bus-outage switch under it for the
+// deterministic driver, the region of every peer, and the fault timeline.
+type chaos struct {
+	sc     scenario.Scenario
+	drv    Driver
+	m      *metrics.Run
+	logger *slog.Logger
+	ids    *idAlloc
+	chain  *faults.Chain
+	outage *outageBus     // deterministic driver: the bus is "down" while set
+	nats   natsController // emulator driver with its own embedded NATS server
+	region func(bus.Address) int
+
+	mu     sync.Mutex
+	events []FaultEvent
+	byKind map[string]uint64
+}
+
+// natsController is what a bus_restart needs of the NATS bus.
+type natsController interface {
+	StopServer() error
+	StartServer() error
+}
+
+// busWrapper is implemented by both drivers: it puts the fault layer
+// between the peers and the bus.
+type busWrapper interface {
+	WrapBus(func(bus.Bus) bus.Bus)
+}
+
+// newChaos installs the link model on the driver (before any peer exists)
+// and sets it up as the scenario's link section says.
+func newChaos(sc scenario.Scenario, drv Driver, m *metrics.Run, ids *idAlloc, logger *slog.Logger) *chaos {
+	c := &chaos{sc: sc, drv: drv, m: m, logger: logger, ids: ids, byKind: map[string]uint64{}}
+	c.region = regionOf(sc.Seed, sc.Link.Regions)
+	w := drv.(busWrapper)
+	w.WrapBus(func(inner bus.Bus) bus.Bus {
+		if nb, ok := inner.(natsController); ok {
+			c.nats = nb
+		} else {
+			c.outage = &outageBus{Bus: inner}
+			inner = c.outage
+		}
+		c.chain = faults.NewChain(inner, drv, sc.Seed)
+		return c.chain
+	})
+	l := sc.Link
+	c.chain.Delay.SetLatency(latency(l.Latency))
+	if l.Regions > 1 {
+		c.chain.Delay.SetRegions(c.region, latency(l.InterRegion))
+	}
+	c.chain.Loss.SetLoss(l.Loss)
+	c.chain.Duplicate.SetDuplicate(l.Duplicate)
+	m.SetDrops(c.drops)
+	return c
+}
+
+func latency(l scenario.Latency) faults.Latency {
+	return faults.Latency{Dist: l.Dist, Mean: l.Mean, Jitter: l.Jitter}
+}
+
+// regionOf spreads addresses evenly over regions by a seeded hash.
+func regionOf(seed uint64, regions int) func(bus.Address) int {
+	if regions <= 1 {
+		return func(bus.Address) int { return 0 }
+	}
+	return func(a bus.Address) int { return int(mix(seed, 0x726567696f6e, uint64(a)) % uint64(regions)) }
+}
+
+// mix is a seeded 64-bit hash of (a, b) (splitmix64 finalizers): the same
+// inputs give the same value in every run and on every machine.
+func mix(seed, a, b uint64) uint64 {
+	z := seed
+	for _, v := range []uint64{a, b} {
+		z += v + 0x9e3779b97f4a7c15
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+	}
+	return z
+}
+
+// drops reads the fault layer's counters (for metrics and the summary).
+func (c *chaos) drops() metrics.Drops {
+	f := c.chain.Faults()
+	d := metrics.Drops{Partition: f.DroppedPartition, Loss: f.DroppedLoss, Duplicated: f.Duplicated}
+	if c.outage != nil {
+		d.BusOutage = c.outage.dropped.Load()
+	}
+	return d
+}
+
+// record notes one applied fault in the results, the metrics and the log.
+func (c *chaos) record(kind, detail string) {
+	t := c.drv.Now()
+	c.mu.Lock()
+	c.events = append(c.events, FaultEvent{TSeconds: t.Seconds(), Kind: kind, Detail: detail})
+	c.byKind[kind]++
+	c.mu.Unlock()
+	c.m.Fault(kind)
+	if c.logger != nil {
+		c.logger.Info("fault", "t", t, "kind", kind, "detail", detail)
+	}
+}
+
+// schedule hands every entry of the timeline to the driver.
+func (c *chaos) schedule() {
+	for i, f := range c.sc.SortedFaults() {
+		c.drv.At(f.At, func() { c.apply(i, f) })
+	}
+}
+
+// apply carries out timeline entry i.
+func (c *chaos) apply(i int, f scenario.Fault) {
+	switch f.Kind {
+	case scenario.FaultPartition:
+		name := partitionName(i, f)
+		side, what := c.side(i, f)
+		c.chain.Partition.Cut(name, side, f.OneWay)
+		dir := "both ways"
+		if f.OneWay {
+			dir = "one way: its messages to the rest are lost"
+		}
+		c.record(f.Kind, fmt.Sprintf("%s: %s cut off from the rest, %s", name, what, dir))
+	case scenario.FaultHeal:
+		if f.Name != "" {
+			c.chain.Partition.Heal(f.Name)
+			c.record(f.Kind, f.Name)
+		} else {
+			c.chain.Partition.HealAll()
+			c.record(f.Kind, "every partition")
+		}
+	case scenario.FaultLatency:
+		c.chain.Delay.SetLatency(latency(f.Latency))
+		c.record(f.Kind, fmt.Sprintf("%s, mean %v, jitter %v", f.Latency.Dist, f.Latency.Mean, f.Latency.Jitter))
+	case scenario.FaultLoss:
+		c.chain.Loss.SetLoss(f.P)
+		c.record(f.Kind, fmt.Sprintf("p = %g", f.P))
+	case scenario.FaultDuplicate:
+		c.chain.Duplicate.SetDuplicate(f.P)
+		c.record(f.Kind, fmt.Sprintf("p = %g", f.P))
+	case scenario.FaultCrash:
+		c.crash(i, f)
+	case scenario.FaultBusRestart:
+		c.busRestart(f)
+	}
+}
+
+// side is the set of addresses a partition cuts off, and how to say so.
+func (c *chaos) side(i int, f scenario.Fault) (func(bus.Address) bool, string) {
+	switch {
+	case f.Region >= 0:
+		r := f.Region
+		return func(a bus.Address) bool { return c.region(a) == r }, fmt.Sprintf("region %d", r)
+	case len(f.Peers) > 0:
+		set := map[bus.Address]bool{}
+		for _, id := range f.Peers {
+			set[bus.Address(id)] = true
+		}
+		return func(a bus.Address) bool { return set[a] }, fmt.Sprintf("%d peers", len(set))
+	}
+	// A fraction of all addresses, present and future, by a seeded hash.
+	limit := uint64(f.Fraction * (1 << 53))
+	seed, entry := c.sc.Seed, uint64(i)
+	return func(a bus.Address) bool { return mix(seed, entry, uint64(a))>>11 < limit },
+		fmt.Sprintf("%.0f%% of the peers", 100*f.Fraction)
+}
+
+// crash makes a fraction of the members, or a region's members, crash at
+// once; with restart_after as many new peers join later at their points.
+func (c *chaos) crash(i int, f scenario.Fault) {
+	rng := rand.New(rand.NewPCG(c.sc.Seed, 0x6372617368+uint64(i)))
+	ids := c.drv.Crash(func(members []overlay.NodeID) []overlay.NodeID {
+		if f.Region >= 0 {
+			var out []overlay.NodeID
+			for _, id := range members {
+				if c.region(bus.Address(id)) == f.Region {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+		k := int(f.Fraction*float64(len(members)) + 0.5)
+		perm := rng.Perm(len(members))[:k]
+		out := make([]overlay.NodeID, k)
+		for j, p := range perm {
+			out[j] = members[p]
+		}
+		slices.Sort(out)
+		return out
+	})
+	what := fmt.Sprintf("%d peers (%.0f%% of the members)", len(ids), 100*f.Fraction)
+	if f.Region >= 0 {
+		what = fmt.Sprintf("%d peers of region %d", len(ids), f.Region)
+	}
+	if f.RestartAfter <= 0 {
+		c.record(f.Kind, what)
+		return
+	}
+	c.record(f.Kind, what+fmt.Sprintf("; they restart as new peers after %v", f.RestartAfter))
+	points := make([]can.Point, len(ids))
+	for j, id := range ids {
+		points[j] = c.ids.point(id)
+	}
+	c.drv.At(f.At+f.RestartAfter, func() {
+		n := 0
+		for _, p := range points {
+			id := c.ids.next(p)
+			if err := c.drv.Join(id, p); err != nil {
+				if c.logger != nil {
+					c.logger.Warn("restart join failed", "peer", id, "err", err)
+				}
+				continue
+			}
+			n++
+		}
+		c.record("restart", fmt.Sprintf("%d crashed peers rejoined as new peers, state lost", n))
+	})
+}
+
+// busRestart stops the bus for f.DownFor: the embedded NATS server stops
+// and starts again (clients reconnect; what was in flight is lost and the
+// bus counts it), or, in the deterministic driver, every message sent
+// meanwhile is lost.
+func (c *chaos) busRestart(f scenario.Fault) {
+	switch {
+	case c.outage != nil:
+		c.outage.down.Store(true)
+		c.record(f.Kind, fmt.Sprintf("bus down for %v: messages sent meanwhile are lost", f.DownFor))
+		c.drv.At(f.At+f.DownFor, func() { c.outage.down.Store(false) })
+	case c.nats != nil:
+		// Stopping and starting the server takes wall time; do it off the
+		// timer goroutine so that peers' timers keep firing.
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			if err := c.nats.StopServer(); err != nil {
+				c.record(f.Kind, "not applied: "+err.Error())
+				return
+			}
+			c.record(f.Kind, fmt.Sprintf("embedded NATS server stopped for %v", f.DownFor))
+		}()
+		c.drv.At(f.At+f.DownFor, func() {
+			go func() {
+				<-stopped
+				if err := c.nats.StartServer(); err != nil && c.logger != nil {
+					c.logger.Error("NATS server restart failed", "err", err)
+				}
+			}()
+		})
+	default:
+		c.record(f.Kind, "not applied: the bus is an external NATS server, which gridbed does not control")
+	}
+}
+
+// summary is the faults section of the results.
+func (c *chaos) summary(bs bus.Stats) FaultSummary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.drops()
+	d.BusLost = bs.Lost
+	return FaultSummary{
+		Events: slices.Clone(c.events),
+		ByKind: maps(c.byKind),
+		Dropped: map[string]uint64{
+			"partition": d.Partition, "loss": d.Loss, "bus_outage": d.BusOutage, "bus_lost": d.BusLost,
+		},
+		Duplicated: d.Duplicated,
+	}
+}
+
+func maps(m map[string]uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// outageBus is the deterministic driver's bus outage: while down, every
+// message published (or coming due after a delay) is lost and counted.
+type outageBus struct {
+	bus.Bus
+	down    atomic.Bool
+	dropped atomic.Uint64
+}
+
+func (o *outageBus) Publish(to bus.Address, data []byte) error {
+	if o.down.Load() {
+		o.dropped.Add(1)
+		return nil
+	}
+	return o.Bus.Publish(to, data)
+}
+
+// idAlloc hands out peer ids in order to everything that adds peers during
+// a run (churn joins, crash-restarts), so the drivers see them in sequence,
+// and remembers every peer's point.
+type idAlloc struct {
+	mu     sync.Mutex
+	last   overlay.NodeID
+	points []can.Point // by id-1
+}
+
+func (a *idAlloc) next(p can.Point) overlay.NodeID {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last++
+	a.points = append(a.points, p)
+	return a.last
+}
+
+func (a *idAlloc) point(id overlay.NodeID) can.Point {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.points[id-1]
+}

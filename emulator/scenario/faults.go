@@ -1,0 +1,404 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Fault is one entry of the fault timeline: at emulated time At, one thing
+// goes wrong (or is repaired). In a scenario file:
+//
+//	faults:
+//	  - at: 10m
+//	    partition: {fraction: 0.3}
+//	  - at: 15m
+//	    heal: {}
+//	  - at: 20m
+//	    latency: {dist: exponential, mean: 500ms}
+//	  - at: 25m
+//	    crash: {fraction: 0.2}
+//	  - at: 30m
+//	    bus_restart: {down_for: 5s}
+type Fault struct {
+	At   time.Duration
+	Kind string // one of FaultKinds
+	Line int    // line in the scenario file, 0 if none
+
+	// partition: the peers on one side — a fraction of all addresses (by a
+	// hash of the seed, the entry and the address), a region, or explicit
+	// peers — are cut off from the rest; OneWay cuts only their messages to
+	// the rest. heal: Name, or every partition when empty.
+	Name     string
+	Fraction float64
+	Region   int // -1: none
+	Peers    []uint64
+	OneWay   bool
+
+	// latency: the link's new delay distribution.
+	Latency Latency
+	// loss, duplicate: the link's new probability.
+	P float64
+	// crash: Fraction of the members, or every member of Region; with
+	// RestartAfter > 0 as many new peers join at the crashed peers' points
+	// that much later (crash-restart: state lost, new node ids).
+	RestartAfter time.Duration
+	// bus_restart: the bus is down for DownFor (the embedded NATS server
+	// stops and starts again; in the deterministic driver every message
+	// sent meanwhile is lost).
+	DownFor time.Duration
+}
+
+// Fault kinds.
+const (
+	FaultPartition  = "partition"
+	FaultHeal       = "heal"
+	FaultLatency    = "latency"
+	FaultLoss       = "loss"
+	FaultDuplicate  = "duplicate"
+	FaultCrash      = "crash"
+	FaultBusRestart = "bus_restart"
+)
+
+// FaultKinds lists the kinds a timeline entry can have.
+var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultBusRestart}
+
+// faultKeys are the valid keys inside each kind's mapping.
+var faultKeys = map[string][]string{
+	FaultPartition:  {"name", "fraction", "region", "peers", "oneway"},
+	FaultHeal:       {"name"},
+	FaultLatency:    {"dist", "mean", "jitter"},
+	FaultLoss:       {"p"},
+	FaultDuplicate:  {"p"},
+	FaultCrash:      {"fraction", "region", "restart_after"},
+	FaultBusRestart: {"down_for"},
+}
+
+// faultExample shows a valid entry of each kind.
+var faultExample = map[string]string{
+	FaultPartition:  "partition: {fraction: 0.3}",
+	FaultHeal:       "heal: {}",
+	FaultLatency:    "latency: {dist: exponential, mean: 500ms}",
+	FaultLoss:       "loss: {p: 0.1}",
+	FaultDuplicate:  "duplicate: {p: 0.05}",
+	FaultCrash:      "crash: {fraction: 0.2}",
+	FaultBusRestart: "bus_restart: {down_for: 5s}",
+}
+
+const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, bus_restart {down_for}; e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
+
+// faults reads the top-level "faults" list.
+func (p *parser) faults(s *Scenario, v *yaml.Node) {
+	p.pos["faults"] = v
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.add(v, "faults", fmt.Sprintf("found %s where the fault timeline belongs — write a list of entries, one per line starting with \"- \", e.g. \"  - {at: 10m, %s}\"", kindName(v), faultExample[FaultPartition]))
+		p.failed["faults"] = true
+		return
+	}
+	for i, e := range v.Content {
+		f, ok := p.fault(fmt.Sprintf("faults[%d]", i), deref(e))
+		if !ok {
+			p.failed["faults"] = true
+			continue
+		}
+		s.Faults = append(s.Faults, f)
+	}
+}
+
+// fault reads one timeline entry; key names it in messages.
+func (p *parser) fault(key string, e *yaml.Node) (Fault, bool) {
+	f := Fault{Region: -1, Line: e.Line}
+	if e.Kind != yaml.MappingNode {
+		p.add(e, key, fmt.Sprintf("found %s where a fault belongs — write a mapping with at and one fault, e.g. {at: 10m, %s}", kindName(e), faultExample[FaultPartition]))
+		return f, false
+	}
+	ok, sawAt := true, false
+	valid := append([]string{"at"}, FaultKinds...)
+	for i := 0; i+1 < len(e.Content); i += 2 {
+		k, v := e.Content[i], deref(e.Content[i+1])
+		switch {
+		case k.Value == "at":
+			sawAt = true
+			d, msg := readDuration(v)
+			if msg != "" {
+				p.add(v, key+".at", msg)
+				ok = false
+			}
+			f.At = d
+		case faultKeys[k.Value] != nil:
+			if f.Kind != "" {
+				p.add(k, key, fmt.Sprintf("one entry holds both %s and %s — write one fault per entry (two entries may have the same at)", f.Kind, k.Value))
+				ok = false
+				continue
+			}
+			f.Kind = k.Value
+			ok = p.faultBody(key+"."+k.Value, &f, v) && ok
+		default:
+			msg := fmt.Sprintf("unknown key %q in a fault", k.Value)
+			if m := closest(k.Value, valid); m != "" {
+				msg += fmt.Sprintf(" — did you mean %q?", m)
+			}
+			p.add(k, key, msg+" Valid keys: "+strings.Join(valid, ", "))
+			ok = false
+		}
+	}
+	if !sawAt {
+		p.add(e, key, "the fault has no at — write when it happens, e.g. at: 10m")
+		ok = false
+	}
+	if f.Kind == "" && ok {
+		p.add(e, key, "the entry names no fault — write one of "+strings.Join(FaultKinds, ", ")+", e.g. "+faultExample[FaultCrash])
+		ok = false
+	}
+	return f, ok
+}
+
+// faultBody reads the mapping under a fault's kind.
+func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
+	switch {
+	case isNull(v) && f.Kind == FaultHeal:
+		return true
+	case v.Kind != yaml.MappingNode:
+		p.add(v, key, fmt.Sprintf("found %s — write a mapping, e.g. %s", kindName(v), faultExample[f.Kind]))
+		return false
+	}
+	ok := true
+	fail := func(n *yaml.Node, k, msg string) {
+		p.add(n, key+"."+k, msg)
+		ok = false
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, n := v.Content[i], deref(v.Content[i+1])
+		valid := faultKeys[f.Kind]
+		if !slices.Contains(valid, k.Value) {
+			msg := fmt.Sprintf("unknown key %q in a %s fault", k.Value, f.Kind)
+			if m := closest(k.Value, valid); m != "" {
+				msg += fmt.Sprintf(" — did you mean %q?", m)
+			}
+			fail(k, k.Value, msg+" Valid keys: "+strings.Join(valid, ", "))
+			continue
+		}
+		var msg string
+		switch k.Value {
+		case "name":
+			if n.Kind != yaml.ScalarNode || isNull(n) {
+				msg = "write a name, e.g. name: west"
+			}
+			f.Name = n.Value
+		case "fraction", "p":
+			x, m := readFraction(n)
+			msg = m
+			if k.Value == "p" {
+				f.P = x
+			} else {
+				f.Fraction = x
+			}
+		case "region":
+			var r int
+			if !wholeNumber(n) || n.Decode(&r) != nil || r < 0 {
+				msg = fmt.Sprintf("%s is not a region — write a region number from 0 to link.regions − 1, e.g. region: 0", show(n))
+			}
+			f.Region = r
+		case "peers":
+			if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+				msg = "write a list of peer ids, e.g. peers: [1, 2, 3]"
+				break
+			}
+			for _, x := range n.Content {
+				var id uint64
+				if !wholeNumber(x) || x.Decode(&id) != nil || id == 0 {
+					msg = fmt.Sprintf("%s is not a peer id — write ids from 1 up, e.g. peers: [1, 2, 3]", show(x))
+					break
+				}
+				f.Peers = append(f.Peers, id)
+			}
+		case "oneway":
+			if n.ShortTag() != "!!bool" || n.Decode(&f.OneWay) != nil {
+				msg = fmt.Sprintf("%s is not true or false — write oneway: true to cut only the side's messages to the rest", show(n))
+			}
+		case "dist":
+			if !slices.Contains(Dists, n.Value) {
+				msg = fmt.Sprintf("%s is not a delay distribution — write one of %s", show(n), strings.Join(Dists, ", "))
+			}
+			f.Latency.Dist = n.Value
+		case "mean", "jitter", "restart_after", "down_for":
+			d, m := readDuration(n)
+			if m == "" && d < 0 {
+				m = fmt.Sprintf("%s is negative — write 0s or a positive duration", fmtDuration(d))
+			}
+			msg = m
+			switch k.Value {
+			case "mean":
+				f.Latency.Mean = d
+			case "jitter":
+				f.Latency.Jitter = d
+			case "restart_after":
+				f.RestartAfter = d
+			case "down_for":
+				f.DownFor = d
+			}
+		}
+		if msg != "" {
+			fail(n, k.Value, msg)
+		}
+	}
+	if f.Kind == FaultLatency && f.Latency.Dist == "" {
+		f.Latency.Dist = "constant"
+	}
+	return ok
+}
+
+func readDuration(n *yaml.Node) (time.Duration, string) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		return 0, "write a duration such as 10m or 90s"
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil {
+		msg := fmt.Sprintf("%s is not a duration — write Go duration syntax such as 10m, 90s or 1h30m", show(n))
+		if n.ShortTag() == intTag || n.ShortTag() == floatTag {
+			msg += fmt.Sprintf(" (a number needs a unit, e.g. %ss)", n.Value)
+		}
+		return 0, msg
+	}
+	return d, ""
+}
+
+func readFraction(n *yaml.Node) (float64, string) {
+	var x float64
+	if t := n.ShortTag(); (t != intTag && t != floatTag) || n.Decode(&x) != nil || !(x >= 0 && x <= 1) {
+		return 0, fmt.Sprintf("%s is not a number from 0 to 1 — write e.g. 0.2", show(n))
+	}
+	return x, ""
+}
+
+// checkFaults validates the timeline against the rest of the scenario.
+func checkFaults(s *Scenario) Errors {
+	var errs Errors
+	add := func(i int, f Fault, msg string) {
+		errs = append(errs, &Error{Source: s.Source, Line: f.Line, Key: fmt.Sprintf("faults[%d]", i), Msg: msg})
+	}
+	names := map[string]bool{}
+	for i, f := range s.Faults {
+		if !slices.Contains(FaultKinds, f.Kind) {
+			add(i, f, fmt.Sprintf("unknown fault kind %q — write one of %s", f.Kind, strings.Join(FaultKinds, ", ")))
+			continue
+		}
+		if f.At < 0 || f.At >= s.Duration {
+			add(i, f, fmt.Sprintf("at %s is not within the run (duration %s) — write a time from 0s to before %s", fmtDuration(f.At), fmtDuration(s.Duration), fmtDuration(s.Duration)))
+		}
+		if f.Region >= s.Link.Regions {
+			fix := fmt.Sprintf("write a region from 0 to %d, or raise link.regions", s.Link.Regions-1)
+			if s.Link.Regions == 1 {
+				fix = fmt.Sprintf("set link.regions to at least %d to spread the peers over regions", f.Region+1)
+			}
+			add(i, f, fmt.Sprintf("region %d does not exist: link.regions is %d — %s", f.Region, s.Link.Regions, fix))
+		}
+		switch f.Kind {
+		case FaultPartition:
+			sides := 0
+			if f.Fraction > 0 {
+				sides++
+			}
+			if f.Region >= 0 {
+				sides++
+			}
+			if len(f.Peers) > 0 {
+				sides++
+			}
+			if sides != 1 {
+				add(i, f, "a partition needs exactly one of fraction (above 0), region or peers to say who is cut off — e.g. partition: {fraction: 0.3}")
+			}
+			if f.Fraction >= 1 {
+				add(i, f, "a partition of fraction 1 cuts nobody off from anybody — write a fraction below 1, e.g. 0.3")
+			}
+			if f.Name != "" {
+				names[f.Name] = true
+			}
+		case FaultHeal:
+			if f.Name != "" && !names[f.Name] {
+				add(i, f, fmt.Sprintf("no earlier partition is named %q — name the partition (partition: {name: %s, ...}) or write heal: {} to heal all", f.Name, f.Name))
+			}
+		case FaultCrash:
+			if (f.Fraction > 0) == (f.Region >= 0) {
+				add(i, f, "a crash needs exactly one of fraction (above 0) or region — e.g. crash: {fraction: 0.2}")
+			}
+			if f.RestartAfter > 0 && f.At+f.RestartAfter >= s.Duration {
+				add(i, f, fmt.Sprintf("the restart at %s is not within the run — shorten restart_after or lengthen duration", fmtDuration(f.At+f.RestartAfter)))
+			}
+		case FaultBusRestart:
+			if f.DownFor <= 0 {
+				add(i, f, "bus_restart needs a positive down_for — e.g. bus_restart: {down_for: 5s}")
+			}
+		}
+	}
+	return errs
+}
+
+// SortedFaults returns the timeline in the order the faults happen (by at,
+// then as written).
+func (s Scenario) SortedFaults() []Fault {
+	out := slices.Clone(s.Faults)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	return out
+}
+
+// faultsNode renders the timeline for the effective-scenario dump.
+func faultsNode(fs []Fault) *yaml.Node {
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	if len(fs) == 0 {
+		seq.Style = yaml.FlowStyle // faults: []
+	}
+	for _, f := range fs {
+		body := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		kv := func(k string, v *yaml.Node) {
+			body.Content = append(body.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
+		}
+		if f.Name != "" {
+			kv("name", strNode(f.Name))
+		}
+		switch f.Kind {
+		case FaultPartition, FaultCrash:
+			if f.Fraction > 0 {
+				kv("fraction", plainNode(fmtFloat(f.Fraction)))
+			}
+			if f.Region >= 0 {
+				kv("region", plainNode(strconv.Itoa(f.Region)))
+			}
+			if len(f.Peers) > 0 {
+				ps := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+				for _, id := range f.Peers {
+					ps.Content = append(ps.Content, plainNode(strconv.FormatUint(id, 10)))
+				}
+				kv("peers", ps)
+			}
+			if f.OneWay {
+				kv("oneway", plainNode("true"))
+			}
+			if f.RestartAfter > 0 {
+				kv("restart_after", strNode(fmtDuration(f.RestartAfter)))
+			}
+		case FaultLatency:
+			kv("dist", strNode(f.Latency.Dist))
+			kv("mean", strNode(fmtDuration(f.Latency.Mean)))
+			kv("jitter", strNode(fmtDuration(f.Latency.Jitter)))
+		case FaultLoss, FaultDuplicate:
+			kv("p", plainNode(fmtFloat(f.P)))
+		case FaultBusRestart:
+			kv("down_for", strNode(fmtDuration(f.DownFor)))
+		}
+		entry := &yaml.Node{Kind: yaml.MappingNode}
+		entry.Content = append(entry.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Value: "at"}, strNode(fmtDuration(f.At)),
+			&yaml.Node{Kind: yaml.ScalarNode, Value: f.Kind}, body)
+		seq.Content = append(seq.Content, entry)
+	}
+	return seq
+}

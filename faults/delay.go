@@ -1,0 +1,160 @@
+package faults
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/emulator/bus"
+)
+
+// Delay holds each message back by a sample of its latency, plus a sample of
+// the inter-region latency when sender and receiver are in different regions.
+// A message with a zero delay is published to the inner bus at once;
+// otherwise its bytes are copied and the Scheduler publishes them to the
+// inner bus at Now()+delay. Every message draws its own delay, so jitter and
+// non-constant distributions reorder messages (see the package doc).
+type Delay struct {
+	inner bus.Bus
+	sched Scheduler
+	cfg   atomic.Pointer[delayConfig] // immutable snapshot, read without the lock
+
+	mu  sync.Mutex // guards rng and serialises writers of cfg
+	rng *rand.Rand
+
+	delayed     atomic.Uint64
+	total       atomic.Int64
+	publishErrs atomic.Uint64
+}
+
+type delayConfig struct {
+	lat      Latency
+	regionOf func(bus.Address) int
+	inter    Latency
+	zero     bool // no message is delayed
+}
+
+// DelayStats are the counters of a Delay.
+type DelayStats struct {
+	Delayed     uint64        // messages handed to the scheduler with a delay > 0
+	Total       time.Duration // sum of the delays of the Delayed messages
+	PublishErrs uint64        // delayed messages whose publish to the inner bus failed when due (e.g. bus closed)
+}
+
+// NewDelay returns a Delay over inner that delays nothing until SetLatency
+// or SetRegions; sched runs the delayed publishes, and the delays derive
+// from seed.
+func NewDelay(inner bus.Bus, sched Scheduler, seed uint64) *Delay {
+	if sched == nil {
+		panic("faults: NewDelay: nil Scheduler")
+	}
+	d := &Delay{inner: inner, sched: sched, rng: newRand(seed, streamDelay)}
+	d.cfg.Store(&delayConfig{zero: true})
+	return d
+}
+
+// SetLatency sets the latency of every message published afterwards. It
+// panics if l is invalid (see Latency.Validate).
+func (d *Delay) SetLatency(l Latency) {
+	if err := l.Validate(); err != nil {
+		panic("faults: SetLatency: " + err.Error())
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := *d.cfg.Load()
+	c.lat = l
+	d.store(c)
+}
+
+// SetRegions places every address in a region (regionOf; nil means one
+// region) and adds a sample of inter to the delay of every message published
+// afterwards between two regions. regionOf must be safe for concurrent calls;
+// it is called twice per message when inter is not zero. It panics if inter
+// is invalid (see Latency.Validate).
+func (d *Delay) SetRegions(regionOf func(bus.Address) int, inter Latency) {
+	if err := inter.Validate(); err != nil {
+		panic("faults: SetRegions: " + err.Error())
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := *d.cfg.Load()
+	c.regionOf, c.inter = regionOf, inter
+	d.store(c)
+}
+
+func (d *Delay) store(c delayConfig) {
+	c.zero = c.lat.IsZero() && (c.regionOf == nil || c.inter.IsZero())
+	d.cfg.Store(&c)
+}
+
+// Latency returns the current latency.
+func (d *Delay) Latency() Latency { return d.cfg.Load().lat }
+
+// Publish publishes data to the inner bus after its delay. A delayed
+// publish never fails here; a failure when it is due is counted in
+// DelayStats.PublishErrs.
+func (d *Delay) Publish(to bus.Address, data []byte) error {
+	c := d.cfg.Load()
+	if c.zero {
+		return d.inner.Publish(to, data)
+	}
+	cross := false
+	if c.regionOf != nil && !c.inter.IsZero() {
+		if from, ok := wire.PeekFrom(data); ok {
+			cross = c.regionOf(bus.Address(from)) != c.regionOf(to)
+		}
+	}
+	var delay time.Duration
+	if !c.lat.IsZero() || cross {
+		d.mu.Lock()
+		delay = c.lat.Sample(d.rng)
+		if cross {
+			delay = addSat(delay, c.inter.Sample(d.rng))
+		}
+		d.mu.Unlock()
+	}
+	if delay <= 0 {
+		return d.inner.Publish(to, data)
+	}
+	d.delayed.Add(1)
+	d.total.Add(int64(delay))
+	cp := cloneBytes(data)
+	d.sched.At(addSat(d.sched.Now(), delay), func() {
+		if err := d.inner.Publish(to, cp); err != nil {
+			d.publishErrs.Add(1)
+		}
+	})
+	return nil
+}
+
+func addSat(a, b time.Duration) time.Duration {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// Faults returns the Delay's own counters.
+func (d *Delay) Faults() DelayStats {
+	return DelayStats{
+		Delayed:     d.delayed.Load(),
+		Total:       time.Duration(d.total.Load()),
+		PublishErrs: d.publishErrs.Load(),
+	}
+}
+
+// Register delegates to the inner bus.
+func (d *Delay) Register(addr bus.Address, h bus.Handler) error { return d.inner.Register(addr, h) }
+
+// Unregister delegates to the inner bus.
+func (d *Delay) Unregister(addr bus.Address) { d.inner.Unregister(addr) }
+
+// Stats returns the inner bus's counters.
+func (d *Delay) Stats() bus.Stats { return d.inner.Stats() }
+
+// Close closes the inner bus. Messages still being delayed are published to
+// it when due, fail, and are counted in DelayStats.PublishErrs.
+func (d *Delay) Close() error { return d.inner.Close() }

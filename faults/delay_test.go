@@ -1,0 +1,240 @@
+package faults_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/faults"
+)
+
+// TestDelayMeanPerDistribution measures, through the Delay decorator on the
+// sim, the delay of 20k messages for every distribution.
+func TestDelayMeanPerDistribution(t *testing.T) {
+	const seed, n = 42, 20000
+	const m = 50 * time.Millisecond
+	for _, dist := range faults.Dists {
+		t.Run(dist, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, seed)
+			d := faults.NewDelay(r.w, r.w, seed)
+			r.register(d, 2)
+			l := faults.Latency{Dist: dist, Mean: m}
+			d.SetLatency(l)
+			if d.Latency() != l {
+				t.Errorf("Latency() = %v, want %v", d.Latency(), l)
+			}
+			for range n {
+				r.send(d, 0, 1)
+			}
+			r.run()
+			got := r.take()
+			if len(got) != n {
+				t.Fatalf("seed %d: %v: %d of %d delivered", seed, l, len(got), n)
+			}
+			var sum time.Duration
+			delayed := 0
+			lo := time.Duration(math.MaxInt64)
+			for _, g := range got {
+				lat := g.latency()
+				sum += lat
+				lo = min(lo, lat)
+				if lat > 0 {
+					delayed++
+				}
+				if dist == faults.DistConstant && lat != m {
+					t.Fatalf("seed %d: %v: a message took %v", seed, l, lat)
+				}
+			}
+			mean := sum / n
+			if math.Abs(float64(mean-m)) > 0.05*float64(m) {
+				t.Errorf("seed %d: %v: measured mean %v of %d messages, want %v ±5%%", seed, l, mean, n, m)
+			}
+			if (dist == faults.DistExponential || dist == faults.DistPareto) && lo <= 0 {
+				t.Errorf("seed %d: %v: a message took %v, want > 0", seed, l, lo)
+			}
+			if dist == faults.DistPareto && lo < m/2 {
+				t.Errorf("seed %d: %v: a message took %v, below the scale %v", seed, l, lo, m/2)
+			}
+			f := d.Faults()
+			if f.Delayed != uint64(delayed) || f.Total != sum {
+				t.Errorf("seed %d: %v: Faults = %+v, saw %d delayed messages totalling %v", seed, l, f, delayed, sum)
+			}
+		})
+	}
+}
+
+func TestDelayRegions(t *testing.T) {
+	const seed = 3
+	region := func(a bus.Address) int { return int(a % 2) } // {0, 2} and {1, 3}
+	for _, c := range []struct {
+		lat          faults.Latency
+		same, across time.Duration
+	}{
+		{faults.Latency{Dist: faults.DistConstant, Mean: 10 * time.Millisecond}, 10 * time.Millisecond, 50 * time.Millisecond},
+		{faults.Latency{}, 0, 40 * time.Millisecond}, // inter-region latency only
+	} {
+		r := newRig(t, seed)
+		d := faults.NewDelay(r.w, r.w, seed)
+		r.register(d, 4)
+		d.SetLatency(c.lat)
+		d.SetRegions(region, faults.Latency{Dist: faults.DistConstant, Mean: 40 * time.Millisecond})
+		for f := range 4 {
+			for to := range 4 {
+				if f != to {
+					r.send(d, uint64(f), uint64(to))
+				}
+			}
+		}
+		r.run()
+		got := r.take()
+		if len(got) != 12 {
+			t.Fatalf("seed %d: %d of 12 delivered", seed, len(got))
+		}
+		delayed := 0
+		for _, g := range got {
+			want := c.same
+			if g.from%2 != g.to%2 {
+				want = c.across
+			}
+			if g.latency() != want {
+				t.Errorf("seed %d: latency %v: %d→%d took %v, want %v", seed, c.lat, g.from, g.to, g.latency(), want)
+			}
+			if want > 0 {
+				delayed++
+			}
+		}
+		if f := d.Faults(); f.Delayed != uint64(delayed) {
+			t.Errorf("seed %d: Delayed = %d, want %d", seed, f.Delayed, delayed)
+		}
+	}
+}
+
+// order sends n messages 0→1 one millisecond apart through a Delay with
+// latency l and returns their sequence numbers in arrival order, and the
+// latencies.
+func order(t *testing.T, seed uint64, l faults.Latency, n int) (seqs []uint64, lats []time.Duration) {
+	r := newRig(t, seed)
+	d := faults.NewDelay(r.w, r.w, seed)
+	r.register(d, 2)
+	d.SetLatency(l)
+	for i := range n {
+		r.sendAt(time.Duration(i)*time.Millisecond, d, 0, 1)
+	}
+	r.run()
+	for _, g := range r.take() {
+		seqs = append(seqs, g.seq)
+		lats = append(lats, g.latency())
+	}
+	if len(seqs) != n {
+		t.Fatalf("seed %d: %v: %d of %d delivered", seed, l, len(seqs), n)
+	}
+	return seqs, lats
+}
+
+func inversions(seqs []uint64) int {
+	inv := 0
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] < seqs[i-1] {
+			inv++
+		}
+	}
+	return inv
+}
+
+func TestDelayJitterReorders(t *testing.T) {
+	const seed, n = 9, 200
+	l := faults.Latency{Dist: faults.DistConstant, Mean: 10 * time.Millisecond, Jitter: 5 * time.Millisecond}
+	seqs, lats := order(t, seed, l, n)
+	if inversions(seqs) == 0 {
+		t.Errorf("seed %d: %v: %d messages sent 1ms apart all arrived in order", seed, l, n)
+	}
+	for _, lat := range lats {
+		if lat < 5*time.Millisecond || lat > 15*time.Millisecond {
+			t.Fatalf("seed %d: %v: a message took %v", seed, l, lat)
+		}
+	}
+	// Any non-constant distribution reorders too (each message draws its own delay).
+	l = faults.Latency{Dist: faults.DistExponential, Mean: 10 * time.Millisecond}
+	if seqs, _ := order(t, seed, l, n); inversions(seqs) == 0 {
+		t.Errorf("seed %d: %v: all messages arrived in order", seed, l)
+	}
+}
+
+func TestDelayConstantKeepsOrder(t *testing.T) {
+	const n = 200
+	l := faults.Latency{Dist: faults.DistConstant, Mean: 10 * time.Millisecond}
+	for seed := uint64(1); seed <= 5; seed++ {
+		seqs, lats := order(t, seed, l, n)
+		if inv := inversions(seqs); inv != 0 {
+			t.Errorf("seed %d: %v: %d inversions, want none", seed, l, inv)
+		}
+		for _, lat := range lats {
+			if lat != l.Mean {
+				t.Fatalf("seed %d: %v: a message took %v", seed, l, lat)
+			}
+		}
+	}
+}
+
+// TestDelayCopiesData: the caller may reuse its buffer once Publish returns
+// (sim.World keeps the slice it is given, so this fails if Delay does not
+// copy).
+func TestDelayCopiesData(t *testing.T) {
+	const seed = 4
+	r := newRig(t, seed)
+	d := faults.NewDelay(r.w, r.w, seed)
+	r.register(d, 2)
+	d.SetLatency(faults.Latency{Dist: faults.DistConstant, Mean: time.Millisecond})
+	buf := envelope(t, 0, 1, 7, 0)
+	if err := d.Publish(1, buf); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, envelope(t, 1, 0, 8, 0)) // same length: only the numbers differ
+	r.run()
+	got := r.take()
+	if len(got) != 1 || got[0].seq != 7 || got[0].from != 0 {
+		t.Fatalf("seed %d: delivered %+v, want message 7 from 0 intact", seed, got)
+	}
+}
+
+func TestDelaySchedules(t *testing.T) {
+	b, s := newSyncBus(), &recorder{}
+	d := faults.NewDelay(b, s, 1)
+	n := 0
+	d.Register(1, func(bus.Address, []byte) { n++ })
+	// No latency: published at once, nothing scheduled.
+	d.Publish(1, envelope(t, 0, 1, 1, 0))
+	if n != 1 || len(s.fns) != 0 || d.Faults().Delayed != 0 {
+		t.Fatalf("zero latency: %d delivered, %d scheduled, Faults %+v", n, len(s.fns), d.Faults())
+	}
+	// A latency: scheduled at Now()+delay, delivered only when run.
+	d.SetLatency(faults.Latency{Dist: faults.DistConstant, Mean: 5 * time.Millisecond})
+	d.Publish(1, envelope(t, 0, 1, 2, 0))
+	if n != 1 || len(s.fns) != 1 || s.ats[0] != 5*time.Millisecond {
+		t.Fatalf("5ms latency: %d delivered, scheduled at %v", n, s.ats)
+	}
+	s.runAll()
+	if n != 2 {
+		t.Fatalf("after running the scheduler: %d delivered", n)
+	}
+	// A delayed message due after the bus closed counts as a publish error.
+	d.Publish(1, envelope(t, 0, 1, 3, 0))
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.runAll()
+	if f := d.Faults(); f.Delayed != 2 || f.PublishErrs != 1 || f.Total != 10*time.Millisecond {
+		t.Errorf("Faults = %+v, want 2 delayed (10ms), 1 publish error", f)
+	}
+	if st := d.Stats(); st.Published != 2 || st.PublishErrs != 1 {
+		t.Errorf("inner Stats = %+v", st)
+	}
+}
+
+func ExampleLatency_String() {
+	fmt.Println(faults.DefaultLatency(), faults.Latency{Mean: time.Millisecond, Jitter: time.Microsecond})
+	// Output: exponential(50ms) constant(1ms±1µs)
+}

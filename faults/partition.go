@@ -1,0 +1,146 @@
+package faults
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/emulator/bus"
+)
+
+// Partition drops the messages that cross one of its active cuts. A cut
+// splits the addresses into the side where its function is true and the
+// rest; a symmetric cut drops the messages in both directions between the
+// two, a one-way cut only those from the true side to the false side.
+// Several cuts can be active at once; a message is dropped if any of them
+// drops it.
+//
+// The sender of a message is read from its envelope (wire.PeekFrom); a
+// message whose sender cannot be read is passed through and counted as
+// Unreadable. The decision is taken at send time (see the package doc).
+type Partition struct {
+	inner bus.Bus
+
+	mu   sync.Mutex            // serialises writers of cuts
+	cuts atomic.Pointer[[]cut] // immutable snapshot, read without the lock
+
+	dropped    atomic.Uint64
+	unreadable atomic.Uint64
+}
+
+type cut struct {
+	name   string
+	side   func(bus.Address) bool
+	oneWay bool
+}
+
+// drops reports whether the cut drops a message from → to.
+func (c *cut) drops(from, to bus.Address) bool {
+	a, b := c.side(from), c.side(to)
+	return a != b && (a || !c.oneWay)
+}
+
+// PartitionStats are the counters of a Partition.
+type PartitionStats struct {
+	Dropped    uint64 // messages dropped because they crossed a cut
+	Unreadable uint64 // messages passed through because their sender could not be read while a cut was active
+}
+
+// NewPartition returns a Partition over inner with no cut.
+func NewPartition(inner bus.Bus) *Partition {
+	return &Partition{inner: inner}
+}
+
+// Cut starts (or, if a cut of that name is active, replaces) the cut name.
+// side must be safe for concurrent calls and must not call back into the
+// Partition; it is called twice per message while the cut is active.
+func (p *Partition) Cut(name string, side func(bus.Address) bool, oneWay bool) {
+	if side == nil {
+		panic("faults: Partition.Cut " + name + ": nil side function")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var next []cut
+	if old := p.cuts.Load(); old != nil {
+		next = slices.DeleteFunc(slices.Clone(*old), func(c cut) bool { return c.name == name })
+	}
+	next = append(next, cut{name: name, side: side, oneWay: oneWay})
+	p.cuts.Store(&next)
+}
+
+// Heal removes the cut name; it reports whether it was active.
+func (p *Partition) Heal(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.cuts.Load()
+	if old == nil {
+		return false
+	}
+	next := slices.DeleteFunc(slices.Clone(*old), func(c cut) bool { return c.name == name })
+	if len(next) == len(*old) {
+		return false
+	}
+	if len(next) == 0 {
+		p.cuts.Store(nil)
+	} else {
+		p.cuts.Store(&next)
+	}
+	return true
+}
+
+// HealAll removes every cut.
+func (p *Partition) HealAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cuts.Store(nil)
+}
+
+// Cuts returns the names of the active cuts, in the order they were started.
+func (p *Partition) Cuts() []string {
+	cs := p.cuts.Load()
+	if cs == nil {
+		return nil
+	}
+	names := make([]string, len(*cs))
+	for i := range *cs {
+		names[i] = (*cs)[i].name
+	}
+	return names
+}
+
+// Publish drops data if it crosses an active cut and publishes it to the
+// inner bus otherwise. A dropped message is not an error.
+func (p *Partition) Publish(to bus.Address, data []byte) error {
+	if cs := p.cuts.Load(); cs != nil {
+		from, ok := wire.PeekFrom(data)
+		if !ok {
+			p.unreadable.Add(1)
+		} else {
+			for i := range *cs {
+				if (*cs)[i].drops(bus.Address(from), to) {
+					p.dropped.Add(1)
+					return nil
+				}
+			}
+		}
+	}
+	return p.inner.Publish(to, data)
+}
+
+// Faults returns the Partition's own counters.
+func (p *Partition) Faults() PartitionStats {
+	return PartitionStats{Dropped: p.dropped.Load(), Unreadable: p.unreadable.Load()}
+}
+
+// Register delegates to the inner bus.
+func (p *Partition) Register(addr bus.Address, h bus.Handler) error { return p.inner.Register(addr, h) }
+
+// Unregister delegates to the inner bus.
+func (p *Partition) Unregister(addr bus.Address) { p.inner.Unregister(addr) }
+
+// Stats returns the inner bus's counters.
+func (p *Partition) Stats() bus.Stats { return p.inner.Stats() }
+
+// Close closes the inner bus.
+func (p *Partition) Close() error { return p.inner.Close() }
