@@ -40,7 +40,7 @@ func annotateRecovery(events []FaultEvent, series []Sample) {
 		clean := -1.0
 		for _, s := range series {
 			t := s.T.Seconds()
-			if t < from || t > to {
+			if t < from || t >= to { // a sample at the next fault's instant shows that fault
 				continue
 			}
 			if !exact(s.Oracle) {
@@ -319,8 +319,9 @@ func (c *chaos) summary(bs bus.Stats) FaultSummary {
 	d := c.drops()
 	d.BusLost = bs.Lost
 	return FaultSummary{
-		Events: slices.Clone(c.events),
-		ByKind: maps(c.byKind),
+		Delayed: c.chain.Faults().Delayed,
+		Events:  slices.Clone(c.events),
+		ByKind:  maps(c.byKind),
 		Dropped: map[string]uint64{
 			"partition": d.Partition, "loss": d.Loss, "bus_outage": d.BusOutage, "bus_lost": d.BusLost,
 		},

@@ -213,6 +213,9 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["orphan_claimed"] += st.OrphansClaimed
 	ev["extra_yielded"] += st.ExtrasYielded
 	ev["extra_handed"] += st.ExtrasHanded
+	ev["probe"] += st.Probes
+	ev["zone_conflict"] += st.Conflicts
+	ev["rejoin"] += st.Rejoins
 }
 
 func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs bus.Stats) Summary {

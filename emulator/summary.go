@@ -131,8 +131,10 @@ type FaultSummary struct {
 	// Dropped counts lost messages by reason: partition, loss, bus_outage
 	// (deterministic driver), bus_lost (accepted by NATS, never delivered).
 	Dropped map[string]uint64 `json:"dropped"`
-	// Duplicated counts the extra copies the link delivered.
+	// Duplicated counts the extra copies the link delivered; Delayed the
+	// messages (copies included) the link delayed by more than 0.
 	Duplicated uint64 `json:"duplicated"`
+	Delayed    uint64 `json:"delayed"`
 	// DisturbedUntilSeconds is the end of the last disturbance (churn,
 	// faults) the reconvergence is measured from; null if none.
 	DisturbedUntilSeconds *float64 `json:"disturbed_until_seconds"`

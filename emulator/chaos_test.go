@@ -1,0 +1,233 @@
+package emulator_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// faultScenario is a small overlay (120 peers, d=2, 10 emulated minutes)
+// with the given fault timeline (YAML list entries) and link section.
+func faultScenario(t *testing.T, seed uint64, link, faults string) scenario.Scenario {
+	t.Helper()
+	doc := fmt.Sprintf(`
+seed: %d
+duration: 12m
+peers: {count: 120, join_window: 1m}
+overlay: {dimensions: 2, heartbeat: {period: 30s}}
+oracle: {interval: 30s}
+link: {%s}
+faults:
+%s`, seed, link, faults)
+	sc, err := scenario.Parse("fault-test.yaml", []byte(doc))
+	if err != nil {
+		t.Fatalf("seed %d: %v\n%s", seed, err, doc)
+	}
+	return sc
+}
+
+// worst is the largest oracle damage (broken links + gaps + overlaps) seen
+// in the series from time from on.
+func worst(res *emulator.Result, from time.Duration) int {
+	w := 0
+	for _, s := range res.Series {
+		if s.T >= from {
+			w = max(w, s.Oracle.BrokenLinks+s.Oracle.ZoneGaps+s.Oracle.ZoneOverlaps)
+		}
+	}
+	return w
+}
+
+// TestEachFaultIsApplied runs one fault of every kind through the scenario
+// path with the deterministic driver and checks its effect, so that a
+// fault silently not applied fails here; every run must also end exact
+// (--strict's invariant).
+func TestEachFaultIsApplied(t *testing.T) {
+	const seed = 7
+	cases := []struct {
+		name, link, faults string
+		check              func(s emulator.Summary, res *emulator.Result) string
+	}{
+		{"partition then heal", "", "  - {at: 3m, partition: {fraction: 0.3}}\n  - {at: 5m, heal: {}}\n",
+			func(s emulator.Summary, res *emulator.Result) string {
+				if s.Faults.Dropped["partition"] == 0 || worst(res, 3*time.Minute) == 0 {
+					return fmt.Sprintf("partition dropped %d messages and did no damage", s.Faults.Dropped["partition"])
+				}
+				if s.Overlay.Events["rejoin"] == 0 {
+					return "after the heal no peer rejoined: the two sides never met"
+				}
+				return ""
+			}},
+		{"one-way partition of explicit peers", "", "  - {at: 3m, partition: {peers: [3, 4, 5, 6, 7], oneway: true}}\n  - {at: 5m, heal: {}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				if s.Faults.Dropped["partition"] == 0 {
+					return "no message dropped"
+				}
+				return ""
+			}},
+		{"loss", "", "  - {at: 3m, loss: {p: 0.5}}\n  - {at: 4m, loss: {p: 0}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				// A minute of heartbeats at ~15 messages per peer per
+				// minute: about half of 1,800 lost.
+				if d := s.Faults.Dropped["loss"]; d < 500 || d > 1500 {
+					return fmt.Sprintf("%d messages lost in a minute at p = 0.5, want about 900", d)
+				}
+				return ""
+			}},
+		{"duplicate", "", "  - {at: 3m, duplicate: {p: 0.5}}\n  - {at: 4m, duplicate: {p: 0}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				if d := s.Faults.Duplicated; d < 500 || d > 1500 {
+					return fmt.Sprintf("%d messages duplicated in a minute at p = 0.5, want about 900", d)
+				}
+				return ""
+			}},
+		{"latency below the failure timeout", "", "  - {at: 3m, latency: {dist: constant, mean: 20s}}\n  - {at: 5m, latency: {mean: 0s}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				// Every message of two minutes delayed by 20 s, less than
+				// fail_after × period (90 s): no neighbor looks dead.
+				if s.Faults.Delayed < 2000 || s.Overlay.Events["failure_detected"] != 0 {
+					return fmt.Sprintf("delayed %d, failures detected %d: want every message of two minutes delayed and no false failure", s.Faults.Delayed, s.Overlay.Events["failure_detected"])
+				}
+				return ""
+			}},
+		{"regions with inter-region latency", "regions: 3, inter_region: {dist: uniform, mean: 80ms}", "  - {at: 3m, partition: {region: 1}}\n  - {at: 5m, heal: {}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				if s.Faults.Delayed == 0 || s.Faults.Dropped["partition"] == 0 {
+					return fmt.Sprintf("delayed %d, region partition dropped %d", s.Faults.Delayed, s.Faults.Dropped["partition"])
+				}
+				return ""
+			}},
+		{"crash a fraction", "", "  - {at: 3m, crash: {fraction: 0.2}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				if s.Peers.Final != 96 || s.Overlay.Events["failure_detected"] == 0 {
+					return fmt.Sprintf("%d peers left (want 96), %d failures detected", s.Peers.Final, s.Overlay.Events["failure_detected"])
+				}
+				return ""
+			}},
+		{"crash a region", "regions: 4", "  - {at: 3m, crash: {region: 2}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				if gone := 120 - s.Peers.Final; gone < 15 || gone > 45 {
+					return fmt.Sprintf("%d peers of a quarter of the regions crashed, want about 30", gone)
+				}
+				return ""
+			}},
+		{"crash and restart", "", "  - {at: 3m, crash: {fraction: 0.2, restart_after: 2m}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				if s.Peers.Final != 120 || s.Faults.ByKind["restart"] != 1 {
+					return fmt.Sprintf("%d peers at the end (want 120: 24 restarted as new peers), restarts %d", s.Peers.Final, s.Faults.ByKind["restart"])
+				}
+				return ""
+			}},
+		{"bus outage", "", "  - {at: 3m, bus_restart: {down_for: 20s}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				if s.Faults.Dropped["bus_outage"] < 100 {
+					return fmt.Sprintf("%d messages lost in a 20 s outage", s.Faults.Dropped["bus_outage"])
+				}
+				return ""
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := faultScenario(t, seed, c.link, c.faults)
+			res := runScenario(t, sc, emulator.DriverSim)
+			s := res.Summary
+			if len(s.Faults.Events) != len(sc.Faults)+int(s.Faults.ByKind["restart"]) {
+				t.Errorf("seed %d: %d fault events for %d faults: %+v", seed, len(s.Faults.Events), len(sc.Faults), s.Faults.Events)
+			}
+			if msg := c.check(s, res); msg != "" {
+				t.Errorf("seed %d: %s", seed, msg)
+			}
+			if !s.Invariants.OK {
+				t.Errorf("seed %d: invariants failed: %+v", seed, s.Invariants.Checks)
+			}
+		})
+	}
+}
+
+// TestNeverHealedPartitionFailsTheInvariant: a partition that lasts to the
+// end leaves two overlays claiming the same space; the invariant says so.
+func TestNeverHealedPartitionFailsTheInvariant(t *testing.T) {
+	sc := faultScenario(t, 3, "", "  - {at: 3m, partition: {fraction: 0.4}}\n")
+	s := runScenario(t, sc, emulator.DriverSim).Summary
+	if s.Invariants.OK || s.Invariants.Checks[0].OK {
+		t.Fatalf("seed %d: a partition never healed passed the invariant: %+v", sc.Seed, s.Invariants.Checks)
+	}
+}
+
+// TestChaosReplaysExactly is the chaos example, shortened, run twice with
+// the deterministic driver: the summaries are identical (wall time aside),
+// the overlay heals after the partition and the crash, and --strict's
+// invariant holds.
+func TestChaosReplaysExactly(t *testing.T) {
+	sc, err := scenario.Load("../examples/chaos.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testing.Short() {
+		if err := sc.SetAll("peers.count=200"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := runScenario(t, sc, emulator.DriverSim).Summary
+	b := runScenario(t, sc, emulator.DriverSim).Summary
+	for _, s := range []*emulator.Summary{&a, &b} {
+		s.WallSeconds, s.Messages.PerWallSecond = 0, 0
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Fatalf("seed %d: two runs of the same chaos scenario differ:\n%s\n%s", sc.Seed, ja, jb)
+	}
+	if !a.Invariants.OK || a.Overlay.ReconvergeSeconds == nil {
+		t.Fatalf("seed %d: chaos run did not heal: %+v", sc.Seed, a.Invariants.Checks)
+	}
+	for _, e := range a.Faults.Events {
+		if e.Kind == scenario.FaultCrash && e.ExactAfterSeconds == nil {
+			t.Errorf("seed %d: the overlay was not exact again after the crash at %.0f s", sc.Seed, e.TSeconds)
+		}
+	}
+	if a.Faults.Dropped["partition"] == 0 || a.Overlay.Events["zone_conflict"] == 0 {
+		t.Errorf("seed %d: partition dropped %d messages, %d zone conflicts: the partition did nothing", sc.Seed, a.Faults.Dropped["partition"], a.Overlay.Events["zone_conflict"])
+	}
+}
+
+// TestNATSRestartSurvived: the embedded NATS server stops for 10 emulated
+// seconds mid-run under real peers. Clients reconnect, the overlay is
+// exact at the end, and every message is accounted for: delivered,
+// unroutable, or lost in the outage (refused publishes included).
+func TestNATSRestartSurvived(t *testing.T) {
+	doc := `
+seed: 5
+time_scale: 60
+duration: 6m
+peers: {count: 60, join_window: 1m}
+overlay: {dimensions: 2, heartbeat: {period: 30s}}
+faults:
+  - {at: 3m, bus_restart: {down_for: 10s}}
+`
+	sc, err := scenario.Parse("nats-restart.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := runScenario(t, sc, emulator.DriverEmulator).Summary
+	b := s.Bus
+	if b.Outages != 1 || b.Reconnects < uint64(sc.Bus.Connections) {
+		t.Fatalf("seed %d: outages %d, reconnects %d (want 1 and ≥ %d)", sc.Seed, b.Outages, b.Reconnects, sc.Bus.Connections)
+	}
+	if b.Lost == 0 || b.Lost < b.Refused {
+		t.Errorf("seed %d: lost %d, refused %d: a 10 s outage under heartbeats must lose messages, refused ones included", sc.Seed, b.Lost, b.Refused)
+	}
+	if in, out := b.Published+b.Refused, b.Delivered+b.Unroutable+b.Dropped+b.Lost; in != out {
+		t.Errorf("seed %d: published %d + refused %d ≠ delivered %d + unroutable %d + dropped %d + lost %d", sc.Seed, b.Published, b.Refused, b.Delivered, b.Unroutable, b.Dropped, b.Lost)
+	}
+	if s.Faults.Dropped["bus_lost"] != b.Lost || s.Faults.ByKind["bus_restart"] != 1 {
+		t.Errorf("seed %d: faults section %+v does not report the outage", sc.Seed, s.Faults)
+	}
+	if !s.Invariants.OK {
+		t.Errorf("seed %d: overlay not exact after the restart: %+v", sc.Seed, s.Invariants.Checks)
+	}
+}
