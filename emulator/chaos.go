@@ -229,7 +229,7 @@ func (c *chaos) side(i int, f scenario.Fault) (func(bus.Address) bool, string) {
 // once; with restart_after as many new peers join later at their points.
 func (c *chaos) crash(i int, f scenario.Fault) {
 	rng := rand.New(rand.NewPCG(c.sc.Seed, 0x6372617368+uint64(i)))
-	ids := c.drv.Crash(func(members []overlay.NodeID) []overlay.NodeID {
+	ids := c.drv.DepartPicked(func(members []overlay.NodeID) []overlay.NodeID {
 		if f.Region >= 0 {
 			var out []overlay.NodeID
 			for _, id := range members {
@@ -247,7 +247,7 @@ func (c *chaos) crash(i int, f scenario.Fault) {
 		}
 		slices.Sort(out)
 		return out
-	})
+	}, true)
 	what := fmt.Sprintf("%d peers (%.0f%% of the members)", len(ids), 100*f.Fraction)
 	if f.Region >= 0 {
 		what = fmt.Sprintf("%d peers of region %d", len(ids), f.Region)

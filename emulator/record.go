@@ -122,7 +122,7 @@ func exact(rep oracle.Report) bool {
 // — or -1 if there is none. A partition never healed lasts to the end.
 func disturbedUntil(sc scenario.Scenario) time.Duration {
 	until := time.Duration(-1)
-	if sc.Churn.Interval > 0 {
+	if sc.Churn.On() {
 		until = sc.Churn.Stop
 		if until <= 0 {
 			until = sc.Duration
@@ -216,6 +216,7 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["probe"] += st.Probes
 	ev["zone_conflict"] += st.Conflicts
 	ev["rejoin"] += st.Rejoins
+	ev["hole_claimed"] += st.HolesClaimed
 }
 
 func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs bus.Stats) Summary {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -50,9 +51,10 @@ type Driver interface {
 	// Depart makes a random member leave gracefully, or crash when fail is
 	// set; it returns the peer, or 0 when there was no member.
 	Depart(fail bool) overlay.NodeID
-	// Crash makes the members pick chooses (given the current members in
-	// increasing order) crash at once; it returns those that did.
-	Crash(pick func(members []overlay.NodeID) []overlay.NodeID) []overlay.NodeID
+	// DepartPicked makes the members pick chooses (given the current
+	// members in increasing order) depart at once, crashing when fail is
+	// set; it returns those that did.
+	DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID
 	// WrapBus puts a decorator (the fault layer) between the peers and the
 	// bus; called once, before the first Spawn.
 	WrapBus(wrap func(bus.Bus) bus.Bus)
@@ -99,8 +101,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
 	}
 	plan := churn.Plan(sc.Churn, sc.Duration, sc.Seed)
+	sessions := churn.Lifetimes(sc.Churn, sc.Peers.Count, sc.Duration, sc.Seed)
 	// Peers joining by churn continue the same population draw.
-	nodes, err := population.Generate(sc.Peers.Population, sc.Peers.Count+churn.Joins(plan), sc.Overlay.Dimensions, sc.Seed)
+	nodes, err := population.Generate(sc.Peers.Population, sc.Peers.Count+churn.Joins(plan)+len(sessions), sc.Overlay.Dimensions, sc.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +150,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 
 	churned := scheduleChurn(drv, plan, nodes, sc.Peers.Count, ids, m, opts.Logger)
+	scheduleSessions(drv, sessions, nodes[sc.Peers.Count+churn.Joins(plan):], sc.Peers.Count, ids, churned, m, opts.Logger)
 	cha.schedule()
 	drv.Start()
 	rec := newRecorder(sc, drv.Name(), m)
@@ -193,6 +197,52 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		sum.Faults.DisturbedUntilSeconds = &v
 	}
 	return &Result{Summary: sum, Series: rec.series, Scenario: sc}, nil
+}
+
+// scheduleSessions hands the session model's turnovers to the driver: the
+// peer holding the slot departs and a new peer (the next of the population
+// draw) joins in its place. A slot whose peer is no longer a member (a
+// fault crashed it) is not refilled.
+func scheduleSessions(drv Driver, plan []churn.Turnover, nodes []population.Node, slots int, ids *idAlloc, c *churnCounts, m *metrics.Run, logger *slog.Logger) {
+	holder := make([]overlay.NodeID, slots) // written in the driver's context only
+	for i := range holder {
+		holder[i] = overlay.NodeID(i + 1)
+	}
+	for i, ev := range plan {
+		n := nodes[i]
+		drv.At(ev.At, func() {
+			old := holder[ev.Slot]
+			gone := drv.DepartPicked(func(members []overlay.NodeID) []overlay.NodeID {
+				if _, ok := slices.BinarySearch(members, old); ok {
+					return []overlay.NodeID{old}
+				}
+				return nil
+			}, ev.Fail)
+			if len(gone) == 0 {
+				c.skipped.Add(1)
+				return
+			}
+			kind := churn.Leave
+			if ev.Fail {
+				kind = churn.Fail
+				c.failures.Add(1)
+			} else {
+				c.leaves.Add(1)
+			}
+			m.Churn(kind.String())
+			id := ids.next(n.Point)
+			if err := drv.Join(id, n.Point); err != nil {
+				c.skipped.Add(1)
+				if logger != nil {
+					logger.Warn("session join failed", "peer", id, "err", err)
+				}
+				return
+			}
+			holder[ev.Slot] = id
+			c.joins.Add(1)
+			m.Churn(churn.Join.String())
+		})
+	}
 }
 
 // churnCounts counts the churn events carried out (written in the driver's

@@ -315,3 +315,44 @@ func Subtract(a, b Zone) []Zone {
 	}
 	return out
 }
+
+// EmptyBox returns a box containing p that overlaps none of avoid (none of
+// which may contain p), grown from the whole space: each zone of avoid, in
+// the order given (nearest first works best), is cut away along the
+// dimension that keeps the most volume. The result is maximal with respect
+// to that greedy order, not globally. Nodes use it to claim unowned space
+// around a point (a hole nobody remembers).
+func EmptyBox(p Point, avoid []Zone) (Zone, bool) {
+	b := Whole(len(p))
+	for _, z := range avoid {
+		if len(z.Lo) != len(p) || !Overlaps(b, z) {
+			continue
+		}
+		if z.Contains(p) {
+			return Zone{}, false
+		}
+		best, bestK, bestLo := -1.0, -1, false
+		for k := range p {
+			w := float64(b.Hi[k] - b.Lo[k])
+			var keep float64
+			lo := false
+			switch {
+			case z.Hi[k] <= uint64(p[k]): // z below p: raise our lower bound
+				keep, lo = float64(b.Hi[k]-max(b.Lo[k], z.Hi[k])), true
+			case z.Lo[k] > uint64(p[k]): // z above p: lower our upper bound
+				keep = float64(min(b.Hi[k], z.Lo[k]) - b.Lo[k])
+			default:
+				continue
+			}
+			if f := keep / w; f > best {
+				best, bestK, bestLo = f, k, lo
+			}
+		}
+		if bestLo {
+			b.Lo[bestK] = max(b.Lo[bestK], z.Hi[bestK])
+		} else {
+			b.Hi[bestK] = min(b.Hi[bestK], z.Lo[bestK])
+		}
+	}
+	return b, true
+}

@@ -261,3 +261,35 @@ func TestSubtract(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyBox: the box contains the point and overlaps none of the zones
+// to avoid; with nothing to avoid it is the whole space; a point inside a
+// zone to avoid has no empty box.
+func TestEmptyBox(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	zones, _ := tiling(t, r, 3, 40)
+	for i := 0; i < 500; i++ {
+		p := randPoint(r, 3)
+		var avoid []Zone
+		for _, z := range zones {
+			if !z.Contains(p) && r.IntN(2) == 0 {
+				avoid = append(avoid, z)
+			}
+		}
+		b, ok := EmptyBox(p, avoid)
+		if !ok || !b.Contains(p) || !b.Valid(3) {
+			t.Fatalf("case %d: box %v for %v (ok %v)", i, b, p, ok)
+		}
+		for _, z := range avoid {
+			if Overlaps(b, z) {
+				t.Fatalf("case %d: box %v overlaps %v", i, b, z)
+			}
+		}
+	}
+	if b, _ := EmptyBox(Point{5, 5}, nil); !b.Equal(Whole(2)) {
+		t.Fatalf("nothing to avoid: %v", b)
+	}
+	if _, ok := EmptyBox(Point{5, 5}, []Zone{Whole(2)}); ok {
+		t.Fatal("a point inside a zone to avoid has an empty box")
+	}
+}

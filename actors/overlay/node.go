@@ -12,6 +12,7 @@
 package overlay
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -163,6 +164,7 @@ type Status struct {
 	Probes           uint64 // zone updates sent to neighbors declared failed, to find a healed partition
 	Conflicts        uint64 // nodes found owning part of our own zone (after a partition healed)
 	Rejoins          uint64 // times this node gave up its zones and joined again, losing a conflict
+	HolesClaimed     uint64 // unowned space next to our border that nobody was awaiting, claimed as an extra zone
 }
 
 // Node is the overlay state machine of one peer.
@@ -201,6 +203,10 @@ type Node struct {
 	// probeWindow has passed they get a zone update every probeEvery
 	// periods, so that both sides of a healed partition find each other.
 	suspects map[NodeID]time.Duration
+	// holeSince is when our border was first seen to touch space no known
+	// zone covers (and nobody awaits); holeSeen says whether it still does.
+	holeSince time.Duration
+	holeSeen  bool
 
 	ready  Ready
 	status Status
@@ -224,6 +230,11 @@ const (
 	probeEvery  = 4
 	probeWindow = 24
 )
+
+// holeWait is how many heartbeat periods a hole in our border — space no
+// zone we know covers, and no departure explains — must persist before we
+// claim it: broken links look the same for a while and repair sooner.
+const holeWait = 5
 
 // orphanRetries is how many more heartbeat periods a neighbor keeps looking
 // for unclaimed parts of a departed node's zone that do not (yet) abut its
@@ -786,11 +797,7 @@ func (n *Node) probeSuspects(now time.Duration) {
 // Overlaps with extra zones are settled by settleClaims instead.
 func (n *Node) conflict(now time.Duration, info *wire.NodeInfo, z can.Zone, x []can.Zone) bool {
 	id := NodeID(info.Id)
-	theirsOverlapOurs := can.Overlaps(n.zone, z)
-	for _, e := range x {
-		theirsOverlapOurs = theirsOverlapOurs || can.Overlaps(n.zone, e)
-	}
-	if !theirsOverlapOurs {
+	if !overlapsAnyZone(n.zone, z, x) {
 		return false
 	}
 	if !can.Overlaps(n.zone, z) || winsClaim(n.id, n.zone, id, z) {
@@ -821,6 +828,7 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 	n.zone, n.extra, n.history = can.Zone{}, nil, nil
 	n.nbrs, n.awaited, n.pending = nil, nil, nil
 	clear(n.suspects)
+	n.holeSeen = false
 	n.version++
 	n.contact = contact
 	n.sendJoin()
@@ -829,19 +837,33 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 }
 
 // introduceRivals tells neighbor nb and any other neighbor whose zones
-// overlap nb's, one of them an extra zone, about each other: two claims on
-// the same orphan whose claimants do not know each other. Each settles the
-// overlap when it learns of the other (settleClaims). Without this, compact
-// heartbeats — which relay no lists to most neighbors — could leave such
-// claimants apart for good.
+// overlap nb's about each other: two claims on the same orphan whose
+// claimants do not know each other, or two owners of the same space after
+// a partition (or news of which one of the two is stale). Each then tells
+// the other its zones directly, and a real overlap is settled
+// (settleClaims, conflict). Without this, compact heartbeats — which relay
+// no lists to most neighbors — could leave such rivals apart for good.
 func (n *Node) introduceRivals(nb *Neighbor) {
 	for _, o := range n.nbrs {
-		if o == nb || (len(o.Extra) == 0 && len(nb.Extra) == 0) || !overlapAny(o, nb) {
+		if o == nb || !overlapAny(o, nb) {
 			continue
 		}
 		n.send(nb.ID, &wire.ZoneUpdate{Self: n.info(), Others: []*wire.NodeInfo{neighborInfo(o)}, LastSplit: n.lastSplit()})
 		n.send(o.ID, &wire.ZoneUpdate{Self: n.info(), Others: []*wire.NodeInfo{neighborInfo(nb)}, LastSplit: n.lastSplit()})
 	}
+}
+
+// overlapsAnyZone reports whether w overlaps z or one of x.
+func overlapsAnyZone(w, z can.Zone, x []can.Zone) bool {
+	if can.Overlaps(w, z) {
+		return true
+	}
+	for _, e := range x {
+		if can.Overlaps(w, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // overlapAny reports whether any zone of a overlaps any zone of b.
@@ -891,6 +913,7 @@ func (n *Node) heartbeat(now time.Duration) {
 	n.detectFailures(now)
 	n.probeSuspects(now)
 	n.claimOrphans(now)
+	n.claimHoles(now)
 	if n.cfg.Mode == ModeAdaptive {
 		n.checkBorder(now)
 	}
@@ -1276,6 +1299,154 @@ func (n *Node) claimOrphans(now time.Duration) {
 	// learn from a list hears of our claim at once (learn, fromRelay). This
 	// is part of claiming, in every heartbeat mode.
 	n.requestFullUpdates(now)
+}
+
+// claimHoles is the last resort against unowned space: space that touches
+// our border, is covered by no zone we know of, and is not a departed
+// neighbor's zone being taken over. It arises when the nodes that knew of
+// a departure departed or rejoined themselves before claiming (fast churn,
+// a latency spike above the failure timeout): nobody remembers it, and
+// without a rule it stays unowned — a JOIN for a point there finds no
+// owner. If such a hole persists for holeWait periods we claim, as an
+// extra zone, a box around a point of it that overlaps no zone we know
+// (can.EmptyBox). The box may reach into zones we do not know; their own
+// zones win over it when we meet (settleClaims), so it shrinks to the hole.
+func (n *Node) claimHoles(now time.Duration) {
+	q, ok := n.holeWitness(now)
+	if !ok {
+		n.holeSeen = false
+		return
+	}
+	if !n.holeSeen {
+		n.holeSeen, n.holeSince = true, now
+		return
+	}
+	if now-n.holeSince < holeWait*n.cfg.HeartbeatPeriod {
+		return
+	}
+	avoid := n.knownZones(now, false)
+	slices.SortFunc(avoid, func(a, b can.Zone) int { return cmp.Compare(a.Dist2(q), b.Dist2(q)) })
+	b, ok := can.EmptyBox(q, avoid)
+	if !ok {
+		return
+	}
+	// Stay local: within the bounding box of the zones we know and of our
+	// zone mirrored across the face the hole is on. Beyond it we know
+	// nothing, and a claim there would only collide with zones we never
+	// heard of.
+	lim := n.mirror(q)
+	for _, z := range avoid {
+		lim = boundingBox(lim, z)
+	}
+	for k := range b.Lo {
+		b.Lo[k], b.Hi[k] = max(b.Lo[k], lim.Lo[k]), min(b.Hi[k], lim.Hi[k])
+	}
+	n.holeSeen = false
+	n.status.HolesClaimed++
+	old := slices.Clone(n.nbrs)
+	n.extra = append(n.extra, b)
+	n.mergeExtras()
+	n.version++
+	n.zoneChanged(now, old, nil)
+	n.requestFullUpdates(now)
+}
+
+// mirror is the one of our zones whose face q lies just outside of,
+// reflected across that face (clipped to the space).
+func (n *Node) mirror(q can.Point) can.Zone {
+	for _, z := range n.zones() {
+		for k := range q {
+			m := z.Clone()
+			w := z.Hi[k] - z.Lo[k]
+			switch {
+			case uint64(q[k]) == z.Hi[k]:
+				m.Lo[k], m.Hi[k] = z.Hi[k], min(z.Hi[k]+w, can.Span)
+			case uint64(q[k])+1 == z.Lo[k]:
+				m.Lo[k], m.Hi[k] = z.Lo[k]-min(w, z.Lo[k]), z.Lo[k]
+			default:
+				continue
+			}
+			if m.Contains(q) {
+				return m
+			}
+		}
+	}
+	return can.Zone{Lo: make([]uint64, len(q)), Hi: make([]uint64, len(q))} // not reached
+}
+
+// boundingBox is the smallest box containing a and b.
+func boundingBox(a, b can.Zone) can.Zone {
+	out := a.Clone()
+	for k := range out.Lo {
+		out.Lo[k], out.Hi[k] = min(a.Lo[k], b.Lo[k]), max(a.Hi[k], b.Hi[k])
+	}
+	return out
+}
+
+// knownZones lists every zone we know of: ours, our neighbors' (extras
+// included), and departed neighbors' zones still awaited (all of them, or
+// only those whose take-over wait has not passed when waitingOnly is set).
+func (n *Node) knownZones(now time.Duration, waitingOnly bool) []can.Zone {
+	out := slices.Clone(n.zones())
+	for _, nb := range n.nbrs {
+		out = append(out, nb.Zone)
+		out = append(out, nb.Extra...)
+	}
+	for _, a := range n.awaited {
+		if !waitingOnly || a.giveUp > now {
+			out = append(out, a.zones...)
+		}
+	}
+	return out
+}
+
+// holeWitness returns a point just outside one of our zones' faces (not on
+// the space boundary) that no zone we know of covers, if there is one.
+func (n *Node) holeWitness(now time.Duration) (can.Point, bool) {
+	known := n.knownZones(now, true)
+	d := n.cfg.Dims
+	for _, z := range n.zones() {
+		for k := 0; k < d; k++ {
+			for _, upper := range []bool{false, true} {
+				if (!upper && z.Lo[k] == 0) || (upper && z.Hi[k] == can.Span) {
+					continue
+				}
+				// The face as a box whose dimension k is a dummy [0, 1).
+				face := z.Clone()
+				face.Lo[k], face.Hi[k] = 0, 1
+				parts := []can.Zone{face}
+				for _, w := range known {
+					dim, up, ok := can.Abut(z, w)
+					if !ok || dim != k || up != upper {
+						continue
+					}
+					proj := w.Clone()
+					proj.Lo[k], proj.Hi[k] = 0, 1
+					var rest []can.Zone
+					for _, p := range parts {
+						rest = append(rest, can.Subtract(p, proj)...)
+					}
+					if parts = rest; len(parts) == 0 {
+						break
+					}
+				}
+				if len(parts) == 0 {
+					continue
+				}
+				q := make(can.Point, d)
+				for j := range q {
+					q[j] = uint32(parts[0].Lo[j])
+				}
+				if upper {
+					q[k] = uint32(z.Hi[k])
+				} else {
+					q[k] = uint32(z.Lo[k] - 1)
+				}
+				return q, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // abutsAny reports whether z abuts one of zs.

@@ -9,7 +9,10 @@
 package churn
 
 import (
+	"cmp"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -82,4 +85,66 @@ func Joins(plan []Event) int {
 		}
 	}
 	return n
+}
+
+// Turnover is one event of the session model: at At the peer holding
+// session slot Slot departs — crashing if Fail, else leaving gracefully —
+// and a new peer joins into the slot at once.
+type Turnover struct {
+	At   time.Duration
+	Slot int
+	Fail bool
+}
+
+// Lifetimes plans the session model (churn.lifetime): each of count slots
+// holds one peer at a time; from c.Start every holder lives a lifetime
+// drawn from the distribution, then departs and is replaced, until c.Stop
+// (or the end of the run). Nil when the model is off. The events are in
+// time order (slot order breaks ties).
+func Lifetimes(c scenario.Churn, count int, duration time.Duration, seed uint64) []Turnover {
+	l := c.Lifetime
+	if l.Dist == scenario.LifetimeNone || l.Dist == "" || count <= 0 {
+		return nil
+	}
+	end := c.Stop
+	if end <= 0 || end > duration {
+		end = duration
+	}
+	r := rand.New(rand.NewPCG(seed, 0x6c69666574696d65)) // "lifetime"
+	var out []Turnover
+	for slot := 0; slot < count; slot++ {
+		for t := c.Start; ; {
+			t += SampleLifetime(l, r)
+			if t >= end {
+				break
+			}
+			out = append(out, Turnover{At: t, Slot: slot, Fail: r.Float64() < c.FailFraction})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Turnover) int { return cmp.Compare(a.At, b.At) })
+	return out
+}
+
+// SampleLifetime draws one lifetime with mean l.Mean: exponential;
+// pareto with shape α (scale mean·(α−1)/α); weibull with shape k (scale
+// mean/Γ(1+1/k)). Never below a microsecond.
+func SampleLifetime(l scenario.Lifetime, r *rand.Rand) time.Duration {
+	mean := float64(l.Mean)
+	var v float64
+	switch l.Dist {
+	case "pareto":
+		a := l.Shape
+		xm := mean * (a - 1) / a
+		v = xm / math.Pow(1-r.Float64(), 1/a)
+	case "weibull":
+		k := l.Shape
+		lambda := mean / math.Gamma(1+1/k)
+		v = lambda * math.Pow(-math.Log(1-r.Float64()), 1/k)
+	default: // exponential
+		v = r.ExpFloat64() * mean
+	}
+	if v > float64(math.MaxInt64/2) {
+		v = float64(math.MaxInt64 / 2)
+	}
+	return max(time.Duration(v), time.Microsecond)
 }

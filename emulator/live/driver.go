@@ -220,9 +220,10 @@ func (d *Driver) Depart(fail bool) overlay.NodeID {
 	return id
 }
 
-// Crash makes the members pick chooses (from the current members, in
-// increasing order) crash at once, and returns those that did.
-func (d *Driver) Crash(pick func(members []overlay.NodeID) []overlay.NodeID) []overlay.NodeID {
+// DepartPicked makes the members pick chooses (from the current members,
+// in increasing order) depart at once — crash when fail is set, else leave
+// gracefully — and returns those that did.
+func (d *Driver) DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID {
 	d.mu.Lock()
 	var out []overlay.NodeID
 	var pids []*actor.PID
@@ -234,7 +235,7 @@ func (d *Driver) Crash(pick func(members []overlay.NodeID) []overlay.NodeID) []o
 	}
 	d.mu.Unlock()
 	for i, id := range out {
-		d.halt(id, pids[i], true)
+		d.halt(id, pids[i], fail)
 	}
 	return out
 }

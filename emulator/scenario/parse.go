@@ -199,8 +199,33 @@ func (p *parser) validate(s *Scenario) {
 		}
 		p.add(n, f.key, msg)
 	}
+	p.checkLifetime(s)
 	if !p.failed["faults"] && !p.failed["duration"] && !p.failed["link.regions"] {
 		p.errs = append(p.errs, checkFaults(s)...)
+	}
+}
+
+// checkLifetime checks the session model against the keys it reads.
+func (p *parser) checkLifetime(s *Scenario) {
+	l := s.Churn.Lifetime
+	if p.failed["churn.lifetime.dist"] || l.Dist == LifetimeNone {
+		return
+	}
+	at := func(keys ...string) *yaml.Node {
+		for _, k := range keys {
+			if n := p.pos[k]; n != nil {
+				return n
+			}
+		}
+		return nil
+	}
+	if l.Dist == "pareto" && !p.failed["churn.lifetime.shape"] && l.Shape <= 1 {
+		p.add(at("churn.lifetime.shape", "churn.lifetime.dist"), "churn.lifetime.shape",
+			fmt.Sprintf("%s is not a pareto shape: its mean is infinite unless the shape is above 1 — write e.g. shape: 1.5", fmtFloat(l.Shape)))
+	}
+	if !p.failed["churn.start"] && !p.failed["duration"] && s.Churn.Start >= s.Duration {
+		p.add(at("churn.start", "churn.lifetime.dist"), "churn.start",
+			fmt.Sprintf("%s is not before the end of the run (duration %s) — start churn earlier for the session model", fmtDuration(s.Churn.Start), fmtDuration(s.Duration)))
 	}
 }
 

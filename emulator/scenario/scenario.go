@@ -79,7 +79,26 @@ type Churn struct {
 	Start        time.Duration // emulated time of the first possible event
 	Stop         time.Duration // emulated time after which no event happens; 0 = the end of the run
 	FailFraction float64       // share of departures that are failures
+	// Lifetime is the session model: every peer departs after a lifetime
+	// drawn from a distribution and a new peer takes its place at once.
+	Lifetime Lifetime
 }
+
+// Lifetime is a session-time distribution (churn.lifetime).
+type Lifetime struct {
+	Dist  string        // LifetimeNone, or one of exponential, pareto, weibull
+	Mean  time.Duration // mean lifetime
+	Shape float64       // pareto: α > 1 (heavier tail as it nears 1); weibull: k > 0 (k < 1: many short sessions, few long)
+}
+
+// LifetimeNone turns the session model off.
+const LifetimeNone = "none"
+
+// LifetimeDists are the values of churn.lifetime.dist.
+var LifetimeDists = []string{LifetimeNone, "exponential", "pareto", "weibull"}
+
+// On reports whether the scenario has churn of either kind.
+func (c Churn) On() bool { return c.Interval > 0 || c.Lifetime.Dist != LifetimeNone }
 
 // Link is the link model every message passes (package faults): a delay
 // drawn from a distribution, loss, duplication, and regions with an extra

@@ -92,6 +92,15 @@ var schema = []field{
 		"Jitter of the extra delay between regions (as link.latency.jitter).",
 		nonNegative("jitter", 10*time.Millisecond)),
 
+	enumField("churn.lifetime.dist", func(s *Scenario) *string { return &s.Churn.Lifetime.Dist }, LifetimeNone, LifetimeDists, "a lifetime distribution",
+		"Session model of churn: none, or every peer departs after a lifetime drawn from exponential, pareto or weibull (crashing with probability churn.fail_fraction) and a new peer joins in its place at once, from churn.start to churn.stop. Works alone or with churn.interval."),
+	durationField("churn.lifetime.mean", func(s *Scenario) *time.Duration { return &s.Churn.Lifetime.Mean }, 30*time.Minute,
+		"Mean peer lifetime of the session model; a positive duration.",
+		positive("mean lifetime", 30*time.Minute)),
+	floatField("churn.lifetime.shape", func(s *Scenario) *float64 { return &s.Churn.Lifetime.Shape }, 2,
+		func(v float64) bool { return v > 0 && v <= 100 }, "a valid shape", "a number above 0 and at most 100 (above 1 for pareto), e.g. 2",
+		"Shape of the lifetime distribution: pareto α (above 1; the tail grows heavier towards 1), weibull k (below 1: many short sessions and a few long ones). Ignored by exponential."),
+
 	stringField("bus.url", func(s *Scenario) *string { return &s.Bus.URL }, "",
 		`NATS server to use, as nats://host:port (schemes nats, tls, ws or wss); "" starts an embedded server.`,
 		`nats://host:port, or "" for the embedded server`, checkBusURL),

@@ -141,13 +141,14 @@ func (d *Driver) Depart(fail bool) overlay.NodeID {
 	return id
 }
 
-// Crash makes the members pick chooses (from the current members, in
-// increasing order) crash at once, and returns those that did.
-func (d *Driver) Crash(pick func(members []overlay.NodeID) []overlay.NodeID) []overlay.NodeID {
+// DepartPicked makes the members pick chooses (from the current members,
+// in increasing order) depart at once — crash when fail is set, else leave
+// gracefully — and returns those that did.
+func (d *Driver) DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID {
 	var out []overlay.NodeID
 	for _, id := range pick(d.members.IDs()) {
 		if d.members.DepartID(id) {
-			d.halt(id, true)
+			d.halt(id, fail)
 			out = append(out, id)
 		}
 	}
