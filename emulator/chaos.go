@@ -105,7 +105,16 @@ func newChaos(sc scenario.Scenario, drv Driver, m *metrics.Run, ids *idAlloc, lo
 	})
 	l := sc.Link
 	c.chain.Delay.SetLatency(latency(l.Latency))
-	if l.Regions > 1 {
+	switch {
+	case len(l.RegionLatency) > 0:
+		m := make([][]faults.Latency, len(l.RegionLatency))
+		for i, row := range l.RegionLatency {
+			for _, mean := range row {
+				m[i] = append(m[i], faults.Latency{Dist: l.InterRegion.Dist, Mean: mean, Jitter: l.InterRegion.Jitter})
+			}
+		}
+		c.chain.Delay.SetRegionMatrix(c.region, m)
+	case l.Regions > 1:
 		c.chain.Delay.SetRegions(c.region, latency(l.InterRegion))
 	}
 	c.chain.Loss.SetLoss(l.Loss)

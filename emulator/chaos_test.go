@@ -101,6 +101,15 @@ func TestEachFaultIsApplied(t *testing.T) {
 				}
 				return ""
 			}},
+		{"region latency matrix", "regions: 2, region_latency: [[0s, 5s], [0s, 0s]]", "  - {at: 3m, loss: {p: 0}}\n",
+			func(s emulator.Summary, _ *emulator.Result) string {
+				// Only messages from region 0 to region 1 are delayed:
+				// about a quarter of all, over the whole run.
+				if f := float64(s.Faults.Delayed) / float64(s.Messages.Total); f < 0.15 || f > 0.35 {
+					return fmt.Sprintf("%.2f of the messages delayed, want about a quarter (region 0 → 1 only)", f)
+				}
+				return ""
+			}},
 		{"crash a fraction", "", "  - {at: 3m, crash: {fraction: 0.2}}\n",
 			func(s emulator.Summary, _ *emulator.Result) string {
 				if s.Peers.Final != 96 || s.Overlay.Events["failure_detected"] == 0 {

@@ -34,7 +34,8 @@ type delayConfig struct {
 	lat      Latency
 	regionOf func(bus.Address) int
 	inter    Latency
-	zero     bool // no message is delayed
+	matrix   [][]Latency // per region pair (from, to), instead of inter when set
+	zero     bool        // no message is delayed
 }
 
 // DelayStats are the counters of a Delay.
@@ -85,9 +86,44 @@ func (d *Delay) SetRegions(regionOf func(bus.Address) int, inter Latency) {
 	d.store(c)
 }
 
+// SetRegionMatrix is SetRegions with a latency per pair of regions: a
+// message from region i to region j (i may equal j) gets an extra sample of
+// m[i][j]; pairs outside the matrix get none. It panics if an entry is
+// invalid.
+func (d *Delay) SetRegionMatrix(regionOf func(bus.Address) int, m [][]Latency) {
+	zero := true
+	for _, row := range m {
+		for _, l := range row {
+			if err := l.Validate(); err != nil {
+				panic("faults: SetRegionMatrix: " + err.Error())
+			}
+			zero = zero && l.IsZero()
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := *d.cfg.Load()
+	c.regionOf, c.inter, c.matrix = regionOf, Latency{}, m
+	if zero {
+		c.matrix = nil
+	}
+	d.store(c)
+}
+
 func (d *Delay) store(c delayConfig) {
-	c.zero = c.lat.IsZero() && (c.regionOf == nil || c.inter.IsZero())
+	c.zero = c.lat.IsZero() && (c.regionOf == nil || (c.inter.IsZero() && c.matrix == nil))
 	d.cfg.Store(&c)
+}
+
+// pairLatency is the extra latency of a message from region rf to rt.
+func (c *delayConfig) pairLatency(rf, rt int) (Latency, bool) {
+	if c.matrix != nil {
+		if rf < 0 || rf >= len(c.matrix) || rt < 0 || rt >= len(c.matrix[rf]) || c.matrix[rf][rt].IsZero() {
+			return Latency{}, false
+		}
+		return c.matrix[rf][rt], true
+	}
+	return c.inter, rf != rt && !c.inter.IsZero()
 }
 
 // Latency returns the current latency.
@@ -101,10 +137,10 @@ func (d *Delay) Publish(to bus.Address, data []byte) error {
 	if c.zero {
 		return d.inner.Publish(to, data)
 	}
-	cross := false
-	if c.regionOf != nil && !c.inter.IsZero() {
+	cross, pair := false, Latency{}
+	if c.regionOf != nil && (!c.inter.IsZero() || c.matrix != nil) {
 		if from, ok := wire.PeekFrom(data); ok {
-			cross = c.regionOf(bus.Address(from)) != c.regionOf(to)
+			pair, cross = c.pairLatency(c.regionOf(bus.Address(from)), c.regionOf(to))
 		}
 	}
 	var delay time.Duration
@@ -112,7 +148,7 @@ func (d *Delay) Publish(to bus.Address, data []byte) error {
 		d.mu.Lock()
 		delay = c.lat.Sample(d.rng)
 		if cross {
-			delay = addSat(delay, c.inter.Sample(d.rng))
+			delay = addSat(delay, pair.Sample(d.rng))
 		}
 		d.mu.Unlock()
 	}

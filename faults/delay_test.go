@@ -238,3 +238,39 @@ func ExampleLatency_String() {
 	fmt.Println(faults.DefaultLatency(), faults.Latency{Mean: time.Millisecond, Jitter: time.Microsecond})
 	// Output: exponential(50ms) constant(1ms±1µs)
 }
+
+// TestDelayRegionMatrix: with a matrix every ordered pair of regions gets
+// its own extra latency, the diagonal included; a zero entry adds nothing.
+func TestDelayRegionMatrix(t *testing.T) {
+	const seed = 4
+	region := func(a bus.Address) int { return int(a % 3) }
+	ms := func(n int) faults.Latency {
+		return faults.Latency{Dist: faults.DistConstant, Mean: time.Duration(n) * time.Millisecond}
+	}
+	m := [][]faults.Latency{
+		{ms(0), ms(10), ms(20)},
+		{ms(30), ms(5), ms(40)},
+		{ms(50), ms(60), ms(0)},
+	}
+	r := newRig(t, seed)
+	d := faults.NewDelay(r.w, r.w, seed)
+	r.register(d, 6)
+	d.SetRegionMatrix(region, m)
+	for f := range 6 {
+		for to := range 6 {
+			if f != to {
+				r.send(d, uint64(f), uint64(to))
+			}
+		}
+	}
+	r.run()
+	got := r.take()
+	if len(got) != 30 {
+		t.Fatalf("seed %d: %d of 30 delivered", seed, len(got))
+	}
+	for _, g := range got {
+		if want := m[g.from%3][g.to%3].Mean; g.latency() != want {
+			t.Errorf("seed %d: %d→%d (regions %d→%d) took %v, want %v", seed, g.from, g.to, g.from%3, g.to%3, g.latency(), want)
+		}
+	}
+}

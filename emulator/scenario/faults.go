@@ -402,3 +402,76 @@ func faultsNode(fs []Fault) *yaml.Node {
 	}
 	return seq
 }
+
+const regionLatencyDoc = "Region-pair latency matrix: link.regions rows of link.regions mean extra delays, row i for messages from region i (the diagonal: within a region), drawn with link.inter_region.dist and .jitter; replaces link.inter_region.mean. E.g. [[0s, 80ms], [80ms, 0s]]. Not settable with --set."
+
+// regionMatrix reads link.region_latency.
+func (p *parser) regionMatrix(s *Scenario, v *yaml.Node) {
+	const key = "link.region_latency"
+	p.pos[key] = v
+	if isNull(v) {
+		return
+	}
+	bad := func(n *yaml.Node, msg string) {
+		p.add(n, key, msg+" — write one row per region, each a list of durations, e.g. region_latency: [[0s, 80ms], [80ms, 0s]]")
+		p.failed[key] = true
+		s.Link.RegionLatency = nil
+	}
+	if v.Kind != yaml.SequenceNode {
+		bad(v, fmt.Sprintf("found %s where the matrix belongs", kindName(v)))
+		return
+	}
+	for _, row := range v.Content {
+		row = deref(row)
+		if row.Kind != yaml.SequenceNode {
+			bad(row, fmt.Sprintf("found %s where a row belongs", kindName(row)))
+			return
+		}
+		var r []time.Duration
+		for _, x := range row.Content {
+			d, msg := readDuration(deref(x))
+			if msg == "" && d < 0 {
+				msg = fmt.Sprintf("%s is negative", fmtDuration(d))
+			}
+			if msg != "" {
+				bad(x, msg)
+				return
+			}
+			r = append(r, d)
+		}
+		s.Link.RegionLatency = append(s.Link.RegionLatency, r)
+	}
+}
+
+// checkRegionMatrix checks the matrix's shape against link.regions.
+func (p *parser) checkRegionMatrix(s *Scenario) {
+	m := s.Link.RegionLatency
+	if len(m) == 0 || p.failed["link.region_latency"] || p.failed["link.regions"] {
+		return
+	}
+	n := s.Link.Regions
+	ok := len(m) == n
+	for _, row := range m {
+		ok = ok && len(row) == n
+	}
+	if !ok {
+		p.add(p.pos["link.region_latency"], "link.region_latency",
+			fmt.Sprintf("the matrix must have link.regions (%d) rows of %d durations each — write one row per region, or change link.regions", n, n))
+	}
+}
+
+// matrixNode renders the matrix for the effective-scenario dump.
+func matrixNode(m [][]time.Duration) *yaml.Node {
+	out := &yaml.Node{Kind: yaml.SequenceNode}
+	if len(m) == 0 {
+		out.Style = yaml.FlowStyle
+	}
+	for _, row := range m {
+		r := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, d := range row {
+			r.Content = append(r.Content, strNode(fmtDuration(d)))
+		}
+		out.Content = append(out.Content, r)
+	}
+	return out
+}

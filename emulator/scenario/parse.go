@@ -124,6 +124,10 @@ func (p *parser) section(s *Scenario, path string, m *yaml.Node) {
 			p.faults(s, v)
 			continue
 		}
+		if key == "link.region_latency" {
+			p.regionMatrix(s, v)
+			continue
+		}
 		if f := leaves[key]; f != nil {
 			p.pos[key] = v
 			if msg := assign(f, s, v, fileExample(f)); msg != "" {
@@ -200,6 +204,7 @@ func (p *parser) validate(s *Scenario) {
 		p.add(n, f.key, msg)
 	}
 	p.checkLifetime(s)
+	p.checkRegionMatrix(s)
 	if !p.failed["faults"] && !p.failed["duration"] && !p.failed["link.regions"] {
 		p.errs = append(p.errs, checkFaults(s)...)
 	}
@@ -300,6 +305,9 @@ func unknownKey(path, name string) string {
 func unknownSetKey(key string) string {
 	if key == "faults" || strings.HasPrefix(key, "faults.") || strings.HasPrefix(key, "faults[") {
 		return "the fault timeline is a list and cannot be set with --set — write it in the scenario file under faults:"
+	}
+	if key == "link.region_latency" {
+		return "the region latency matrix is a list of lists and cannot be set with --set — write it in the scenario file under link:"
 	}
 	if _, ok := sections[key]; ok && key != "" {
 		under := leavesUnder(key)

@@ -109,6 +109,10 @@ type Link struct {
 	Duplicate   float64 // probability that a message is delivered twice
 	Regions     int     // peers are spread over this many regions (by a hash of the seed and their id)
 	InterRegion Latency // extra delay of a message between two regions
+	// RegionLatency, if set, is a regions × regions matrix of mean extra
+	// delays from region i to region j (the diagonal included), drawn from
+	// InterRegion's distribution and jitter; it replaces InterRegion.Mean.
+	RegionLatency [][]time.Duration
 }
 
 // Latency is a delay distribution.
@@ -259,6 +263,7 @@ func Keys() []KeyDoc {
 		f := &schema[i]
 		out = append(out, KeyDoc{Key: f.key, Default: scalarText(f.encode(&d)), Doc: f.doc})
 	}
+	out = append(out, KeyDoc{Key: "link.region_latency", Default: "[]", Doc: regionLatencyDoc})
 	return append(out, KeyDoc{Key: "faults", Default: "[]", Doc: faultsDoc})
 }
 
@@ -286,6 +291,8 @@ func (s Scenario) YAML() ([]byte, error) {
 		pn := sectionNode(parent)
 		pn.Content = append(pn.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, f.encode(&s))
 	}
+	ln := sectionNode("link")
+	ln.Content = append(ln.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "region_latency"}, matrixNode(s.Link.RegionLatency))
 	root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "faults"}, faultsNode(s.Faults))
 	comment := "gridbed scenario: effective values, defaults filled in"
 	if s.Source != "" {

@@ -105,22 +105,23 @@ func TestLoadFull(t *testing.T) {
 		Churn: Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25,
 			Lifetime: Lifetime{Dist: "weibull", Mean: 20 * time.Minute, Shape: 0.5}},
 		Link: Link{Latency: Latency{Dist: "exponential", Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond},
-			Loss: 0.01, Duplicate: 0.002, Regions: 3, InterRegion: Latency{Dist: "normal", Mean: 80 * time.Millisecond, Jitter: time.Millisecond}},
+			Loss: 0.01, Duplicate: 0.002, Regions: 3, InterRegion: Latency{Dist: "normal", Mean: 80 * time.Millisecond, Jitter: time.Millisecond},
+			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
 		Bus:        Bus{URL: "nats://bus.example.org:4222", Connections: 16},
 		Oracle:     Oracle{Interval: time.Minute},
 		Invariants: Invariants{ReconvergePeriods: 30},
 		Faults: []Fault{
-			{At: 20 * time.Minute, Kind: FaultPartition, Line: 53, Name: "west", Region: 1, OneWay: true},
-			{At: 25 * time.Minute, Kind: FaultHeal, Line: 55, Name: "west", Region: -1},
-			{At: 26 * time.Minute, Kind: FaultPartition, Line: 57, Fraction: 0.3, Region: -1},
-			{At: 27 * time.Minute, Kind: FaultPartition, Line: 59, Peers: []uint64{1, 2, 3}, Region: -1},
-			{At: 28 * time.Minute, Kind: FaultHeal, Line: 61, Region: -1},
-			{At: 30 * time.Minute, Kind: FaultLatency, Line: 62, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
-			{At: 31 * time.Minute, Kind: FaultLoss, Line: 64, Region: -1, P: 0.1},
-			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 66, Region: -1, P: 0.05},
-			{At: 35 * time.Minute, Kind: FaultCrash, Line: 68, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
-			{At: 36 * time.Minute, Kind: FaultCrash, Line: 70, Region: 2},
-			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 72, Region: -1, DownFor: 5 * time.Second},
+			{At: 20 * time.Minute, Kind: FaultPartition, Line: 54, Name: "west", Region: 1, OneWay: true},
+			{At: 25 * time.Minute, Kind: FaultHeal, Line: 56, Name: "west", Region: -1},
+			{At: 26 * time.Minute, Kind: FaultPartition, Line: 58, Fraction: 0.3, Region: -1},
+			{At: 27 * time.Minute, Kind: FaultPartition, Line: 60, Peers: []uint64{1, 2, 3}, Region: -1},
+			{At: 28 * time.Minute, Kind: FaultHeal, Line: 62, Region: -1},
+			{At: 30 * time.Minute, Kind: FaultLatency, Line: 63, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
+			{At: 31 * time.Minute, Kind: FaultLoss, Line: 65, Region: -1, P: 0.1},
+			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 67, Region: -1, P: 0.05},
+			{At: 35 * time.Minute, Kind: FaultCrash, Line: 69, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
+			{At: 36 * time.Minute, Kind: FaultCrash, Line: 71, Region: 2},
+			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 73, Region: -1, DownFor: 5 * time.Second},
 		},
 		Source: path,
 	}
@@ -515,8 +516,8 @@ func TestKeys(t *testing.T) {
 		if k.Default == "" {
 			t.Errorf("key %s has no default text", k.Key)
 		}
-		if k.Key == "faults" {
-			continue // a list: not settable with --set (TestFaultsNotSettable)
+		if k.Key == "faults" || k.Key == "link.region_latency" {
+			continue // lists: not settable with --set (TestFaultErrors)
 		}
 		// Each listed default is accepted by --set and is the default.
 		s := Default()
@@ -652,5 +653,14 @@ func TestFaultErrors(t *testing.T) {
 	s := Default()
 	if err := s.Set("faults=[]"); err == nil || !strings.Contains(err.Error(), "cannot be set with --set") {
 		t.Errorf("--set faults: %v", err)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"link: {regions: 2, region_latency: [[0s, 80ms], [80ms]]}\n", "in.yaml:1:36: link.region_latency: the matrix must have link.regions (2) rows of 2 durations each"},
+		{"link: {regions: 2, region_latency: [[0s, 80], [80ms, 0s]]}\n", "in.yaml:1:42: link.region_latency: 80 is not a duration"},
+		{"link: {regions: 2, region_latency: 80ms}\n", "in.yaml:1:36: link.region_latency: found the value \"80ms\" where the matrix belongs"},
+	} {
+		if _, err := Parse("in.yaml", []byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%q):\n got %v\nwant … %s …", c.yaml, err, c.want)
+		}
 	}
 }

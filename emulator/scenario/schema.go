@@ -471,6 +471,7 @@ func init() {
 		}
 	}
 	sections[""] = append(sections[""], "faults")
+	sections["link"] = append(sections["link"], "region_latency")
 	for path := range sections {
 		if leaves[path] != nil {
 			panic("scenario: " + path + " is both a key and a section")
