@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
@@ -73,6 +74,17 @@ type chaos struct {
 	mu     sync.Mutex
 	events []FaultEvent
 	byKind map[string]uint64
+
+	// triggers are the entries waiting for a protocol event (when:);
+	// read and written on the run's goroutine only (fire).
+	triggers []*trigger
+}
+
+// trigger is a timeline entry waiting for a protocol event.
+type trigger struct {
+	i    int // its index for naming (after the timed entries)
+	f    scenario.Fault
+	done bool
 }
 
 // natsController is what a bus_restart needs of the NATS bus.
@@ -171,11 +183,34 @@ func (c *chaos) record(kind, detail string) {
 	}
 }
 
-// schedule hands every entry of the timeline to the driver.
+// schedule hands every timed entry of the timeline to the driver and
+// keeps the triggered ones for fire.
 func (c *chaos) schedule() {
-	for i, f := range c.sc.SortedFaults() {
+	timed := c.sc.SortedFaults()
+	for i, f := range timed {
 		c.drv.At(f.At, func() { c.apply(i, f) })
 	}
+	for j, f := range c.sc.TriggeredFaults() {
+		c.triggers = append(c.triggers, &trigger{i: len(timed) + j, f: f})
+	}
+}
+
+// fire applies, at the time of oracle sample s, the triggered entries
+// whose protocol event has happened often enough by then (checked at every
+// sample: cheap, and as fine-grained as oracle.interval). It returns the
+// latest end of the disturbances they start, and whether any fired.
+func (c *chaos) fire(s Sample) (until time.Duration, fired bool) {
+	for _, t := range c.triggers {
+		if t.done || s.Events[t.f.When] < t.f.Count {
+			continue
+		}
+		t.done, fired = true, true
+		f := t.f
+		f.At = s.T
+		c.drv.At(s.T, func() { c.apply(t.i, f) })
+		until = max(until, f.At+f.RestartAfter+f.DownFor)
+	}
+	return until, fired
 }
 
 // apply carries out timeline entry i.

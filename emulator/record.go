@@ -112,6 +112,17 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	return s
 }
 
+// extend moves the end of the last disturbance to until if that is later
+// (a fault triggered by a protocol event during the run).
+func (r *recorder) extend(until time.Duration) {
+	if until > r.until {
+		r.until = until
+		if r.cleanSince >= 0 && r.cleanSince < until {
+			r.cleanSince = -1
+		}
+	}
+}
+
 // exact reports whether the overlay is whole and every table exact.
 func exact(rep oracle.Report) bool {
 	return rep.BrokenLinks == 0 && rep.ZoneGaps == 0 && rep.ZoneOverlaps == 0 && rep.UncoveredFraction == 0

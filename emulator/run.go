@@ -171,6 +171,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			bl = backlog()
 		}
 		s := rec.sample(t, states, drv.BusStats(), bl)
+		if until, fired := cha.fire(s); fired && t < sc.Duration {
+			rec.extend(until)
+		}
 		if opts.Progress != nil {
 			opts.Progress(s)
 		}

@@ -29,6 +29,11 @@ type Fault struct {
 	At   time.Duration
 	Kind string // one of FaultKinds
 	Line int    // line in the scenario file, 0 if none
+	// When, instead of At, names a protocol event (TriggerEvents): the
+	// fault happens at the first oracle sample at which Count such events
+	// (summed over all peers) have happened. At is then that sample's time.
+	When  string
+	Count uint64
 
 	// partition: the peers on one side — a fraction of all addresses (by a
 	// hash of the seed, the entry and the address), a region, or explicit
@@ -65,6 +70,12 @@ const (
 	FaultBusRestart = "bus_restart"
 )
 
+// TriggerEvents are the protocol events a fault can wait for (when:), the
+// names of overlay.events in the results.
+var TriggerEvents = []string{"join_owned", "join_retry", "route_drop", "link_learned", "takeover", "leave_seen",
+	"failure_detected", "broken_link_detected", "full_update_request", "zone_query", "orphan_claimed",
+	"extra_yielded", "extra_handed", "probe", "zone_conflict", "rejoin", "hole_claimed"}
+
 // FaultKinds lists the kinds a timeline entry can have.
 var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultBusRestart}
 
@@ -90,7 +101,7 @@ var faultExample = map[string]string{
 	FaultBusRestart: "bus_restart: {down_for: 5s}",
 }
 
-const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, bus_restart {down_for}; e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
+const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, bus_restart {down_for}; e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
 
 // faults reads the top-level "faults" list.
 func (p *parser) faults(s *Scenario, v *yaml.Node) {
@@ -121,11 +132,22 @@ func (p *parser) fault(key string, e *yaml.Node) (Fault, bool) {
 		return f, false
 	}
 	ok, sawAt := true, false
-	valid := append([]string{"at"}, FaultKinds...)
+	valid := append([]string{"at", "when"}, FaultKinds...)
 	for i := 0; i+1 < len(e.Content); i += 2 {
 		k, v := e.Content[i], deref(e.Content[i+1])
 		switch {
+		case k.Value == "when":
+			if sawAt {
+				p.add(k, key, "an entry has either at or when, not both — at: 10m, or when: {event: takeover}")
+				ok = false
+			}
+			sawAt = true
+			ok = p.trigger(key+".when", &f, v) && ok
 		case k.Value == "at":
+			if sawAt {
+				p.add(k, key, "an entry has either at or when, not both — at: 10m, or when: {event: takeover}")
+				ok = false
+			}
 			sawAt = true
 			d, msg := readDuration(v)
 			if msg != "" {
@@ -151,7 +173,7 @@ func (p *parser) fault(key string, e *yaml.Node) (Fault, bool) {
 		}
 	}
 	if !sawAt {
-		p.add(e, key, "the fault has no at — write when it happens, e.g. at: 10m")
+		p.add(e, key, "the fault has no at — write when it happens, e.g. at: 10m (or when: {event: takeover} to wait for a protocol event)")
 		ok = false
 	}
 	if f.Kind == "" && ok {
@@ -159,6 +181,44 @@ func (p *parser) fault(key string, e *yaml.Node) (Fault, bool) {
 		ok = false
 	}
 	return f, ok
+}
+
+// trigger reads a fault's when: {event: NAME, count: N}.
+func (p *parser) trigger(key string, f *Fault, v *yaml.Node) bool {
+	if v.Kind != yaml.MappingNode {
+		p.add(v, key, fmt.Sprintf("found %s — write when: {event: takeover} (events: %s)", kindName(v), strings.Join(TriggerEvents, ", ")))
+		return false
+	}
+	f.Count = 1
+	ok := true
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, n := v.Content[i], deref(v.Content[i+1])
+		switch k.Value {
+		case "event":
+			if !slices.Contains(TriggerEvents, n.Value) {
+				msg := fmt.Sprintf("%s is not a protocol event", show(n))
+				if m := closest(n.Value, TriggerEvents); m != "" {
+					msg += fmt.Sprintf(" — did you mean %q?", m)
+				}
+				p.add(n, key+".event", msg+" Events: "+strings.Join(TriggerEvents, ", "))
+				ok = false
+			}
+			f.When = n.Value
+		case "count":
+			if !wholeNumber(n) || n.Decode(&f.Count) != nil || f.Count == 0 {
+				p.add(n, key+".count", fmt.Sprintf("%s is not a count — write a whole number from 1, e.g. count: 10", show(n)))
+				ok = false
+			}
+		default:
+			p.add(k, key, fmt.Sprintf("unknown key %q in when — write event (and optionally count), e.g. when: {event: takeover, count: 5}", k.Value))
+			ok = false
+		}
+	}
+	if f.When == "" && ok {
+		p.add(v, key, "when names no event — write e.g. when: {event: takeover}")
+		ok = false
+	}
+	return ok
 }
 
 // faultBody reads the mapping under a fault's kind.
@@ -291,7 +351,7 @@ func checkFaults(s *Scenario) Errors {
 			add(i, f, fmt.Sprintf("unknown fault kind %q — write one of %s", f.Kind, strings.Join(FaultKinds, ", ")))
 			continue
 		}
-		if f.At < 0 || f.At >= s.Duration {
+		if f.When == "" && (f.At < 0 || f.At >= s.Duration) {
 			add(i, f, fmt.Sprintf("at %s is not within the run (duration %s) — write a time from 0s to before %s", fmtDuration(f.At), fmtDuration(s.Duration), fmtDuration(s.Duration)))
 		}
 		if f.Region >= s.Link.Regions {
@@ -323,14 +383,14 @@ func checkFaults(s *Scenario) Errors {
 				names[f.Name] = true
 			}
 		case FaultHeal:
-			if f.Name != "" && !names[f.Name] {
+			if f.Name != "" && !names[f.Name] && f.When == "" {
 				add(i, f, fmt.Sprintf("no earlier partition is named %q — name the partition (partition: {name: %s, ...}) or write heal: {} to heal all", f.Name, f.Name))
 			}
 		case FaultCrash:
 			if (f.Fraction > 0) == (f.Region >= 0) {
 				add(i, f, "a crash needs exactly one of fraction (above 0) or region — e.g. crash: {fraction: 0.2}")
 			}
-			if f.RestartAfter > 0 && f.At+f.RestartAfter >= s.Duration {
+			if f.When == "" && f.RestartAfter > 0 && f.At+f.RestartAfter >= s.Duration {
 				add(i, f, fmt.Sprintf("the restart at %s is not within the run — shorten restart_after or lengthen duration", fmtDuration(f.At+f.RestartAfter)))
 			}
 		case FaultBusRestart:
@@ -342,11 +402,28 @@ func checkFaults(s *Scenario) Errors {
 	return errs
 }
 
-// SortedFaults returns the timeline in the order the faults happen (by at,
-// then as written).
+// SortedFaults returns the timed part of the timeline (entries with at) in
+// the order the faults happen (by at, then as written).
 func (s Scenario) SortedFaults() []Fault {
-	out := slices.Clone(s.Faults)
+	var out []Fault
+	for _, f := range s.Faults {
+		if f.When == "" {
+			out = append(out, f)
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	return out
+}
+
+// TriggeredFaults returns the entries that wait for a protocol event, as
+// written.
+func (s Scenario) TriggeredFaults() []Fault {
+	var out []Fault
+	for _, f := range s.Faults {
+		if f.When != "" {
+			out = append(out, f)
+		}
+	}
 	return out
 }
 
@@ -395,9 +472,16 @@ func faultsNode(fs []Fault) *yaml.Node {
 			kv("down_for", strNode(fmtDuration(f.DownFor)))
 		}
 		entry := &yaml.Node{Kind: yaml.MappingNode}
-		entry.Content = append(entry.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Value: "at"}, strNode(fmtDuration(f.At)),
-			&yaml.Node{Kind: yaml.ScalarNode, Value: f.Kind}, body)
+		if f.When != "" {
+			when := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+			when.Content = append(when.Content,
+				&yaml.Node{Kind: yaml.ScalarNode, Value: "event"}, strNode(f.When),
+				&yaml.Node{Kind: yaml.ScalarNode, Value: "count"}, plainNode(strconv.FormatUint(f.Count, 10)))
+			entry.Content = append(entry.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "when"}, when)
+		} else {
+			entry.Content = append(entry.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "at"}, strNode(fmtDuration(f.At)))
+		}
+		entry.Content = append(entry.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: f.Kind}, body)
 		seq.Content = append(seq.Content, entry)
 	}
 	return seq

@@ -640,6 +640,9 @@ func TestFaultErrors(t *testing.T) {
 		{"faults:\n  - at: 1m\n    bus_restart: {down_for: 5}\n", `in.yaml:3:29: faults[0].bus_restart.down_for: 5 is not a duration`},
 		{"faults:\n  - at: 1m\n    bus_restart: {}\n", `in.yaml:2: faults[0]: bus_restart needs a positive down_for`},
 		{"faults: {at: 1m}\n", `in.yaml:1:9: faults: found a mapping where the fault timeline belongs — write a list of entries`},
+		{"faults:\n  - when: {event: takeovr}\n    heal: {}\n", `in.yaml:2:19: faults[0].when.event: "takeovr" is not a protocol event — did you mean "takeover"?`},
+		{"faults:\n  - at: 1m\n    when: {event: takeover}\n    heal: {}\n", `in.yaml:3:5: faults[0]: an entry has either at or when, not both`},
+		{"faults:\n  - when: {event: takeover, count: 0}\n    heal: {}\n", `in.yaml:2:36: faults[0].when.count: 0 is not a count`},
 	}
 	for _, c := range cases {
 		s, err := Parse("in.yaml", []byte(c.yaml))
