@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -365,20 +366,12 @@ func (c *chaos) summary(bs bus.Stats) FaultSummary {
 	return FaultSummary{
 		Delayed: c.chain.Faults().Delayed,
 		Events:  slices.Clone(c.events),
-		ByKind:  maps(c.byKind),
+		ByKind:  maps.Clone(c.byKind),
 		Dropped: map[string]uint64{
 			"partition": d.Partition, "loss": d.Loss, "bus_outage": d.BusOutage, "bus_lost": d.BusLost,
 		},
 		Duplicated: d.Duplicated,
 	}
-}
-
-func maps(m map[string]uint64) map[string]uint64 {
-	out := make(map[string]uint64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // outageBus is the deterministic driver's bus outage: while down, every

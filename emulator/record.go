@@ -171,7 +171,8 @@ func partitionName(i int, f scenario.Fault) string {
 	return fmt.Sprintf("partition-%d", i)
 }
 
-// invariants are the end-of-run checks (ISSUE: faults; jobs join later).
+// invariants are the end-of-run checks: the overlay reconverged in time
+// after the last disturbance; job conservation joins once jobs exist.
 func (r *recorder) invariants() InvariantsSummary {
 	last := r.series[len(r.series)-1]
 	period := r.sc.Overlay.Heartbeat.Period

@@ -207,6 +207,11 @@ type Node struct {
 	// zone covers (and nobody awaits); holeSeen says whether it still does.
 	holeSince time.Duration
 	holeSeen  bool
+	// holeKey fingerprints what the last hole check read (our zones, the
+	// table, the awaited zones); holeAt is its answer. Unchanged inputs
+	// give the same answer, so the check is skipped.
+	holeKey uint64
+	holeAt  can.Point
 
 	ready  Ready
 	status Status
@@ -828,7 +833,7 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 	n.zone, n.extra, n.history = can.Zone{}, nil, nil
 	n.nbrs, n.awaited, n.pending = nil, nil, nil
 	clear(n.suspects)
-	n.holeSeen = false
+	n.holeSeen, n.holeKey = false, 0
 	n.version++
 	n.contact = contact
 	n.sendJoin()
@@ -868,11 +873,12 @@ func overlapsAnyZone(w, z can.Zone, x []can.Zone) bool {
 
 // overlapAny reports whether any zone of a overlaps any zone of b.
 func overlapAny(a, b *Neighbor) bool {
-	for _, za := range append([]can.Zone{a.Zone}, a.Extra...) {
-		for _, zb := range append([]can.Zone{b.Zone}, b.Extra...) {
-			if can.Overlaps(za, zb) {
-				return true
-			}
+	if overlapsAnyZone(a.Zone, b.Zone, b.Extra) {
+		return true
+	}
+	for _, e := range a.Extra {
+		if overlapsAnyZone(e, b.Zone, b.Extra) {
+			return true
 		}
 	}
 	return false
@@ -1312,7 +1318,12 @@ func (n *Node) claimOrphans(now time.Duration) {
 // (can.EmptyBox). The box may reach into zones we do not know; their own
 // zones win over it when we meet (settleClaims), so it shrinks to the hole.
 func (n *Node) claimHoles(now time.Duration) {
-	q, ok := n.holeWitness(now)
+	key := n.borderKey(now)
+	if key != n.holeKey {
+		n.holeKey = key
+		n.holeAt, _ = n.holeWitness(now)
+	}
+	q, ok := n.holeAt, n.holeAt != nil
 	if !ok {
 		n.holeSeen = false
 		return
@@ -1341,7 +1352,7 @@ func (n *Node) claimHoles(now time.Duration) {
 	for k := range b.Lo {
 		b.Lo[k], b.Hi[k] = max(b.Lo[k], lim.Lo[k]), min(b.Hi[k], lim.Hi[k])
 	}
-	n.holeSeen = false
+	n.holeSeen, n.holeKey = false, 0
 	n.status.HolesClaimed++
 	old := slices.Clone(n.nbrs)
 	n.extra = append(n.extra, b)
@@ -1381,6 +1392,21 @@ func boundingBox(a, b can.Zone) can.Zone {
 		out.Lo[k], out.Hi[k] = min(a.Lo[k], b.Lo[k]), max(a.Hi[k], b.Hi[k])
 	}
 	return out
+}
+
+// borderKey fingerprints the inputs of holeWitness: our zone version, the
+// ids and versions in our table, and the awaited zones still waited for.
+func (n *Node) borderKey(now time.Duration) uint64 {
+	h := n.version*0x9e3779b97f4a7c15 + uint64(len(n.nbrs))
+	for _, nb := range n.nbrs {
+		h = (h^uint64(nb.ID))*0x100000001b3 + nb.Version
+	}
+	for _, a := range n.awaited {
+		if a.giveUp > now {
+			h = h*31 + uint64(a.giveUp)
+		}
+	}
+	return h | 1 // never 0, the "not computed" key
 }
 
 // knownZones lists every zone we know of: ours, our neighbors' (extras

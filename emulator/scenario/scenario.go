@@ -264,7 +264,7 @@ func Keys() []KeyDoc {
 		out = append(out, KeyDoc{Key: f.key, Default: scalarText(f.encode(&d)), Doc: f.doc})
 	}
 	out = append(out, KeyDoc{Key: "link.region_latency", Default: "[]", Doc: regionLatencyDoc})
-	return append(out, KeyDoc{Key: "faults", Default: "[]", Doc: faultsDoc})
+	return append(out, KeyDoc{Key: "faults", Default: "[]", Doc: faultsDoc + " Events for when: " + strings.Join(TriggerEvents, ", ") + "."})
 }
 
 // YAML renders the effective scenario — every key, defaults filled in — as
