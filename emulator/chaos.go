@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -94,22 +96,15 @@ type natsController interface {
 	StartServer() error
 }
 
-// busWrapper is implemented by both drivers: it puts the fault layer
-// between the peers and the bus.
-type busWrapper interface {
-	WrapBus(func(bus.Bus) bus.Bus)
-}
-
 // newChaos installs the link model on the driver (before any peer exists)
 // and sets it up as the scenario's link section says.
 func newChaos(sc scenario.Scenario, drv Driver, m *metrics.Run, ids *idAlloc, logger *slog.Logger) *chaos {
 	c := &chaos{sc: sc, drv: drv, m: m, logger: logger, ids: ids, byKind: map[string]uint64{}}
 	c.region = regionOf(sc.Seed, sc.Link.Regions)
-	w := drv.(busWrapper)
-	w.WrapBus(func(inner bus.Bus) bus.Bus {
-		if nb, ok := inner.(natsController); ok {
-			c.nats = nb
-		} else {
+	drv.WrapBus(func(inner bus.Bus) bus.Bus {
+		if nb, ok := inner.(*bus.NATSBus); ok && nb.Server() != nil {
+			c.nats = nb // an embedded server gridbed can stop
+		} else if _, ok := inner.(*bus.NATSBus); !ok {
 			c.outage = &outageBus{Bus: inner}
 			inner = c.outage
 		}
@@ -168,6 +163,7 @@ func (c *chaos) drops() metrics.Drops {
 	if c.outage != nil {
 		d.BusOutage = c.outage.dropped.Load()
 	}
+	d.BusLost = c.drv.BusStats().Lost
 	return d
 }
 
@@ -333,23 +329,18 @@ func (c *chaos) busRestart(f scenario.Fault) {
 		c.record(f.Kind, fmt.Sprintf("bus down for %v: messages sent meanwhile are lost", f.DownFor))
 		c.drv.At(f.At+f.DownFor, func() { c.outage.down.Store(false) })
 	case c.nats != nil:
+		c.record(f.Kind, fmt.Sprintf("embedded NATS server stopped for %v", f.DownFor))
 		// Stopping and starting the server takes wall time; do it off the
 		// timer goroutine so that peers' timers keep firing.
-		stopped := make(chan struct{})
-		go func() {
-			defer close(stopped)
-			if err := c.nats.StopServer(); err != nil {
-				c.record(f.Kind, "not applied: "+err.Error())
-				return
-			}
-			c.record(f.Kind, fmt.Sprintf("embedded NATS server stopped for %v", f.DownFor))
-		}()
+		stopped := make(chan error, 1)
+		go func() { stopped <- c.nats.StopServer() }()
 		c.drv.At(f.At+f.DownFor, func() {
 			go func() {
-				<-stopped
-				if err := c.nats.StartServer(); err != nil && c.logger != nil {
-					c.logger.Error("NATS server restart failed", "err", err)
+				if err := <-stopped; err != nil {
+					c.warn("NATS server stop failed", err)
+					return
 				}
+				c.warn("NATS server restart failed", c.nats.StartServer())
 			}()
 		})
 	default:
@@ -357,15 +348,21 @@ func (c *chaos) busRestart(f scenario.Fault) {
 	}
 }
 
+// warn logs a bus fault's error, unless the run has already closed the bus.
+func (c *chaos) warn(msg string, err error) {
+	if err != nil && !errors.Is(err, bus.ErrClosed) && c.logger != nil {
+		c.logger.Error(msg, "err", err)
+	}
+}
+
 // summary is the faults section of the results.
-func (c *chaos) summary(bs bus.Stats) FaultSummary {
+func (c *chaos) summary() FaultSummary {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.drops()
-	d.BusLost = bs.Lost
 	return FaultSummary{
 		Delayed: c.chain.Faults().Delayed,
-		Events:  slices.Clone(c.events),
+		Events:  slices.SortedStableFunc(slices.Values(c.events), func(a, b FaultEvent) int { return cmp.Compare(a.TSeconds, b.TSeconds) }),
 		ByKind:  maps.Clone(c.byKind),
 		Dropped: map[string]uint64{
 			"partition": d.Partition, "loss": d.Loss, "bus_outage": d.BusOutage, "bus_lost": d.BusLost,

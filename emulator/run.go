@@ -192,7 +192,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
 	sum.Churn = churned.summary()
-	sum.Faults = cha.summary(drv.BusStats())
+	sum.Faults = cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
 	sum.Invariants = rec.invariants()
 	if rec.until >= 0 {

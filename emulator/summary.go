@@ -76,9 +76,10 @@ type Summary struct {
 		Repairs            uint64 `json:"repairs"`
 		FailuresDetected   uint64 `json:"failures_detected"`
 		FullUpdateRequests uint64 `json:"full_update_requests"`
-		// ReconvergeSeconds is the emulated time from the end of churn to
-		// the first oracle sample with no broken link, gap or overlap; null
-		// without churn or if that never happened.
+		// ReconvergeSeconds is the emulated time from the end of the last
+		// disturbance (churn, faults) to the oracle sample from which on
+		// there was no broken link, gap or overlap; null without churn or
+		// faults, or if that never happened.
 		ReconvergeSeconds *float64          `json:"reconverge_seconds"`
 		ZoneGaps          int               `json:"zone_gaps"`
 		ZoneOverlaps      int               `json:"zone_overlaps"`

@@ -191,6 +191,6 @@ func (d *Delay) Unregister(addr bus.Address) { d.inner.Unregister(addr) }
 // Stats returns the inner bus's counters.
 func (d *Delay) Stats() bus.Stats { return d.inner.Stats() }
 
-// Close closes the inner bus. Messages still being delayed are published to
-// it when due, fail, and are counted in DelayStats.PublishErrs.
+// Close closes the inner bus. Messages still being delayed are published
+// when due, if the scheduler still runs then, and fail (PublishErrs).
 func (d *Delay) Close() error { return d.inner.Close() }

@@ -40,7 +40,7 @@ type Config struct {
 	Dims int
 	// HeartbeatPeriod is the emulated time between two heartbeats.
 	HeartbeatPeriod time.Duration
-	// Mode is the heartbeat mode (only ModeVanilla so far).
+	// Mode is the heartbeat mode: ModeVanilla (default), ModeCompact or ModeAdaptive.
 	Mode string
 	// JoinTimeout is how long a joiner waits for its JOIN to be accepted
 	// before it asks the driver for a new bootstrap contact. Default: two
@@ -325,8 +325,16 @@ func (n *Node) Bootstrap(now time.Duration, contact NodeID) {
 	if n.joined || n.left {
 		return
 	}
-	if contact == 0 || contact == n.id {
+	if contact == 0 {
 		n.becomeMember(now, 0, can.Whole(n.cfg.Dims), nil, nil)
+		return
+	}
+	if contact == n.id {
+		// A node joining again is still in the driver's directory and may
+		// be handed itself: it must not found a second overlay. Ask again
+		// after the join timeout.
+		n.joinRetry = now + n.cfg.JoinTimeout
+		n.timer(TimerJoinRetry, n.joinRetry)
 		return
 	}
 	n.contact = contact
@@ -777,12 +785,14 @@ func (n *Node) probeSuspects(now time.Duration) {
 	}
 	slices.Sort(ids) // a deterministic order of sends
 	for _, id := range ids {
-		age := now - n.suspects[id]
-		if age > probeWindow*p {
+		// Whole periods since the failure, rounded: heartbeats in the
+		// emulator run a little late, by varying amounts.
+		k := (now - n.suspects[id] + p/2) / p
+		if k > probeWindow {
 			delete(n.suspects, id)
 			continue
 		}
-		if age < probeEvery*p || (age/p)%probeEvery != 0 {
+		if k < probeEvery || k%probeEvery != 0 {
 			continue
 		}
 		if probe == nil {
@@ -917,6 +927,9 @@ func (n *Node) upsert(nb *Neighbor) {
 //     (onShortHeartbeat).
 func (n *Node) heartbeat(now time.Duration) {
 	n.detectFailures(now)
+	if !n.joined {
+		return // lost a zone conflict while taking over: joining again
+	}
 	n.probeSuspects(now)
 	n.claimOrphans(now)
 	n.claimHoles(now)
@@ -1027,6 +1040,9 @@ func (n *Node) detectFailures(now time.Duration) {
 		}
 	}
 	for _, nb := range silent {
+		if !n.joined {
+			return // lost a zone conflict while taking over: joining again
+		}
 		if _, ok := n.find(nb.ID); !ok {
 			continue // removed by an earlier take-over in this loop
 		}
@@ -1037,7 +1053,9 @@ func (n *Node) detectFailures(now time.Duration) {
 		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, nb.List) {
 			n.forget(nb.ID)
 		}
-		n.await(now, nb.Zone, nb.Extra)
+		if n.joined {
+			n.await(now, nb.Zone, nb.Extra)
+		}
 	}
 }
 
@@ -1082,6 +1100,9 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 	n.pruneHistory()
 	for _, info := range list {
 		n.learn(now, info, fromJoin)
+		if !n.joined {
+			return true // lost a zone conflict on the departed node's news: joining again
+		}
 	}
 	n.zoneChanged(now, old, nil)
 	if n.cfg.Mode == ModeAdaptive {
@@ -1556,7 +1577,9 @@ func (n *Node) onLeave(now time.Duration, from NodeID, m *wire.Leave) {
 	if !n.absorb(now, from, z, m.LastSplit, m.Neighbors) {
 		n.forget(from)
 	}
-	n.await(now, z, x)
+	if n.joined {
+		n.await(now, z, x)
+	}
 }
 
 // checkBorder is the adaptive scheme's local broken-link detection (002

@@ -1646,3 +1646,31 @@ func TestOverlappingClaimsSettle(t *testing.T) {
 		t.Fatalf("C's extras after A's own zone grew over part of them: %v, want [%v]", c.extra, want)
 	}
 }
+
+// TestRejoinWhileTakingOver: a node whose take-over of a failed neighbor
+// reveals a node owning part of its grown zone with a better claim gives
+// up and joins again — in the middle of its heartbeat, which must stop
+// there (regression: the hole check ran on the emptied zone).
+func TestRejoinWhileTakingOver(t *testing.T) {
+	h, q := uint64(1)<<31, uint64(3)<<30
+	a := tMember(t, 1, can.Point{1, 1}, tZone2(0, h, 0, can.Span), 2)
+	// D = [½,1)×[0,1), split off A (A is its take-over node); its list
+	// names X = [¾,1)×[0,1), a joiner A never heard of.
+	a.upsert(&Neighbor{ID: 4, Zone: tZone2(h, can.Span, 0, can.Span), Version: 1, Heard: true,
+		LastSplit: &wire.Split{Dim: 0, At: h, Upper: true, Sibling: 1},
+		List:      []*wire.NodeInfo{{Id: 5, Zone: zoneToWire(tZone2(q, can.Span, 0, can.Span)), Version: 1}}})
+	now := time.Duration(a.cfg.FailAfter+1) * a.cfg.HeartbeatPeriod
+	a.Tick(now, TimerHeartbeat)
+	r := tDrain(a)
+	if a.Joined() || a.Status().Rejoins != 1 {
+		t.Fatalf("joined %v, rejoins %d: A kept a zone overlapping X's better claim", a.Joined(), a.Status().Rejoins)
+	}
+	if j := tTo[*wire.Join](t, r, 5); j.Joiner != 1 {
+		t.Fatalf("rejoin JOIN %v", j)
+	}
+	// Handed itself as a contact, it waits instead of founding an overlay.
+	a.Bootstrap(now, 1)
+	if a.Joined() {
+		t.Fatal("a rejoining node founded a second overlay with itself as contact")
+	}
+}

@@ -63,6 +63,8 @@ type Driver struct {
 	head     *actor.PID // first peer of the join sequence, started by Start
 	headSlot time.Duration
 	closed   bool
+	started  bool         // Start was called
+	early    []earlyTimer // At calls made before Start
 }
 
 // New starts the clock (emulated time 0 is now), the actor system and the bus.
@@ -191,7 +193,24 @@ func (d *Driver) newPeer(id overlay.NodeID, point can.Point, slot time.Duration,
 }
 
 // At runs fn at emulated time t on the timer goroutine (it must not block).
-func (d *Driver) At(t time.Duration, fn func()) { d.timers.At(t, func(time.Time) { fn() }) }
+// Calls made before Start are held until Start has restarted the clock:
+// the timer service turns emulated times into wall instants when they are
+// scheduled, and the clock's origin moves at Start.
+func (d *Driver) At(t time.Duration, fn func()) {
+	d.mu.Lock()
+	if !d.started {
+		d.early = append(d.early, earlyTimer{t, fn})
+		d.mu.Unlock()
+		return
+	}
+	d.mu.Unlock()
+	d.timers.At(t, func(time.Time) { fn() })
+}
+
+type earlyTimer struct {
+	at time.Duration
+	fn func()
+}
 
 // Join adds peer id (next in order) at point; it starts joining now, not in
 // the initial sequence (churn).
@@ -263,6 +282,14 @@ func (d *Driver) Start() {
 	d.clock.Restart()
 	if d.head != nil {
 		d.startAt(d.head, d.headSlot)
+	}
+	d.mu.Lock()
+	early := d.early
+	d.early, d.started = nil, true
+	d.mu.Unlock()
+	for _, e := range early {
+		fn := e.fn
+		d.timers.At(e.at, func(time.Time) { fn() })
 	}
 }
 

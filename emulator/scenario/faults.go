@@ -345,8 +345,16 @@ func checkFaults(s *Scenario) Errors {
 	add := func(i int, f Fault, msg string) {
 		errs = append(errs, &Error{Source: s.Source, Line: f.Line, Key: fmt.Sprintf("faults[%d]", i), Msg: msg})
 	}
+	// Named heals must follow their partition in time: walk the timed
+	// entries in time order (index i still names the entry as written).
+	order := make([]int, len(s.Faults))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return s.Faults[order[a]].At < s.Faults[order[b]].At })
 	names := map[string]bool{}
-	for i, f := range s.Faults {
+	for _, i := range order {
+		f := s.Faults[i]
 		if !slices.Contains(FaultKinds, f.Kind) {
 			add(i, f, fmt.Sprintf("unknown fault kind %q — write one of %s", f.Kind, strings.Join(FaultKinds, ", ")))
 			continue

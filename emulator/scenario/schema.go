@@ -54,7 +54,7 @@ var schema = []field{
 		"Heartbeat protocol variant: vanilla, compact or adaptive."),
 	intField("overlay.heartbeat.fail_after", func(s *Scenario) *int { return &s.Overlay.Heartbeat.FailAfter }, 3, 1, 100,
 		"a valid missed-heartbeat limit",
-		"Consecutive missed heartbeats after which a neighbor is declared failed, 1 to 100 (used once failure detection lands; no peer fails yet)."),
+		"Consecutive missed heartbeats after which a neighbor is declared failed, 1 to 100."),
 
 	durationField("churn.interval", func(s *Scenario) *time.Duration { return &s.Churn.Interval }, 0,
 		"Mean emulated time between churn events (Poisson); each is a join or a departure with equal probability. 0s: no churn.",
@@ -262,7 +262,7 @@ func nonNegative(noun string, example time.Duration) func(*Scenario, time.Durati
 
 // churnStart checks churn.start: within the run, when churn is on.
 func churnStart(s *Scenario, d time.Duration) string {
-	if s.Churn.Interval == 0 && d >= 0 {
+	if !s.Churn.On() && d >= 0 {
 		return ""
 	}
 	return shorterThanRun("churn start", "start churn before the run ends", 2*time.Minute, true)(s, d)
@@ -273,7 +273,7 @@ func churnStop(s *Scenario, d time.Duration) string {
 	switch {
 	case d < 0:
 		return fmt.Sprintf("%s is not a valid churn stop — write 0s (the end of the run) or a time after churn.start", fmtDuration(d))
-	case d == 0 || s.Churn.Interval == 0:
+	case d == 0 || !s.Churn.On():
 		return ""
 	case d <= s.Churn.Start:
 		return fmt.Sprintf("%s is not after churn.start %s — write a later time, or 0s for the end of the run", fmtDuration(d), fmtDuration(s.Churn.Start))
