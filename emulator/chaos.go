@@ -168,8 +168,9 @@ func (c *chaos) drops() metrics.Drops {
 }
 
 // record notes one applied fault in the results, the metrics and the log.
-func (c *chaos) record(kind, detail string) {
-	t := c.drv.Now()
+// t is the fault's scheduled emulated time (the emulator driver applies it
+// a little later; oracle samples are labelled with scheduled times too).
+func (c *chaos) record(t time.Duration, kind, detail string) {
 	c.mu.Lock()
 	c.events = append(c.events, FaultEvent{TSeconds: t.Seconds(), Kind: kind, Detail: detail})
 	c.byKind[kind]++
@@ -221,24 +222,24 @@ func (c *chaos) apply(i int, f scenario.Fault) {
 		if f.OneWay {
 			dir = "one way: its messages to the rest are lost"
 		}
-		c.record(f.Kind, fmt.Sprintf("%s: %s cut off from the rest, %s", name, what, dir))
+		c.record(f.At, f.Kind, fmt.Sprintf("%s: %s cut off from the rest, %s", name, what, dir))
 	case scenario.FaultHeal:
 		if f.Name != "" {
 			c.chain.Partition.Heal(f.Name)
-			c.record(f.Kind, f.Name)
+			c.record(f.At, f.Kind, f.Name)
 		} else {
 			c.chain.Partition.HealAll()
-			c.record(f.Kind, "every partition")
+			c.record(f.At, f.Kind, "every partition")
 		}
 	case scenario.FaultLatency:
 		c.chain.Delay.SetLatency(latency(f.Latency))
-		c.record(f.Kind, fmt.Sprintf("%s, mean %v, jitter %v", f.Latency.Dist, f.Latency.Mean, f.Latency.Jitter))
+		c.record(f.At, f.Kind, fmt.Sprintf("%s, mean %v, jitter %v", f.Latency.Dist, f.Latency.Mean, f.Latency.Jitter))
 	case scenario.FaultLoss:
 		c.chain.Loss.SetLoss(f.P)
-		c.record(f.Kind, fmt.Sprintf("p = %g", f.P))
+		c.record(f.At, f.Kind, fmt.Sprintf("p = %g", f.P))
 	case scenario.FaultDuplicate:
 		c.chain.Duplicate.SetDuplicate(f.P)
-		c.record(f.Kind, fmt.Sprintf("p = %g", f.P))
+		c.record(f.At, f.Kind, fmt.Sprintf("p = %g", f.P))
 	case scenario.FaultCrash:
 		c.crash(i, f)
 	case scenario.FaultBusRestart:
@@ -294,10 +295,10 @@ func (c *chaos) crash(i int, f scenario.Fault) {
 		what = fmt.Sprintf("%d peers of region %d", len(ids), f.Region)
 	}
 	if f.RestartAfter <= 0 {
-		c.record(f.Kind, what)
+		c.record(f.At, f.Kind, what)
 		return
 	}
-	c.record(f.Kind, what+fmt.Sprintf("; they restart as new peers after %v", f.RestartAfter))
+	c.record(f.At, f.Kind, what+fmt.Sprintf("; they restart as new peers after %v", f.RestartAfter))
 	points := make([]can.Point, len(ids))
 	for j, id := range ids {
 		points[j] = c.ids.point(id)
@@ -314,7 +315,7 @@ func (c *chaos) crash(i int, f scenario.Fault) {
 			}
 			n++
 		}
-		c.record("restart", fmt.Sprintf("%d crashed peers rejoined as new peers, state lost", n))
+		c.record(f.At+f.RestartAfter, "restart", fmt.Sprintf("%d crashed peers rejoined as new peers, state lost", n))
 	})
 }
 
@@ -326,10 +327,10 @@ func (c *chaos) busRestart(f scenario.Fault) {
 	switch {
 	case c.outage != nil:
 		c.outage.down.Store(true)
-		c.record(f.Kind, fmt.Sprintf("bus down for %v: messages sent meanwhile are lost", f.DownFor))
+		c.record(f.At, f.Kind, fmt.Sprintf("bus down for %v: messages sent meanwhile are lost", f.DownFor))
 		c.drv.At(f.At+f.DownFor, func() { c.outage.down.Store(false) })
 	case c.nats != nil:
-		c.record(f.Kind, fmt.Sprintf("embedded NATS server stopped for %v", f.DownFor))
+		c.record(f.At, f.Kind, fmt.Sprintf("embedded NATS server stopped for %v", f.DownFor))
 		// Stopping and starting the server takes wall time; do it off the
 		// timer goroutine so that peers' timers keep firing.
 		stopped := make(chan error, 1)
@@ -344,7 +345,7 @@ func (c *chaos) busRestart(f scenario.Fault) {
 			}()
 		})
 	default:
-		c.record(f.Kind, "not applied: the bus is an external NATS server, which gridbed does not control")
+		c.record(f.At, f.Kind, "not applied: the bus is an external NATS server, which gridbed does not control")
 	}
 }
 
