@@ -1145,15 +1145,19 @@ func (n *Node) zoneChanged(now time.Duration, old []*Neighbor, others []*wire.No
 
 // abuts reports whether a node holding zone z and extra zones x is our
 // neighbor: whether any of its zones abuts any of ours.
+// It is called for every entry of every list we receive, so it does not
+// build n.zones().
 func (n *Node) abuts(z can.Zone, x []can.Zone) bool {
-	for _, mine := range n.zones() {
-		if _, _, ok := can.Abut(mine, z); ok {
+	touches := func(mine can.Zone) bool {
+		_, _, ok := can.Abut(mine, z)
+		return ok || abutsAny(mine, x)
+	}
+	if touches(n.zone) {
+		return true
+	}
+	for _, e := range n.extra {
+		if touches(e) {
 			return true
-		}
-		for _, e := range x {
-			if _, _, ok := can.Abut(mine, e); ok {
-				return true
-			}
 		}
 	}
 	return false
