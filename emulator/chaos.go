@@ -199,7 +199,7 @@ func (c *chaos) schedule() {
 // latest end of the disturbances they start, and whether any fired.
 func (c *chaos) fire(s Sample) (until time.Duration, fired bool) {
 	for _, t := range c.triggers {
-		if t.done || s.Events[t.f.When] < t.f.Count {
+		if t.done || s.Events[t.f.When]+s.JobEvents[t.f.When] < t.f.Count {
 			continue
 		}
 		t.done, fired = true, true
@@ -242,6 +242,8 @@ func (c *chaos) apply(i int, f scenario.Fault) {
 		c.record(f.At, f.Kind, fmt.Sprintf("p = %g", f.P))
 	case scenario.FaultCrash:
 		c.crash(i, f)
+	case scenario.FaultLeave:
+		c.crash(i, f)
 	case scenario.FaultBusRestart:
 		c.busRestart(f)
 	}
@@ -268,7 +270,8 @@ func (c *chaos) side(i int, f scenario.Fault) (func(bus.Address) bool, string) {
 }
 
 // crash makes a fraction of the members, or a region's members, crash at
-// once; with restart_after as many new peers join later at their points.
+// once (leave: depart gracefully); with restart_after as many new peers
+// join later at their points.
 func (c *chaos) crash(i int, f scenario.Fault) {
 	rng := rand.New(rand.NewPCG(c.sc.Seed, 0x6372617368+uint64(i)))
 	ids := c.drv.DepartPicked(func(members []overlay.NodeID) []overlay.NodeID {
@@ -289,7 +292,7 @@ func (c *chaos) crash(i int, f scenario.Fault) {
 		}
 		slices.Sort(out)
 		return out
-	}, true)
+	}, f.Kind == scenario.FaultCrash)
 	what := fmt.Sprintf("%d peers (%.0f%% of the members)", len(ids), 100*f.Fraction)
 	if f.Region >= 0 {
 		what = fmt.Sprintf("%d peers of region %d", len(ids), f.Region)

@@ -16,13 +16,15 @@ import (
 // Sample is one oracle snapshot of the run: the ground truth and the
 // cumulative traffic at emulated time T.
 type Sample struct {
-	T        time.Duration
-	Oracle   oracle.Report
-	Traffic  metrics.TrafficSnapshot // cumulative since the start
-	Backlog  int64                   // bus messages waiting in mailboxes (emulator)
-	Events   map[string]uint64       // overlay events summed over peers, cumulative
-	LagP99   float64                 // clock lag p99 so far, wall seconds
-	Duration time.Duration           // the run's emulated length, for progress displays
+	T       time.Duration
+	Oracle  oracle.Report
+	Traffic metrics.TrafficSnapshot // cumulative since the start
+	Backlog int64                   // bus messages waiting in mailboxes (emulator)
+	Events  map[string]uint64       // overlay events summed over peers, cumulative
+	// JobEvents are the job events so far, by job_<event> (nil without a workload).
+	JobEvents map[string]uint64
+	LagP99    float64       // clock lag p99 so far, wall seconds
+	Duration  time.Duration // the run's emulated length, for progress displays
 }
 
 // recorder turns samples into the time series, the metrics and the summary.
@@ -173,7 +175,7 @@ func partitionName(i int, f scenario.Fault) string {
 
 // invariants are the end-of-run checks: the overlay reconverged in time
 // after the last disturbance; job conservation joins once jobs exist.
-func (r *recorder) invariants() InvariantsSummary {
+func (r *recorder) invariants(jobsCheck *InvariantCheck) InvariantsSummary {
 	last := r.series[len(r.series)-1]
 	period := r.sc.Overlay.Heartbeat.Period
 	limit := time.Duration(r.sc.Invariants.ReconvergePeriods) * period
@@ -193,6 +195,9 @@ func (r *recorder) invariants() InvariantsSummary {
 		c.Detail = fmt.Sprintf("exact %v after the last disturbance at %v and from then on; the limit is %v (%d heartbeat periods)", took, r.until, limit, r.sc.Invariants.ReconvergePeriods)
 	}
 	jobs := InvariantCheck{Name: "jobs_conserved", OK: true, Detail: "no jobs in this run"}
+	if jobsCheck != nil {
+		jobs = *jobsCheck
+	}
 	return InvariantsSummary{OK: c.OK && jobs.OK, Checks: []InvariantCheck{c, jobs}}
 }
 

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/churn"
 	"github.com/gridbed/gridbed/emulator/live"
@@ -66,6 +68,12 @@ type Driver interface {
 	Collect(ctx context.Context) ([]peer.State, error)
 	BusStats() bus.Stats
 	Close() error
+	// AddClient creates the run's job client (runs with a workload).
+	AddClient(cfg jobs.ClientConfig) error
+	// Submit hands a job to the client; call it in the driver's context (At).
+	Submit(spec *wire.JobSpec)
+	// Member reports whether peer id is a current member of the overlay.
+	Member(id overlay.NodeID) bool
 }
 
 // Options are the run's settings that are not part of the scenario.
@@ -108,6 +116,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter}
+	jr := newJobRun(sc, m)
 
 	var drv Driver
 	var backlog func() int64
@@ -116,11 +125,11 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
-		drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: ocfg, Traffic: m.Traffic})
+		drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: ocfg, Traffic: m.Traffic, Jobs: jr.setup()})
 	case DriverEmulator:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: ocfg, Metrics: m,
-			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger,
+			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: jr.setup(),
 		})
 		if err != nil {
 			return nil, err
@@ -152,8 +161,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	churned := scheduleChurn(drv, plan, nodes, sc.Peers.Count, ids, m, opts.Logger)
 	scheduleSessions(drv, sessions, nodes[sc.Peers.Count+churn.Joins(plan):], sc.Peers.Count, ids, churned, m, opts.Logger)
 	cha.schedule()
+	if err := jr.start(drv); err != nil {
+		return nil, err
+	}
 	drv.Start()
 	rec := newRecorder(sc, drv.Name(), m)
+	var finalStates []peer.State
 	for t := time.Duration(0); ; {
 		t += sc.Oracle.Interval
 		if t > sc.Duration {
@@ -166,11 +179,16 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		if err != nil {
 			return nil, err
 		}
+		finalStates = states
 		var bl int64
 		if backlog != nil {
 			bl = backlog()
 		}
 		s := rec.sample(t, states, drv.BusStats(), bl)
+		if jr != nil {
+			s.JobEvents = jr.events()
+			jr.tally(t, states)
+		}
 		if until, fired := cha.fire(s); fired && t < sc.Duration {
 			rec.extend(until)
 		}
@@ -194,7 +212,13 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	sum.Churn = churned.summary()
 	sum.Faults = cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
-	sum.Invariants = rec.invariants()
+	var jobsCheck *InvariantCheck
+	if jr != nil {
+		var c InvariantCheck
+		sum.Jobs, c = jr.summary(drv.Now(), finalStates)
+		jobsCheck = &c
+	}
+	sum.Invariants = rec.invariants(jobsCheck)
 	if rec.until >= 0 {
 		v := rec.until.Seconds()
 		sum.Faults.DisturbedUntilSeconds = &v

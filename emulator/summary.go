@@ -100,8 +100,10 @@ type Summary struct {
 	Churn      ChurnSummary      `json:"churn"`
 	Faults     FaultSummary      `json:"faults"`
 	Invariants InvariantsSummary `json:"invariants"`
-	Bus        BusSummary        `json:"bus"`
-	Oracle     struct {
+	// Jobs is present when the run had a workload.
+	Jobs   *JobsSummary `json:"jobs,omitempty"`
+	Bus    BusSummary   `json:"bus"`
+	Oracle struct {
 		Samples         int     `json:"samples"`
 		IntervalSeconds float64 `json:"interval_seconds"`
 	} `json:"oracle"`

@@ -63,7 +63,7 @@ var DropReasons = []string{"partition", "loss", "bus_outage", "bus_lost"}
 
 // FaultKinds are the label values of gridbed_faults_total (the scenario's
 // fault kinds).
-var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "restart", "bus_restart"}
+var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "leave", "restart", "bus_restart"}
 
 // RunInfo labels the run in gridbed_run_info (one series per run, value 1),
 // so dashboards can group by driver or heartbeat mode without per-series labels.

@@ -136,6 +136,10 @@ type Neighbor struct {
 	// Extra are the zones the neighbor holds besides its own (orphans it
 	// claimed); it is our neighbor if any of its zones abuts any of ours.
 	Extra []can.Zone
+	// Load is the load information of the neighbor's last heartbeat (nil
+	// until one carried it; only runs with a workload send it): stale by
+	// up to a heartbeat period, as in the papers.
+	Load *wire.Load
 }
 
 // Status counts what a node did; drivers turn it into metrics.
@@ -212,6 +216,8 @@ type Node struct {
 	// give the same answer, so the check is skipped.
 	holeKey uint64
 	holeAt  can.Point
+	// load rides on our heartbeats (SetLoad); nil sends none.
+	load *wire.Load
 
 	ready  Ready
 	status Status
@@ -513,26 +519,56 @@ func (n *Node) routeProgress(p can.Point, hops uint32, best *float64, detours *u
 	return true
 }
 
-// route forwards a routed message one hop towards p (greedy CAN routing:
-// the neighbor whose zone is nearest to p, can.Zone.Dist2).
-func (n *Node) route(p can.Point, m proto.Message, hops *uint32) {
-	var best *Neighbor
+// SetLoad sets the load information our heartbeats carry from now on
+// (003 §4.4: aggregated load rides on the periodic neighbor update). The
+// node keeps l; do not modify it afterwards.
+func (n *Node) SetLoad(l *wire.Load) { n.load = l }
+
+// Owns reports whether p lies in one of our zones: we are the owner of
+// whatever maps to p (a job's point, 003 §4.1).
+func (n *Node) Owns(p can.Point) bool {
+	return n.joined && (n.zone.Contains(p) || containing(n.extra, p) >= 0)
+}
+
+// NextHop is greedy CAN routing for messages other cores route (jobs): the
+// neighbor whose zones are nearest to p. It applies the same hop and
+// detour limits as JOIN routing, updating the message's counters; 0 means
+// drop the message (counted in RouteDrops).
+func (n *Node) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) NodeID {
+	if !n.routeProgress(p, *hops, best, detours) {
+		return 0
+	}
+	return n.nextHop(p, hops)
+}
+
+// nextHop picks the neighbor nearest to p (greedy CAN routing:
+// can.Zone.Dist2) and counts the hop; 0 when we know no neighbor.
+func (n *Node) nextHop(p can.Point, hops *uint32) NodeID {
+	var next *Neighbor
 	bestD := 0.0
 	for _, nb := range n.nbrs {
-		if d := dist2(nb.Zone, nb.Extra, p); best == nil || d < bestD {
-			best, bestD = nb, d
+		if d := dist2(nb.Zone, nb.Extra, p); next == nil || d < bestD {
+			next, bestD = nb, d
 		}
 	}
-	if best == nil {
+	if next == nil {
 		n.status.RouteDrops++
-		return
+		return 0
 	}
 	if bestD >= dist2(n.zone, n.extra, p) {
 		n.status.RouteNoProgress++
 	}
 	*hops++
 	n.status.RouteForwards++
-	n.send(best.ID, m)
+	return next.ID
+}
+
+// route forwards a routed message one hop towards p (greedy CAN routing:
+// the neighbor whose zone is nearest to p, can.Zone.Dist2).
+func (n *Node) route(p can.Point, m proto.Message, hops *uint32) {
+	if next := n.nextHop(p, hops); next != 0 {
+		n.send(next, m)
+	}
 }
 
 func (n *Node) buffer(from NodeID, m proto.Message) {
@@ -620,11 +656,16 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 			return // we lost a zone conflict and are joining again
 		}
 		n.notNeighbor(from)
-	} else if nb := n.noteSplit(from, m.Self.Version, m.LastSplit); nb != nil && len(m.Neighbors) > 0 {
-		if _, ours := n.takesOver(nb.Zone, nb.LastSplit); ours {
-			nb.List = m.Neighbors
-		} else {
-			nb.List = nil
+	} else if nb := n.noteSplit(from, m.Self.Version, m.LastSplit); nb != nil {
+		if m.Load != nil {
+			nb.Load = m.Load
+		}
+		if len(m.Neighbors) > 0 {
+			if _, ours := n.takesOver(nb.Zone, nb.LastSplit); ours {
+				nb.List = m.Neighbors
+			} else {
+				nb.List = nil
+			}
 		}
 	}
 	for _, info := range m.Neighbors {
@@ -643,6 +684,9 @@ func (n *Node) onShortHeartbeat(now time.Duration, from NodeID, m *wire.Heartbea
 	if i, ok := n.find(from); ok && n.nbrs[i].Version == m.Self.Version {
 		nb := n.nbrs[i]
 		nb.LastHeard, nb.Heard, nb.LastSplit = now, true, m.LastSplit
+		if m.Load != nil {
+			nb.Load = m.Load
+		}
 		return
 	}
 	n.status.ZoneQueries++
@@ -937,7 +981,7 @@ func (n *Node) heartbeat(now time.Duration) {
 		n.checkBorder(now)
 	}
 	last := n.lastSplit()
-	full := &wire.Heartbeat{Self: n.info(), Neighbors: n.heardList(), LastSplit: last}
+	full := &wire.Heartbeat{Self: n.info(), Neighbors: n.heardList(), LastSplit: last, Load: n.load}
 	var short *wire.Heartbeat
 	for _, nb := range n.nbrs {
 		if n.cfg.Mode == ModeVanilla || n.isOurTakeover(nb, last) {
@@ -945,7 +989,7 @@ func (n *Node) heartbeat(now time.Duration) {
 			continue
 		}
 		if short == nil {
-			short = &wire.Heartbeat{Self: &wire.NodeInfo{Id: uint64(n.id), Version: n.version}, LastSplit: last}
+			short = &wire.Heartbeat{Self: &wire.NodeInfo{Id: uint64(n.id), Version: n.version}, LastSplit: last, Load: n.load}
 		}
 		n.send(nb.ID, short)
 	}

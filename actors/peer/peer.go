@@ -17,13 +17,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/metrics"
 )
 
-// Env is what a driver provides to a peer.
-type Env interface {
+// IO is what a driver provides to every bus endpoint (peer or client).
+type IO interface {
 	// Now is the current emulated time since the start of the run.
 	Now() time.Duration
 	// Publish hands an encoded envelope to the bus. The peer does not touch
@@ -31,6 +32,11 @@ type Env interface {
 	Publish(to overlay.NodeID, data []byte)
 	// SetTimer asks for Peer.Fire(kind) at emulated time at.
 	SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration)
+}
+
+// Env is what a driver provides to a peer.
+type Env interface {
+	IO
 	// Bootstrap returns a current member of the overlay for id to join
 	// through, or 0 when there is none yet (id founds the overlay).
 	Bootstrap(id overlay.NodeID) overlay.NodeID
@@ -38,10 +44,33 @@ type Env interface {
 	Joined(id overlay.NodeID)
 }
 
+// JobSink receives what job cores tell the oracle, outside the bus: every
+// job event, and queue lengths (the CENT matchmaker's global view). It is
+// called from the endpoint's context (an actor, or the simulator's loop).
+type JobSink interface {
+	JobEvent(at time.Duration, e jobs.Event)
+	QueueLen(id overlay.NodeID, n int)
+	// NodeJoined announces a peer that became a member, with its
+	// capabilities.
+	NodeJoined(id overlay.NodeID, point can.Point, speed float64, cores int)
+}
+
+// JobSetup turns the job core on for the peers of a run.
+type JobSetup struct {
+	// Config gives the job parameters of the peer at point (its speed and
+	// cores follow from its capabilities).
+	Config  func(point can.Point) jobs.Config
+	Central jobs.Central
+	Sink    JobSink
+}
+
 // Peer is one emulated peer: its protocol cores and their I/O.
 type Peer struct {
 	id      overlay.NodeID
 	node    *overlay.Node
+	jobs    *jobs.Node // nil when the run has no workload
+	jobCfg  jobs.Config
+	sink    JobSink
 	env     Env
 	traffic *metrics.Traffic
 	seq     uint64
@@ -50,6 +79,14 @@ type Peer struct {
 // New creates peer id at point, with its own random source.
 func New(id overlay.NodeID, point can.Point, cfg overlay.Config, rng *rand.Rand, env Env, traffic *metrics.Traffic) *Peer {
 	return &Peer{id: id, node: overlay.New(id, point, cfg, rng), env: env, traffic: traffic}
+}
+
+// EnableJobs gives the peer a job core (runs with a workload): it owns,
+// matches and runs jobs, and its heartbeats carry its load.
+func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
+	p.jobCfg = setup.Config(p.node.Point())
+	p.jobs = jobs.New(p.node, p.jobCfg, rng, setup.Central)
+	p.sink = setup.Sink
 }
 
 // ID is the peer's address.
@@ -68,7 +105,13 @@ func (p *Peer) Deliver(data []byte) {
 		p.traffic.DecodeError()
 		return
 	}
-	p.node.Step(p.env.Now(), overlay.NodeID(h.From), m)
+	if wire.IsJob(h.Type) {
+		if p.jobs != nil {
+			p.jobs.Step(p.env.Now(), overlay.NodeID(h.From), m)
+		}
+	} else {
+		p.node.Step(p.env.Now(), overlay.NodeID(h.From), m)
+	}
 	p.flush()
 }
 
@@ -77,7 +120,19 @@ func (p *Peer) Deliver(data []byte) {
 // appears to fire before its deadline, whatever the rounding between
 // emulated and wall time.
 func (p *Peer) Fire(kind overlay.TimerKind, at time.Duration) {
-	p.node.Tick(max(p.env.Now(), at), kind)
+	now := max(p.env.Now(), at)
+	switch {
+	case kind >= jobs.TimerJobs:
+		if p.jobs != nil {
+			p.jobs.Tick(now, kind)
+		}
+	case kind == overlay.TimerHeartbeat && p.jobs != nil:
+		// The load rides on the heartbeat (003 §4.4): fresh at each one.
+		p.node.SetLoad(p.jobs.LoadInfo())
+		p.node.Tick(now, kind)
+	default:
+		p.node.Tick(now, kind)
+	}
 	p.flush()
 }
 
@@ -85,18 +140,44 @@ func (p *Peer) Fire(kind overlay.TimerKind, at time.Duration) {
 // take-over nodes and ignores everything afterwards.
 func (p *Peer) Leave() {
 	p.node.Leave(p.env.Now())
+	if p.jobs != nil {
+		p.jobs.Leave(p.env.Now())
+	}
 	p.flush()
 }
 
-// flush carries out what the cores asked for.
+// flush carries out what the cores asked for: the overlay's first, so that
+// a leaving peer's LEAVE precedes the jobs it hands on.
 func (p *Peer) flush() {
 	r := p.node.Ready()
 	now := p.env.Now()
+	publish(p.env, p.traffic, p.id, &p.seq, r.Messages, r.Timers)
+	if p.jobs != nil {
+		jr := p.jobs.Ready()
+		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
+		report(p.sink, now, p.id, jr)
+	}
+	if r.Joined {
+		p.env.Joined(p.id)
+		if p.sink != nil {
+			p.sink.NodeJoined(p.id, p.node.Point(), p.jobCfg.Speed, p.jobCfg.Cores)
+		}
+	}
+	if r.NeedBootstrap {
+		p.node.Bootstrap(now, p.env.Bootstrap(p.id))
+		p.flush()
+	}
+}
+
+// publish encodes and sends an endpoint's outgoing messages (the same
+// message to several receivers is encoded once) and sets its timers.
+func publish(io IO, traffic *metrics.Traffic, id overlay.NodeID, seq *uint64, msgs []overlay.Out, timers []overlay.Timer) {
+	now := io.Now()
 	var (
 		last    proto.Message
 		payload []byte
 	)
-	for _, out := range r.Messages {
+	for _, out := range msgs {
 		if out.Msg != last {
 			var err error
 			if payload, err = wire.MarshalPayload(out.Msg); err != nil {
@@ -104,24 +185,30 @@ func (p *Peer) flush() {
 			}
 			last = out.Msg
 		}
-		p.seq++
+		*seq++
 		typ := wire.TypeOf(out.Msg)
-		data, err := wire.Encode(nil, wire.Header{Type: typ, From: uint64(p.id), To: uint64(out.To), Seq: p.seq, SentAt: int64(now)}, payload)
+		data, err := wire.Encode(nil, wire.Header{Type: typ, From: uint64(id), To: uint64(out.To), Seq: *seq, SentAt: int64(now)}, payload)
 		if err != nil {
 			continue
 		}
-		p.traffic.Sent(typ, len(data), wire.Entries(out.Msg))
-		p.env.Publish(out.To, data)
+		traffic.Sent(typ, len(data), wire.Entries(out.Msg))
+		io.Publish(out.To, data)
 	}
-	for _, t := range r.Timers {
-		p.env.SetTimer(p.id, t.Kind, t.At)
+	for _, t := range timers {
+		io.SetTimer(id, t.Kind, t.At)
 	}
-	if r.Joined {
-		p.env.Joined(p.id)
+}
+
+// report hands a job core's events and queue length to the oracle's sink.
+func report(sink JobSink, now time.Duration, id overlay.NodeID, r jobs.Ready) {
+	if sink == nil {
+		return
 	}
-	if r.NeedBootstrap {
-		p.node.Bootstrap(now, p.env.Bootstrap(p.id))
-		p.flush()
+	for _, e := range r.Events {
+		sink.JobEvent(now, e)
+	}
+	if r.QueueChanged {
+		sink.QueueLen(id, r.QueueLen)
 	}
 }
 
@@ -130,7 +217,15 @@ func (p *Peer) flush() {
 type State struct {
 	Snapshot overlay.Snapshot
 	Status   overlay.Status
+	Jobs     jobs.Snapshot
+	JobStats jobs.Status
 }
 
 // State copies the peer's state.
-func (p *Peer) State() State { return State{Snapshot: p.node.Snapshot(), Status: p.node.Status()} }
+func (p *Peer) State() State {
+	s := State{Snapshot: p.node.Snapshot(), Status: p.node.Status()}
+	if p.jobs != nil {
+		s.Jobs, s.JobStats = p.jobs.Snapshot(), p.jobs.Status()
+	}
+	return s
+}

@@ -65,9 +65,37 @@ func newPayload(t MsgType) (proto.Message, error) {
 		return &FullUpdateRequest{}, nil
 	case MsgType_MSG_FULL_UPDATE:
 		return &FullUpdate{}, nil
+	case MsgType_MSG_JOB_SUBMIT:
+		return &JobSubmit{}, nil
+	case MsgType_MSG_JOB_ROUTE:
+		return &JobRoute{}, nil
+	case MsgType_MSG_JOB_PUSH:
+		return &JobPush{}, nil
+	case MsgType_MSG_JOB_ASSIGN:
+		return &JobAssign{}, nil
+	case MsgType_MSG_JOB_QUEUED:
+		return &JobQueued{}, nil
+	case MsgType_MSG_RUN_HEARTBEAT:
+		return &RunHeartbeat{}, nil
+	case MsgType_MSG_OWNER_HEARTBEAT:
+		return &OwnerHeartbeat{}, nil
+	case MsgType_MSG_JOB_ADOPT:
+		return &JobAdopt{}, nil
+	case MsgType_MSG_JOB_RETURN:
+		return &JobReturn{}, nil
+	case MsgType_MSG_JOB_CANCEL:
+		return &JobCancel{}, nil
+	case MsgType_MSG_JOB_RESULT:
+		return &JobResult{}, nil
+	case MsgType_MSG_JOB_STATUS:
+		return &JobStatus{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownType, int32(t))
 }
+
+// IsJob reports whether messages of type t belong to the job protocol
+// (003 §4.1) rather than the overlay's.
+func IsJob(t MsgType) bool { return t >= MsgType_MSG_JOB_SUBMIT && t <= MsgType_MSG_JOB_STATUS }
 
 // TypeOf returns the MsgType of a payload message, or MSG_UNSPECIFIED.
 func TypeOf(m proto.Message) MsgType {
@@ -88,6 +116,30 @@ func TypeOf(m proto.Message) MsgType {
 		return MsgType_MSG_FULL_UPDATE_REQUEST
 	case *FullUpdate:
 		return MsgType_MSG_FULL_UPDATE
+	case *JobSubmit:
+		return MsgType_MSG_JOB_SUBMIT
+	case *JobRoute:
+		return MsgType_MSG_JOB_ROUTE
+	case *JobPush:
+		return MsgType_MSG_JOB_PUSH
+	case *JobAssign:
+		return MsgType_MSG_JOB_ASSIGN
+	case *JobQueued:
+		return MsgType_MSG_JOB_QUEUED
+	case *RunHeartbeat:
+		return MsgType_MSG_RUN_HEARTBEAT
+	case *OwnerHeartbeat:
+		return MsgType_MSG_OWNER_HEARTBEAT
+	case *JobAdopt:
+		return MsgType_MSG_JOB_ADOPT
+	case *JobReturn:
+		return MsgType_MSG_JOB_RETURN
+	case *JobCancel:
+		return MsgType_MSG_JOB_CANCEL
+	case *JobResult:
+		return MsgType_MSG_JOB_RESULT
+	case *JobStatus:
+		return MsgType_MSG_JOB_STATUS
 	}
 	return MsgType_MSG_UNSPECIFIED
 }

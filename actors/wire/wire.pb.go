@@ -49,20 +49,60 @@ const (
 	MsgType_MSG_FULL_UPDATE_REQUEST MsgType = 7
 	// ... and they answer with them (FullUpdate).
 	MsgType_MSG_FULL_UPDATE MsgType = 8
+	// Jobs (003 §4.1; PROTOCOLS.md §3). A client hands a job to an injection
+	// peer (JobSubmit), which routes it greedily to the owner of the job's
+	// point (JobRoute).
+	MsgType_MSG_JOB_SUBMIT MsgType = 9
+	MsgType_MSG_JOB_ROUTE  MsgType = 10
+	// CAN-P: a job pushed towards an underloaded region (JobPush, 003 §4.4).
+	MsgType_MSG_JOB_PUSH MsgType = 11
+	// The matching node hands the job to its run node (JobAssign) ...
+	MsgType_MSG_JOB_ASSIGN MsgType = 12
+	// ... which tells the owner it queued it (JobQueued).
+	MsgType_MSG_JOB_QUEUED MsgType = 13
+	// Run node -> owner, every heartbeat period: the owner's jobs it holds
+	// and those it finished (RunHeartbeat).
+	MsgType_MSG_RUN_HEARTBEAT MsgType = 14
+	// Owner -> run node, every heartbeat period: the jobs it owns there (OwnerHeartbeat).
+	MsgType_MSG_OWNER_HEARTBEAT MsgType = 15
+	// A run node whose owner went silent routes the job to the job's point;
+	// the zone's owner now adopts it (JobAdopt).
+	MsgType_MSG_JOB_ADOPT MsgType = 16
+	// A run node leaving gracefully hands its jobs back to their owners (JobReturn).
+	MsgType_MSG_JOB_RETURN MsgType = 17
+	// Owner -> run node: drop a job now run elsewhere (JobCancel).
+	MsgType_MSG_JOB_CANCEL MsgType = 18
+	// Run node -> client: the job's result (JobResult).
+	MsgType_MSG_JOB_RESULT MsgType = 19
+	// Owner -> client: the jobs it owns (so the client does not resubmit
+	// them) and the jobs it failed, with reasons (JobStatus).
+	MsgType_MSG_JOB_STATUS MsgType = 20
 )
 
 // Enum value maps for MsgType.
 var (
 	MsgType_name = map[int32]string{
-		0: "MSG_UNSPECIFIED",
-		1: "MSG_JOIN",
-		2: "MSG_JOIN_ACCEPT",
-		3: "MSG_JOIN_REJECT",
-		4: "MSG_HEARTBEAT",
-		5: "MSG_ZONE_UPDATE",
-		6: "MSG_LEAVE",
-		7: "MSG_FULL_UPDATE_REQUEST",
-		8: "MSG_FULL_UPDATE",
+		0:  "MSG_UNSPECIFIED",
+		1:  "MSG_JOIN",
+		2:  "MSG_JOIN_ACCEPT",
+		3:  "MSG_JOIN_REJECT",
+		4:  "MSG_HEARTBEAT",
+		5:  "MSG_ZONE_UPDATE",
+		6:  "MSG_LEAVE",
+		7:  "MSG_FULL_UPDATE_REQUEST",
+		8:  "MSG_FULL_UPDATE",
+		9:  "MSG_JOB_SUBMIT",
+		10: "MSG_JOB_ROUTE",
+		11: "MSG_JOB_PUSH",
+		12: "MSG_JOB_ASSIGN",
+		13: "MSG_JOB_QUEUED",
+		14: "MSG_RUN_HEARTBEAT",
+		15: "MSG_OWNER_HEARTBEAT",
+		16: "MSG_JOB_ADOPT",
+		17: "MSG_JOB_RETURN",
+		18: "MSG_JOB_CANCEL",
+		19: "MSG_JOB_RESULT",
+		20: "MSG_JOB_STATUS",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_UNSPECIFIED":         0,
@@ -74,6 +114,18 @@ var (
 		"MSG_LEAVE":               6,
 		"MSG_FULL_UPDATE_REQUEST": 7,
 		"MSG_FULL_UPDATE":         8,
+		"MSG_JOB_SUBMIT":          9,
+		"MSG_JOB_ROUTE":           10,
+		"MSG_JOB_PUSH":            11,
+		"MSG_JOB_ASSIGN":          12,
+		"MSG_JOB_QUEUED":          13,
+		"MSG_RUN_HEARTBEAT":       14,
+		"MSG_OWNER_HEARTBEAT":     15,
+		"MSG_JOB_ADOPT":           16,
+		"MSG_JOB_RETURN":          17,
+		"MSG_JOB_CANCEL":          18,
+		"MSG_JOB_RESULT":          19,
+		"MSG_JOB_STATUS":          20,
 	}
 )
 
@@ -591,10 +643,13 @@ func (x *JoinReject) GetReason() string {
 // heartbeat to other neighbors leaves self.zone unset (id and version
 // only): receivers know the zone from its ZoneUpdates.
 type Heartbeat struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Self          *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
-	Neighbors     []*NodeInfo            `protobuf:"bytes,2,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
-	LastSplit     *Split                 `protobuf:"bytes,3,opt,name=last_split,json=lastSplit,proto3" json:"last_split,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Self      *NodeInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
+	Neighbors []*NodeInfo            `protobuf:"bytes,2,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	LastSplit *Split                 `protobuf:"bytes,3,opt,name=last_split,json=lastSplit,proto3" json:"last_split,omitempty"`
+	// The sender's load and aggregated load, when the run has a workload
+	// (003 §4.4: carried on the periodic neighbor update, no new messages).
+	Load          *Load `protobuf:"bytes,4,opt,name=load,proto3" json:"load,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -650,6 +705,151 @@ func (x *Heartbeat) GetLastSplit() *Split {
 	return nil
 }
 
+func (x *Heartbeat) GetLoad() *Load {
+	if x != nil {
+		return x.Load
+	}
+	return nil
+}
+
+// Load is what a node tells its neighbors about its capabilities and load
+// (003 §4.4, Eqs 1-2).
+type Load struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Jobs queued or running at the node: I(N)'s queue size.
+	Queue uint32 `protobuf:"varint,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Free cores: the node can start a job now.
+	Free uint32 `protobuf:"varint,2,opt,name=free,proto3" json:"free,omitempty"`
+	// CPU speed relative to the canonical node.
+	Speed float32 `protobuf:"fixed32,3,opt,name=speed,proto3" json:"speed,omitempty"`
+	// The node's point: its capabilities as CAN coordinates (the virtual
+	// coordinate last).
+	Point []uint32 `protobuf:"varint,4,rep,packed,name=point,proto3" json:"point,omitempty"`
+	// AI_d(N) for every dimension d (virtual last): the aggregated load of
+	// the nodes above N along d.
+	Agg           []*AggLoad `protobuf:"bytes,5,rep,name=agg,proto3" json:"agg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Load) Reset() {
+	*x = Load{}
+	mi := &file_wire_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Load) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Load) ProtoMessage() {}
+
+func (x *Load) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Load.ProtoReflect.Descriptor instead.
+func (*Load) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Load) GetQueue() uint32 {
+	if x != nil {
+		return x.Queue
+	}
+	return 0
+}
+
+func (x *Load) GetFree() uint32 {
+	if x != nil {
+		return x.Free
+	}
+	return 0
+}
+
+func (x *Load) GetSpeed() float32 {
+	if x != nil {
+		return x.Speed
+	}
+	return 0
+}
+
+func (x *Load) GetPoint() []uint32 {
+	if x != nil {
+		return x.Point
+	}
+	return nil
+}
+
+func (x *Load) GetAgg() []*AggLoad {
+	if x != nil {
+		return x.Agg
+	}
+	return nil
+}
+
+// AggLoad is one dimension's aggregated load information (003 Eq 1).
+type AggLoad struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Nodes         float32                `protobuf:"fixed32,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Queue         float32                `protobuf:"fixed32,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AggLoad) Reset() {
+	*x = AggLoad{}
+	mi := &file_wire_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AggLoad) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AggLoad) ProtoMessage() {}
+
+func (x *AggLoad) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AggLoad.ProtoReflect.Descriptor instead.
+func (*AggLoad) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AggLoad) GetNodes() float32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *AggLoad) GetQueue() float32 {
+	if x != nil {
+		return x.Queue
+	}
+	return 0
+}
+
 // Leave hands a leaving node's zone to its take-over nodes (those across the
 // plane of its last split) and tells its other neighbors to drop it.
 type Leave struct {
@@ -663,7 +863,7 @@ type Leave struct {
 
 func (x *Leave) Reset() {
 	*x = Leave{}
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +875,7 @@ func (x *Leave) String() string {
 func (*Leave) ProtoMessage() {}
 
 func (x *Leave) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +888,7 @@ func (x *Leave) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Leave.ProtoReflect.Descriptor instead.
 func (*Leave) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{8}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Leave) GetSelf() *NodeInfo {
@@ -721,7 +921,7 @@ type FullUpdateRequest struct {
 
 func (x *FullUpdateRequest) Reset() {
 	*x = FullUpdateRequest{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +933,7 @@ func (x *FullUpdateRequest) String() string {
 func (*FullUpdateRequest) ProtoMessage() {}
 
 func (x *FullUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +946,7 @@ func (x *FullUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FullUpdateRequest.ProtoReflect.Descriptor instead.
 func (*FullUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FullUpdateRequest) GetSelf() *NodeInfo {
@@ -766,7 +966,7 @@ type FullUpdate struct {
 
 func (x *FullUpdate) Reset() {
 	*x = FullUpdate{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +978,7 @@ func (x *FullUpdate) String() string {
 func (*FullUpdate) ProtoMessage() {}
 
 func (x *FullUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +991,7 @@ func (x *FullUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FullUpdate.ProtoReflect.Descriptor instead.
 func (*FullUpdate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FullUpdate) GetSelf() *NodeInfo {
@@ -820,7 +1020,7 @@ type ZoneUpdate struct {
 
 func (x *ZoneUpdate) Reset() {
 	*x = ZoneUpdate{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -832,7 +1032,7 @@ func (x *ZoneUpdate) String() string {
 func (*ZoneUpdate) ProtoMessage() {}
 
 func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -845,7 +1045,7 @@ func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneUpdate.ProtoReflect.Descriptor instead.
 func (*ZoneUpdate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ZoneUpdate) GetSelf() *NodeInfo {
@@ -865,6 +1065,984 @@ func (x *ZoneUpdate) GetOthers() []*NodeInfo {
 func (x *ZoneUpdate) GetLastSplit() *Split {
 	if x != nil {
 		return x.LastSplit
+	}
+	return nil
+}
+
+// JobSpec is a job's profile, held by its owner and its run node (003 §4.1).
+type JobSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The client's bus address: results and status go there.
+	Client uint64 `protobuf:"varint,2,opt,name=client,proto3" json:"client,omitempty"`
+	// Submission attempt (the client resubmits after a timeout), from 1.
+	Attempt uint32 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// Requirement point: the minimum coordinate per resource dimension (0:
+	// don't care), then a random virtual coordinate (003 §4.2).
+	Req []uint32 `protobuf:"varint,4,rep,packed,name=req,proto3" json:"req,omitempty"`
+	// Running time on a canonical node (speed 1.0), nanoseconds.
+	Work int64 `protobuf:"varint,5,opt,name=work,proto3" json:"work,omitempty"`
+	// Emulated time of the first submission, nanoseconds.
+	SubmittedAt   int64 `protobuf:"varint,6,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobSpec) Reset() {
+	*x = JobSpec{}
+	mi := &file_wire_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobSpec) ProtoMessage() {}
+
+func (x *JobSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
+func (*JobSpec) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *JobSpec) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *JobSpec) GetClient() uint64 {
+	if x != nil {
+		return x.Client
+	}
+	return 0
+}
+
+func (x *JobSpec) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *JobSpec) GetReq() []uint32 {
+	if x != nil {
+		return x.Req
+	}
+	return nil
+}
+
+func (x *JobSpec) GetWork() int64 {
+	if x != nil {
+		return x.Work
+	}
+	return 0
+}
+
+func (x *JobSpec) GetSubmittedAt() int64 {
+	if x != nil {
+		return x.SubmittedAt
+	}
+	return 0
+}
+
+// JobRef names one job at one matchmaking epoch of its owner.
+type JobRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Epoch         uint32                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobRef) Reset() {
+	*x = JobRef{}
+	mi := &file_wire_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobRef) ProtoMessage() {}
+
+func (x *JobRef) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
+func (*JobRef) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *JobRef) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *JobRef) GetEpoch() uint32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+type JobSubmit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobSubmit) Reset() {
+	*x = JobSubmit{}
+	mi := &file_wire_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobSubmit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobSubmit) ProtoMessage() {}
+
+func (x *JobSubmit) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobSubmit.ProtoReflect.Descriptor instead.
+func (*JobSubmit) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *JobSubmit) GetJob() *JobSpec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type JobRoute struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Hops          uint32                 `protobuf:"varint,2,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best          float64                `protobuf:"fixed64,3,opt,name=best,proto3" json:"best,omitempty"`
+	Detours       uint32                 `protobuf:"varint,4,opt,name=detours,proto3" json:"detours,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobRoute) Reset() {
+	*x = JobRoute{}
+	mi := &file_wire_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobRoute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobRoute) ProtoMessage() {}
+
+func (x *JobRoute) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobRoute.ProtoReflect.Descriptor instead.
+func (*JobRoute) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *JobRoute) GetJob() *JobSpec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *JobRoute) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *JobRoute) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *JobRoute) GetDetours() uint32 {
+	if x != nil {
+		return x.Detours
+	}
+	return 0
+}
+
+// Candidate is the best run node seen along a push path (003 Eq 5).
+type Candidate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Score         float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Candidate) Reset() {
+	*x = Candidate{}
+	mi := &file_wire_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Candidate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Candidate) ProtoMessage() {}
+
+func (x *Candidate) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
+func (*Candidate) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Candidate) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Candidate) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+type JobPush struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Owner uint64                 `protobuf:"varint,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	Epoch uint32                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Matchmaking hops so far (routing to the owner included).
+	Hops          uint32     `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best          *Candidate `protobuf:"bytes,5,opt,name=best,proto3" json:"best,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobPush) Reset() {
+	*x = JobPush{}
+	mi := &file_wire_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobPush) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobPush) ProtoMessage() {}
+
+func (x *JobPush) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobPush.ProtoReflect.Descriptor instead.
+func (*JobPush) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *JobPush) GetJob() *JobSpec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *JobPush) GetOwner() uint64 {
+	if x != nil {
+		return x.Owner
+	}
+	return 0
+}
+
+func (x *JobPush) GetEpoch() uint32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *JobPush) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *JobPush) GetBest() *Candidate {
+	if x != nil {
+		return x.Best
+	}
+	return nil
+}
+
+type JobAssign struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Owner         uint64                 `protobuf:"varint,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	Epoch         uint32                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Hops          uint32                 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobAssign) Reset() {
+	*x = JobAssign{}
+	mi := &file_wire_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobAssign) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobAssign) ProtoMessage() {}
+
+func (x *JobAssign) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobAssign.ProtoReflect.Descriptor instead.
+func (*JobAssign) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *JobAssign) GetJob() *JobSpec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *JobAssign) GetOwner() uint64 {
+	if x != nil {
+		return x.Owner
+	}
+	return 0
+}
+
+func (x *JobAssign) GetEpoch() uint32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *JobAssign) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+type JobQueued struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *JobRef                `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// Jobs ahead of it (queued or running) when it was queued.
+	Queue         uint32 `protobuf:"varint,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobQueued) Reset() {
+	*x = JobQueued{}
+	mi := &file_wire_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobQueued) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobQueued) ProtoMessage() {}
+
+func (x *JobQueued) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobQueued.ProtoReflect.Descriptor instead.
+func (*JobQueued) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *JobQueued) GetJob() *JobRef {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *JobQueued) GetQueue() uint32 {
+	if x != nil {
+		return x.Queue
+	}
+	return 0
+}
+
+type RunHeartbeat struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The receiver's jobs this run node holds (queued or running).
+	Held []*JobRef `protobuf:"bytes,1,rep,name=held,proto3" json:"held,omitempty"`
+	// The receiver's jobs this run node finished (results sent to the client).
+	Done          []*JobRef `protobuf:"bytes,2,rep,name=done,proto3" json:"done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunHeartbeat) Reset() {
+	*x = RunHeartbeat{}
+	mi := &file_wire_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunHeartbeat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunHeartbeat) ProtoMessage() {}
+
+func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunHeartbeat.ProtoReflect.Descriptor instead.
+func (*RunHeartbeat) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RunHeartbeat) GetHeld() []*JobRef {
+	if x != nil {
+		return x.Held
+	}
+	return nil
+}
+
+func (x *RunHeartbeat) GetDone() []*JobRef {
+	if x != nil {
+		return x.Done
+	}
+	return nil
+}
+
+type OwnerHeartbeat struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The jobs the sender owns at the receiver.
+	Jobs []*JobRef `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The sender leaves: adopt its jobs now.
+	Leaving       bool `protobuf:"varint,2,opt,name=leaving,proto3" json:"leaving,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OwnerHeartbeat) Reset() {
+	*x = OwnerHeartbeat{}
+	mi := &file_wire_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OwnerHeartbeat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OwnerHeartbeat) ProtoMessage() {}
+
+func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OwnerHeartbeat.ProtoReflect.Descriptor instead.
+func (*OwnerHeartbeat) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *OwnerHeartbeat) GetJobs() []*JobRef {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *OwnerHeartbeat) GetLeaving() bool {
+	if x != nil {
+		return x.Leaving
+	}
+	return false
+}
+
+type JobAdopt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Run   uint64                 `protobuf:"varint,2,opt,name=run,proto3" json:"run,omitempty"`
+	Epoch uint32                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The run node already finished the job.
+	Done          bool    `protobuf:"varint,4,opt,name=done,proto3" json:"done,omitempty"`
+	Hops          uint32  `protobuf:"varint,5,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best          float64 `protobuf:"fixed64,6,opt,name=best,proto3" json:"best,omitempty"`
+	Detours       uint32  `protobuf:"varint,7,opt,name=detours,proto3" json:"detours,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobAdopt) Reset() {
+	*x = JobAdopt{}
+	mi := &file_wire_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobAdopt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobAdopt) ProtoMessage() {}
+
+func (x *JobAdopt) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobAdopt.ProtoReflect.Descriptor instead.
+func (*JobAdopt) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *JobAdopt) GetJob() *JobSpec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *JobAdopt) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *JobAdopt) GetEpoch() uint32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *JobAdopt) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *JobAdopt) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *JobAdopt) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *JobAdopt) GetDetours() uint32 {
+	if x != nil {
+		return x.Detours
+	}
+	return 0
+}
+
+type JobReturn struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*JobRef              `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Done          []*JobRef              `protobuf:"bytes,2,rep,name=done,proto3" json:"done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobReturn) Reset() {
+	*x = JobReturn{}
+	mi := &file_wire_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobReturn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobReturn) ProtoMessage() {}
+
+func (x *JobReturn) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobReturn.ProtoReflect.Descriptor instead.
+func (*JobReturn) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *JobReturn) GetJobs() []*JobRef {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *JobReturn) GetDone() []*JobRef {
+	if x != nil {
+		return x.Done
+	}
+	return nil
+}
+
+type JobCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *JobRef                `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCancel) Reset() {
+	*x = JobCancel{}
+	mi := &file_wire_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCancel) ProtoMessage() {}
+
+func (x *JobCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCancel.ProtoReflect.Descriptor instead.
+func (*JobCancel) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *JobCancel) GetJob() *JobRef {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type JobResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Attempt       uint32                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Run           uint64                 `protobuf:"varint,3,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobResult) Reset() {
+	*x = JobResult{}
+	mi := &file_wire_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobResult) ProtoMessage() {}
+
+func (x *JobResult) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
+func (*JobResult) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *JobResult) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *JobResult) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *JobResult) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+type JobFailure struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobFailure) Reset() {
+	*x = JobFailure{}
+	mi := &file_wire_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobFailure) ProtoMessage() {}
+
+func (x *JobFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobFailure.ProtoReflect.Descriptor instead.
+func (*JobFailure) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *JobFailure) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *JobFailure) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type JobStatus struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Owned  []uint64               `protobuf:"varint,1,rep,packed,name=owned,proto3" json:"owned,omitempty"`
+	Failed []*JobFailure          `protobuf:"bytes,2,rep,name=failed,proto3" json:"failed,omitempty"`
+	// Jobs whose run node reported them finished: the client learns the
+	// outcome even if the run node's JobResult was lost.
+	Done          []uint64 `protobuf:"varint,3,rep,packed,name=done,proto3" json:"done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobStatus) Reset() {
+	*x = JobStatus{}
+	mi := &file_wire_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobStatus) ProtoMessage() {}
+
+func (x *JobStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
+func (*JobStatus) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *JobStatus) GetOwned() []uint64 {
+	if x != nil {
+		return x.Owned
+	}
+	return nil
+}
+
+func (x *JobStatus) GetFailed() []*JobFailure {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *JobStatus) GetDone() []uint64 {
+	if x != nil {
+		return x.Done
 	}
 	return nil
 }
@@ -909,12 +2087,22 @@ const file_wire_proto_rawDesc = "" +
 	"\x04hops\x18\x04 \x01(\rR\x04hops\"$\n" +
 	"\n" +
 	"JoinReject\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa1\x01\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc9\x01\n" +
 	"\tHeartbeat\x12*\n" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x124\n" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
 	"\n" +
-	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\"\x9d\x01\n" +
+	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\x12&\n" +
+	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\x85\x01\n" +
+	"\x04Load\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x12\n" +
+	"\x04free\x18\x02 \x01(\rR\x04free\x12\x14\n" +
+	"\x05speed\x18\x03 \x01(\x02R\x05speed\x12\x14\n" +
+	"\x05point\x18\x04 \x03(\rR\x05point\x12'\n" +
+	"\x03agg\x18\x05 \x03(\v2\x15.gridbed.wire.AggLoadR\x03agg\"5\n" +
+	"\aAggLoad\x12\x14\n" +
+	"\x05nodes\x18\x01 \x01(\x02R\x05nodes\x12\x14\n" +
+	"\x05queue\x18\x02 \x01(\x02R\x05queue\"\x9d\x01\n" +
 	"\x05Leave\x12*\n" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x124\n" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
@@ -931,7 +2119,72 @@ const file_wire_proto_rawDesc = "" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x12.\n" +
 	"\x06others\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\x06others\x122\n" +
 	"\n" +
-	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit*\xbf\x01\n" +
+	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\"\x94\x01\n" +
+	"\aJobSpec\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\x04R\x06client\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x10\n" +
+	"\x03req\x18\x04 \x03(\rR\x03req\x12\x12\n" +
+	"\x04work\x18\x05 \x01(\x03R\x04work\x12!\n" +
+	"\fsubmitted_at\x18\x06 \x01(\x03R\vsubmittedAt\".\n" +
+	"\x06JobRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\rR\x05epoch\"4\n" +
+	"\tJobSubmit\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\"u\n" +
+	"\bJobRoute\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x12\n" +
+	"\x04hops\x18\x02 \x01(\rR\x04hops\x12\x12\n" +
+	"\x04best\x18\x03 \x01(\x01R\x04best\x12\x18\n" +
+	"\adetours\x18\x04 \x01(\rR\adetours\"1\n" +
+	"\tCandidate\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\"\x9f\x01\n" +
+	"\aJobPush\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\x12+\n" +
+	"\x04best\x18\x05 \x01(\v2\x17.gridbed.wire.CandidateR\x04best\"t\n" +
+	"\tJobAssign\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\"I\n" +
+	"\tJobQueued\x12&\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\x12\x14\n" +
+	"\x05queue\x18\x02 \x01(\rR\x05queue\"b\n" +
+	"\fRunHeartbeat\x12(\n" +
+	"\x04held\x18\x01 \x03(\v2\x14.gridbed.wire.JobRefR\x04held\x12(\n" +
+	"\x04done\x18\x02 \x03(\v2\x14.gridbed.wire.JobRefR\x04done\"T\n" +
+	"\x0eOwnerHeartbeat\x12(\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x14.gridbed.wire.JobRefR\x04jobs\x12\x18\n" +
+	"\aleaving\x18\x02 \x01(\bR\aleaving\"\xb1\x01\n" +
+	"\bJobAdopt\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x10\n" +
+	"\x03run\x18\x02 \x01(\x04R\x03run\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x12\n" +
+	"\x04done\x18\x04 \x01(\bR\x04done\x12\x12\n" +
+	"\x04hops\x18\x05 \x01(\rR\x04hops\x12\x12\n" +
+	"\x04best\x18\x06 \x01(\x01R\x04best\x12\x18\n" +
+	"\adetours\x18\a \x01(\rR\adetours\"_\n" +
+	"\tJobReturn\x12(\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x14.gridbed.wire.JobRefR\x04jobs\x12(\n" +
+	"\x04done\x18\x02 \x03(\v2\x14.gridbed.wire.JobRefR\x04done\"3\n" +
+	"\tJobCancel\x12&\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\"G\n" +
+	"\tJobResult\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x10\n" +
+	"\x03run\x18\x03 \x01(\x04R\x03run\"4\n" +
+	"\n" +
+	"JobFailure\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"g\n" +
+	"\tJobStatus\x12\x14\n" +
+	"\x05owned\x18\x01 \x03(\x04R\x05owned\x120\n" +
+	"\x06failed\x18\x02 \x03(\v2\x18.gridbed.wire.JobFailureR\x06failed\x12\x12\n" +
+	"\x04done\x18\x03 \x03(\x04R\x04done*\xb3\x03\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -941,7 +2194,20 @@ const file_wire_proto_rawDesc = "" +
 	"\x0fMSG_ZONE_UPDATE\x10\x05\x12\r\n" +
 	"\tMSG_LEAVE\x10\x06\x12\x1b\n" +
 	"\x17MSG_FULL_UPDATE_REQUEST\x10\a\x12\x13\n" +
-	"\x0fMSG_FULL_UPDATE\x10\bB(Z&github.com/gridbed/gridbed/actors/wireb\x06proto3"
+	"\x0fMSG_FULL_UPDATE\x10\b\x12\x12\n" +
+	"\x0eMSG_JOB_SUBMIT\x10\t\x12\x11\n" +
+	"\rMSG_JOB_ROUTE\x10\n" +
+	"\x12\x10\n" +
+	"\fMSG_JOB_PUSH\x10\v\x12\x12\n" +
+	"\x0eMSG_JOB_ASSIGN\x10\f\x12\x12\n" +
+	"\x0eMSG_JOB_QUEUED\x10\r\x12\x15\n" +
+	"\x11MSG_RUN_HEARTBEAT\x10\x0e\x12\x17\n" +
+	"\x13MSG_OWNER_HEARTBEAT\x10\x0f\x12\x11\n" +
+	"\rMSG_JOB_ADOPT\x10\x10\x12\x12\n" +
+	"\x0eMSG_JOB_RETURN\x10\x11\x12\x12\n" +
+	"\x0eMSG_JOB_CANCEL\x10\x12\x12\x12\n" +
+	"\x0eMSG_JOB_RESULT\x10\x13\x12\x12\n" +
+	"\x0eMSG_JOB_STATUS\x10\x14B(Z&github.com/gridbed/gridbed/actors/wireb\x06proto3"
 
 var (
 	file_wire_proto_rawDescOnce sync.Once
@@ -956,7 +2222,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(*Envelope)(nil),          // 1: gridbed.wire.Envelope
@@ -967,10 +2233,28 @@ var file_wire_proto_goTypes = []any{
 	(*JoinAccept)(nil),        // 6: gridbed.wire.JoinAccept
 	(*JoinReject)(nil),        // 7: gridbed.wire.JoinReject
 	(*Heartbeat)(nil),         // 8: gridbed.wire.Heartbeat
-	(*Leave)(nil),             // 9: gridbed.wire.Leave
-	(*FullUpdateRequest)(nil), // 10: gridbed.wire.FullUpdateRequest
-	(*FullUpdate)(nil),        // 11: gridbed.wire.FullUpdate
-	(*ZoneUpdate)(nil),        // 12: gridbed.wire.ZoneUpdate
+	(*Load)(nil),              // 9: gridbed.wire.Load
+	(*AggLoad)(nil),           // 10: gridbed.wire.AggLoad
+	(*Leave)(nil),             // 11: gridbed.wire.Leave
+	(*FullUpdateRequest)(nil), // 12: gridbed.wire.FullUpdateRequest
+	(*FullUpdate)(nil),        // 13: gridbed.wire.FullUpdate
+	(*ZoneUpdate)(nil),        // 14: gridbed.wire.ZoneUpdate
+	(*JobSpec)(nil),           // 15: gridbed.wire.JobSpec
+	(*JobRef)(nil),            // 16: gridbed.wire.JobRef
+	(*JobSubmit)(nil),         // 17: gridbed.wire.JobSubmit
+	(*JobRoute)(nil),          // 18: gridbed.wire.JobRoute
+	(*Candidate)(nil),         // 19: gridbed.wire.Candidate
+	(*JobPush)(nil),           // 20: gridbed.wire.JobPush
+	(*JobAssign)(nil),         // 21: gridbed.wire.JobAssign
+	(*JobQueued)(nil),         // 22: gridbed.wire.JobQueued
+	(*RunHeartbeat)(nil),      // 23: gridbed.wire.RunHeartbeat
+	(*OwnerHeartbeat)(nil),    // 24: gridbed.wire.OwnerHeartbeat
+	(*JobAdopt)(nil),          // 25: gridbed.wire.JobAdopt
+	(*JobReturn)(nil),         // 26: gridbed.wire.JobReturn
+	(*JobCancel)(nil),         // 27: gridbed.wire.JobCancel
+	(*JobResult)(nil),         // 28: gridbed.wire.JobResult
+	(*JobFailure)(nil),        // 29: gridbed.wire.JobFailure
+	(*JobStatus)(nil),         // 30: gridbed.wire.JobStatus
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -982,20 +2266,36 @@ var file_wire_proto_depIdxs = []int32{
 	3,  // 6: gridbed.wire.Heartbeat.self:type_name -> gridbed.wire.NodeInfo
 	3,  // 7: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
 	4,  // 8: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
-	3,  // 9: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 10: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
-	4,  // 11: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
-	3,  // 12: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 13: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 14: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
-	3,  // 15: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 16: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
-	4,  // 17: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	9,  // 9: gridbed.wire.Heartbeat.load:type_name -> gridbed.wire.Load
+	10, // 10: gridbed.wire.Load.agg:type_name -> gridbed.wire.AggLoad
+	3,  // 11: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 12: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 13: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
+	3,  // 14: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 15: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 16: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
+	3,  // 17: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
+	3,  // 18: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
+	4,  // 19: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
+	15, // 20: gridbed.wire.JobSubmit.job:type_name -> gridbed.wire.JobSpec
+	15, // 21: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
+	15, // 22: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
+	19, // 23: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
+	15, // 24: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
+	16, // 25: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
+	16, // 26: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
+	16, // 27: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
+	16, // 28: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
+	15, // 29: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
+	16, // 30: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
+	16, // 31: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
+	16, // 32: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
+	29, // 33: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -1009,7 +2309,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +20,10 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/emulator/joinorder"
@@ -42,6 +45,8 @@ type Options struct {
 	Connections int
 	Run         string // run id in NATS subjects
 	Logger      *slog.Logger
+	// Jobs, if set, gives every peer a job core (runs with a workload).
+	Jobs *peer.JobSetup
 }
 
 // Driver hosts peers as actors on a NATS bus.
@@ -63,6 +68,7 @@ type Driver struct {
 	head     *actor.PID // first peer of the join sequence, started by Start
 	headSlot time.Duration
 	closed   bool
+	client   *actor.PID
 	started  bool         // Start was called
 	early    []earlyTimer // At calls made before Start
 }
@@ -171,6 +177,9 @@ func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) e
 func (d *Driver) newPeer(id overlay.NodeID, point can.Point, slot time.Duration, initial bool) (*actor.PID, bool, error) {
 	e := &env{d: d}
 	p := peer.New(id, point, d.opts.Overlay, sim.PeerRand(d.opts.Seed, id), e, d.opts.Metrics.Traffic)
+	if d.opts.Jobs != nil {
+		p.EnableJobs(d.opts.Jobs, sim.JobRand(d.opts.Seed, id))
+	}
 	a := &peer.Actor{Peer: p, OnLag: d.opts.Metrics.ObserveLag, Backlog: &d.backlog}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
 	e.pid = pid
@@ -190,6 +199,58 @@ func (d *Driver) newPeer(id overlay.NodeID, point can.Point, slot time.Duration,
 		return nil, false, err
 	}
 	return pid, head, nil
+}
+
+// AddClient spawns the run's job client (at peer.ClientAddress) as an
+// actor on the bus; it submits through random members.
+func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
+	d.mu.Lock()
+	if d.client != nil {
+		d.mu.Unlock()
+		return errors.New("live: one client per run")
+	}
+	d.mu.Unlock()
+	var sink peer.JobSink
+	if d.opts.Jobs != nil {
+		sink = d.opts.Jobs.Sink
+	}
+	e := &env{d: d}
+	inject := func() overlay.NodeID {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.members.Pick(d.rng)
+	}
+	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic)}
+	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
+	e.pid = pid
+	root := d.system.Root
+	if err := d.bus.Register(bus.Address(peer.ClientAddress), func(_ bus.Address, data []byte) {
+		d.backlog.Add(1)
+		root.Send(pid, &peer.Inbound{Data: data})
+	}); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.client = pid
+	d.mu.Unlock()
+	return nil
+}
+
+// Submit hands a job to the client actor.
+func (d *Driver) Submit(spec *wire.JobSpec) {
+	d.mu.Lock()
+	pid := d.client
+	d.mu.Unlock()
+	if pid != nil {
+		d.system.Root.Send(pid, &peer.SubmitJob{Spec: spec})
+	}
+}
+
+// Member reports whether peer id is a current member of the overlay.
+func (d *Driver) Member(id overlay.NodeID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.members.Has(id)
 }
 
 // At runs fn at emulated time t on the timer goroutine (it must not block).
@@ -358,9 +419,13 @@ func (d *Driver) Close() error {
 	}
 	d.closed = true
 	pids := d.pids
+	if d.client != nil {
+		d.bus.Unregister(bus.Address(peer.ClientAddress))
+		pids = append(slices.Clip(pids), d.client)
+	}
 	d.mu.Unlock()
 	d.timers.Stop()
-	for i := range pids {
+	for i := range d.pids {
 		d.bus.Unregister(bus.Address(i + 1))
 	}
 	done := make(chan struct{}, len(pids))

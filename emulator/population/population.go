@@ -188,3 +188,18 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
+
+// CapabilityAt returns the value of resource dimension i of a node at
+// point p, read back from its coordinate (the inverse of Coord, then
+// Capability's interpolation): what a peer knows of itself from its point.
+func CapabilityAt(p can.Point, i int) float64 {
+	lv := ResourceAt(i).Levels
+	x := float64(p[i]) / float64(can.Span) * float64(len(lv))
+	return Node{Levels: map1(i, x)}.Capability(i)
+}
+
+func map1(i int, x float64) []float64 {
+	lv := make([]float64, i+1)
+	lv[i] = x
+	return lv
+}

@@ -67,17 +67,21 @@ const (
 	FaultLoss       = "loss"
 	FaultDuplicate  = "duplicate"
 	FaultCrash      = "crash"
+	FaultLeave      = "leave"
 	FaultBusRestart = "bus_restart"
 )
 
-// TriggerEvents are the protocol events a fault can wait for (when:), the
-// names of overlay.events in the results.
+// TriggerEvents are the protocol events a fault can wait for (when:): the
+// names of overlay.events in the results, and job events (job_<event>,
+// counted in runs with a workload).
 var TriggerEvents = []string{"join_owned", "join_retry", "route_drop", "link_learned", "takeover", "leave_seen",
 	"failure_detected", "broken_link_detected", "full_update_request", "zone_query", "orphan_claimed",
-	"extra_yielded", "extra_handed", "probe", "zone_conflict", "rejoin", "hole_claimed"}
+	"extra_yielded", "extra_handed", "probe", "zone_conflict", "rejoin", "hole_claimed",
+	"job_submitted", "job_owned", "job_pushed", "job_queued", "job_started", "job_completed",
+	"job_rematched", "job_adopted", "job_returned", "job_resubmitted", "job_failed"}
 
 // FaultKinds lists the kinds a timeline entry can have.
-var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultBusRestart}
+var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart}
 
 // faultKeys are the valid keys inside each kind's mapping.
 var faultKeys = map[string][]string{
@@ -87,6 +91,7 @@ var faultKeys = map[string][]string{
 	FaultLoss:       {"p"},
 	FaultDuplicate:  {"p"},
 	FaultCrash:      {"fraction", "region", "restart_after"},
+	FaultLeave:      {"fraction", "region"},
 	FaultBusRestart: {"down_for"},
 }
 
@@ -98,10 +103,11 @@ var faultExample = map[string]string{
 	FaultLoss:       "loss: {p: 0.1}",
 	FaultDuplicate:  "duplicate: {p: 0.05}",
 	FaultCrash:      "crash: {fraction: 0.2}",
+	FaultLeave:      "leave: {fraction: 0.1}",
 	FaultBusRestart: "bus_restart: {down_for: 5s}",
 }
 
-const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, bus_restart {down_for}; e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
+const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, leave {fraction | region} (a graceful mass departure), bus_restart {down_for}; e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
 
 // faults reads the top-level "faults" list.
 func (p *parser) faults(s *Scenario, v *yaml.Node) {
@@ -394,6 +400,10 @@ func checkFaults(s *Scenario) Errors {
 			if f.Name != "" && !names[f.Name] && f.When == "" {
 				add(i, f, fmt.Sprintf("no earlier partition is named %q — name the partition (partition: {name: %s, ...}) or write heal: {} to heal all", f.Name, f.Name))
 			}
+		case FaultLeave:
+			if (f.Fraction > 0) == (f.Region >= 0) {
+				add(i, f, "a leave needs exactly one of fraction (above 0) or region — e.g. leave: {fraction: 0.1}")
+			}
 		case FaultCrash:
 			if (f.Fraction > 0) == (f.Region >= 0) {
 				add(i, f, "a crash needs exactly one of fraction (above 0) or region — e.g. crash: {fraction: 0.2}")
@@ -450,7 +460,7 @@ func faultsNode(fs []Fault) *yaml.Node {
 			kv("name", strNode(f.Name))
 		}
 		switch f.Kind {
-		case FaultPartition, FaultCrash:
+		case FaultPartition, FaultCrash, FaultLeave:
 			if f.Fraction > 0 {
 				kv("fraction", plainNode(fmtFloat(f.Fraction)))
 			}

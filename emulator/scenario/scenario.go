@@ -32,8 +32,14 @@ type Scenario struct {
 	Overlay   Overlay
 	Churn     Churn
 	Link      Link
-	Bus       Bus
-	Oracle    Oracle
+	// Workload is the jobs the client submits (none by default).
+	Workload Workload
+	// Matchmaking chooses how a job finds its run node.
+	Matchmaking Matchmaking
+	// Jobs configures the client's job lifecycle: resubmission, giving up.
+	Jobs   Jobs
+	Bus    Bus
+	Oracle Oracle
 	// Faults is the fault timeline (faults.go): what goes wrong and when.
 	Faults []Fault
 	// Invariants are the end-of-run checks (--strict fails the run on them).
@@ -125,6 +131,72 @@ type Latency struct {
 // Dists are the delay distributions: uniform is over [0, 2·mean], normal
 // has a standard deviation of mean/4, pareto a shape of 2.
 var Dists = []string{"constant", "uniform", "exponential", "normal", "pareto"}
+
+// Workload configures the jobs the client submits (PROTOCOLS.md §1; 003
+// §5.3): Poisson arrivals with mean Interarrival from Start; each resource
+// dimension is constrained independently with probability ConstraintRatio
+// (003's lightly-constrained workload has 1.3 constraints of 3 on average,
+// 0.43 each), an unconstrained one is 0 ("don't care"); requirements are
+// mixed (random) or clustered (a few equivalence classes of identical
+// requirements); a job's work is its running time on a canonical node
+// (speed 1.0), drawn around Runtime. Package workload draws the jobs.
+type Workload struct {
+	Jobs            int           // number of jobs the client submits; 0 = no workload
+	Interarrival    time.Duration // mean emulated time between submissions (Poisson)
+	Start           time.Duration // emulated time of the first possible submission
+	ConstraintRatio float64       // probability that each resource is constrained
+	Kind            string        // WorkloadMixed or WorkloadClustered
+	Runtime         time.Duration // T: mean running time on a canonical node (speed 1.0)
+	RuntimeDist     string        // RuntimeUniform, RuntimeNormal or RuntimeExponential
+}
+
+// On reports whether the scenario submits any job.
+func (w Workload) On() bool { return w.Jobs > 0 }
+
+// Values of Workload.Kind: the population kinds, for jobs.
+const (
+	WorkloadClustered = PopulationClustered // a few classes of identical requirements
+	WorkloadMixed     = PopulationMixed     // independent random requirements
+)
+
+// Values of Workload.RuntimeDist, for a mean running time T.
+const (
+	RuntimeUniform     = "uniform"     // uniform in [0.5T, 1.5T] (003 §5.3)
+	RuntimeNormal      = "normal"      // mean T, standard deviation T/4, at least 0.05T
+	RuntimeExponential = "exponential" // mean T
+)
+
+// RuntimeDists are the values of workload.runtime_dist.
+var RuntimeDists = []string{RuntimeUniform, RuntimeNormal, RuntimeExponential}
+
+// Matchmaking chooses the matchmaking scheme (PROTOCOLS.md §3; 003 §4).
+type Matchmaking struct {
+	Scheme         string // SchemeCAN, SchemeCANP or SchemeCENT
+	StoppingFactor int    // SF of CAN-P's probabilistic stop, PS = 1/(1+n)^SF (003 Eq 4)
+}
+
+// Values of Matchmaking.Scheme.
+const (
+	// SchemeCAN: the owner node hands the job to its least-loaded capable
+	// neighbor; no pushing.
+	SchemeCAN = "can"
+	// SchemeCANP: CAN with job pushing along the aggregated load (003
+	// Eqs 1–5), stopping with the probability set by the stopping factor.
+	SchemeCANP = "can-p"
+	// SchemeCENT: a greedy centralized matchmaker with the oracle's global
+	// view at no message cost: the fastest CPU with the least load among
+	// capable nodes, over-provisioning capped at 1.1 (002 Fig 3.17).
+	SchemeCENT = "cent"
+)
+
+// Schemes are the values of matchmaking.scheme.
+var Schemes = []string{SchemeCAN, SchemeCANP, SchemeCENT}
+
+// Jobs configures how the client follows its jobs.
+type Jobs struct {
+	ClientTimeout time.Duration // the client resubmits a job it has heard nothing about for this long
+	MaxAttempts   int           // submissions of one job before the client records it failed
+}
 
 // Invariants configure the checks at the end of a run.
 type Invariants struct {

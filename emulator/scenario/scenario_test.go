@@ -21,11 +21,15 @@ func TestDefault(t *testing.T) {
 		Overlay: Overlay{Dimensions: 2, Heartbeat: Heartbeat{
 			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3,
 		}},
-		Churn:      Churn{Start: 2 * time.Minute, FailFraction: 0.5, Lifetime: Lifetime{Dist: LifetimeNone, Mean: 30 * time.Minute, Shape: 2}},
-		Link:       Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
-		Bus:        Bus{Connections: 8},
-		Oracle:     Oracle{Interval: 30 * time.Second},
-		Invariants: Invariants{ReconvergePeriods: 20},
+		Churn: Churn{Start: 2 * time.Minute, FailFraction: 0.5, Lifetime: Lifetime{Dist: LifetimeNone, Mean: 30 * time.Minute, Shape: 2}},
+		Link:  Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
+		Workload: Workload{Interarrival: 15 * time.Second, Start: 2 * time.Minute, ConstraintRatio: 0.43,
+			Kind: WorkloadMixed, Runtime: time.Hour, RuntimeDist: RuntimeUniform},
+		Matchmaking: Matchmaking{Scheme: SchemeCANP, StoppingFactor: 2},
+		Jobs:        Jobs{ClientTimeout: 10 * time.Minute, MaxAttempts: 5},
+		Bus:         Bus{Connections: 8},
+		Oracle:      Oracle{Interval: 30 * time.Second},
+		Invariants:  Invariants{ReconvergePeriods: 20},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Default() = %+v\nwant %+v", got, want)
@@ -107,21 +111,25 @@ func TestLoadFull(t *testing.T) {
 		Link: Link{Latency: Latency{Dist: "exponential", Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond},
 			Loss: 0.01, Duplicate: 0.002, Regions: 3, InterRegion: Latency{Dist: "normal", Mean: 80 * time.Millisecond, Jitter: time.Millisecond},
 			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
-		Bus:        Bus{URL: "nats://bus.example.org:4222", Connections: 16},
-		Oracle:     Oracle{Interval: time.Minute},
-		Invariants: Invariants{ReconvergePeriods: 30},
+		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Start: 6 * time.Minute, ConstraintRatio: 0.8,
+			Kind: WorkloadClustered, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential},
+		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3},
+		Jobs:        Jobs{ClientTimeout: 5 * time.Minute, MaxAttempts: 3},
+		Bus:         Bus{URL: "nats://bus.example.org:4222", Connections: 16},
+		Oracle:      Oracle{Interval: time.Minute},
+		Invariants:  Invariants{ReconvergePeriods: 30},
 		Faults: []Fault{
-			{At: 20 * time.Minute, Kind: FaultPartition, Line: 54, Name: "west", Region: 1, OneWay: true},
-			{At: 25 * time.Minute, Kind: FaultHeal, Line: 56, Name: "west", Region: -1},
-			{At: 26 * time.Minute, Kind: FaultPartition, Line: 58, Fraction: 0.3, Region: -1},
-			{At: 27 * time.Minute, Kind: FaultPartition, Line: 60, Peers: []uint64{1, 2, 3}, Region: -1},
-			{At: 28 * time.Minute, Kind: FaultHeal, Line: 62, Region: -1},
-			{At: 30 * time.Minute, Kind: FaultLatency, Line: 63, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
-			{At: 31 * time.Minute, Kind: FaultLoss, Line: 65, Region: -1, P: 0.1},
-			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 67, Region: -1, P: 0.05},
-			{At: 35 * time.Minute, Kind: FaultCrash, Line: 69, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
-			{At: 36 * time.Minute, Kind: FaultCrash, Line: 71, Region: 2},
-			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 73, Region: -1, DownFor: 5 * time.Second},
+			{At: 20 * time.Minute, Kind: FaultPartition, Line: 71, Name: "west", Region: 1, OneWay: true},
+			{At: 25 * time.Minute, Kind: FaultHeal, Line: 73, Name: "west", Region: -1},
+			{At: 26 * time.Minute, Kind: FaultPartition, Line: 75, Fraction: 0.3, Region: -1},
+			{At: 27 * time.Minute, Kind: FaultPartition, Line: 77, Peers: []uint64{1, 2, 3}, Region: -1},
+			{At: 28 * time.Minute, Kind: FaultHeal, Line: 79, Region: -1},
+			{At: 30 * time.Minute, Kind: FaultLatency, Line: 80, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
+			{At: 31 * time.Minute, Kind: FaultLoss, Line: 82, Region: -1, P: 0.1},
+			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 84, Region: -1, P: 0.05},
+			{At: 35 * time.Minute, Kind: FaultCrash, Line: 86, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
+			{At: 36 * time.Minute, Kind: FaultCrash, Line: 88, Region: 2},
+			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 90, Region: -1, DownFor: 5 * time.Second},
 		},
 		Source: path,
 	}
@@ -186,6 +194,16 @@ var badCases = []badCase{
 	{"bad_bus_url.yaml", 3, 8, "bus.url", `"http://localhost:4222" is not a NATS server URL`, `write nats://host:port`},
 	{"null_value.yaml", 2, 10, "duration", `has no value`, `write Go duration syntax such as 10m, 90s or 1h30m, e.g. duration: 10m`},
 	{"two_documents.yaml", 4, 1, "", `the file holds a second YAML document`, `write one scenario per file`},
+	{"negative_jobs.yaml", 3, 9, "workload.jobs", `-10 is not a valid job count`, `write a whole number from 0 to 10000000`},
+	{"zero_interarrival.yaml", 4, 17, "workload.interarrival", `0s is not a valid mean inter-arrival time`, `write a positive duration such as 15s`},
+	{"workload_start_in_join_window.yaml", 6, 10, "workload.start", `3m is before the initial peers have joined (peers.join_window 5m)`, `write at least 5m, or shorten peers.join_window`},
+	{"workload_start_after_run.yaml", 5, 10, "workload.start", `1h is not shorter than duration 30m`, `make workload.start shorter than the run, e.g. 1m`},
+	{"constraint_ratio_count.yaml", 4, 21, "workload.constraint_ratio", `1.3 is not a valid constraint ratio`, `write a probability from 0 to 1, e.g. 0.43 (1.3 constrained resources of 3 on average)`},
+	{"bad_runtime_dist.yaml", 4, 17, "workload.runtime_dist", `"exponentail" is not a running-time distribution`, `write one of uniform, normal, exponential (did you mean "exponential"?)`},
+	{"bad_scheme.yaml", 3, 11, "matchmaking.scheme", `"CAN-P" is not a matchmaking scheme`, `write one of can, can-p, cent (did you mean "can-p"?)`},
+	{"stopping_factor_too_big.yaml", 4, 20, "matchmaking.stopping_factor", `4 is not a valid stopping factor`, `write a whole number from 1 to 3`},
+	{"client_timeout_too_short.yaml", 8, 19, "jobs.client_timeout", `1m30s is shorter than twice overlay.heartbeat.period (2 × 1m)`, `write at least 2m for jobs.client_timeout, or make overlay.heartbeat.period at most 45s`},
+	{"max_attempts_zero.yaml", 3, 17, "jobs.max_attempts", `0 is not a valid number of attempts`, `write a whole number from 1 to 100`},
 }
 
 func TestMalformedFiles(t *testing.T) {
@@ -305,7 +323,7 @@ func TestParseInline(t *testing.T) {
 		// yaml.v3 leaves "line 1" out of first-line errors; it is restored.
 		{"a: b: c\n", "in.yaml:1: YAML syntax error: mapping values are not allowed in this context — write valid YAML: check the indentation, colons and quotes on this line and the next"},
 		{"a: &x 1\nb: *y\n", "in.yaml: YAML syntax error: unknown anchor 'y' referenced — write each anchor (&name) before the aliases (*name) that use it"},
-		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, bus, oracle, invariants, faults`},
+		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, workload, matchmaking, jobs, bus, oracle, invariants, faults`},
 		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
 		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window`},
 		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},
@@ -666,4 +684,92 @@ func TestFaultErrors(t *testing.T) {
 			t.Errorf("Parse(%q):\n got %v\nwant … %s …", c.yaml, err, c.want)
 		}
 	}
+}
+
+// TestWorkloadRules: the rules between the workload and jobs keys and the
+// keys they depend on apply only when the workload is on, and name both
+// sides.
+func TestWorkloadRules(t *testing.T) {
+	bad := []struct{ in, want string }{
+		{"workload:\n  start: -1s\n",
+			"in.yaml:2:10: workload.start: -1s is not a valid workload start — write 0s or a positive duration such as 2m"},
+		{"workload:\n  jobs: 10\n  start: 30s\n",
+			"in.yaml:3:10: workload.start: 30s is before the initial peers have joined (peers.join_window 1m) — write at least 1m, or shorten peers.join_window"},
+		// The start keeps its default (2m); the run is shortened below it.
+		{"duration: 90s\nworkload:\n  jobs: 10\n",
+			"in.yaml:1:11: workload.start: 2m is not shorter than duration 1m30s — make workload.start shorter than the run, e.g. 1m"},
+		{"jobs:\n  client_timeout: 0s\n",
+			"in.yaml:2:19: jobs.client_timeout: 0s is not a valid client timeout — write a positive duration such as 10m"},
+		// The timeout keeps its default (10m); the period is lengthened:
+		// the problem is placed at the period's line.
+		{"duration: 1h\noverlay:\n  heartbeat:\n    period: 6m\nworkload:\n  jobs: 10\n",
+			"in.yaml:4:13: jobs.client_timeout: 10m is shorter than twice overlay.heartbeat.period (2 × 6m) — write at least 12m for jobs.client_timeout, or make overlay.heartbeat.period at most 5m"},
+		{"workload:\n  runtime: 0s\n",
+			"in.yaml:2:12: workload.runtime: 0s is not a valid mean running time — write a positive duration such as 1h"},
+		{"workload:\n  kind: uniform\n",
+			`in.yaml:2:9: workload.kind: "uniform" is not a workload kind — write one of clustered, mixed`},
+		{"matchmaking:\n  stopping_factor: 0\n",
+			"in.yaml:2:20: matchmaking.stopping_factor: 0 is not a valid stopping factor — write a whole number from 1 to 3"},
+		{"workload:\n  jobs: 2e7\n",
+			"in.yaml:2:9: workload.jobs: 2e7 is not a valid job count — write a whole number from 0 to 10000000"},
+	}
+	for _, c := range bad {
+		_, err := Parse("in.yaml", []byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Parse(%q):\n got %v\nwant %s", c.in, err, c.want)
+		}
+	}
+	// Without jobs, the start and the timeout are not held to the run.
+	for _, in := range []string{
+		"workload:\n  start: 30s\n",
+		"workload:\n  start: 1h\n",
+		"jobs:\n  client_timeout: 30s\n",
+		"duration: 1h\noverlay:\n  heartbeat:\n    period: 6m\n",
+		"workload:\n  jobs: 10\n  start: 1m\n", // = peers.join_window
+		"workload:\n  jobs: 10000000\n  constraint_ratio: 0\n",
+		"workload:\n  jobs: 1\n  constraint_ratio: 1\n  kind: clustered\n  runtime_dist: normal\n",
+		"workload:\n  jobs: 10\njobs:\n  client_timeout: 1m\n", // = 2 × 30s
+		"matchmaking:\n  scheme: can\n  stopping_factor: 1\n",
+	} {
+		if _, err := Parse("ok.yaml", []byte(in)); err != nil {
+			t.Errorf("Parse(%q): %v", in, err)
+		}
+	}
+
+	set := []struct {
+		assignments []string
+		want        string
+	}{
+		{[]string{"matchmaking.scheme=CENT"},
+			`--set matchmaking.scheme=CENT: "CENT" is not a matchmaking scheme — write one of can, can-p, cent (did you mean "cent"?)`},
+		{[]string{"workload.runtime_dist=gaussian"},
+			`--set workload.runtime_dist=gaussian: "gaussian" is not a running-time distribution — write one of uniform, normal, exponential`},
+		{[]string{"workload.jobs=1000", "peers.join_window=5m"},
+			"--set workload.jobs=1000 --set peers.join_window=5m: workload.start: 2m is before the initial peers have joined (peers.join_window 5m) — write at least 5m, or shorten peers.join_window"},
+		{[]string{"workload.jobs=1000", "jobs.client_timeout=50s"},
+			"--set workload.jobs=1000 --set jobs.client_timeout=50s: jobs.client_timeout: 50s is shorter than twice overlay.heartbeat.period (2 × 30s) — write at least 1m for jobs.client_timeout, or make overlay.heartbeat.period at most 25s"},
+		{[]string{"jobs.max_attempts=101"},
+			"--set jobs.max_attempts=101: 101 is not a valid number of attempts — write a whole number from 1 to 100"},
+	}
+	for _, c := range set {
+		s := Default()
+		err := s.SetAll(c.assignments...)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("SetAll(%q):\n got %v\nwant %s", c.assignments, err, c.want)
+		}
+		if !reflect.DeepEqual(s, Default()) {
+			t.Errorf("failed SetAll(%q) changed the scenario", c.assignments)
+		}
+	}
+	s := Default()
+	if s.Workload.On() {
+		t.Error("the default scenario has a workload")
+	}
+	if err := s.SetAll("workload.jobs=1000", "matchmaking.scheme=cent", "workload.interarrival=17.5s"); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Workload.On() || s.Matchmaking.Scheme != SchemeCENT || s.Workload.Interarrival != 17500*time.Millisecond {
+		t.Errorf("after SetAll: %+v %+v", s.Workload, s.Matchmaking)
+	}
+	roundTrip(t, s)
 }

@@ -101,6 +101,43 @@ var schema = []field{
 		func(v float64) bool { return v > 0 && v <= 100 }, "a valid shape", "a number above 0 and at most 100 (above 1 for pareto), e.g. 2",
 		"Shape of the lifetime distribution: pareto α (above 1; the tail grows heavier towards 1), weibull k (below 1: many short sessions and a few long ones). Ignored by exponential."),
 
+	intField("workload.jobs", func(s *Scenario) *int { return &s.Workload.Jobs }, 0, 0, 10_000_000,
+		"a valid job count",
+		"Number of jobs the client submits, 0 to 10000000; 0: no workload (the overlay alone)."),
+	durationField("workload.interarrival", func(s *Scenario) *time.Duration { return &s.Workload.Interarrival }, 15*time.Second,
+		"Mean emulated time between job submissions (Poisson arrivals); a positive duration. 003 §5.4 uses 15s to 20s for lightly-constrained workloads.",
+		positive("mean inter-arrival time", 15*time.Second)),
+	durationField("workload.start", func(s *Scenario) *time.Duration { return &s.Workload.Start }, 2*time.Minute,
+		"Emulated time from which jobs are submitted (the first arrives one inter-arrival time later on average); jobs due after the end of the run are not submitted. When workload.jobs is above 0: at least peers.join_window and shorter than duration.",
+		workloadStart, "duration", "peers.join_window", "workload.jobs"),
+	floatField("workload.constraint_ratio", func(s *Scenario) *float64 { return &s.Workload.ConstraintRatio }, 0.43,
+		func(v float64) bool { return v >= 0 && v <= 1 }, "a valid constraint ratio",
+		"a probability from 0 to 1, e.g. 0.43 (1.3 constrained resources of 3 on average)",
+		"Probability that a job constrains each resource (a minimum requirement; otherwise 0, don't care), 0 to 1. 0.43 is 003's lightly-constrained workload (1.3 constraints of 3 on average), 0.8 its heavily-constrained one (2.4 of 3)."),
+	enumField("workload.kind", func(s *Scenario) *string { return &s.Workload.Kind }, WorkloadMixed,
+		[]string{WorkloadClustered, WorkloadMixed}, "a workload kind",
+		"How job requirements are drawn: clustered (a few classes of jobs with identical requirements) or mixed (independent random requirements); in both most requirements are modest, as most peers are weak."),
+	durationField("workload.runtime", func(s *Scenario) *time.Duration { return &s.Workload.Runtime }, time.Hour,
+		"T, the mean running time of a job on a canonical node (cpu_speed 1.0); a node runs it in T divided by its cpu_speed. A positive duration.",
+		positive("mean running time", time.Hour)),
+	enumField("workload.runtime_dist", func(s *Scenario) *string { return &s.Workload.RuntimeDist }, RuntimeUniform,
+		RuntimeDists, "a running-time distribution",
+		"Distribution of a job's running time on a canonical node around workload.runtime T: uniform (in [0.5T, 1.5T], the papers'), normal (mean T, standard deviation T/4, at least 0.05T) or exponential (mean T)."),
+
+	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, SchemeCANP,
+		Schemes, "a matchmaking scheme",
+		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) or cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1)."),
+	intField("matchmaking.stopping_factor", func(s *Scenario) *int { return &s.Matchmaking.StoppingFactor }, 2, 1, 3,
+		"a valid stopping factor",
+		"CAN-P's stopping factor SF, 1 to 3: a push stops with probability 1/(1+n)^SF, n the number of nodes aggregated in the direction chosen (003 Eq 4); a higher SF pushes jobs farther. Used by can-p only."),
+
+	durationField("jobs.client_timeout", func(s *Scenario) *time.Duration { return &s.Jobs.ClientTimeout }, 10*time.Minute,
+		"The client resubmits a job it has heard nothing about for this long; a positive duration, and when workload.jobs is above 0 at least twice overlay.heartbeat.period (so that a job is not resubmitted while news of it is merely a heartbeat away).",
+		clientTimeout, "overlay.heartbeat.period", "workload.jobs"),
+	intField("jobs.max_attempts", func(s *Scenario) *int { return &s.Jobs.MaxAttempts }, 5, 1, 100,
+		"a valid number of attempts",
+		"Submissions of one job (the first included) before the client gives up and records it failed, 1 to 100."),
+
 	stringField("bus.url", func(s *Scenario) *string { return &s.Bus.URL }, "",
 		`NATS server to use, as nats://host:port (schemes nats, tls, ws or wss); "" starts an embedded server.`,
 		`nats://host:port, or "" for the embedded server`, checkBusURL),
@@ -279,6 +316,39 @@ func churnStop(s *Scenario, d time.Duration) string {
 		return fmt.Sprintf("%s is not after churn.start %s — write a later time, or 0s for the end of the run", fmtDuration(d), fmtDuration(s.Churn.Start))
 	case d > s.Duration:
 		return fmt.Sprintf("%s is after the end of the run (duration %s) — write at most %s, or 0s", fmtDuration(d), fmtDuration(s.Duration), fmtDuration(s.Duration))
+	}
+	return ""
+}
+
+// workloadStart checks workload.start: never negative; when the workload is
+// on, after the initial peers have joined and before the run ends.
+func workloadStart(s *Scenario, d time.Duration) string {
+	switch {
+	case d < 0:
+		return fmt.Sprintf("%s is not a valid workload start — write 0s or a positive duration such as 2m", fmtDuration(d))
+	case !s.Workload.On():
+		return ""
+	case d < s.Peers.JoinWindow:
+		return fmt.Sprintf("%s is before the initial peers have joined (peers.join_window %s) — write at least %s, or shorten peers.join_window",
+			fmtDuration(d), fmtDuration(s.Peers.JoinWindow), fmtDuration(s.Peers.JoinWindow))
+	case d >= s.Duration:
+		return fmt.Sprintf("%s is not shorter than duration %s — make workload.start shorter than the run, e.g. %s",
+			fmtDuration(d), fmtDuration(s.Duration), fmtDuration(s.Peers.JoinWindow))
+	}
+	return ""
+}
+
+// clientTimeout checks jobs.client_timeout: positive; when the workload is
+// on, at least two heartbeat periods, so that a job is not resubmitted
+// while news of it is merely a heartbeat away.
+func clientTimeout(s *Scenario, d time.Duration) string {
+	least := 2 * s.Overlay.Heartbeat.Period
+	switch {
+	case d <= 0:
+		return fmt.Sprintf("%s is not a valid client timeout — write a positive duration such as 10m", fmtDuration(d))
+	case s.Workload.On() && d < least:
+		return fmt.Sprintf("%s is shorter than twice overlay.heartbeat.period (2 × %s) — write at least %s for jobs.client_timeout, or make overlay.heartbeat.period at most %s",
+			fmtDuration(d), fmtDuration(s.Overlay.Heartbeat.Period), fmtDuration(least), fmtDuration(d/2))
 	}
 	return ""
 }

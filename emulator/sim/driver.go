@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/joinorder"
 	"github.com/gridbed/gridbed/emulator/members"
@@ -23,6 +25,8 @@ type DriverOptions struct {
 	// Latency is the constant delay of every message (default 0: delivered
 	// at the instant it was sent, after everything already due then).
 	Latency time.Duration
+	// Jobs, if set, gives every peer a job core (runs with a workload).
+	Jobs *peer.JobSetup
 }
 
 // Driver runs peers in a World. It implements the emulator's driver
@@ -37,6 +41,7 @@ type Driver struct {
 	seq      joinorder.Sequence
 	head     *peer.Peer // first peer of the join sequence, started by Start
 	headSlot time.Duration
+	client   *peer.Client
 }
 
 // NewDriver returns a deterministic driver for one run.
@@ -58,6 +63,13 @@ func (d *Driver) Name() string { return "sim" }
 
 // World exposes the event loop (for tests and fault injection).
 func (d *Driver) World() *World { return d.w }
+
+// JobRand is the random source of peer id's job core (CAN-P's stops), a
+// stream apart from its overlay's so that adding jobs to a run does not
+// change the overlay's own draws.
+func JobRand(seed uint64, id overlay.NodeID) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^0x6a6f62, uint64(id)))
+}
 
 // PeerRand is the random source of peer id in a run with the given seed;
 // both drivers use it so a peer makes the same choices under either.
@@ -107,6 +119,9 @@ func (d *Driver) newPeer(id overlay.NodeID, point can.Point) (*peer.Peer, error)
 		return nil, fmt.Errorf("sim: peer %d out of order", id)
 	}
 	p := peer.New(id, point, d.opts.Overlay, PeerRand(d.opts.Seed, id), env{d, id}, d.opts.Traffic)
+	if d.opts.Jobs != nil {
+		p.EnableJobs(d.opts.Jobs, JobRand(d.opts.Seed, id))
+	}
 	d.peers = append(d.peers, p)
 	addr := bus.Address(id)
 	if err := d.bus.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
@@ -115,6 +130,32 @@ func (d *Driver) newPeer(id overlay.NodeID, point can.Point) (*peer.Peer, error)
 	d.w.OnTimer(addr, p.Fire)
 	return p, nil
 }
+
+// AddClient creates the run's job client (at peer.ClientAddress); it
+// submits through random members.
+func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
+	if d.client != nil {
+		return fmt.Errorf("sim: one client per run")
+	}
+	var sink peer.JobSink
+	if d.opts.Jobs != nil {
+		sink = d.opts.Jobs.Sink
+	}
+	c := peer.NewClient(cfg, func() overlay.NodeID { return d.members.Pick(d.rng) }, env{d, peer.ClientAddress}, sink, d.opts.Traffic)
+	addr := bus.Address(peer.ClientAddress)
+	if err := d.bus.Register(addr, func(_ bus.Address, data []byte) { c.Deliver(data) }); err != nil {
+		return err
+	}
+	d.w.OnTimer(addr, c.Fire)
+	d.client = c
+	return nil
+}
+
+// Submit hands a job to the client (call it on the event loop, e.g. from At).
+func (d *Driver) Submit(spec *wire.JobSpec) { d.client.Submit(spec) }
+
+// Member reports whether peer id is a current member of the overlay.
+func (d *Driver) Member(id overlay.NodeID) bool { return d.members.Has(id) }
 
 // At runs fn at emulated time t on the event loop.
 func (d *Driver) At(t time.Duration, fn func()) { d.w.At(t, fn) }

@@ -59,6 +59,10 @@ type World struct {
 	queue    []event
 	handlers []bus.Handler  // by address
 	timers   []TimerHandler // by address
+	// far holds the endpoints at addresses too large to index (the job
+	// client's).
+	far      map[bus.Address]bus.Handler
+	farTimer map[bus.Address]TimerHandler
 	latency  time.Duration
 	stats    bus.Stats
 	events   uint64
@@ -132,8 +136,18 @@ func (w *World) SetTimer(addr bus.Address, kind overlay.TimerKind, at time.Durat
 	w.push(event{at: max(at, w.now), kind: evTimer, to: addr, tk: kind})
 }
 
+// farAddress is where addresses stop indexing slices.
+const farAddress = 1 << 32
+
 // OnTimer registers the timer handler of addr.
 func (w *World) OnTimer(addr bus.Address, h TimerHandler) {
+	if addr >= farAddress {
+		if w.farTimer == nil {
+			w.farTimer = map[bus.Address]TimerHandler{}
+		}
+		w.farTimer[addr] = h
+		return
+	}
 	for int(addr) >= len(w.timers) {
 		w.timers = append(w.timers, nil)
 	}
@@ -148,14 +162,18 @@ func (w *World) RunUntil(t time.Duration) {
 		w.events++
 		switch e.kind {
 		case evDeliver:
-			if int(e.to) < len(w.handlers) && w.handlers[e.to] != nil {
+			if h := w.handler(e.to); h != nil {
 				w.stats.Delivered++
-				w.handlers[e.to](e.to, e.data)
+				h(e.to, e.data)
 			} else {
 				w.stats.Unroutable++
 			}
 		case evTimer:
-			if int(e.to) < len(w.timers) && w.timers[e.to] != nil {
+			if e.to >= farAddress {
+				if h := w.farTimer[e.to]; h != nil {
+					h(e.tk, e.at)
+				}
+			} else if int(e.to) < len(w.timers) && w.timers[e.to] != nil {
 				w.timers[e.to](e.tk, e.at)
 			}
 		case evAction:
@@ -181,8 +199,25 @@ func (w *World) Publish(to bus.Address, data []byte) error {
 	return nil
 }
 
+func (w *World) handler(addr bus.Address) bus.Handler {
+	if addr >= farAddress {
+		return w.far[addr]
+	}
+	if int(addr) < len(w.handlers) {
+		return w.handlers[addr]
+	}
+	return nil
+}
+
 // Register makes h receive the messages published to addr.
 func (w *World) Register(addr bus.Address, h bus.Handler) error {
+	if addr >= farAddress {
+		if w.far == nil {
+			w.far = map[bus.Address]bus.Handler{}
+		}
+		w.far[addr] = h
+		return nil
+	}
 	for int(addr) >= len(w.handlers) {
 		w.handlers = append(w.handlers, nil)
 	}
@@ -192,6 +227,10 @@ func (w *World) Register(addr bus.Address, h bus.Handler) error {
 
 // Unregister stops delivery to addr.
 func (w *World) Unregister(addr bus.Address) {
+	if addr >= farAddress {
+		delete(w.far, addr)
+		return
+	}
 	if int(addr) < len(w.handlers) {
 		w.handlers[addr] = nil
 	}

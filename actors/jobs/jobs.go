@@ -1,0 +1,150 @@
+// Package jobs is the pure job core of a peer (PROTOCOLS.md §3; 003 §4;
+// 000 §III-A): the three roles a peer plays for a job — injection node
+// (route the job to the owner of its point), owner (matchmaking, watching
+// the run node, telling the client) and run node (FIFO queue, emulated
+// execution, watching the owner) — and the client that submits jobs and
+// resubmits those it hears nothing about.
+//
+// Like the overlay core it is a single-threaded state machine: the driver
+// hands it messages (Step) and timer expiries (Tick) with the emulated time
+// and collects what it wants done (Ready). It reads the peer's overlay
+// state (zone, neighbors and the load their heartbeats carried) through
+// View, never the other way round. No goroutines, clocks or global
+// randomness inside.
+package jobs
+
+import (
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// Matchmaking schemes (003 §5.3).
+const (
+	// SchemeCAN is basic CAN matchmaking (003 §4.2): the owner picks the
+	// least loaded capable node among itself and its neighbors.
+	SchemeCAN = "can"
+	// SchemeCANP pushes the job along aggregated load (003 §4.4, Eqs 1-5).
+	SchemeCANP = "can-p"
+	// SchemeCENT is the greedy online centralized matchmaker with the
+	// oracle's global view at zero message cost (003 §5.2; 002 Fig 3.17).
+	SchemeCENT = "cent"
+)
+
+// Timer kinds of the job core: they share the driver's timer channel with
+// the overlay's (whose kinds are small numbers).
+const (
+	// TimerJobs is the periodic owner/run-node heartbeat and recovery check.
+	TimerJobs overlay.TimerKind = 16 + iota
+	// TimerRunDone is the end of a running job's emulated execution.
+	TimerRunDone
+	// TimerClient is the client's periodic resubmission check.
+	TimerClient
+)
+
+// Failure reasons a job can end with.
+const (
+	ReasonNoCapableNode = "no capable node found"
+	ReasonGaveUp        = "gave up after max attempts"
+)
+
+// EventKind names a step of a job's life, as the ledger (the oracle's
+// view of jobs) records it.
+type EventKind uint8
+
+// Job events.
+const (
+	EvSubmitted       EventKind = iota + 1 // client: handed to an injection node (an attempt)
+	EvRouteDrop                            // a routed job or adoption could not be forwarded
+	EvOwned                                // the owner of the job's point took it
+	EvPushed                               // CAN-P: pushed one hop further
+	EvQueued                               // a run node queued it (Queue: jobs ahead; Hops: matchmaking hops)
+	EvStarted                              // a run node started running it
+	EvCompleted                            // a run node finished running it
+	EvRematched                            // the owner matches it again (Reason says why)
+	EvAdopted                              // a new owner adopted it from its run node
+	EvCancelled                            // a run node dropped it (run elsewhere)
+	EvReturned                             // a leaving run node handed it back
+	EvResult                               // the client received its outcome (first time)
+	EvDuplicateResult                      // the client received another result for it
+	EvResubmitted                          // the client resubmits it (silence for the client timeout)
+	EvFailed                               // it ended failed (Reason)
+)
+
+var eventNames = [...]string{"", "submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed"}
+
+// String is the event's name (a metric label and trigger name).
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) {
+		return eventNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one job event; the driver stamps the time.
+type Event struct {
+	Kind    EventKind
+	Job     uint64
+	Attempt uint32
+	Peer    overlay.NodeID // where it happened
+	Other   overlay.NodeID // the run node (Queued, Rematched), owner (Adopted)
+	Hops    uint32
+	Queue   int
+	Reason  string
+}
+
+// Ready is what the job core wants done.
+type Ready struct {
+	Messages []overlay.Out
+	Timers   []overlay.Timer
+	Events   []Event
+	// Queue is set (with QueueLen) when the node's queue length changed:
+	// the oracle's global view (CENT) follows it at no message cost.
+	QueueChanged bool
+	QueueLen     int
+}
+
+// View is what the job core reads of its peer's overlay core
+// (*overlay.Node implements it).
+type View interface {
+	ID() overlay.NodeID
+	Joined() bool
+	Owns(p can.Point) bool
+	Zone() can.Zone
+	Point() can.Point
+	Neighbors() []*overlay.Neighbor
+	NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) overlay.NodeID
+}
+
+// Central is the CENT matchmaker: the oracle's global view of every live
+// node, consulted at no message cost. Pick returns the run node for job,
+// 0 when no live node is capable.
+type Central interface {
+	Pick(job *wire.JobSpec) overlay.NodeID
+}
+
+// Capable reports whether a node at point node may run a job requiring
+// req: at least the requirement in every resource dimension (003 §4.2);
+// the last coordinate, the virtual dimension, is ignored.
+func Capable(node can.Point, req []uint32) bool {
+	if len(node) != len(req) {
+		return false
+	}
+	for i := 0; i < len(req)-1; i++ {
+		if node[i] < req[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func ref(id uint64, epoch uint32) *wire.JobRef { return &wire.JobRef{Id: id, Epoch: epoch} }
+
+func runTime(work int64, speed float64) time.Duration {
+	if speed <= 0 {
+		speed = 1
+	}
+	return time.Duration(float64(work) / speed)
+}

@@ -1,0 +1,103 @@
+package peer
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// ClientAddress is the bus address of a run's job client: far above any
+// peer id, so the two never meet.
+const ClientAddress overlay.NodeID = 1 << 40
+
+// Client is the driver-independent adapter of a job client: like Peer, it
+// decodes, steps its core, and encodes and publishes what the core wants
+// sent. Not safe for concurrent use.
+type Client struct {
+	core    *jobs.Client
+	io      IO
+	sink    JobSink
+	traffic *metrics.Traffic
+	seq     uint64
+}
+
+// NewClient creates the client at ClientAddress.
+func NewClient(cfg jobs.ClientConfig, inject jobs.Injector, io IO, sink JobSink, traffic *metrics.Traffic) *Client {
+	return &Client{core: jobs.NewClient(ClientAddress, cfg, inject), io: io, sink: sink, traffic: traffic}
+}
+
+// Submit hands a new job to the overlay.
+func (c *Client) Submit(spec *wire.JobSpec) {
+	c.core.Submit(c.io.Now(), spec)
+	c.flush()
+}
+
+// Deliver handles the bytes of one message received from the bus.
+func (c *Client) Deliver(data []byte) {
+	h, m, err := wire.Decode(data)
+	if err != nil || h.To != uint64(ClientAddress) {
+		c.traffic.DecodeError()
+		return
+	}
+	c.core.Step(c.io.Now(), overlay.NodeID(h.From), m)
+	c.flush()
+}
+
+// Fire handles the expiry of a timer set for emulated time at.
+func (c *Client) Fire(kind overlay.TimerKind, at time.Duration) {
+	c.core.Tick(max(c.io.Now(), at), kind)
+	c.flush()
+}
+
+// Open lists the jobs submitted and not ended.
+func (c *Client) Open() []uint64 { return c.core.OpenIDs() }
+
+func (c *Client) flush() {
+	r := c.core.Ready()
+	publish(c.io, c.traffic, ClientAddress, &c.seq, r.Messages, r.Timers)
+	report(c.sink, c.io.Now(), ClientAddress, r)
+}
+
+// Messages to a client actor's mailbox (besides Inbound and TimerFired).
+type (
+	// SubmitJob hands a new job to the client.
+	SubmitJob struct{ Spec *wire.JobSpec }
+	// CollectOpen asks for the client's open jobs.
+	CollectOpen struct{ Reply chan<- []uint64 }
+)
+
+// ClientActor is the thin protoactor adapter of a Client.
+type ClientActor struct {
+	Client *Client
+	halted bool
+}
+
+// Receive implements actor.Actor.
+func (a *ClientActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *Inbound:
+		if !a.halted {
+			a.Client.Deliver(m.Data)
+		}
+	case *TimerFired:
+		if !a.halted {
+			a.Client.Fire(m.Kind, m.At)
+		}
+	case *SubmitJob:
+		if !a.halted {
+			a.Client.Submit(m.Spec)
+		}
+	case *CollectOpen:
+		m.Reply <- a.Client.Open()
+	case *Halt:
+		a.halted = true
+		if m.Done != nil {
+			m.Done <- struct{}{}
+		}
+	}
+}

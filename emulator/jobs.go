@@ -1,0 +1,213 @@
+package emulator
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/emulator/ledger"
+	"github.com/gridbed/gridbed/emulator/population"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/workload"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// jobRun is the workload side of a run: the client's submissions, the
+// ledger (the oracle's view of jobs and CENT's global view) and the job
+// metrics. nil when the scenario has no workload.
+type jobRun struct {
+	sc     scenario.Scenario
+	ledger *ledger.Ledger
+	m      *metrics.Jobs
+	jobs   []workload.Job
+	member func(overlay.NodeID) bool // set once the driver exists
+}
+
+func newJobRun(sc scenario.Scenario, m *metrics.Run) *jobRun {
+	if !sc.Workload.On() {
+		return nil
+	}
+	j := &jobRun{sc: sc, m: m.EnableJobs(), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed)}
+	scheme := sc.Matchmaking.Scheme
+	j.ledger = ledger.New(func(id overlay.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
+		j.m.Events.WithLabelValues(e.Kind.String()).Inc()
+		if !first {
+			return
+		}
+		switch e.Kind {
+		case jobs.EvQueued:
+			j.m.MatchTime.WithLabelValues(scheme).Observe((at - r.Submitted).Seconds())
+			j.m.MatchHops.WithLabelValues(scheme).Observe(float64(e.Hops))
+			j.m.QueueSeen.WithLabelValues(scheme).Observe(float64(e.Queue))
+		case jobs.EvCompleted:
+			j.m.Wait.WithLabelValues(scheme).Observe((r.StartedAt - r.Submitted).Seconds())
+		case jobs.EvResult:
+			j.m.Turnaround.WithLabelValues(scheme).Observe((at - r.Submitted).Seconds())
+		}
+	})
+	return j
+}
+
+// setup is what the drivers need to give peers a job core.
+func (j *jobRun) setup() *peer.JobSetup {
+	if j == nil {
+		return nil
+	}
+	cfg := jobs.Config{
+		Scheme: j.sc.Matchmaking.Scheme, StoppingFactor: j.sc.Matchmaking.StoppingFactor,
+		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
+		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
+	}
+	dims := j.sc.Overlay.Dimensions
+	return &peer.JobSetup{
+		Config: func(p can.Point) jobs.Config {
+			c := cfg
+			c.Speed, c.Cores = 1, 1
+			if dims > 0 {
+				c.Speed = population.CapabilityAt(p, 0) // cpu_speed
+			}
+			if dims > 3 {
+				c.Cores = int(math.Round(population.CapabilityAt(p, 3))) // cores
+			}
+			return c
+		},
+		Central: j.ledger,
+		Sink:    j.ledger,
+	}
+}
+
+// start adds the client and schedules every submission.
+func (j *jobRun) start(drv Driver) error {
+	if j == nil {
+		return nil
+	}
+	j.member = drv.Member
+	if err := drv.AddClient(jobs.ClientConfig{Timeout: j.sc.Jobs.ClientTimeout, MaxAttempts: j.sc.Jobs.MaxAttempts}); err != nil {
+		return err
+	}
+	for _, job := range j.jobs {
+		spec := &wire.JobSpec{Id: job.ID, Req: job.Req, Work: int64(job.Work)}
+		drv.At(job.At, func() { drv.Submit(spec) })
+	}
+	return nil
+}
+
+// events are the job event counts so far, named job_<event> (fault
+// triggers can wait for them).
+func (j *jobRun) events() map[string]uint64 {
+	if j == nil {
+		return nil
+	}
+	ev := map[string]uint64{}
+	for k := jobs.EvSubmitted; k <= jobs.EvFailed; k++ {
+		ev["job_"+k.String()] = j.ledger.Count(k)
+	}
+	return ev
+}
+
+// tally counts the jobs at time t against the peers' states, and updates
+// the gauges.
+func (j *jobRun) tally(t time.Duration, states []peer.State) ledger.Totals {
+	held := map[uint64]bool{}
+	for _, s := range states {
+		if !s.Snapshot.Joined {
+			continue // departed (or not yet joined): holds nothing
+		}
+		for _, ids := range [][]uint64{s.Jobs.Owned, s.Jobs.Held, s.Jobs.Done} {
+			for _, id := range ids {
+				held[id] = true
+			}
+		}
+	}
+	tot := j.ledger.Tally(t, func(id uint64) bool { return held[id] }, j.sc.Jobs.ClientTimeout)
+	st := j.m.States
+	st.WithLabelValues("submitted").Set(float64(tot.Submitted))
+	st.WithLabelValues("completed").Set(float64(tot.Completed))
+	st.WithLabelValues("failed").Set(float64(tot.Failed))
+	st.WithLabelValues("unfinished").Set(float64(tot.Unfinished))
+	st.WithLabelValues("lost").Set(float64(tot.Lost))
+	st.WithLabelValues("duplicated").Set(float64(tot.Duplicated))
+	st.WithLabelValues("queued").Set(float64(j.ledger.Count(jobs.EvQueued)))
+	q, busy := j.ledger.Live()
+	j.m.QueuedTotal.Set(float64(q))
+	j.m.BusyNodes.Set(float64(busy))
+	return tot
+}
+
+// JobsSummary is summary.json's jobs section (docs/RESULTS.md).
+type JobsSummary struct {
+	Scheme         string `json:"scheme"`
+	StoppingFactor int    `json:"stopping_factor,omitempty"`
+	Submitted      uint64 `json:"submitted"`
+	Completed      uint64 `json:"completed"`
+	Failed         uint64 `json:"failed"`
+	// Unfinished jobs were still queued, running or in recovery at the end.
+	Unfinished uint64            `json:"unfinished"`
+	Lost       uint64            `json:"lost"`
+	Duplicated uint64            `json:"duplicated"`
+	FailedBy   map[string]uint64 `json:"failed_by"`
+	// Recovery counts.
+	Resubmitted uint64 `json:"resubmitted"`
+	Rematched   uint64 `json:"rematched"`
+	Adopted     uint64 `json:"adopted"`
+	Returned    uint64 `json:"returned"`
+	Cancelled   uint64 `json:"cancelled"`
+	RouteDrops  uint64 `json:"route_drops"`
+	// Pushed jobs were pushed at least once (CAN-P).
+	Pushed      uint64 `json:"pushed"`
+	WaitSeconds struct {
+		Mean *float64 `json:"mean"`
+		P50  *float64 `json:"p50"`
+		P90  *float64 `json:"p90"`
+		P99  *float64 `json:"p99"`
+	} `json:"wait_seconds"`
+	TurnaroundSeconds struct {
+		Mean *float64 `json:"mean"`
+	} `json:"turnaround_seconds"`
+	Matchmaking struct {
+		HopsMean    *float64 `json:"hops_mean"`
+		SecondsMean *float64 `json:"seconds_mean"`
+	} `json:"matchmaking"`
+	QueueLengthMean *float64         `json:"queue_length_mean"`
+	Anomalies       []ledger.Anomaly `json:"anomalies,omitempty"`
+}
+
+func num(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// summary is the jobs section and the job-conservation check at the end.
+func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, InvariantCheck) {
+	tot := j.tally(t, states)
+	s := &JobsSummary{
+		Scheme: j.sc.Matchmaking.Scheme, Submitted: tot.Submitted, Completed: tot.Completed, Failed: tot.Failed,
+		Unfinished: tot.Unfinished, Lost: tot.Lost, Duplicated: tot.Duplicated, FailedBy: tot.FailedBy, Anomalies: tot.Anomalies,
+		Resubmitted: j.ledger.Count(jobs.EvResubmitted), Rematched: j.ledger.Count(jobs.EvRematched), Adopted: j.ledger.Count(jobs.EvAdopted),
+		Returned: j.ledger.Count(jobs.EvReturned), Cancelled: j.ledger.Count(jobs.EvCancelled), RouteDrops: j.ledger.Count(jobs.EvRouteDrop),
+	}
+	if s.Scheme == jobs.SchemeCANP {
+		s.StoppingFactor = j.sc.Matchmaking.StoppingFactor
+	}
+	f := j.ledger.Figures()
+	s.Pushed = f.Pushed
+	s.WaitSeconds.Mean = num(ledger.Mean(f.Wait))
+	s.WaitSeconds.P50 = num(ledger.Quantile(f.Wait, 0.5))
+	s.WaitSeconds.P90 = num(ledger.Quantile(f.Wait, 0.9))
+	s.WaitSeconds.P99 = num(ledger.Quantile(f.Wait, 0.99))
+	s.TurnaroundSeconds.Mean = num(ledger.Mean(f.Turnaround))
+	s.Matchmaking.HopsMean = num(ledger.Mean(f.Hops))
+	s.Matchmaking.SecondsMean = num(ledger.Mean(f.MatchSecs))
+	s.QueueLengthMean = num(ledger.Mean(f.QueueSeen))
+	c := InvariantCheck{Name: "jobs_conserved"}
+	c.OK = tot.Lost == 0 && tot.Duplicated == 0 && tot.Submitted == tot.Completed+tot.Failed+tot.Unfinished
+	c.Detail = fmt.Sprintf("%d submitted: %d completed, %d failed, %d unfinished, %d lost; %d duplicated", tot.Submitted, tot.Completed, tot.Failed, tot.Unfinished, tot.Lost, tot.Duplicated)
+	return s, c
+}

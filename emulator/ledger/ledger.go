@@ -1,0 +1,371 @@
+// Package ledger is the oracle's view of jobs (ARCHITECTURE.md principles
+// 7 and 8): every event the job cores report, outside the bus, folded into
+// one record per job — its state history, when it was submitted, matched,
+// queued, started and finished, where, and how it ended — from which the
+// run's job figures and the job-conservation check come. It is also the
+// global view the centralized matchmaker (CENT, 003 §5.2) reads at no
+// message cost: every live node's capabilities and queue length.
+//
+// A Ledger is safe for concurrent use: in the emulator every actor reports
+// to it from its own goroutine.
+package ledger
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// Step is one entry of a job's state history.
+type Step struct {
+	At     time.Duration  `json:"at_ns"`
+	Event  string         `json:"event"`
+	Peer   overlay.NodeID `json:"peer"`
+	Other  overlay.NodeID `json:"other,omitempty"`
+	Reason string         `json:"reason,omitempty"`
+}
+
+// Record is what the ledger knows of one job.
+type Record struct {
+	ID        uint64
+	Submitted time.Duration // first submission
+	Attempts  uint32
+	// First assignment to a run node: matchmaking time, hops (routing to
+	// the owner included) and the queue seen there.
+	Queued    bool
+	QueuedAt  time.Duration
+	Hops      uint32
+	QueueSeen int
+	Pushed    bool
+	starts    map[overlay.NodeID]time.Duration // latest start per run node
+	// The run that completed first: when it started and ended, where.
+	Completions int
+	StartedAt   time.Duration
+	CompletedAt time.Duration
+	RunNode     overlay.NodeID
+	// How the job ended at the client.
+	Ended    bool
+	Failed   bool
+	Reason   string
+	EndedAt  time.Duration
+	History  []Step
+	lastStep time.Duration
+}
+
+// node is a live peer in the global view.
+type node struct {
+	point can.Point
+	speed float64
+	cores int
+	queue int
+}
+
+// Ledger collects job events.
+type Ledger struct {
+	mu      sync.Mutex
+	jobs    map[uint64]*Record
+	counts  [32]uint64 // events by kind
+	nodes   map[overlay.NodeID]*node
+	alive   func(overlay.NodeID) bool
+	observe func(e jobs.Event, r *Record, at time.Duration, first bool)
+	// keepHistory bounds the per-job history (0: unlimited).
+	keepHistory int
+}
+
+// New returns an empty ledger. alive tells whether a peer is a current
+// member (CENT never picks a departed peer); observe, if set, is called
+// (under the ledger's lock) after each event is recorded, for metrics;
+// first says the event set the record's figure (first assignment, first
+// completion, the outcome).
+func New(alive func(overlay.NodeID) bool, observe func(e jobs.Event, r *Record, at time.Duration, first bool)) *Ledger {
+	return &Ledger{jobs: map[uint64]*Record{}, nodes: map[overlay.NodeID]*node{}, alive: alive, observe: observe, keepHistory: 64}
+}
+
+// NodeJoined adds a peer to the global view.
+func (l *Ledger) NodeJoined(id overlay.NodeID, point can.Point, speed float64, cores int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.nodes[id] = &node{point: slices.Clone(point), speed: speed, cores: max(cores, 1)}
+}
+
+// QueueLen records a node's queue length (jobs queued or running).
+func (l *Ledger) QueueLen(id overlay.NodeID, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if nd, ok := l.nodes[id]; ok {
+		nd.queue = n
+	}
+}
+
+// Pick is the centralized matchmaker (003 §5.2; 002 §3.3.2, Fig 3.17): an
+// online greedy choice over every live capable node with the current
+// global view — the least loaded (queue length per core), then the one
+// not over-provisioned by more than 10% in any constrained resource, then
+// the fastest CPU. The chosen node's queue is counted at once, so the next
+// pick sees it even before the job arrives there.
+func (l *Ledger) Pick(job *wire.JobSpec) overlay.NodeID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	type cand struct {
+		id    overlay.NodeID
+		load  float64
+		over  bool
+		speed float64
+	}
+	var best *cand
+	better := func(a, b *cand) bool {
+		return cmp.Or(cmp.Compare(a.load, b.load), boolCmp(a.over, b.over), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id)) < 0
+	}
+	for id, nd := range l.nodes { // the comparison is total: order does not matter
+		if !jobs.Capable(nd.point, job.Req) || (l.alive != nil && !l.alive(id)) {
+			continue
+		}
+		c := &cand{id: id, load: float64(nd.queue) / float64(nd.cores), over: overProvisioned(nd.point, job.Req), speed: nd.speed}
+		if best == nil || better(c, best) {
+			best = c
+		}
+	}
+	if best == nil {
+		return 0
+	}
+	l.nodes[best.id].queue++
+	return best.id
+}
+
+// overProvisioned reports whether a node exceeds a constrained requirement
+// by more than 10% (002 Fig 3.17's cap of 1.1), in coordinates.
+func overProvisioned(p can.Point, req []uint32) bool {
+	for i := 0; i < len(req)-1; i++ {
+		if req[i] > 0 && float64(p[i]) > 1.1*float64(req[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// JobEvent records one event at emulated time at.
+func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if int(e.Kind) < len(l.counts) {
+		l.counts[e.Kind]++
+	}
+	r, ok := l.jobs[e.Job]
+	if !ok {
+		r = &Record{ID: e.Job, Submitted: at, starts: map[overlay.NodeID]time.Duration{}}
+		l.jobs[e.Job] = r
+	}
+	if l.keepHistory == 0 || len(r.History) < l.keepHistory {
+		r.History = append(r.History, Step{At: at, Event: e.Kind.String(), Peer: e.Peer, Other: e.Other, Reason: e.Reason})
+	}
+	r.lastStep = at
+	first := false
+	switch e.Kind {
+	case jobs.EvSubmitted:
+		r.Attempts = max(r.Attempts, e.Attempt)
+	case jobs.EvPushed:
+		r.Pushed = true
+	case jobs.EvQueued:
+		if !r.Queued {
+			r.Queued, r.QueuedAt, r.Hops, r.QueueSeen = true, at, e.Hops, e.Queue
+			first = true
+		}
+	case jobs.EvStarted:
+		r.starts[e.Peer] = at
+	case jobs.EvCompleted:
+		r.Completions++
+		if r.Completions == 1 {
+			r.StartedAt, r.CompletedAt, r.RunNode = r.starts[e.Peer], at, e.Peer
+			first = true
+		}
+	case jobs.EvResult:
+		if !r.Ended {
+			r.Ended, r.EndedAt = true, at
+			first = true
+		}
+	case jobs.EvFailed:
+		if !r.Ended {
+			r.Ended, r.Failed, r.Reason, r.EndedAt = true, true, e.Reason, at
+			first = true
+		}
+	}
+	if l.observe != nil {
+		l.observe(e, r, at, first)
+	}
+}
+
+// Count is the number of events of kind k so far.
+func (l *Ledger) Count(k jobs.EventKind) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if int(k) < len(l.counts) {
+		return l.counts[k]
+	}
+	return 0
+}
+
+// Totals is the job accounting of a run at one moment.
+type Totals struct {
+	Submitted, Completed, Failed uint64
+	// Unfinished jobs have not ended but some live peer holds them (owner,
+	// run node, or a result awaiting acknowledgement), or they moved
+	// within the client's timeout (a message in flight, a resubmission
+	// under way).
+	Unfinished uint64
+	// Lost jobs have not ended, no live peer holds them, and nothing
+	// happened to them for longer than the client's timeout: the client
+	// should have resubmitted them and did not.
+	Lost uint64
+	// Duplicated jobs completed more than once (ran to the end on two
+	// run nodes); DuplicateRuns counts the extra completions.
+	Duplicated, DuplicateRuns uint64
+	FailedBy                  map[string]uint64
+	// Anomalies are the state histories of lost and duplicated jobs (at
+	// most 20), for the summary.
+	Anomalies []Anomaly
+}
+
+// Anomaly is a job that broke conservation, with its history.
+type Anomaly struct {
+	Job     uint64 `json:"job"`
+	Problem string `json:"problem"`
+	History []Step `json:"history"`
+}
+
+// Tally counts the jobs at emulated time now. held says whether a live
+// peer holds job id; timeout is the client's resubmit timeout.
+func (l *Ledger) Tally(now time.Duration, held func(id uint64) bool, timeout time.Duration) Totals {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := Totals{FailedBy: map[string]uint64{}}
+	ids := make([]uint64, 0, len(l.jobs))
+	for id := range l.jobs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		r := l.jobs[id]
+		t.Submitted++
+		if r.Completions > 1 {
+			t.Duplicated++
+			t.DuplicateRuns += uint64(r.Completions - 1)
+			t.anomaly(r, "duplicated")
+		}
+		switch {
+		case r.Ended && r.Failed:
+			t.Failed++
+			t.FailedBy[r.Reason]++
+		case r.Ended:
+			t.Completed++
+		case held(id) || now-r.lastStep <= timeout:
+			t.Unfinished++
+		default:
+			t.Lost++
+			t.anomaly(r, "lost")
+		}
+	}
+	return t
+}
+
+func (t *Totals) anomaly(r *Record, problem string) {
+	if len(t.Anomalies) < 20 {
+		t.Anomalies = append(t.Anomalies, Anomaly{Job: r.ID, Problem: problem, History: slices.Clone(r.History)})
+	}
+}
+
+// Figures are the job performance figures of a run (003 §5.3's metrics).
+type Figures struct {
+	Wait        []float64 // seconds from submission to the start of the run that completed, per completed job
+	Turnaround  []float64 // seconds from submission to the client's receipt of the outcome, per completed job
+	MatchSecs   []float64 // seconds from submission to the first assignment, per assigned job
+	Hops        []float64 // matchmaking hops of the first assignment
+	QueueSeen   []float64 // queue length seen at the first assignment
+	Pushed      uint64    // jobs pushed at least once (CAN-P)
+	StartedLate uint64    // completed jobs whose completing run started after a rematch/adoption
+}
+
+// Figures collects the per-job figures, in job order.
+func (l *Ledger) Figures() Figures {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]uint64, 0, len(l.jobs))
+	for id := range l.jobs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var f Figures
+	for _, id := range ids {
+		r := l.jobs[id]
+		if r.Pushed {
+			f.Pushed++
+		}
+		if r.Queued {
+			f.MatchSecs = append(f.MatchSecs, (r.QueuedAt - r.Submitted).Seconds())
+			f.Hops = append(f.Hops, float64(r.Hops))
+			f.QueueSeen = append(f.QueueSeen, float64(r.QueueSeen))
+		}
+		if r.Completions > 0 {
+			f.Wait = append(f.Wait, (r.StartedAt - r.Submitted).Seconds())
+			if r.Ended && !r.Failed {
+				f.Turnaround = append(f.Turnaround, (r.EndedAt - r.Submitted).Seconds())
+			}
+		}
+	}
+	return f
+}
+
+// Mean of xs, NaN when empty.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// Quantile q of xs (nearest rank), NaN when empty. xs is sorted in place.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	i := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
+}
+
+// Live is the number of jobs queued or running over all live nodes of the
+// global view, and the number of nodes with a non-empty queue.
+func (l *Ledger) Live() (queued, busy int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, nd := range l.nodes {
+		if l.alive != nil && !l.alive(id) {
+			continue
+		}
+		queued += nd.queue
+		if nd.queue > 0 {
+			busy++
+		}
+	}
+	return queued, busy
+}

@@ -1,0 +1,206 @@
+// Package workload generates a run's jobs (PROTOCOLS.md §1; 003 §5.3):
+// Poisson arrivals, per-resource requirements with the constraint ratio,
+// clustered or mixed, work drawn from a distribution.
+//
+// Requirements are drawn the way package population draws peers'
+// capabilities, so that jobs and nodes live in the same CAN space: a
+// constrained resource takes a catalog level with geometrically decreasing
+// weights (most requirements modest, as most peers are weak) — for a mixed
+// workload plus a uniform position within the level, never beyond the top
+// level — mapped to a coordinate with population.Coord; an unconstrained
+// resource is 0 ("don't care", 003 §5.3). A node is then capable of a job
+// iff its coordinate is at least the job's in every resource dimension
+// (Capable).
+//
+// Arrivals, requirements and running times come from three PCG streams of
+// their own, all derived from the seed: changing the inter-arrival time,
+// the start or the run length keeps every job's requirements and work
+// (003 §5.4 compares workloads with "exactly the same job and node
+// profiles" across τ), and changing the running-time distribution keeps the
+// arrivals and requirements.
+package workload
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/emulator/population"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// Job is one submission of the client's workload.
+type Job struct {
+	ID   uint64        // 1, 2, … in submission order
+	At   time.Duration // emulated submission time
+	Req  can.Point     // length dims+1: requirement coordinate per resource dimension (0 = don't care), then a uniform random virtual coordinate (003 §4.2)
+	Work time.Duration // running time on a canonical node (speed 1.0); the run node divides it by its speed
+}
+
+// stream is the PCG stream of this package ("jobs"); arrivals,
+// requirements and work use stream, stream+1 and stream+2.
+const stream = 0x6a6f6273
+
+// Generate draws the scenario's jobs deterministically from seed. dims is
+// overlay.dimensions (resource dimensions, without the virtual one).
+//
+// The first job arrives at w.Start plus an exponential gap of mean
+// w.Interarrival, every next one an exponential gap later; generation stops
+// after w.Jobs jobs or at the first job that would arrive after duration
+// (jobs past the end of the run are not generated). w.Jobs <= 0 gives no
+// jobs. Generate panics on a kind or running-time distribution that
+// scenario validation rejects.
+func Generate(w scenario.Workload, dims int, duration time.Duration, seed uint64) []Job {
+	jobs, _ := generate(w, dims, duration, seed)
+	return jobs
+}
+
+// generate is Generate, also returning each job's level positions per
+// resource dimension (-1: unconstrained), for the tests.
+func generate(w scenario.Workload, dims int, duration time.Duration, seed uint64) ([]Job, [][]float64) {
+	if w.Kind != scenario.WorkloadMixed && w.Kind != scenario.WorkloadClustered {
+		panic(fmt.Sprintf("workload: kind %q: want %s or %s", w.Kind, scenario.WorkloadMixed, scenario.WorkloadClustered))
+	}
+	if !slices.Contains(scenario.RuntimeDists, w.RuntimeDist) {
+		panic(fmt.Sprintf("workload: running-time distribution %q: want one of %v", w.RuntimeDist, scenario.RuntimeDists))
+	}
+	if w.Jobs <= 0 {
+		return nil, nil
+	}
+	arrivals := rand.New(rand.NewPCG(seed, stream))
+	reqs := rand.New(rand.NewPCG(seed, stream+1))
+	work := rand.New(rand.NewPCG(seed, stream+2))
+
+	// Clustered: the requirement classes, each a constraint pattern and
+	// integer levels. Unlike population's node classes they are not sorted
+	// weakest first: a class's weight is independent of its constraints,
+	// so each resource of a job is still constrained with probability
+	// ConstraintRatio (sorting would make the commonest class the one with
+	// the fewest constraints).
+	var classes [][]float64
+	if w.Kind == scenario.WorkloadClustered {
+		for range population.Classes {
+			classes = append(classes, drawLevels(reqs, dims, w.ConstraintRatio, false))
+		}
+	}
+	classWeights := geometric(population.Classes)
+
+	var jobs []Job
+	var levels [][]float64
+	at := float64(w.Start)
+	for id := uint64(1); id <= uint64(w.Jobs); id++ {
+		at += arrivals.ExpFloat64() * float64(w.Interarrival)
+		if at > float64(duration) {
+			break
+		}
+		var lv []float64
+		if classes != nil {
+			lv = slices.Clone(classes[pick(reqs, classWeights)])
+		} else {
+			lv = drawLevels(reqs, dims, w.ConstraintRatio, true)
+		}
+		req := make(can.Point, dims+1)
+		for d, x := range lv {
+			if x >= 0 {
+				req[d] = population.Coord(x, len(population.ResourceAt(d).Levels))
+			}
+		}
+		req[dims] = reqs.Uint32() // the virtual dimension (003 §4.2)
+		jobs = append(jobs, Job{ID: id, At: toDuration(at), Req: req, Work: drawWork(work, w.RuntimeDist, w.Runtime)})
+		levels = append(levels, lv)
+	}
+	return jobs, levels
+}
+
+// drawLevels draws one requirement: per resource dimension, -1 if
+// unconstrained (probability 1-ratio), else a level index drawn with
+// geometric weights, plus (if fractional) a uniform position within the
+// level below the top one, as population draws mixed nodes.
+func drawLevels(r *rand.Rand, dims int, ratio float64, fractional bool) []float64 {
+	lv := make([]float64, dims)
+	for d := range lv {
+		if r.Float64() >= ratio {
+			lv[d] = -1
+			continue
+		}
+		n := len(population.ResourceAt(d).Levels)
+		k := pick(r, geometric(n))
+		lv[d] = float64(k)
+		if fractional && k < n-1 {
+			lv[d] += r.Float64()
+		}
+	}
+	return lv
+}
+
+// drawWork draws a running time on a canonical node around mean t:
+// uniform in [0.5t, 1.5t], normal (sd t/4, at least 0.05t) or exponential.
+// It is at least 1ns.
+func drawWork(r *rand.Rand, dist string, t time.Duration) time.Duration {
+	mean := float64(t)
+	var x float64
+	switch dist {
+	case scenario.RuntimeNormal:
+		x = max(mean*(1+r.NormFloat64()/4), 0.05*mean)
+	case scenario.RuntimeExponential:
+		x = mean * r.ExpFloat64()
+	default: // scenario.RuntimeUniform
+		x = mean * (0.5 + r.Float64())
+	}
+	return max(toDuration(x), 1)
+}
+
+// toDuration rounds x nanoseconds to a Duration, saturating at the largest.
+func toDuration(x float64) time.Duration {
+	if x >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(math.Round(x))
+}
+
+// Capable reports whether a node at point node can run a job requiring
+// req: 003 §4.2's matching rule, the node's coordinate is at least the
+// job's in every resource dimension. The last coordinate of both, the
+// virtual dimension, is ignored. Points of different lengths never match.
+func Capable(node, req can.Point) bool {
+	if len(node) != len(req) {
+		return false
+	}
+	for i := 0; i < len(req)-1; i++ {
+		if node[i] < req[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// geometric returns weights 1/2, 1/4, … for n choices, as population does:
+// most requirements modest, few demanding.
+func geometric(n int) []float64 {
+	w := make([]float64, n)
+	x := 1.0
+	for i := range w {
+		x /= 2
+		w[i] = x
+	}
+	return w
+}
+
+// pick draws an index with probability proportional to its weight.
+func pick(r *rand.Rand, w []float64) int {
+	var total float64
+	for _, x := range w {
+		total += x
+	}
+	u := r.Float64() * total
+	for i, x := range w {
+		if u < x {
+			return i
+		}
+		u -= x
+	}
+	return len(w) - 1
+}
