@@ -237,9 +237,11 @@ type Totals struct {
 	// run nodes); DuplicateRuns counts the extra completions.
 	Duplicated, DuplicateRuns uint64
 	FailedBy                  map[string]uint64
-	// Anomalies are the state histories of lost and duplicated jobs (at
-	// most 20), for the summary.
+	// Anomalies are the state histories of lost and duplicated jobs, then
+	// of unfinished ones (at most 20 in all), for the summary.
 	Anomalies []Anomaly
+
+	unfinished []*Record
 }
 
 // Anomaly is a job that broke conservation, with its history.
@@ -276,11 +278,16 @@ func (l *Ledger) Tally(now time.Duration, held func(id uint64) bool, timeout tim
 			t.Completed++
 		case held(id) || now-r.lastStep <= timeout:
 			t.Unfinished++
+			t.unfinished = append(t.unfinished, r)
 		default:
 			t.Lost++
 			t.anomaly(r, "lost")
 		}
 	}
+	for _, r := range t.unfinished {
+		t.anomaly(r, "unfinished")
+	}
+	t.unfinished = nil
 	return t
 }
 
