@@ -32,7 +32,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run) *jobRun {
 	if !sc.Workload.On() {
 		return nil
 	}
-	j := &jobRun{sc: sc, m: m.EnableJobs(), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed)}
+	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed)}
 	scheme := sc.Matchmaking.Scheme
 	j.ledger = ledger.New(func(id overlay.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()
@@ -58,8 +58,9 @@ func (j *jobRun) setup() *peer.JobSetup {
 	if j == nil {
 		return nil
 	}
+	scheme, sf := j.sc.Matchmaking.Resolved()
 	cfg := jobs.Config{
-		Scheme: j.sc.Matchmaking.Scheme, StoppingFactor: j.sc.Matchmaking.StoppingFactor,
+		Scheme: scheme, StoppingFactor: sf,
 		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
 		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
 	}
@@ -193,8 +194,8 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, In
 		Resubmitted: j.ledger.Count(jobs.EvResubmitted), Rematched: j.ledger.Count(jobs.EvRematched), Adopted: j.ledger.Count(jobs.EvAdopted),
 		Returned: j.ledger.Count(jobs.EvReturned), Cancelled: j.ledger.Count(jobs.EvCancelled), RouteDrops: j.ledger.Count(jobs.EvRouteDrop),
 	}
-	if s.Scheme == jobs.SchemeCANP {
-		s.StoppingFactor = j.sc.Matchmaking.StoppingFactor
+	if scheme, sf := j.sc.Matchmaking.Resolved(); scheme == jobs.SchemeCANP {
+		s.StoppingFactor = sf
 	}
 	f := j.ledger.Figures()
 	s.Pushed = f.Pushed

@@ -6,10 +6,6 @@ import "github.com/prometheus/client_golang/prometheus"
 // are at the last oracle snapshot.
 var JobStates = []string{"submitted", "queued", "completed", "failed", "unfinished", "lost", "duplicated"}
 
-// JobEvents are the label values of gridbed_job_events_total (the job
-// cores' event names, actors/jobs.EventKind).
-var JobEvents = []string{"submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed"}
-
 // Jobs are the job series of a run (PROTOCOLS.md §3; 003 §5.3's metrics).
 // The scheme label is the run's matchmaking scheme: one value per run,
 // so comparing schemes in one Prometheus means one run per scheme.
@@ -25,8 +21,10 @@ type Jobs struct {
 	BusyNodes   prometheus.Gauge
 }
 
-// EnableJobs registers the job series (runs with a workload) and returns them.
-func (r *Run) EnableJobs() *Jobs {
+// EnableJobs registers the job series (runs with a workload) and returns
+// them; events are the label values of gridbed_job_events_total (the job
+// cores' event names), each a series from the start.
+func (r *Run) EnableJobs(events []string) *Jobs {
 	secs := prometheus.ExponentialBuckets(1, 2, 18) // 1 s … 36 h
 	j := &Jobs{
 		Wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -57,7 +55,7 @@ func (r *Run) EnableJobs() *Jobs {
 			Name: "gridbed_job_busy_nodes", Help: "Live run nodes with at least one job queued or running.",
 		}),
 	}
-	for _, e := range JobEvents {
+	for _, e := range events {
 		j.Events.WithLabelValues(e)
 	}
 	for _, s := range JobStates {

@@ -20,6 +20,9 @@ func TestRegistryNamesAndLint(t *testing.T) {
 	r.ObserveLag(0.002)
 	r.SetEvents(map[string]uint64{"join_owned": 3})
 	r.SetBus(func() BusStats { return BusStats{Published: 5, Dropped: 1} })
+	j := r.EnableJobs([]string{"queued", "completed"})
+	j.Wait.WithLabelValues("can-p").Observe(12)
+	j.MatchHops.WithLabelValues("can-p").Observe(3)
 	mfs, err := r.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +48,7 @@ func TestRegistryNamesAndLint(t *testing.T) {
 	for _, want := range []string{
 		"gridbed_messages_total", "gridbed_message_bytes_total", "gridbed_message_node_entries_total", "gridbed_peers", "gridbed_overlay_broken_links",
 		"gridbed_clock_lag_seconds", "gridbed_bus_dropped_messages_total", "gridbed_run_info", "gridbed_overlay_events_total",
+		"gridbed_job_wait_seconds", "gridbed_job_matchmaking_hops", "gridbed_job_events_total", "gridbed_jobs",
 	} {
 		if !slices.Contains(ours, want) {
 			t.Errorf("registry lacks %s (has %v)", want, ours)

@@ -26,9 +26,10 @@ type ClientConfig struct {
 type Injector func() overlay.NodeID
 
 type clientJob struct {
-	spec     *wire.JobSpec
-	lastWord time.Duration
-	ended    bool
+	spec      *wire.JobSpec
+	lastWord  time.Duration
+	ended     bool
+	gotResult bool // a JobResult arrived (a second one means the job ran twice)
 }
 
 // Client submits jobs and waits for their outcome. Every job it submits
@@ -96,6 +97,9 @@ func (c *Client) submit(now time.Duration, j *clientJob) {
 
 // Step handles a message to the client.
 func (c *Client) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return
+	}
 	switch m := m.(type) {
 	case *wire.JobResult:
 		c.result(now, m.Id, m.Attempt, overlay.NodeID(m.Run))
@@ -117,20 +121,25 @@ func (c *Client) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 	}
 }
 
-// result records a job's outcome: the first ends it; a later JobResult
-// (the job ran twice) is a duplicate. A status saying "done" after the
-// result is the same outcome, not a duplicate.
+// result records a job's outcome (attempt 0: the owner's "done" status):
+// the first ends it; a second JobResult (the job ran twice) is a
+// duplicate. A status saying "done" before or after the result is the
+// same outcome, not a duplicate.
 func (c *Client) result(now time.Duration, id uint64, attempt uint32, from overlay.NodeID) {
 	j, ok := c.jobs[id]
 	if !ok {
 		return
+	}
+	second := attempt != 0 && j.gotResult
+	if attempt != 0 {
+		j.gotResult = true
 	}
 	if !j.ended {
 		c.end(j)
 		c.event(Event{Kind: EvResult, Job: id, Attempt: j.spec.Attempt, Other: from})
 		return
 	}
-	if attempt != 0 {
+	if second {
 		c.event(Event{Kind: EvDuplicateResult, Job: id, Attempt: attempt, Other: from})
 	}
 }

@@ -148,3 +148,6 @@ func runTime(work int64, speed float64) time.Duration {
 	}
 	return time.Duration(float64(work) / speed)
 }
+
+// EventNames lists every event's name, in EventKind order.
+func EventNames() []string { return append([]string(nil), eventNames[1:]...) }

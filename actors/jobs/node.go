@@ -219,7 +219,7 @@ func (n *Node) free() int { return max(n.cfg.Cores-n.running, 0) }
 
 // Step handles one job message from peer from.
 func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
-	if n.left {
+	if n.left || m == nil || !m.ProtoReflect().IsValid() {
 		return
 	}
 	switch m := m.(type) {
@@ -519,7 +519,7 @@ func (n *Node) onAssign(now time.Duration, m *wire.JobAssign) {
 	for _, h := range n.queue {
 		if h.spec.Id == m.Job.Id {
 			h.owner, h.epoch = owner, m.Epoch // matched here again
-			n.sendQueued(owner, ref(m.Job.Id, m.Epoch), 0)
+			n.sendQueued(owner, ref(m.Job.Id, m.Epoch), slices.Index(n.queue, h))
 			return
 		}
 	}
@@ -745,10 +745,18 @@ func (n *Node) adoptAll(now time.Duration, o overlay.NodeID) {
 			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch})
 		}
 	}
-	for _, d := range n.done {
+	// Finished jobs are handed over once: the adopter completes them (the
+	// client has the result already) and nobody would acknowledge them.
+	var done []finished
+	n.done = slices.DeleteFunc(n.done, func(d finished) bool {
 		if d.owner == o {
-			n.routeAdopt(now, &wire.JobAdopt{Job: d.spec, Run: uint64(n.self), Epoch: d.ref.Epoch, Done: true})
+			done = append(done, d)
+			return true
 		}
+		return false
+	})
+	for _, d := range done {
+		n.routeAdopt(now, &wire.JobAdopt{Job: d.spec, Run: uint64(n.self), Epoch: d.ref.Epoch, Done: true})
 	}
 }
 

@@ -18,8 +18,17 @@ import (
 	"github.com/gridbed/gridbed/metrics"
 )
 
+// jobColumns are the default figures of a sweep over a scenario with a
+// workload (003 §5.3's metrics).
+var jobColumns = []string{
+	"jobs.completed", "jobs.failed", "jobs.unfinished", "jobs.lost", "jobs.duplicated",
+	"jobs.wait_seconds.mean", "jobs.wait_seconds.p90", "jobs.turnaround_seconds.mean",
+	"jobs.matchmaking.hops_mean", "jobs.matchmaking.seconds_mean", "jobs.queue_length_mean", "jobs.pushed",
+	"messages.per_node_per_minute", "bytes.per_node_per_minute",
+}
+
 // defaultColumns are the summary figures a sweep tabulates unless --columns
-// says otherwise.
+// says otherwise (jobColumns when the scenario has a workload).
 var defaultColumns = []string{
 	"peers.final", "messages.per_node_per_minute", "bytes.per_node_per_minute", "entries.per_node_per_minute",
 	"overlay.neighbors_mean", "overlay.broken_links.mean", "overlay.broken_links.final",
@@ -48,7 +57,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&axes, "vary", "a grid axis: key=value1,value2,…; repeatable")
 	out := fs.String("out", "", "results directory")
 	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
-	columns := fs.String("columns", strings.Join(defaultColumns, ","), "summary.json paths to tabulate, comma separated")
+	columns := fs.String("columns", "", "summary.json paths to tabulate, comma separated (default: the overlay's figures, or the jobs' when the scenario has a workload)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -75,6 +84,12 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("results", "sweep-"+strings.TrimSuffix(filepath.Base(pos[0]), filepath.Ext(pos[0])))
+	}
+	if *columns == "" {
+		*columns = strings.Join(defaultColumns, ",")
+		if scenarios[0].Workload.On() {
+			*columns = strings.Join(jobColumns, ",")
+		}
 	}
 	cols := strings.Split(*columns, ",")
 	head := []string{}

@@ -179,7 +179,10 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 	first := false
 	switch e.Kind {
 	case jobs.EvSubmitted:
+		// Actors report concurrently: an owner's event may arrive before
+		// the client's; the submission time is the earliest submission.
 		r.Attempts = max(r.Attempts, e.Attempt)
+		r.Submitted = min(r.Submitted, at)
 	case jobs.EvPushed:
 		r.Pushed = true
 	case jobs.EvQueued:
@@ -299,13 +302,12 @@ func (t *Totals) anomaly(r *Record, problem string) {
 
 // Figures are the job performance figures of a run (003 §5.3's metrics).
 type Figures struct {
-	Wait        []float64 // seconds from submission to the start of the run that completed, per completed job
-	Turnaround  []float64 // seconds from submission to the client's receipt of the outcome, per completed job
-	MatchSecs   []float64 // seconds from submission to the first assignment, per assigned job
-	Hops        []float64 // matchmaking hops of the first assignment
-	QueueSeen   []float64 // queue length seen at the first assignment
-	Pushed      uint64    // jobs pushed at least once (CAN-P)
-	StartedLate uint64    // completed jobs whose completing run started after a rematch/adoption
+	Wait       []float64 // seconds from submission to the start of the run that completed, per completed job
+	Turnaround []float64 // seconds from submission to the client's receipt of the outcome, per completed job
+	MatchSecs  []float64 // seconds from submission to the first assignment, per assigned job
+	Hops       []float64 // matchmaking hops of the first assignment
+	QueueSeen  []float64 // queue length seen at the first assignment
+	Pushed     uint64    // jobs pushed at least once (CAN-P)
 }
 
 // Figures collects the per-job figures, in job order.

@@ -189,8 +189,20 @@ const (
 	SchemeCENT = "cent"
 )
 
-// Schemes are the values of matchmaking.scheme.
-var Schemes = []string{SchemeCAN, SchemeCANP, SchemeCENT}
+// Schemes are the values of matchmaking.scheme: can-p1, can-p2 and can-p3
+// are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they
+// override matchmaking.stopping_factor), handy in a sweep.
+var Schemes = []string{SchemeCAN, SchemeCANP, "can-p1", "can-p2", "can-p3", SchemeCENT}
+
+// Resolved returns the scheme without its stopping-factor suffix (can,
+// can-p or cent) and the stopping factor CAN-P uses.
+func (m Matchmaking) Resolved() (scheme string, stoppingFactor int) {
+	switch m.Scheme {
+	case "can-p1", "can-p2", "can-p3":
+		return SchemeCANP, int(m.Scheme[len(m.Scheme)-1] - '0')
+	}
+	return m.Scheme, m.StoppingFactor
+}
 
 // Jobs configures how the client follows its jobs.
 type Jobs struct {
