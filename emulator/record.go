@@ -21,10 +21,13 @@ type Sample struct {
 	Traffic metrics.TrafficSnapshot // cumulative since the start
 	Backlog int64                   // bus messages waiting in mailboxes (emulator)
 	Events  map[string]uint64       // overlay events summed over peers, cumulative
-	// JobEvents are the job events so far, by job_<event> (nil without a workload).
-	JobEvents map[string]uint64
-	LagP99    float64       // clock lag p99 so far, wall seconds
-	Duration  time.Duration // the run's emulated length, for progress displays
+	// JobEvents are the job events so far, by job_<event> (nil without a
+	// workload); JobQueue and BusyNodes are the jobs queued or running
+	// over all live nodes and the nodes with any (the global view).
+	JobEvents           map[string]uint64
+	JobQueue, BusyNodes int
+	LagP99              float64       // clock lag p99 so far, wall seconds
+	Duration            time.Duration // the run's emulated length, for progress displays
 }
 
 // recorder turns samples into the time series, the metrics and the summary.

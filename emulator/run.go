@@ -188,6 +188,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		if jr != nil {
 			s.JobEvents = jr.events()
 			jr.tally(t, states)
+			s.JobQueue, s.BusyNodes = jr.ledger.Live()
+			rec.series[len(rec.series)-1] = s
 		}
 		if until, fired := cha.fire(s); fired && t < sc.Duration {
 			rec.extend(until)

@@ -217,6 +217,12 @@ func (r *Result) WriteSeries(w io.Writer) error {
 		head = append(head, e)
 	}
 	head = append(head, "backlog", "lag_p99_seconds")
+	jobs := len(r.Series) > 0 && r.Series[0].JobEvents != nil
+	if jobs {
+		// Per interval, like the other counts; the queue and busy nodes
+		// are the global view at the sample.
+		head = append(head, "jobs_submitted", "jobs_queued", "jobs_started", "jobs_completed", "jobs_rematched", "jobs_adopted", "jobs_resubmitted", "job_queue", "busy_nodes")
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -248,6 +254,16 @@ func (r *Result) WriteSeries(w io.Writer) error {
 			row = append(row, strconv.FormatUint(v, 10))
 		}
 		row = append(row, strconv.FormatInt(s.Backlog, 10), ff(s.LagP99))
+		if jobs {
+			for _, e := range []string{"job_submitted", "job_queued", "job_started", "job_completed", "job_rematched", "job_adopted", "job_resubmitted"} {
+				v := s.JobEvents[e]
+				if prev != nil {
+					v -= prev.JobEvents[e]
+				}
+				row = append(row, strconv.FormatUint(v, 10))
+			}
+			row = append(row, strconv.Itoa(s.JobQueue), strconv.Itoa(s.BusyNodes))
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
