@@ -46,7 +46,7 @@ func (r *Run) EnableJobs(events []string) *Jobs {
 			Name: "gridbed_job_events_total", Help: "Job events (submitted, owned, pushed, queued, started, completed, rematched, adopted, …), by event.",
 		}, []string{"event"}),
 		States: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gridbed_jobs", Help: "Jobs by state at the last oracle snapshot (submitted, queued = assigned at least once, completed, failed, unfinished, lost, duplicated).",
+			Name: "gridbed_jobs", Help: "Jobs by state at the last oracle snapshot (submitted, queued = assignments to run nodes so far, completed, failed, unfinished, lost, duplicated).",
 		}, []string{"state"}),
 		QueuedTotal: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gridbed_job_queue_jobs", Help: "Jobs queued or running over all live run nodes (the oracle's global view).",

@@ -48,6 +48,7 @@ const (
 const (
 	ReasonNoCapableNode = "no capable node found"
 	ReasonGaveUp        = "gave up after max attempts"
+	ReasonPushLimit     = "push limit reached without a capable node"
 )
 
 // EventKind names a step of a job's life, as the ledger (the oracle's

@@ -103,6 +103,9 @@ type Node struct {
 	queue    []*held                          // run node: FIFO, running jobs first
 	running  int
 	done     []finished
+	// ran remembers every job this node ran to completion: a late or
+	// duplicated assignment of one of them is never run again.
+	ran map[uint64]bool
 	// ownerHeard is, per owner of a job we hold, the last word from it
 	// (or when we last asked for an adoption).
 	ownerHeard map[overlay.NodeID]time.Duration
@@ -127,7 +130,7 @@ type Status struct {
 func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
 	return &Node{
 		cfg: cfg.withDefaults(), view: view, rng: rng, central: central, self: view.ID(),
-		owned: map[uint64]*owned{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
+		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
 	}
 }
 
@@ -381,7 +384,12 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 		}
 	}
 	target, td := n.pushTarget()
-	stop := target == nil || int(m.Hops) >= n.cfg.MaxPushHops
+	limit := int(m.Pushes) >= n.cfg.MaxPushHops
+	if limit && m.Best == nil {
+		n.failMatch(now, m, ReasonPushLimit)
+		return
+	}
+	stop := target == nil || limit
 	if !stop && m.Best != nil {
 		nodes := 0.0
 		if td < len(n.ai) {
@@ -448,15 +456,21 @@ func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 			next, short = nb, s
 		}
 	}
-	if next == nil || int(m.Hops) >= n.cfg.MaxPushHops {
+	switch {
+	case next == nil:
 		n.failMatch(now, m, ReasonNoCapableNode)
-		return
+	case int(m.Pushes) >= n.cfg.MaxPushHops:
+		n.failMatch(now, m, ReasonPushLimit)
+	default:
+		m.Hops++
+		m.Pushes++
+		n.send(next.ID, m) // a climb, not a CAN-P push: no push event
 	}
-	n.push(next.ID, m)
 }
 
 func (n *Node) push(to overlay.NodeID, m *wire.JobPush) {
 	m.Hops++
+	m.Pushes++
 	n.status.Pushes++
 	n.event(Event{Kind: EvPushed, Job: m.Job.Id, Attempt: m.Job.Attempt, Hops: m.Hops})
 	n.send(to, m)
@@ -518,16 +532,14 @@ func (n *Node) onAssign(now time.Duration, m *wire.JobAssign) {
 	owner := overlay.NodeID(m.Owner)
 	for _, h := range n.queue {
 		if h.spec.Id == m.Job.Id {
-			h.owner, h.epoch = owner, m.Epoch // matched here again
+			h.owner, h.epoch = owner, max(h.epoch, m.Epoch) // matched here again
 			n.sendQueued(owner, ref(m.Job.Id, m.Epoch), slices.Index(n.queue, h))
 			return
 		}
 	}
-	for _, d := range n.done {
-		if d.ref.Id == m.Job.Id {
-			n.sendRun(owner, nil, []*wire.JobRef{d.ref})
-			return
-		}
+	if n.ran[m.Job.Id] {
+		n.sendRun(owner, nil, []*wire.JobRef{ref(m.Job.Id, m.Epoch)})
+		return
 	}
 	ahead := len(n.queue)
 	n.queue = append(n.queue, &held{spec: m.Job, owner: owner, epoch: m.Epoch})
@@ -588,6 +600,7 @@ func (n *Node) finish(now time.Duration) {
 		n.running--
 		changed = true
 		n.status.Completed++
+		n.ran[h.spec.Id] = true
 		n.event(Event{Kind: EvCompleted, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: h.owner})
 		n.send(overlay.NodeID(h.spec.Client), &wire.JobResult{Id: h.spec.Id, Attempt: h.spec.Attempt, Run: uint64(n.self)})
 		if h.owner == n.self {
@@ -785,10 +798,17 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 	run := overlay.NodeID(m.Run)
 	o, ok := n.owned[m.Job.Id]
 	if !ok {
-		n.status.Adoptions++
 		o = &owned{spec: m.Job}
 		n.owned[m.Job.Id] = o
-		n.event(Event{Kind: EvAdopted, Job: m.Job.Id, Attempt: m.Job.Attempt, Other: run})
+		if !m.Done {
+			n.status.Adoptions++
+			n.event(Event{Kind: EvAdopted, Job: m.Job.Id, Attempt: m.Job.Attempt, Other: run})
+		}
+	}
+	if ok && o.run != 0 && o.run != run && !m.Done {
+		// We own it and it runs elsewhere: this copy must go.
+		n.cancel(run, ref(m.Job.Id, m.Epoch))
+		return
 	}
 	o.run, o.epoch, o.since = run, max(o.epoch, m.Epoch), now
 	n.runHeard[run] = now
@@ -927,17 +947,24 @@ func (n *Node) onReturn(now time.Duration, from overlay.NodeID, m *wire.JobRetur
 	}
 }
 
-// onCancel drops a queued job the owner runs elsewhere. A running job is
-// not interrupted: should both finish, the ledger reports a duplicate.
+// onCancel drops a copy of a job the owner runs elsewhere, queued or
+// running (a running copy is aborted: emulated work costs nothing, and a
+// job must not complete twice).
 func (n *Node) onCancel(now time.Duration, from overlay.NodeID, m *wire.JobCancel) {
 	if m.Job == nil {
 		return
 	}
 	for i, h := range n.queue {
-		if h.spec.Id == m.Job.Id && h.epoch == m.Job.Epoch && !h.running {
+		if h.spec.Id == m.Job.Id && h.epoch == m.Job.Epoch {
 			n.queue = slices.Delete(n.queue, i, i+1)
+			if h.running {
+				n.running--
+			}
 			n.status.Cancels++
 			n.event(Event{Kind: EvCancelled, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: from})
+			if now >= 0 {
+				n.start(now)
+			}
 			n.queueChanged()
 			return
 		}

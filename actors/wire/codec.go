@@ -95,7 +95,15 @@ func newPayload(t MsgType) (proto.Message, error) {
 
 // IsJob reports whether messages of type t belong to the job protocol
 // (003 §4.1) rather than the overlay's.
-func IsJob(t MsgType) bool { return t >= MsgType_MSG_JOB_SUBMIT && t <= MsgType_MSG_JOB_STATUS }
+func IsJob(t MsgType) bool {
+	switch t {
+	case MsgType_MSG_JOB_SUBMIT, MsgType_MSG_JOB_ROUTE, MsgType_MSG_JOB_PUSH, MsgType_MSG_JOB_ASSIGN,
+		MsgType_MSG_JOB_QUEUED, MsgType_MSG_RUN_HEARTBEAT, MsgType_MSG_OWNER_HEARTBEAT, MsgType_MSG_JOB_ADOPT,
+		MsgType_MSG_JOB_RETURN, MsgType_MSG_JOB_CANCEL, MsgType_MSG_JOB_RESULT, MsgType_MSG_JOB_STATUS:
+		return true
+	}
+	return false
+}
 
 // TypeOf returns the MsgType of a payload message, or MSG_UNSPECIFIED.
 func TypeOf(m proto.Message) MsgType {

@@ -1384,8 +1384,10 @@ type JobPush struct {
 	Owner uint64                 `protobuf:"varint,2,opt,name=owner,proto3" json:"owner,omitempty"`
 	Epoch uint32                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// Matchmaking hops so far (routing to the owner included).
-	Hops          uint32     `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
-	Best          *Candidate `protobuf:"bytes,5,opt,name=best,proto3" json:"best,omitempty"`
+	Hops uint32     `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best *Candidate `protobuf:"bytes,5,opt,name=best,proto3" json:"best,omitempty"`
+	// Pushes (and climbs) so far: what the push limit counts.
+	Pushes        uint32 `protobuf:"varint,6,opt,name=pushes,proto3" json:"pushes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1453,6 +1455,13 @@ func (x *JobPush) GetBest() *Candidate {
 		return x.Best
 	}
 	return nil
+}
+
+func (x *JobPush) GetPushes() uint32 {
+	if x != nil {
+		return x.Pushes
+	}
+	return 0
 }
 
 type JobAssign struct {
@@ -2139,13 +2148,14 @@ const file_wire_proto_rawDesc = "" +
 	"\adetours\x18\x04 \x01(\rR\adetours\"1\n" +
 	"\tCandidate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"\x9f\x01\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\"\xb7\x01\n" +
 	"\aJobPush\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +
 	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x12\n" +
 	"\x04hops\x18\x04 \x01(\rR\x04hops\x12+\n" +
-	"\x04best\x18\x05 \x01(\v2\x17.gridbed.wire.CandidateR\x04best\"t\n" +
+	"\x04best\x18\x05 \x01(\v2\x17.gridbed.wire.CandidateR\x04best\x12\x16\n" +
+	"\x06pushes\x18\x06 \x01(\rR\x06pushes\"t\n" +
 	"\tJobAssign\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +

@@ -233,8 +233,10 @@ type Totals struct {
 	// under way).
 	Unfinished uint64
 	// Lost jobs have not ended, no live peer holds them, and nothing
-	// happened to them for longer than the client's timeout: the client
-	// should have resubmitted them and did not.
+	// happened to them for longer than twice the client's timeout: the
+	// client should have resubmitted them and did not. (Twice: the
+	// client's clock for a job also runs on its owner's status messages,
+	// which the ledger does not see, and it checks every quarter timeout.)
 	Lost uint64
 	// Duplicated jobs completed more than once (ran to the end on two
 	// run nodes); DuplicateRuns counts the extra completions.
@@ -279,7 +281,7 @@ func (l *Ledger) Tally(now time.Duration, held func(id uint64) bool, timeout tim
 			t.FailedBy[r.Reason]++
 		case r.Ended:
 			t.Completed++
-		case held(id) || now-r.lastStep <= timeout:
+		case held(id) || now-r.lastStep <= 2*timeout:
 			t.Unfinished++
 			t.unfinished = append(t.unfinished, r)
 		default:
@@ -330,11 +332,9 @@ func (l *Ledger) Figures() Figures {
 			f.Hops = append(f.Hops, float64(r.Hops))
 			f.QueueSeen = append(f.QueueSeen, float64(r.QueueSeen))
 		}
-		if r.Completions > 0 {
+		if r.Completions > 0 && r.Ended && !r.Failed {
 			f.Wait = append(f.Wait, (r.StartedAt - r.Submitted).Seconds())
-			if r.Ended && !r.Failed {
-				f.Turnaround = append(f.Turnaround, (r.EndedAt - r.Submitted).Seconds())
-			}
+			f.Turnaround = append(f.Turnaround, (r.EndedAt - r.Submitted).Seconds())
 		}
 	}
 	return f

@@ -215,10 +215,12 @@ func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
 		sink = d.opts.Jobs.Sink
 	}
 	e := &env{d: d}
+	// The injector has a stream of its own (see the simulator's).
+	inj := rand.New(rand.NewPCG(d.opts.Seed, 0x696e6a)) // "inj"
 	inject := func() overlay.NodeID {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return d.members.Pick(d.rng)
+		return d.members.Pick(inj)
 	}
 	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic)}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
@@ -419,13 +421,14 @@ func (d *Driver) Close() error {
 	}
 	d.closed = true
 	pids := d.pids
+	peers := len(d.pids)
 	if d.client != nil {
 		d.bus.Unregister(bus.Address(peer.ClientAddress))
 		pids = append(slices.Clip(pids), d.client)
 	}
 	d.mu.Unlock()
 	d.timers.Stop()
-	for i := range d.pids {
+	for i := range peers {
 		d.bus.Unregister(bus.Address(i + 1))
 	}
 	done := make(chan struct{}, len(pids))

@@ -202,7 +202,7 @@ var badCases = []badCase{
 	{"bad_runtime_dist.yaml", 4, 17, "workload.runtime_dist", `"exponentail" is not a running-time distribution`, `write one of uniform, normal, exponential (did you mean "exponential"?)`},
 	{"bad_scheme.yaml", 3, 11, "matchmaking.scheme", `"CAN-P" is not a matchmaking scheme`, `write one of can, can-p, can-p1, can-p2, can-p3, cent (did you mean "can-p"?)`},
 	{"stopping_factor_too_big.yaml", 4, 20, "matchmaking.stopping_factor", `4 is not a valid stopping factor`, `write a whole number from 1 to 3`},
-	{"client_timeout_too_short.yaml", 8, 19, "jobs.client_timeout", `1m30s is shorter than twice overlay.heartbeat.period (2 × 1m)`, `write at least 2m for jobs.client_timeout, or make overlay.heartbeat.period at most 45s`},
+	{"client_timeout_too_short.yaml", 8, 19, "jobs.client_timeout", `1m30s is shorter than 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (7m30s)`, `write at least 7m30s for jobs.client_timeout, or make overlay.heartbeat.period at most 12s`},
 	{"max_attempts_zero.yaml", 3, 17, "jobs.max_attempts", `0 is not a valid number of attempts`, `write a whole number from 1 to 100`},
 }
 
@@ -703,7 +703,7 @@ func TestWorkloadRules(t *testing.T) {
 		// The timeout keeps its default (10m); the period is lengthened:
 		// the problem is placed at the period's line.
 		{"duration: 1h\noverlay:\n  heartbeat:\n    period: 6m\nworkload:\n  jobs: 10\n",
-			"in.yaml:4:13: jobs.client_timeout: 10m is shorter than twice overlay.heartbeat.period (2 × 6m) — write at least 12m for jobs.client_timeout, or make overlay.heartbeat.period at most 5m"},
+			"in.yaml:4:13: jobs.client_timeout: 10m is shorter than 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (45m), the time an owner's failure takes to be repaired — write at least 45m for jobs.client_timeout, or make overlay.heartbeat.period at most 1m20s"},
 		{"workload:\n  runtime: 0s\n",
 			"in.yaml:2:12: workload.runtime: 0s is not a valid mean running time — write a positive duration such as 1h"},
 		{"workload:\n  kind: uniform\n",
@@ -728,7 +728,7 @@ func TestWorkloadRules(t *testing.T) {
 		"workload:\n  jobs: 10\n  start: 1m\n", // = peers.join_window
 		"workload:\n  jobs: 10000000\n  constraint_ratio: 0\n",
 		"workload:\n  jobs: 1\n  constraint_ratio: 1\n  kind: clustered\n  runtime_dist: normal\n",
-		"workload:\n  jobs: 10\njobs:\n  client_timeout: 1m\n", // = 2 × 30s
+		"workload:\n  jobs: 10\njobs:\n  client_timeout: 3m45s\n", // = 1.5 × (3 + 2) × 30s
 		"matchmaking:\n  scheme: can\n  stopping_factor: 1\n",
 	} {
 		if _, err := Parse("ok.yaml", []byte(in)); err != nil {
@@ -747,7 +747,7 @@ func TestWorkloadRules(t *testing.T) {
 		{[]string{"workload.jobs=1000", "peers.join_window=5m"},
 			"--set workload.jobs=1000 --set peers.join_window=5m: workload.start: 2m is before the initial peers have joined (peers.join_window 5m) — write at least 5m, or shorten peers.join_window"},
 		{[]string{"workload.jobs=1000", "jobs.client_timeout=50s"},
-			"--set workload.jobs=1000 --set jobs.client_timeout=50s: jobs.client_timeout: 50s is shorter than twice overlay.heartbeat.period (2 × 30s) — write at least 1m for jobs.client_timeout, or make overlay.heartbeat.period at most 25s"},
+			"--set workload.jobs=1000 --set jobs.client_timeout=50s: jobs.client_timeout: 50s is shorter than 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (3m45s), the time an owner's failure takes to be repaired — write at least 3m45s for jobs.client_timeout, or make overlay.heartbeat.period at most 6s"},
 		{[]string{"jobs.max_attempts=101"},
 			"--set jobs.max_attempts=101: 101 is not a valid number of attempts — write a whole number from 1 to 100"},
 	}

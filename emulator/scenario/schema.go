@@ -132,8 +132,8 @@ var schema = []field{
 		"CAN-P's stopping factor SF, 1 to 3: a push stops with probability 1/(1+n)^SF, n the number of nodes aggregated in the direction chosen (003 Eq 4); a higher SF pushes jobs farther. Used by can-p only."),
 
 	durationField("jobs.client_timeout", func(s *Scenario) *time.Duration { return &s.Jobs.ClientTimeout }, 10*time.Minute,
-		"The client resubmits a job it has heard nothing about for this long; a positive duration, and when workload.jobs is above 0 at least twice overlay.heartbeat.period (so that a job is not resubmitted while news of it is merely a heartbeat away).",
-		clientTimeout, "overlay.heartbeat.period", "workload.jobs"),
+		"The client resubmits a job it has heard nothing about for this long; a positive duration, and when workload.jobs is above 0 at least 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (3m45s at the defaults), so that a job is not resubmitted while its owner's failure is still being repaired.",
+		clientTimeout, "overlay.heartbeat.period", "overlay.heartbeat.fail_after", "workload.jobs"),
 	intField("jobs.max_attempts", func(s *Scenario) *int { return &s.Jobs.MaxAttempts }, 5, 1, 100,
 		"a valid number of attempts",
 		"Submissions of one job (the first included) before the client gives up and records it failed, 1 to 100."),
@@ -342,13 +342,17 @@ func workloadStart(s *Scenario, d time.Duration) string {
 // on, at least two heartbeat periods, so that a job is not resubmitted
 // while news of it is merely a heartbeat away.
 func clientTimeout(s *Scenario, d time.Duration) string {
-	least := 2 * s.Overlay.Heartbeat.Period
+	// An owner's crash is noticed by its run nodes after fail_after
+	// periods, checked at their own period ticks, and the adoption may
+	// wait for the zone's take-over: the client must wait longer than that.
+	k := time.Duration(3 * (s.Overlay.Heartbeat.FailAfter + 2))
+	least := k * s.Overlay.Heartbeat.Period / 2
 	switch {
 	case d <= 0:
 		return fmt.Sprintf("%s is not a valid client timeout — write a positive duration such as 10m", fmtDuration(d))
 	case s.Workload.On() && d < least:
-		return fmt.Sprintf("%s is shorter than twice overlay.heartbeat.period (2 × %s) — write at least %s for jobs.client_timeout, or make overlay.heartbeat.period at most %s",
-			fmtDuration(d), fmtDuration(s.Overlay.Heartbeat.Period), fmtDuration(least), fmtDuration(d/2))
+		return fmt.Sprintf("%s is shorter than 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (%s), the time an owner's failure takes to be repaired — write at least %s for jobs.client_timeout, or make overlay.heartbeat.period at most %s",
+			fmtDuration(d), fmtDuration(least), fmtDuration(least), fmtDuration((d * 2 / k).Truncate(time.Second)))
 	}
 	return ""
 }

@@ -141,7 +141,10 @@ func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
 	if d.opts.Jobs != nil {
 		sink = d.opts.Jobs.Sink
 	}
-	c := peer.NewClient(cfg, func() overlay.NodeID { return d.members.Pick(d.rng) }, env{d, peer.ClientAddress}, sink, d.opts.Traffic)
+	// The injector has a stream of its own: turning on a workload or
+	// changing the scheme must not change which peers churn removes.
+	inj := rand.New(rand.NewPCG(d.opts.Seed, 0x696e6a)) // "inj"
+	c := peer.NewClient(cfg, func() overlay.NodeID { return d.members.Pick(inj) }, env{d, peer.ClientAddress}, sink, d.opts.Traffic)
 	addr := bus.Address(peer.ClientAddress)
 	if err := d.bus.Register(addr, func(_ bus.Address, data []byte) { c.Deliver(data) }); err != nil {
 		return err

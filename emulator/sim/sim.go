@@ -229,6 +229,7 @@ func (w *World) Register(addr bus.Address, h bus.Handler) error {
 func (w *World) Unregister(addr bus.Address) {
 	if addr >= farAddress {
 		delete(w.far, addr)
+		delete(w.farTimer, addr)
 		return
 	}
 	if int(addr) < len(w.handlers) {
