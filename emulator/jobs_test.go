@@ -54,6 +54,9 @@ func conserved(t *testing.T, name string, seed uint64, j *emulator.JobsSummary, 
 // centralized matchmaker with its global view is best. The ordering, not
 // the ratios, is asserted (docs/JOBS.md publishes the ratios).
 func TestSchemesOrderedByWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
 	const seed = 4
 	wait := map[string]float64{}
 	for _, s := range []struct {
@@ -84,6 +87,9 @@ func TestSchemesOrderedByWait(t *testing.T) {
 // scheme; the recovery paths (re-matching, adoption by the new owner,
 // jobs handed back, client resubmission) are all exercised.
 func TestJobsSurviveDepartures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
 	const seed = 6
 	faults := `faults:
   - {at: 40m, crash: {fraction: 0.1}}
