@@ -289,6 +289,11 @@ func (n *Node) own(now time.Duration, spec *wire.JobSpec, hops uint32) {
 		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Owned: []uint64{spec.Id}})
 		return
 	}
+	if n.ran[spec.Id] {
+		// A resubmission of a job we ran ourselves: its result was lost.
+		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Done: []uint64{spec.Id}})
+		return
+	}
 	n.status.Owned++
 	o := &owned{spec: spec}
 	n.owned[spec.Id] = o
@@ -605,7 +610,7 @@ func (n *Node) finish(now time.Duration) {
 		n.send(overlay.NodeID(h.spec.Client), &wire.JobResult{Id: h.spec.Id, Attempt: h.spec.Attempt, Run: uint64(n.self)})
 		if h.owner == n.self {
 			if o, ok := n.owned[h.spec.Id]; ok {
-				n.complete(o)
+				n.complete(o, n.self)
 			}
 			continue
 		}
@@ -758,16 +763,15 @@ func (n *Node) adoptAll(now time.Duration, o overlay.NodeID) {
 			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch})
 		}
 	}
-	// Finished jobs are handed over once: the adopter completes them (the
-	// client has the result already) and nobody would acknowledge them.
+	// Finished jobs are handed over too, until the adopter acknowledges
+	// them (a JobCancel naming them): the owner must learn the job is
+	// done, or a copy it matched again meanwhile would run to the end.
 	var done []finished
-	n.done = slices.DeleteFunc(n.done, func(d finished) bool {
+	for _, d := range n.done {
 		if d.owner == o {
 			done = append(done, d)
-			return true
 		}
-		return false
-	})
+	}
 	for _, d := range done {
 		n.routeAdopt(now, &wire.JobAdopt{Job: d.spec, Run: uint64(n.self), Epoch: d.ref.Epoch, Done: true})
 	}
@@ -810,11 +814,12 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 		n.cancel(run, ref(m.Job.Id, m.Epoch))
 		return
 	}
-	o.run, o.epoch, o.since = run, max(o.epoch, m.Epoch), now
 	n.runHeard[run] = now
 	if m.Done {
-		n.complete(o)
+		n.complete(o, run) // cancels a copy we placed elsewhere meanwhile
+		n.cancel(run, ref(m.Job.Id, m.Epoch)) // acknowledges the finished job
 	} else {
+		o.run, o.epoch, o.since = run, max(o.epoch, m.Epoch), now
 		n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Owned: []uint64{m.Job.Id}})
 	}
 	n.ownerBeat(run)
@@ -845,9 +850,14 @@ func (n *Node) sortedOwned() []uint64 {
 	return ids
 }
 
-// complete ends an owned job its run node finished: the client hears it
-// from us too, in case the run node's result was lost.
-func (n *Node) complete(o *owned) {
+// complete ends an owned job that run node by finished: the client hears
+// it from us too, in case the run node's result was lost. Another copy
+// (matched again while by was cut off from us) is cancelled: the job must
+// not complete twice.
+func (n *Node) complete(o *owned, by overlay.NodeID) {
+	if o.run != 0 && o.run != by {
+		n.cancel(o.run, ref(o.spec.Id, o.epoch))
+	}
 	delete(n.owned, o.spec.Id)
 	n.send(overlay.NodeID(o.spec.Client), &wire.JobStatus{Done: []uint64{o.spec.Id}})
 }
@@ -901,7 +911,7 @@ func (n *Node) onRunHeartbeat(now time.Duration, from overlay.NodeID, m *wire.Ru
 	acked := false
 	for _, r := range m.Done {
 		if o, ok := n.owned[r.Id]; ok {
-			n.complete(o)
+			n.complete(o, from)
 		}
 		acked = true
 	}
@@ -935,7 +945,7 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 func (n *Node) onReturn(now time.Duration, from overlay.NodeID, m *wire.JobReturn) {
 	for _, r := range m.Done {
 		if o, ok := n.owned[r.Id]; ok {
-			n.complete(o)
+			n.complete(o, from)
 		}
 	}
 	for _, r := range m.Jobs {
@@ -949,11 +959,14 @@ func (n *Node) onReturn(now time.Duration, from overlay.NodeID, m *wire.JobRetur
 
 // onCancel drops a copy of a job the owner runs elsewhere, queued or
 // running (a running copy is aborted: emulated work costs nothing, and a
-// job must not complete twice).
+// job must not complete twice); for a job we finished, it is the
+// adopter's acknowledgement.
 func (n *Node) onCancel(now time.Duration, from overlay.NodeID, m *wire.JobCancel) {
 	if m.Job == nil {
 		return
 	}
+	// A finished job's record goes: its owner (or adopter) has it.
+	n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.ref.Id == m.Job.Id })
 	for i, h := range n.queue {
 		if h.spec.Id == m.Job.Id && h.epoch == m.Job.Epoch {
 			n.queue = slices.Delete(n.queue, i, i+1)

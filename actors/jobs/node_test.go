@@ -1284,8 +1284,8 @@ func TestAdoptAtPointOwner(t *testing.T) {
 }
 
 // A finished job whose owner went silent is adopted (Done) by the owner of
-// its point, whose heartbeat no longer lists it: the run node must count
-// that as the acknowledgement and stop asking.
+// its point, which acknowledges it with a JobCancel naming it: the run
+// node drops its record and stops asking.
 func TestAdoptedDoneJobIsAcknowledged(t *testing.T) {
 	t.Run("routed", func(t *testing.T) {
 		n, _ := tRunNode(Config{})
@@ -1301,8 +1301,10 @@ func TestAdoptedDoneJobIsAcknowledged(t *testing.T) {
 		// The point's owner adopts it and answers.
 		x := tNew(&fakeView{id: 3, zone: zSelf(), point: pSelfNo()}, Config{}, 1, nil)
 		x.Step(now, 7, a)
-		hb := tOne[*wire.OwnerHeartbeat](t, tDrain(x), 2)
-		n.Step(now, 3, hb)
+		rx := tDrain(x)
+		tOne[*wire.OwnerHeartbeat](t, rx, 2)
+		ack := tOne[*wire.JobCancel](t, rx, 2)
+		n.Step(now, 3, ack)
 		tDrain(n)
 		if s := n.Snapshot(); len(s.Done) != 0 {
 			t.Errorf("run node still keeps the adopted finished job: done %v", s.Done)

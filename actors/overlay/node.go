@@ -535,6 +535,12 @@ func (n *Node) Owns(p can.Point) bool {
 // detour limits as JOIN routing, updating the message's counters; 0 means
 // drop the message (counted in RouteDrops).
 func (n *Node) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) NodeID {
+	if !n.joined || len(p) != n.cfg.Dims {
+		// Not a member (joining, or joining again after losing a zone
+		// conflict): no zone to measure progress from.
+		n.status.RouteDrops++
+		return 0
+	}
 	if !n.routeProgress(p, *hops, best, detours) {
 		return 0
 	}

@@ -1674,3 +1674,17 @@ func TestRejoinWhileTakingOver(t *testing.T) {
 		t.Fatal("a rejoining node founded a second overlay with itself as contact")
 	}
 }
+
+// A node that is not a member routes nothing (and does not panic): the job
+// core may ask while its peer joins again after losing a zone conflict.
+func TestNextHopWhenNotJoined(t *testing.T) {
+	n := New(7, can.Point{1, 2, 3}, Config{}, rand.New(rand.NewPCG(1, 7)))
+	var hops, detours uint32
+	var best float64
+	if next := n.NextHop(can.Point{5, 5, 5}, &hops, &best, &detours); next != 0 || hops != 0 {
+		t.Fatalf("NextHop before joining = %d (hops %d), want 0", next, hops)
+	}
+	if n.Status().RouteDrops != 1 {
+		t.Fatalf("route drops %d, want 1", n.Status().RouteDrops)
+	}
+}
