@@ -90,6 +90,26 @@ type finished struct {
 	spec  *wire.JobSpec
 }
 
+// batches collects one message per receiver, in the order receivers were
+// first named (deterministic, unlike ranging over a map).
+type batches[M any] struct {
+	by    map[overlay.NodeID]*M
+	order []overlay.NodeID
+}
+
+func (b *batches[M]) to(id overlay.NodeID) *M {
+	if b.by == nil {
+		b.by = map[overlay.NodeID]*M{}
+	}
+	m, ok := b.by[id]
+	if !ok {
+		m = new(M)
+		b.by[id] = m
+		b.order = append(b.order, id)
+	}
+	return m
+}
+
 // Node is the job core of one peer.
 type Node struct {
 	cfg     Config
@@ -178,11 +198,7 @@ type Snapshot struct {
 
 // Snapshot copies the node's job state.
 func (n *Node) Snapshot() Snapshot {
-	s := Snapshot{Queue: len(n.queue)}
-	for id := range n.owned {
-		s.Owned = append(s.Owned, id)
-	}
-	slices.Sort(s.Owned)
+	s := Snapshot{Queue: len(n.queue), Owned: n.sortedOwned()}
 	for _, h := range n.queue {
 		s.Held = append(s.Held, h.spec.Id)
 	}
@@ -653,26 +669,16 @@ func (n *Node) Tick(now time.Duration, kind overlay.TimerKind) {
 func (n *Node) periodic(now time.Duration) {
 	timeout := time.Duration(n.cfg.FailAfter) * n.cfg.Period
 	// Run node side.
-	owners := map[overlay.NodeID]*wire.RunHeartbeat{}
-	var order []overlay.NodeID
-	note := func(o overlay.NodeID) *wire.RunHeartbeat {
-		hb, ok := owners[o]
-		if !ok {
-			hb = &wire.RunHeartbeat{}
-			owners[o] = hb
-			order = append(order, o)
-		}
-		return hb
-	}
+	var owners batches[wire.RunHeartbeat]
 	for _, h := range n.queue {
-		hb := note(h.owner)
+		hb := owners.to(h.owner)
 		hb.Held = append(hb.Held, ref(h.spec.Id, h.epoch))
 	}
 	for _, d := range n.done {
-		hb := note(d.owner)
+		hb := owners.to(d.owner)
 		hb.Done = append(hb.Done, d.ref)
 	}
-	for _, o := range order {
+	for _, o := range owners.order {
 		if o == n.self {
 			continue // we own these ourselves: nothing to watch
 		}
@@ -681,16 +687,11 @@ func (n *Node) periodic(now time.Duration) {
 			n.adoptAll(now, o)
 			continue
 		}
-		n.send(o, owners[o])
+		n.send(o, owners.by[o])
 	}
 	// Owner side.
-	ids := make([]uint64, 0, len(n.owned))
-	for id := range n.owned {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	perRun := map[overlay.NodeID]*wire.OwnerHeartbeat{}
-	var runs []overlay.NodeID
+	ids := n.sortedOwned()
+	var runs batches[wire.OwnerHeartbeat]
 	var stale []*owned
 	for _, id := range ids {
 		o := n.owned[id]
@@ -705,17 +706,12 @@ func (n *Node) periodic(now time.Duration) {
 				stale = append(stale, o)
 				continue
 			}
-			hb, ok := perRun[o.run]
-			if !ok {
-				hb = &wire.OwnerHeartbeat{}
-				perRun[o.run] = hb
-				runs = append(runs, o.run)
-			}
+			hb := runs.to(o.run)
 			hb.Jobs = append(hb.Jobs, ref(id, o.epoch))
 		}
 	}
-	for _, r := range runs {
-		n.send(r, perRun[r])
+	for _, r := range runs.order {
+		n.send(r, runs.by[r])
 	}
 	for _, o := range stale {
 		reason := "matchmaking timed out"
@@ -726,20 +722,13 @@ func (n *Node) periodic(now time.Duration) {
 	}
 	if now-n.lastStatus >= n.cfg.StatusEvery && len(ids) > 0 {
 		n.lastStatus = now
-		clients := map[uint64]*wire.JobStatus{}
-		var cs []uint64
+		var clients batches[wire.JobStatus]
 		for _, id := range ids {
-			c := n.owned[id].spec.Client
-			st, ok := clients[c]
-			if !ok {
-				st = &wire.JobStatus{}
-				clients[c] = st
-				cs = append(cs, c)
-			}
+			st := clients.to(overlay.NodeID(n.owned[id].spec.Client))
 			st.Owned = append(st.Owned, id)
 		}
-		for _, c := range cs {
-			n.send(overlay.NodeID(c), clients[c])
+		for _, c := range clients.order {
+			n.send(c, clients.by[c])
 		}
 	}
 	for id, t := range n.runHeard { // deleting only: order does not matter
@@ -816,7 +805,7 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 	}
 	n.runHeard[run] = now
 	if m.Done {
-		n.complete(o, run) // cancels a copy we placed elsewhere meanwhile
+		n.complete(o, run)                    // cancels a copy we placed elsewhere meanwhile
 		n.cancel(run, ref(m.Job.Id, m.Epoch)) // acknowledges the finished job
 	} else {
 		o.run, o.epoch, o.since = run, max(o.epoch, m.Epoch), now
@@ -997,34 +986,23 @@ func (n *Node) Leave(now time.Duration) {
 	if n.left {
 		return
 	}
-	byOwner := map[overlay.NodeID]*wire.JobReturn{}
-	var order []overlay.NodeID
-	add := func(o overlay.NodeID) *wire.JobReturn {
-		r, ok := byOwner[o]
-		if !ok {
-			r = &wire.JobReturn{}
-			byOwner[o] = r
-			order = append(order, o)
-		}
-		return r
-	}
+	var returns batches[wire.JobReturn]
 	for _, h := range n.queue {
 		if h.owner != n.self {
-			r := add(h.owner)
+			r := returns.to(h.owner)
 			r.Jobs = append(r.Jobs, ref(h.spec.Id, h.epoch))
 		}
 	}
 	for _, d := range n.done {
 		if d.owner != n.self {
-			r := add(d.owner)
+			r := returns.to(d.owner)
 			r.Done = append(r.Done, d.ref)
 		}
 	}
-	for _, o := range order {
-		n.send(o, byOwner[o])
+	for _, o := range returns.order {
+		n.send(o, returns.by[o])
 	}
-	runs := map[overlay.NodeID]*wire.OwnerHeartbeat{}
-	var rorder []overlay.NodeID
+	var runs batches[wire.OwnerHeartbeat]
 	for _, id := range n.sortedOwned() {
 		o := n.owned[id]
 		if o.run == 0 || o.run == n.self {
@@ -1039,16 +1017,12 @@ func (n *Node) Leave(now time.Duration) {
 			}
 			continue
 		}
-		hb, ok := runs[o.run]
-		if !ok {
-			hb = &wire.OwnerHeartbeat{Leaving: true}
-			runs[o.run] = hb
-			rorder = append(rorder, o.run)
-		}
+		hb := runs.to(o.run)
+		hb.Leaving = true
 		hb.Jobs = append(hb.Jobs, ref(id, o.epoch))
 	}
-	for _, r := range rorder {
-		n.send(r, runs[r])
+	for _, r := range runs.order {
+		n.send(r, runs.by[r])
 	}
 	n.left = true
 	n.owned, n.queue, n.done, n.running = map[uint64]*owned{}, nil, nil, 0

@@ -103,14 +103,14 @@ func Generate(kind string, count, dims int, seed uint64) ([]Node, error) {
 		}
 		// The most common class is the weakest.
 		slices.SortStableFunc(classes, func(a, b []float64) int { return cmpFloat(sum(a), sum(b)) })
-		classWeights = geometric(Classes)
+		classWeights = Geometric(Classes)
 	}
 	nodes := make([]Node, count)
 	for i := range nodes {
 		var lv []float64
 		switch kind {
 		case Clustered:
-			lv = slices.Clone(classes[pick(r, classWeights)])
+			lv = slices.Clone(classes[Pick(r, classWeights)])
 		case Uniform:
 			lv = make([]float64, dims)
 			for d := range lv {
@@ -140,13 +140,14 @@ func Generate(kind string, count, dims int, seed uint64) ([]Node, error) {
 func drawLevels(r *rand.Rand, dims int) []float64 {
 	lv := make([]float64, dims)
 	for d := range lv {
-		lv[d] = float64(pick(r, geometric(len(ResourceAt(d).Levels))))
+		lv[d] = float64(Pick(r, Geometric(len(ResourceAt(d).Levels))))
 	}
 	return lv
 }
 
-// geometric returns weights 1/2, 1/4, … for n levels: most nodes weak, few strong.
-func geometric(n int) []float64 {
+// Geometric returns weights 1/2, 1/4, … for n levels: most nodes weak,
+// few strong (the workload draws requirements the same way).
+func Geometric(n int) []float64 {
 	w := make([]float64, n)
 	x := 1.0
 	for i := range w {
@@ -156,7 +157,8 @@ func geometric(n int) []float64 {
 	return w
 }
 
-func pick(r *rand.Rand, w []float64) int {
+// Pick draws an index with probability proportional to its weight.
+func Pick(r *rand.Rand, w []float64) int {
 	var total float64
 	for _, x := range w {
 		total += x

@@ -86,7 +86,7 @@ func generate(w scenario.Workload, dims int, duration time.Duration, seed uint64
 			classes = append(classes, drawLevels(reqs, dims, w.ConstraintRatio, false))
 		}
 	}
-	classWeights := geometric(population.Classes)
+	classWeights := population.Geometric(population.Classes)
 
 	var jobs []Job
 	var levels [][]float64
@@ -98,7 +98,7 @@ func generate(w scenario.Workload, dims int, duration time.Duration, seed uint64
 		}
 		var lv []float64
 		if classes != nil {
-			lv = slices.Clone(classes[pick(reqs, classWeights)])
+			lv = slices.Clone(classes[population.Pick(reqs, classWeights)])
 		} else {
 			lv = drawLevels(reqs, dims, w.ConstraintRatio, true)
 		}
@@ -127,7 +127,7 @@ func drawLevels(r *rand.Rand, dims int, ratio float64, fractional bool) []float6
 			continue
 		}
 		n := len(population.ResourceAt(d).Levels)
-		k := pick(r, geometric(n))
+		k := population.Pick(r, population.Geometric(n))
 		lv[d] = float64(k)
 		if fractional && k < n-1 {
 			lv[d] += r.Float64()
@@ -175,32 +175,4 @@ func Capable(node, req can.Point) bool {
 		}
 	}
 	return true
-}
-
-// geometric returns weights 1/2, 1/4, … for n choices, as population does:
-// most requirements modest, few demanding.
-func geometric(n int) []float64 {
-	w := make([]float64, n)
-	x := 1.0
-	for i := range w {
-		x /= 2
-		w[i] = x
-	}
-	return w
-}
-
-// pick draws an index with probability proportional to its weight.
-func pick(r *rand.Rand, w []float64) int {
-	var total float64
-	for _, x := range w {
-		total += x
-	}
-	u := r.Float64() * total
-	for i, x := range w {
-		if u < x {
-			return i
-		}
-		u -= x
-	}
-	return len(w) - 1
 }
