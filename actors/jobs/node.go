@@ -193,12 +193,11 @@ type Snapshot struct {
 	Owned []uint64 // jobs it owns
 	Held  []uint64 // jobs in its run queue (queued or running)
 	Done  []uint64 // jobs it ran whose owner has not acknowledged them
-	Queue int
 }
 
 // Snapshot copies the node's job state.
 func (n *Node) Snapshot() Snapshot {
-	s := Snapshot{Queue: len(n.queue), Owned: n.sortedOwned()}
+	s := Snapshot{Owned: n.sortedOwned()}
 	for _, h := range n.queue {
 		s.Held = append(s.Held, h.spec.Id)
 	}
@@ -241,23 +240,19 @@ func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 	if n.left || m == nil || !m.ProtoReflect().IsValid() {
 		return
 	}
+	// Messages carrying a job profile are checked once, here.
+	if c, ok := m.(interface{ GetJob() *wire.JobSpec }); ok && !n.validSpec(c.GetJob()) {
+		return
+	}
 	switch m := m.(type) {
 	case *wire.JobSubmit:
-		if m.Job != nil && n.validSpec(m.Job) {
-			n.onRoute(now, &wire.JobRoute{Job: m.Job})
-		}
+		n.onRoute(now, &wire.JobRoute{Job: m.Job})
 	case *wire.JobRoute:
-		if m.Job != nil && n.validSpec(m.Job) {
-			n.onRoute(now, m)
-		}
+		n.onRoute(now, m)
 	case *wire.JobPush:
-		if m.Job != nil && n.validSpec(m.Job) {
-			n.matchStep(now, m)
-		}
+		n.matchStep(now, m)
 	case *wire.JobAssign:
-		if m.Job != nil && n.validSpec(m.Job) {
-			n.onAssign(now, m)
-		}
+		n.onAssign(now, m)
 	case *wire.JobQueued:
 		n.onQueued(now, from, m)
 	case *wire.RunHeartbeat:
@@ -265,9 +260,7 @@ func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 	case *wire.OwnerHeartbeat:
 		n.onOwnerHeartbeat(now, from, m)
 	case *wire.JobAdopt:
-		if m.Job != nil && n.validSpec(m.Job) {
-			n.onAdopt(now, m)
-		}
+		n.onAdopt(now, m)
 	case *wire.JobReturn:
 		n.onReturn(now, from, m)
 	case *wire.JobCancel:
@@ -279,7 +272,7 @@ func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 
 // validSpec checks a job profile's shape against our space.
 func (n *Node) validSpec(s *wire.JobSpec) bool {
-	return s.Id != 0 && len(s.Req) == len(n.view.Point()) && s.Work >= 0
+	return s != nil && s.Id != 0 && len(s.Req) == len(n.view.Point()) && s.Work >= 0
 }
 
 // onRoute forwards a job greedily towards its point; the owner of the

@@ -54,22 +54,15 @@ func (c *Client) Fire(kind overlay.TimerKind, at time.Duration) {
 	c.flush()
 }
 
-// Open lists the jobs submitted and not ended.
-func (c *Client) Open() []uint64 { return c.core.OpenIDs() }
-
 func (c *Client) flush() {
 	r := c.core.Ready()
 	publish(c.io, c.traffic, ClientAddress, &c.seq, r.Messages, r.Timers)
 	report(c.sink, c.io.Now(), ClientAddress, r)
 }
 
-// Messages to a client actor's mailbox (besides Inbound and TimerFired).
-type (
-	// SubmitJob hands a new job to the client.
-	SubmitJob struct{ Spec *wire.JobSpec }
-	// CollectOpen asks for the client's open jobs.
-	CollectOpen struct{ Reply chan<- []uint64 }
-)
+// SubmitJob hands a new job to a client actor (its mailbox also takes
+// Inbound and TimerFired).
+type SubmitJob struct{ Spec *wire.JobSpec }
 
 // ClientActor is the thin protoactor adapter of a Client.
 type ClientActor struct {
@@ -92,8 +85,6 @@ func (a *ClientActor) Receive(ctx actor.Context) {
 		if !a.halted {
 			a.Client.Submit(m.Spec)
 		}
-	case *CollectOpen:
-		m.Reply <- a.Client.Open()
 	case *Halt:
 		a.halted = true
 		if m.Done != nil {

@@ -218,14 +218,13 @@ type State struct {
 	Snapshot overlay.Snapshot
 	Status   overlay.Status
 	Jobs     jobs.Snapshot
-	JobStats jobs.Status
 }
 
 // State copies the peer's state.
 func (p *Peer) State() State {
 	s := State{Snapshot: p.node.Snapshot(), Status: p.node.Status()}
 	if p.jobs != nil {
-		s.Jobs, s.JobStats = p.jobs.Snapshot(), p.jobs.Status()
+		s.Jobs = p.jobs.Snapshot()
 	}
 	return s
 }
