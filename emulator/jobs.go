@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
@@ -36,6 +37,16 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run) *jobRun {
 	scheme := sc.Matchmaking.Scheme
 	j.ledger = ledger.New(func(id overlay.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()
+		switch e.Kind {
+		case jobs.EvMigrated:
+			j.migration(e.Reason, "moved")
+		case jobs.EvOfferRejected, jobs.EvPullRejected:
+			j.migration(e.Reason, "rejected")
+		case jobs.EvMigrationReturned:
+			j.migration(e.Reason, "returned")
+		case jobs.EvStarted:
+			j.m.Backfill.Observe(float64(e.BC))
+		}
 		if !first {
 			return
 		}
@@ -53,18 +64,59 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run) *jobRun {
 	return j
 }
 
+// migration counts one migration outcome of a mechanism named by
+// jobs.Mechanism ("internode_push" …).
+func (j *jobRun) migration(mech, outcome string) {
+	m, d, ok := strings.Cut(mech, "_")
+	if !ok {
+		return
+	}
+	j.m.Migrations.WithLabelValues(m, d, outcome).Inc()
+}
+
+// resources maps CAN coordinates to resource amounts through the
+// population's catalog (cpu_speed, memory, disk, cores, …): the run
+// nodes' capacities and the jobs' demands (000 §III-C).
+type resources struct{ dims int }
+
+func (r resources) amount(p []uint32, i int, floor float64, unspecified bool) float64 {
+	if r.dims <= i || len(p) <= i || unspecified && p[i] == 0 {
+		return floor
+	}
+	v := population.CapabilityAt(p, i)
+	if i == 3 {
+		v = math.Round(v)
+	}
+	return max(v, floor)
+}
+
+// Capacity is a node's cores (1 without a cores dimension), memory and
+// disk (0 without such a dimension: not scheduled).
+func (r resources) Capacity(p []uint32) jobs.Vec {
+	return jobs.Vec{jobs.ResCores: r.amount(p, 3, 1, false), jobs.ResMemory: r.amount(p, 1, 0, false), jobs.ResDisk: r.amount(p, 2, 0, false)}
+}
+
+// Demand is what a job uses: its required cores (at least 1), memory and
+// disk; an unspecified requirement (coordinate 0) uses none.
+func (r resources) Demand(req []uint32) jobs.Vec {
+	return jobs.Vec{jobs.ResCores: r.amount(req, 3, 1, true), jobs.ResMemory: r.amount(req, 1, 0, true), jobs.ResDisk: r.amount(req, 2, 0, true)}
+}
+
 // setup is what the drivers need to give peers a job core.
 func (j *jobRun) setup() *peer.JobSetup {
 	if j == nil {
 		return nil
 	}
 	scheme, sf := j.sc.Matchmaking.Resolved()
+	dims := j.sc.Overlay.Dimensions
+	res := resources{dims: dims}
 	cfg := jobs.Config{
 		Scheme: scheme, StoppingFactor: sf,
 		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
 		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
+		Res:         res, Mode: j.sc.Scheduling.Mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
 	}
-	dims := j.sc.Overlay.Dimensions
+	j.ledger.SetDemand(res.Demand)
 	return &peer.JobSetup{
 		Config: func(p can.Point) jobs.Config {
 			c := cfg
@@ -72,9 +124,7 @@ func (j *jobRun) setup() *peer.JobSetup {
 			if dims > 0 {
 				c.Speed = population.CapabilityAt(p, 0) // cpu_speed
 			}
-			if dims > 3 {
-				c.Cores = int(math.Round(population.CapabilityAt(p, 3))) // cores
-			}
+			c.Cores = int(res.Capacity(p)[jobs.ResCores])
 			return c
 		},
 		Central: j.ledger,
@@ -105,8 +155,8 @@ func (j *jobRun) events() map[string]uint64 {
 		return nil
 	}
 	ev := map[string]uint64{}
-	for k := jobs.EvSubmitted; k <= jobs.EvFailed; k++ {
-		ev["job_"+k.String()] = j.ledger.Count(k)
+	for i, name := range jobs.EventNames() {
+		ev["job_"+name] = j.ledger.Count(jobs.EventKind(i + 1))
 	}
 	return ev
 }
@@ -144,9 +194,11 @@ func (j *jobRun) tally(t time.Duration, states []peer.State) ledger.Totals {
 type JobsSummary struct {
 	Scheme         string `json:"scheme"`
 	StoppingFactor int    `json:"stopping_factor,omitempty"`
-	Submitted      uint64 `json:"submitted"`
-	Completed      uint64 `json:"completed"`
-	Failed         uint64 `json:"failed"`
+	// Mode is the dynamic scheduling mode (000 §V-B).
+	Mode      string `json:"mode"`
+	Submitted uint64 `json:"submitted"`
+	Completed uint64 `json:"completed"`
+	Failed    uint64 `json:"failed"`
 	// Unfinished jobs were still queued, running or in recovery at the end.
 	Unfinished uint64            `json:"unfinished"`
 	Lost       uint64            `json:"lost"`
@@ -160,7 +212,25 @@ type JobsSummary struct {
 	Cancelled   uint64 `json:"cancelled"`
 	RouteDrops  uint64 `json:"route_drops"`
 	// Pushed jobs were pushed at least once (CAN-P).
-	Pushed      uint64 `json:"pushed"`
+	Pushed uint64 `json:"pushed"`
+	// Migrations by mechanism (000 §IV-B, §IV-C): jobs received.
+	Migrations struct {
+		InternodePush uint64 `json:"internode_push"`
+		InternodePull uint64 `json:"internode_pull"`
+		QueuePush     uint64 `json:"queue_push"`
+		QueuePull     uint64 `json:"queue_pull"`
+	} `json:"migrations"`
+	// PullRejects are PULL requests answered with PULL-Reject; OfferRejects
+	// PUSH offers the receiver refused; MigrationsReturned transfers never
+	// acknowledged (the sender took the job back).
+	PullRejects        uint64 `json:"pull_rejects"`
+	OfferRejects       uint64 `json:"offer_rejects"`
+	MigrationsReturned uint64 `json:"migrations_returned"`
+	// Backfilled job starts bypassed the head of their queue (000 §IV-A).
+	Backfilled uint64 `json:"backfilled"`
+	// Disowned jobs changed owner because their point left the owner's
+	// zone (a join's split, or a zone conflict after a partition).
+	Disowned    uint64 `json:"disowned"`
 	WaitSeconds struct {
 		Mean *float64 `json:"mean"`
 		P50  *float64 `json:"p50"`
@@ -199,6 +269,13 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, In
 	}
 	f := j.ledger.Figures()
 	s.Pushed = f.Pushed
+	s.Mode = j.sc.Scheduling.Mode
+	mig := j.ledger.Migrations()
+	s.Migrations.InternodePush, s.Migrations.InternodePull = mig[jobs.MechInternodePush], mig[jobs.MechInternodePull]
+	s.Migrations.QueuePush, s.Migrations.QueuePull = mig[jobs.MechQueuePush], mig[jobs.MechQueuePull]
+	s.PullRejects, s.OfferRejects = j.ledger.Count(jobs.EvPullRejected), j.ledger.Count(jobs.EvOfferRejected)
+	s.MigrationsReturned, s.Disowned = j.ledger.Count(jobs.EvMigrationReturned), j.ledger.Count(jobs.EvDisowned)
+	s.Backfilled = j.ledger.Backfilled()
 	s.WaitSeconds.Mean = num(ledger.Mean(f.Wait))
 	s.WaitSeconds.P50 = num(ledger.Quantile(f.Wait, 0.5))
 	s.WaitSeconds.P90 = num(ledger.Quantile(f.Wait, 0.9))

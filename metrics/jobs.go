@@ -19,7 +19,17 @@ type Jobs struct {
 	States      *prometheus.GaugeVec
 	QueuedTotal prometheus.Gauge
 	BusyNodes   prometheus.Gauge
+	// Dynamic scheduling (000 §IV).
+	Migrations *prometheus.CounterVec
+	Backfill   prometheus.Histogram
 }
+
+// Migration label values of gridbed_job_migrations_total.
+var (
+	MigrationMechanisms = []string{"internode", "queue"}
+	MigrationDirections = []string{"push", "pull"}
+	MigrationOutcomes   = []string{"moved", "rejected", "returned"}
+)
 
 // EnableJobs registers the job series (runs with a workload) and returns
 // them; events are the label values of gridbed_job_events_total (the job
@@ -55,12 +65,27 @@ func (r *Run) EnableJobs(events []string) *Jobs {
 			Name: "gridbed_job_busy_nodes", Help: "Live run nodes with at least one job queued or running.",
 		}),
 	}
+	j.Migrations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gridbed_job_migrations_total",
+		Help: "Dynamic-scheduling migrations of waiting jobs (000 §IV) by mechanism (internode, queue), direction (push, pull) and outcome: moved (a run node received the job), rejected (a PUSH offer refused, or a PULL request answered with PULL-Reject), returned (the receiver never acknowledged; the sender took the job back).",
+	}, []string{"mechanism", "direction", "outcome"})
+	j.Backfill = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "gridbed_job_backfill_counter", Help: "Backfilling counter BC of jobs when they started: how many jobs bypassed each (000 §IV-A).",
+		Buckets: []float64{0, 1, 2, 3, 5, 8, 13, 21, 34},
+	})
+	for _, m := range MigrationMechanisms {
+		for _, d := range MigrationDirections {
+			for _, o := range MigrationOutcomes {
+				j.Migrations.WithLabelValues(m, d, o)
+			}
+		}
+	}
 	for _, e := range events {
 		j.Events.WithLabelValues(e)
 	}
 	for _, s := range JobStates {
 		j.States.WithLabelValues(s)
 	}
-	r.Registry.MustRegister(j.Wait, j.Turnaround, j.MatchTime, j.MatchHops, j.QueueSeen, j.Events, j.States, j.QueuedTotal, j.BusyNodes)
+	r.Registry.MustRegister(j.Wait, j.Turnaround, j.MatchTime, j.MatchHops, j.QueueSeen, j.Events, j.States, j.QueuedTotal, j.BusyNodes, j.Migrations, j.Backfill)
 	return j
 }

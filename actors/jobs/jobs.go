@@ -31,6 +31,10 @@ const (
 	// SchemeCENT is the greedy online centralized matchmaker with the
 	// oracle's global view at zero message cost (003 §5.2; 002 Fig 3.17).
 	SchemeCENT = "cent"
+	// SchemeCENTQueue is 000 §V-A's greedy online centralized scheduler:
+	// one global queue, a job starting on a node whose residual resources
+	// fit it as soon as there is one (asked again every period).
+	SchemeCENTQueue = "cent-queue"
 )
 
 // Timer kinds of the job core: they share the driver's timer channel with
@@ -42,6 +46,8 @@ const (
 	TimerRunDone
 	// TimerClient is the client's periodic resubmission check.
 	TimerClient
+	// TimerSched paces internode scheduling and queue balancing (000 §IV).
+	TimerSched
 )
 
 // Failure reasons a job can end with.
@@ -57,24 +63,29 @@ type EventKind uint8
 
 // Job events.
 const (
-	EvSubmitted       EventKind = iota + 1 // client: handed to an injection node (an attempt)
-	EvRouteDrop                            // a routed job or adoption could not be forwarded
-	EvOwned                                // the owner of the job's point took it
-	EvPushed                               // CAN-P: pushed one hop further
-	EvQueued                               // a run node queued it (Queue: jobs ahead; Hops: matchmaking hops)
-	EvStarted                              // a run node started running it
-	EvCompleted                            // a run node finished running it
-	EvRematched                            // the owner matches it again (Reason says why)
-	EvAdopted                              // a new owner adopted it from its run node
-	EvCancelled                            // a run node dropped it (run elsewhere)
-	EvReturned                             // a leaving run node handed it back
-	EvResult                               // the client received its outcome (first time)
-	EvDuplicateResult                      // the client received another result for it
-	EvResubmitted                          // the client resubmits it (silence for the client timeout)
-	EvFailed                               // it ended failed (Reason)
+	EvSubmitted         EventKind = iota + 1 // client: handed to an injection node (an attempt)
+	EvRouteDrop                              // a routed job or adoption could not be forwarded
+	EvOwned                                  // the owner of the job's point took it
+	EvPushed                                 // CAN-P: pushed one hop further
+	EvQueued                                 // a run node queued it (Queue: jobs ahead; Hops: matchmaking hops)
+	EvStarted                                // a run node started running it
+	EvCompleted                              // a run node finished running it
+	EvRematched                              // the owner matches it again (Reason says why)
+	EvAdopted                                // a new owner adopted it from its run node
+	EvCancelled                              // a run node dropped it (run elsewhere)
+	EvReturned                               // a leaving run node handed it back
+	EvResult                                 // the client received its outcome (first time)
+	EvDuplicateResult                        // the client received another result for it
+	EvResubmitted                            // the client resubmits it (silence for the client timeout)
+	EvFailed                                 // it ended failed (Reason)
+	EvMigrated                               // a run node received it from a neighbor (Reason: mechanism)
+	EvMigrationReturned                      // a migration was not acknowledged: the sender took it back
+	EvDisowned                               // its owner handed it to the new owner of its point
+	EvOfferRejected                          // a neighbor refused a PUSH offer of it
+	EvPullRejected                           // a neighbor had no job for a PULL request (Job 0)
 )
 
-var eventNames = [...]string{"", "submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed"}
+var eventNames = [...]string{"", "submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed", "migrated", "migration_returned", "disowned", "offer_rejected", "pull_rejected"}
 
 // String is the event's name (a metric label and trigger name).
 func (k EventKind) String() string {
@@ -94,6 +105,10 @@ type Event struct {
 	Hops    uint32
 	Queue   int
 	Reason  string
+	// BC is a started job's backfilling counter; Backfilled says it
+	// bypassed the queue's head (000 §IV-A).
+	BC         uint32
+	Backfilled bool
 }
 
 // Ready is what the job core wants done.
@@ -105,6 +120,7 @@ type Ready struct {
 	// the oracle's global view (CENT) follows it at no message cost.
 	QueueChanged bool
 	QueueLen     int
+	Residual     Vec // the node's residual resources then
 }
 
 // View is what the job core reads of its peer's overlay core
@@ -124,6 +140,14 @@ type View interface {
 // 0 when no live node is capable.
 type Central interface {
 	Pick(job *wire.JobSpec) overlay.NodeID
+}
+
+// CentralQueue is the single-queue centralized scheduler (000 §V-A):
+// PickNow returns a live node that can start job now, or 0 and whether
+// any live node is capable of it (then the job waits and is asked for
+// again). SchemeCENTQueue uses it.
+type CentralQueue interface {
+	PickNow(job *wire.JobSpec) (overlay.NodeID, bool)
 }
 
 // Capable reports whether a node at point node may run a job requiring

@@ -36,6 +36,17 @@ type Config struct {
 	Cores int
 	// MaxPushHops bounds a job's pushes (default 64).
 	MaxPushHops int
+	// Res maps coordinates to resource amounts (nil: Cores cores per
+	// node, one per job).
+	Res Resources
+	// Mode is the dynamic scheduling mode (000 §V-B): ModeVanilla
+	// (default), ModeL, ModeLIPush, ModeLIPull, ModeLIQPush, ModeLIQPull.
+	Mode string
+	// SchedPeriod paces internode scheduling and queue balancing (default
+	// Period).
+	SchedPeriod time.Duration
+	// Contention slows jobs sharing a node by α (002 Eq 3.5).
+	Contention bool
 }
 
 func (c Config) withDefaults() Config {
@@ -63,6 +74,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxPushHops <= 0 {
 		c.MaxPushHops = 64
 	}
+	if c.Res == nil {
+		c.Res = coresOnly{c.Cores}
+	}
+	if c.Mode == "" {
+		c.Mode = ModeVanilla
+	}
+	if c.SchedPeriod <= 0 {
+		c.SchedPeriod = c.Period
+	}
 	return c
 }
 
@@ -71,7 +91,10 @@ type owned struct {
 	spec  *wire.JobSpec
 	run   overlay.NodeID // 0 while matchmaking
 	epoch uint32         // incremented by every (re)match
+	moves uint32         // migrations of the copy at run within the epoch
 	since time.Duration  // when the current matchmaking started
+	// central: waiting in CENT's central queue (SchemeCENTQueue).
+	central bool
 }
 
 // held is a job in this node's run queue.
@@ -79,9 +102,17 @@ type held struct {
 	spec     *wire.JobSpec
 	owner    overlay.NodeID
 	epoch    uint32
+	moves    uint32 // migrations so far (000 §IV-B)
+	bc       uint32 // backfilling counter: jobs that bypassed it (000 §IV-A)
+	demand   Vec
 	running  bool
 	finishAt time.Duration
+	// offeredTo is the neighbor a PUSH offer for this waiting job is
+	// outstanding at (0: none): the job neither starts nor moves meanwhile.
+	offeredTo overlay.NodeID
 }
+
+func (h *held) ref() *wire.JobRef { return &wire.JobRef{Id: h.spec.Id, Epoch: h.epoch, Moves: h.moves} }
 
 // finished is a job this node ran, kept until its owner acknowledges it.
 type finished struct {
@@ -129,8 +160,19 @@ type Node struct {
 	// ownerHeard is, per owner of a job we hold, the last word from it
 	// (or when we last asked for an adoption).
 	ownerHeard map[overlay.NodeID]time.Duration
+	// disowned are the jobs whose ownership we handed on (their point left
+	// our zone), and when: run nodes still reporting them to us are told.
+	disowned map[uint64]time.Duration
+	// ended are the owned jobs that completed, kept for a while: a copy
+	// another owner placed meanwhile (a partition made each side repair
+	// on its own) is cancelled when it or its ownership reaches us.
+	ended map[uint64]ended
+	now   time.Duration // of the message or timer being handled
 
 	ai         []load.Agg // AI_d of this node, from the last heartbeat
+	capacity   Vec        // this node's resources
+	used       Vec        // what its running jobs use
+	sched      scheduler  // dynamic scheduling state (000 §IV)
 	ticking    bool
 	lastStatus time.Duration
 	left       bool
@@ -144,14 +186,24 @@ type Status struct {
 	Owned, Queued, Started, Completed uint64
 	Pushes, Rematches, Adoptions      uint64
 	Cancels, Returns, RouteDrops      uint64
+	// Migrations by mechanism and direction (000 §IV), counted at the
+	// receiver; rejected offers and pull requests.
+	Migrations                 [2][2]uint64 // [internode, queue][push, pull]
+	OfferRejects, PullRejects  uint64
+	Disowned, MigrationReturns uint64
 }
 
 // New creates the job core of a peer whose overlay core is view.
 func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
-	return &Node{
+	n := &Node{
 		cfg: cfg.withDefaults(), view: view, rng: rng, central: central, self: view.ID(),
 		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
+		disowned: map[uint64]time.Duration{}, ended: map[uint64]ended{},
 	}
+	n.capacity = n.cfg.Res.Capacity(view.Point())
+	n.capacity[ResCores] = max(n.capacity[ResCores], 1)
+	n.sched.init()
+	return n
 }
 
 // Status returns the counters.
@@ -177,7 +229,16 @@ func (n *Node) event(e Event) {
 func (n *Node) queueChanged() {
 	n.ready.QueueChanged = true
 	n.ready.QueueLen = len(n.queue)
+	n.ready.Residual = Vec{}
+	if n.running == len(n.queue) {
+		// Jobs waiting here start before a newcomer: nothing is free.
+		n.ready.Residual = n.residual()
+	}
 }
+
+// residual is what this node could start a job on now: its capacity less
+// its running jobs and the resources promised to incoming migrations.
+func (n *Node) residual() Vec { return n.capacity.sub(n.used).sub(n.sched.reserved) }
 
 // arm keeps the periodic job timer running while the node has any job.
 func (n *Node) arm(now time.Duration) {
@@ -200,6 +261,9 @@ func (n *Node) Snapshot() Snapshot {
 	s := Snapshot{Owned: n.sortedOwned()}
 	for _, h := range n.queue {
 		s.Held = append(s.Held, h.spec.Id)
+	}
+	for _, id := range n.sched.outboundIDs() {
+		s.Held = append(s.Held, id) // in flight to a neighbor, ours until acknowledged
 	}
 	for _, d := range n.done {
 		s.Done = append(s.Done, d.ref.Id)
@@ -230,16 +294,62 @@ func (n *Node) LoadInfo() *wire.Load {
 	for _, a := range n.ai {
 		l.Agg = append(l.Agg, &wire.AggLoad{Nodes: float32(a.Nodes), Queue: float32(a.Queue)})
 	}
+	// Multi-core nodes and dynamic scheduling (002 ch. 3; 000 §IV).
+	r := n.residual()
+	l.Cores = float32(n.capacity[ResCores])
+	l.Residual = []float32{float32(r[0]), float32(r[1]), float32(r[2])}
+	var w Vec
+	for _, h := range n.queue {
+		l.Demand += float32(h.demand[ResCores])
+		if !h.running {
+			w = w.add(Normalized(h.demand, n.capacity))
+		}
+	}
+	l.Waiting = uint32(len(n.queue) - n.running)
+	l.Nbc = n.nbc()
+	l.NormLoad = float32(NormLoad(w))
 	return l
 }
 
-func (n *Node) free() int { return max(n.cfg.Cores-n.running, 0) }
+// free is the number of cores no running job uses.
+func (n *Node) free() int { return max(int(n.residual()[ResCores]+1e-9), 0) }
+
+// normLoad is this node's L (000 Eqs 4-5) over its waiting jobs.
+func (n *Node) normLoad() float64 {
+	var w Vec
+	for _, h := range n.queue[n.running:] {
+		w = w.add(Normalized(h.demand, n.capacity))
+	}
+	return NormLoad(w)
+}
+
+// nbc is the node backfilling counter: the BC of its waiting queue's head
+// (000 §IV-B), 0 with nothing waiting.
+func (n *Node) nbc() uint32 {
+	for _, h := range n.queue[n.running:] {
+		if h.offeredTo == 0 {
+			return h.bc
+		}
+	}
+	return 0
+}
+
+// ended is a completed job an owner remembers.
+type ended struct {
+	spec *wire.JobSpec
+	at   time.Duration
+}
+
+// endedKeep is how many heartbeat periods an owner remembers a completed
+// job: longer than the partitions a run is expected to heal.
+const endedKeep = 120
 
 // Step handles one job message from peer from.
 func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 	if n.left || m == nil || !m.ProtoReflect().IsValid() {
 		return
 	}
+	n.now = now
 	// Messages carrying a job profile are checked once, here.
 	if c, ok := m.(interface{ GetJob() *wire.JobSpec }); ok && !n.validSpec(c.GetJob()) {
 		return
@@ -267,6 +377,18 @@ func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 		n.onCancel(now, from, m)
 	case *wire.JobStatus:
 		n.onOwnerStatus(m)
+	case *wire.MigrateOffer:
+		n.onOffer(now, from, m)
+	case *wire.MigrateReply:
+		n.onReply(now, from, m)
+	case *wire.PullRequest:
+		n.onPullRequest(now, from, m)
+	case *wire.PullReject:
+		n.onPullReject(now, from, m)
+	case *wire.MigrateJob:
+		n.onMigrateJob(now, from, m)
+	case *wire.MigrateAck:
+		n.onMigrateAck(from, m)
 	}
 }
 
@@ -298,8 +420,8 @@ func (n *Node) own(now time.Duration, spec *wire.JobSpec, hops uint32) {
 		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Owned: []uint64{spec.Id}})
 		return
 	}
-	if n.ran[spec.Id] {
-		// A resubmission of a job we ran ourselves: its result was lost.
+	if _, done := n.ended[spec.Id]; done || n.ran[spec.Id] {
+		// A resubmission of a job that completed here: its result was lost.
 		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Done: []uint64{spec.Id}})
 		return
 	}
@@ -318,9 +440,17 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 	o.epoch++
 	o.run = 0
 	o.since = now
-	if n.cfg.Scheme == SchemeCENT {
+	if n.cfg.Scheme == SchemeCENT || n.cfg.Scheme == SchemeCENTQueue {
 		r := overlay.NodeID(0)
-		if n.central != nil {
+		o.central = false
+		if q, ok := n.central.(CentralQueue); ok && n.cfg.Scheme == SchemeCENTQueue {
+			var capable bool
+			if r, capable = q.PickNow(o.spec); r == 0 && capable {
+				o.central = true // waits in the central queue
+				n.arm(now)
+				return
+			}
+		} else if n.central != nil {
 			r = n.central.Pick(o.spec)
 		}
 		if r == 0 {
@@ -336,8 +466,8 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 // candidate is a possible run node seen from here.
 type candidate struct {
 	id    overlay.NodeID
-	queue uint32
-	free  bool
+	util  float64 // queue length, or required over available cores (002 Eq 3.4)
+	free  bool    // it can start the job now
 	speed float64
 	nb    *overlay.Neighbor // nil for ourselves
 }
@@ -347,15 +477,49 @@ type candidate struct {
 // period, as in the papers).
 func (n *Node) candidates(req []uint32) []candidate {
 	var cs []candidate
+	d := n.cfg.Res.Demand(req)
 	if Capable(n.view.Point(), req) {
-		cs = append(cs, candidate{id: n.self, queue: uint32(len(n.queue)), free: n.free() > 0, speed: n.cfg.Speed})
+		var dem float64
+		for _, h := range n.queue {
+			dem += h.demand[ResCores]
+		}
+		c := candidate{id: n.self, util: float64(len(n.queue)), free: Fits(d.clamp(n.capacity), n.residual()) && len(n.queue) == n.running, speed: n.cfg.Speed}
+		if n.capacity[ResCores] > 1 || dem > 0 {
+			c.util = dem / n.capacity[ResCores]
+		}
+		cs = append(cs, c)
 	}
 	for _, nb := range n.view.Neighbors() {
 		if l := nb.Load; l != nil && Capable(l.Point, req) {
-			cs = append(cs, candidate{id: nb.ID, queue: l.Queue, free: l.Free > 0, speed: float64(l.Speed), nb: nb})
+			cs = append(cs, candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb})
 		}
 	}
 	return cs
+}
+
+// loadUtil is a neighbor's utilization as its heartbeat reported it: the
+// cores its jobs require per core it has (002 Eq 3.4), or its queue length
+// from a peer that reports no cores.
+func loadUtil(l *wire.Load) float64 {
+	if l.Cores > 0 {
+		return float64(l.Demand) / float64(l.Cores)
+	}
+	return float64(l.Queue)
+}
+
+// loadFree reports whether a neighbor could start a job demanding d now,
+// as its heartbeat reported it: nothing waiting and residual resources
+// for the job (a node that reports none: a free core).
+func loadFree(l *wire.Load, d Vec) bool {
+	if len(l.Residual) != numRes {
+		return l.Free > 0
+	}
+	if l.Waiting > 0 {
+		return false
+	}
+	r := Vec{float64(l.Residual[0]), float64(l.Residual[1]), float64(l.Residual[2])}
+	cp := Vec{float64(l.Cores), math.Inf(1), math.Inf(1)}
+	return Fits(d.clamp(cp), r)
 }
 
 // matchStep is one matchmaking step at this node (the owner, or a node a
@@ -383,7 +547,7 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 	if n.cfg.Scheme == SchemeCAN {
 		if len(cs) > 0 {
 			best := slices.MinFunc(cs, func(a, b candidate) int {
-				return cmp.Or(cmp.Compare(a.queue, b.queue), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id))
+				return cmp.Or(cmp.Compare(a.util, b.util), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id))
 			})
 			n.assignTo(now, best, m)
 			return
@@ -393,7 +557,7 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 	}
 	// CAN-P: remember the best candidate by Eq 5 along the path.
 	for _, c := range cs {
-		if s := load.Score(float64(c.queue), c.speed); m.Best == nil || s < m.Best.Score {
+		if s := load.Score(c.util, c.speed); m.Best == nil || s < m.Best.Score {
 			m.Best = &wire.Candidate{Id: uint64(c.id), Score: s}
 		}
 	}
@@ -495,10 +659,7 @@ func (n *Node) push(to overlay.NodeID, m *wire.JobPush) {
 // take c for free as well.
 func (n *Node) assignTo(now time.Duration, c candidate, m *wire.JobPush) {
 	if c.nb != nil && c.nb.Load != nil {
-		c.nb.Load.Queue++
-		if c.nb.Load.Free > 0 {
-			c.nb.Load.Free--
-		}
+		noteSent(c.nb.Load, n.cfg.Res.Demand(m.Job.Req), false)
 	}
 	n.assign(now, c.id, &wire.JobAssign{Job: m.Job, Owner: m.Owner, Epoch: m.Epoch, Hops: m.Hops})
 }
@@ -544,28 +705,47 @@ func (n *Node) onOwnerStatus(m *wire.JobStatus) {
 // onAssign queues a job at this run node (003 §4.1 step 5: FIFO).
 func (n *Node) onAssign(now time.Duration, m *wire.JobAssign) {
 	owner := overlay.NodeID(m.Owner)
-	for _, h := range n.queue {
-		if h.spec.Id == m.Job.Id {
-			h.owner, h.epoch = owner, max(h.epoch, m.Epoch) // matched here again
-			n.sendQueued(owner, ref(m.Job.Id, m.Epoch), slices.Index(n.queue, h))
-			return
+	if h := n.holding(m.Job.Id); h != nil {
+		if m.Epoch > h.epoch {
+			h.epoch, h.moves = m.Epoch, 0 // matched here again
 		}
+		h.owner = owner
+		n.sendQueued(owner, h.ref(), slices.Index(n.queue, h))
+		return
 	}
 	if n.ran[m.Job.Id] {
 		n.sendRun(owner, nil, []*wire.JobRef{ref(m.Job.Id, m.Epoch)})
 		return
 	}
 	ahead := len(n.queue)
-	n.queue = append(n.queue, &held{spec: m.Job, owner: owner, epoch: m.Epoch})
+	h := n.enqueue(now, m.Job, owner, m.Epoch, 0, 0)
 	n.status.Queued++
 	n.event(Event{Kind: EvQueued, Job: m.Job.Id, Attempt: m.Job.Attempt, Other: owner, Hops: m.Hops, Queue: ahead})
-	// The owner's silence is measured from now for this job (the last
-	// word of an owner whose earlier jobs ended may be old).
-	n.ownerHeard[owner] = max(n.ownerHeard[owner], now)
-	n.sendQueued(owner, ref(m.Job.Id, m.Epoch), ahead)
+	n.sendQueued(owner, h.ref(), ahead)
 	n.start(now)
 	n.queueChanged()
 	n.arm(now)
+}
+
+// holding returns the queued or running job id, nil if we do not hold it.
+func (n *Node) holding(id uint64) *held {
+	for _, h := range n.queue {
+		if h.spec.Id == id {
+			return h
+		}
+	}
+	return nil
+}
+
+// enqueue appends a job to the waiting queue.
+func (n *Node) enqueue(now time.Duration, spec *wire.JobSpec, owner overlay.NodeID, epoch, moves, bc uint32) *held {
+	h := &held{spec: spec, owner: owner, epoch: epoch, moves: moves, bc: bc, demand: n.cfg.Res.Demand(spec.Req).clamp(n.capacity)}
+	h.demand[ResCores] = max(h.demand[ResCores], 1)
+	n.queue = append(n.queue, h)
+	// The owner's silence is measured from now for this job (the last
+	// word of an owner whose earlier jobs ended may be old).
+	n.ownerHeard[owner] = max(n.ownerHeard[owner], now)
+	return h
 }
 
 func (n *Node) sendQueued(owner overlay.NodeID, r *wire.JobRef, ahead int) {
@@ -586,17 +766,65 @@ func (n *Node) sendRun(owner overlay.NodeID, held, done []*wire.JobRef) {
 	n.send(owner, m)
 }
 
-// start runs queued jobs while cores are free, in FIFO order.
+// start runs waiting jobs while they fit in the residual resources, by
+// local scheduling (000 §IV-A): FCFS in vanilla mode (the head blocks the
+// queue); otherwise backfilling, where a job may start only if its BC is
+// at least the head's, the one minimizing BM·FM (Eqs 1-2) starts, and
+// every job it bypassed has its BC incremented. A job's run time is its
+// work over the node's speed, times α when it shares the node (002 Eq 3.5).
 func (n *Node) start(now time.Duration) {
-	for n.running < n.cfg.Cores && n.running < len(n.queue) {
-		h := n.queue[n.running]
+	for {
+		i, head := n.nextStart()
+		if i < 0 {
+			return
+		}
+		h := n.queue[i]
+		for _, a := range n.queue[n.running:i] {
+			a.bc++
+		}
+		copy(n.queue[n.running+1:i+1], n.queue[n.running:i])
+		n.queue[n.running] = h
 		h.running = true
-		h.finishAt = now + runTime(h.spec.Work, n.cfg.Speed)
+		n.used = n.used.add(h.demand)
 		n.running++
+		alpha := 1.0
+		if n.cfg.Contention {
+			alpha = Alpha(n.running, n.used, n.capacity)
+		}
+		h.finishAt = now + time.Duration(float64(runTime(h.spec.Work, n.cfg.Speed))*alpha)
 		n.status.Started++
-		n.event(Event{Kind: EvStarted, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: h.owner})
+		n.event(Event{Kind: EvStarted, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: h.owner, BC: h.bc, Backfilled: i != head})
 		n.ready.Timers = append(n.ready.Timers, overlay.Timer{Kind: TimerRunDone, At: h.finishAt})
 	}
+}
+
+// nextStart picks the waiting job to start now (-1 for none) and says
+// where the waiting queue's head is.
+func (n *Node) nextStart() (int, int) {
+	res := n.residual()
+	head, best, bestF := -1, -1, math.Inf(1)
+	for i := n.running; i < len(n.queue); i++ {
+		h := n.queue[i]
+		if h.offeredTo != 0 {
+			continue
+		}
+		if head < 0 {
+			head = i
+			if n.cfg.Mode == ModeVanilla {
+				if Fits(h.demand, res) {
+					return i, head
+				}
+				return -1, head
+			}
+		}
+		if h.bc < n.queue[head].bc || !Fits(h.demand, res) {
+			continue
+		}
+		if f := BalanceFullness(n.capacity, n.used, h.demand); f < bestF-1e-12 {
+			best, bestF = i, f
+		}
+	}
+	return best, head
 }
 
 // finish completes every running job whose emulated run time is over:
@@ -612,6 +840,7 @@ func (n *Node) finish(now time.Duration) {
 		}
 		n.queue = slices.Delete(n.queue, i, i+1)
 		n.running--
+		n.used = n.used.sub(h.demand)
 		changed = true
 		n.status.Completed++
 		n.ran[h.spec.Id] = true
@@ -623,7 +852,7 @@ func (n *Node) finish(now time.Duration) {
 			}
 			continue
 		}
-		r := ref(h.spec.Id, h.epoch)
+		r := h.ref()
 		n.done = append(n.done, finished{ref: r, owner: h.owner, spec: h.spec})
 		n.send(h.owner, &wire.RunHeartbeat{Done: []*wire.JobRef{r}})
 	}
@@ -638,15 +867,18 @@ func (n *Node) Tick(now time.Duration, kind overlay.TimerKind) {
 	if n.left {
 		return
 	}
+	n.now = now
 	switch kind {
 	case TimerRunDone:
 		n.finish(now)
 	case TimerJobs:
 		n.ticking = false
 		n.periodic(now)
-		if len(n.owned) > 0 || len(n.queue) > 0 || len(n.done) > 0 {
+		if len(n.owned) > 0 || len(n.queue) > 0 || len(n.done) > 0 || len(n.sched.outbound) > 0 || len(n.disowned) > 0 || len(n.ended) > 0 {
 			n.arm(now)
 		}
+	case TimerSched:
+		n.schedule(now)
 	}
 }
 
@@ -682,13 +914,22 @@ func (n *Node) periodic(now time.Duration) {
 		}
 		n.send(o, owners.by[o])
 	}
-	// Owner side.
+	// Owner side: jobs whose point left our zone go to the point's owner.
+	if n.view.Joined() {
+		for _, id := range n.sortedOwned() {
+			if o := n.owned[id]; !n.view.Owns(can.Point(o.spec.Req)) {
+				n.disown(now, o)
+			}
+		}
+	}
 	ids := n.sortedOwned()
 	var runs batches[wire.OwnerHeartbeat]
-	var stale []*owned
+	var stale, retry []*owned
 	for _, id := range ids {
 		o := n.owned[id]
 		switch {
+		case o.run == 0 && o.central:
+			retry = append(retry, o)
 		case o.run == 0:
 			if now-o.since > timeout {
 				stale = append(stale, o)
@@ -705,6 +946,9 @@ func (n *Node) periodic(now time.Duration) {
 	}
 	for _, r := range runs.order {
 		n.send(r, runs.by[r])
+	}
+	for _, o := range retry {
+		n.match(now, o, 0) // ask the central queue again
 	}
 	for _, o := range stale {
 		reason := "matchmaking timed out"
@@ -729,6 +973,45 @@ func (n *Node) periodic(now time.Duration) {
 			delete(n.runHeard, id)
 		}
 	}
+	for id, t := range n.disowned {
+		if now-t > 4*timeout {
+			delete(n.disowned, id)
+		}
+	}
+	for _, id := range sortedKeys(n.ended) {
+		e := n.ended[id]
+		switch {
+		case now-e.at > endedKeep*n.cfg.Period:
+			delete(n.ended, id)
+		case n.view.Joined() && !n.view.Owns(can.Point(e.spec.Req)):
+			// The point's new owner learns that the job completed.
+			delete(n.ended, id)
+			n.routeAdopt(now, &wire.JobAdopt{Job: e.spec, Done: true})
+		}
+	}
+	n.resendMigrations(now)
+}
+
+// disown hands the ownership of a job whose point left our zone (a join
+// split it off, or a zone conflict after a partition took the zone) to
+// the point's owner, so that a job has one owner: a job being matched is
+// routed there and matched again; the run node of a placed job is told to
+// have it adopted there (the adopter cancels any other copy).
+func (n *Node) disown(now time.Duration, o *owned) {
+	id := o.spec.Id
+	delete(n.owned, id)
+	n.disowned[id] = now
+	n.status.Disowned++
+	n.event(Event{Kind: EvDisowned, Job: id, Attempt: o.spec.Attempt, Other: o.run})
+	r := &wire.JobRef{Id: id, Epoch: o.epoch, Moves: o.moves}
+	switch o.run {
+	case 0:
+		n.onRoute(now, &wire.JobRoute{Job: proto.Clone(o.spec).(*wire.JobSpec)})
+	case n.self:
+		n.onDisowned(now, n.self, []*wire.JobRef{r})
+	default:
+		n.send(o.run, &wire.OwnerHeartbeat{Disowned: []*wire.JobRef{r}})
+	}
 }
 
 func (n *Node) rematch(now time.Duration, o *owned, reason string) {
@@ -742,7 +1025,7 @@ func (n *Node) rematch(now time.Duration, o *owned, reason string) {
 func (n *Node) adoptAll(now time.Duration, o overlay.NodeID) {
 	for _, h := range n.queue {
 		if h.owner == o {
-			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch})
+			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch, Moves: h.moves})
 		}
 	}
 	// Finished jobs are handed over too, until the adopter acknowledges
@@ -755,7 +1038,7 @@ func (n *Node) adoptAll(now time.Duration, o overlay.NodeID) {
 		}
 	}
 	for _, d := range done {
-		n.routeAdopt(now, &wire.JobAdopt{Job: d.spec, Run: uint64(n.self), Epoch: d.ref.Epoch, Done: true})
+		n.routeAdopt(now, &wire.JobAdopt{Job: d.spec, Run: uint64(n.self), Epoch: d.ref.Epoch, Moves: d.ref.Moves, Done: true})
 	}
 }
 
@@ -782,28 +1065,44 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 		return
 	}
 	run := overlay.NodeID(m.Run)
+	r := &wire.JobRef{Id: m.Job.Id, Epoch: m.Epoch, Moves: m.Moves}
 	o, ok := n.owned[m.Job.Id]
+	if _, done := n.ended[m.Job.Id]; done && !ok {
+		// It completed under us: the copy goes (or, finished, is acknowledged).
+		if run != 0 {
+			n.cancel(run, r)
+		}
+		if !m.Done {
+			n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Done: []uint64{m.Job.Id}})
+		}
+		return
+	}
 	if !ok {
 		o = &owned{spec: m.Job}
 		n.owned[m.Job.Id] = o
+		delete(n.disowned, m.Job.Id)
 		if !m.Done {
 			n.status.Adoptions++
 			n.event(Event{Kind: EvAdopted, Job: m.Job.Id, Attempt: m.Job.Attempt, Other: run})
 		}
 	}
-	if ok && o.run != 0 && o.run != run && !m.Done {
+	if !m.Done && !o.follow(run, r) {
 		// We own it and it runs elsewhere: this copy must go.
-		n.cancel(run, ref(m.Job.Id, m.Epoch))
+		n.cancel(run, r)
+		return
+	}
+	if m.Done {
+		n.complete(o, run) // cancels a copy we placed elsewhere meanwhile
+		if run != 0 {
+			n.cancel(run, r) // acknowledges the finished job
+			n.ownerBeat(run)
+		}
+		n.arm(now)
 		return
 	}
 	n.runHeard[run] = now
-	if m.Done {
-		n.complete(o, run)                    // cancels a copy we placed elsewhere meanwhile
-		n.cancel(run, ref(m.Job.Id, m.Epoch)) // acknowledges the finished job
-	} else {
-		o.run, o.epoch, o.since = run, max(o.epoch, m.Epoch), now
-		n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Owned: []uint64{m.Job.Id}})
-	}
+	o.since = now
+	n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Owned: []uint64{m.Job.Id}})
 	n.ownerBeat(run)
 	n.arm(now)
 }
@@ -823,9 +1122,11 @@ func (n *Node) ownerBeat(r overlay.NodeID) {
 	n.send(r, hb)
 }
 
-func (n *Node) sortedOwned() []uint64 {
-	ids := make([]uint64, 0, len(n.owned))
-	for id := range n.owned {
+func (n *Node) sortedOwned() []uint64 { return sortedKeys(n.owned) }
+
+func sortedKeys[V any](m map[uint64]V) []uint64 {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
@@ -838,9 +1139,10 @@ func (n *Node) sortedOwned() []uint64 {
 // not complete twice.
 func (n *Node) complete(o *owned, by overlay.NodeID) {
 	if o.run != 0 && o.run != by {
-		n.cancel(o.run, ref(o.spec.Id, o.epoch))
+		n.cancel(o.run, &wire.JobRef{Id: o.spec.Id, Epoch: o.epoch, Moves: o.moves})
 	}
 	delete(n.owned, o.spec.Id)
+	n.ended[o.spec.Id] = ended{spec: o.spec, at: n.now}
 	n.send(overlay.NodeID(o.spec.Client), &wire.JobStatus{Done: []uint64{o.spec.Id}})
 }
 
@@ -855,14 +1157,45 @@ func (n *Node) onQueued(now time.Duration, from overlay.NodeID, m *wire.JobQueue
 	o, ok := n.owned[m.Job.Id]
 	switch {
 	case !ok:
-		n.cancel(from, m.Job)
-	case o.run == 0 || o.run == from:
-		o.run = from
-		o.epoch = max(o.epoch, m.Job.Epoch)
-	default:
+		n.unknownCopy(from, m.Job)
+	case !o.follow(from, m.Job):
 		// Matched twice (a rematch raced an assignment): keep the first.
 		n.cancel(from, m.Job)
 	}
+}
+
+// follow decides whether the copy r that run node from holds of owned job
+// o is the one the owner follows, and follows it: the run node it knows;
+// any when it knows none; one that moved further within the current
+// epoch (a migration, 000 §IV-B). The other copies are cancelled.
+func (o *owned) follow(from overlay.NodeID, r *wire.JobRef) bool {
+	switch {
+	case o.run == from:
+		if r.Epoch == o.epoch {
+			o.moves = max(o.moves, r.Moves)
+		}
+	case o.run == 0:
+		o.run = from
+		if r.Epoch >= o.epoch {
+			o.epoch, o.moves = r.Epoch, r.Moves
+		}
+	case r.Epoch == o.epoch && r.Moves > o.moves:
+		o.run, o.moves = from, r.Moves
+	default:
+		return false
+	}
+	return true
+}
+
+// unknownCopy answers a run node about a job we do not own: if we handed
+// its ownership on (its point left our zone), the run node is told to have
+// it adopted at its point; otherwise the copy is cancelled.
+func (n *Node) unknownCopy(from overlay.NodeID, r *wire.JobRef) {
+	if _, ok := n.disowned[r.Id]; ok {
+		n.send(from, &wire.OwnerHeartbeat{Disowned: []*wire.JobRef{r}})
+		return
+	}
+	n.cancel(from, r)
 }
 
 func (n *Node) cancel(to overlay.NodeID, r *wire.JobRef) {
@@ -883,10 +1216,8 @@ func (n *Node) onRunHeartbeat(now time.Duration, from overlay.NodeID, m *wire.Ru
 		o, ok := n.owned[r.Id]
 		switch {
 		case !ok:
-			n.cancel(from, r)
-		case o.run == 0:
-			o.run = from
-		case o.run != from:
+			n.unknownCopy(from, r)
+		case !o.follow(from, r):
 			n.cancel(from, r)
 		}
 	}
@@ -907,6 +1238,10 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 	if now >= 0 {
 		n.ownerHeard[from] = now
 	}
+	if len(m.Disowned) > 0 {
+		n.onDisowned(now, from, m.Disowned)
+		return
+	}
 	listed := map[uint64]bool{}
 	for _, r := range m.Jobs {
 		listed[r.Id] = true
@@ -920,6 +1255,21 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 	n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.owner == from && !listed[d.ref.Id] })
 	if m.Leaving && now >= 0 {
 		n.adoptAll(now, from)
+	}
+}
+
+// onDisowned: owner from's zone no longer holds these jobs' points (a
+// split or a zone conflict moved them); the point's owner adopts each.
+func (n *Node) onDisowned(now time.Duration, from overlay.NodeID, refs []*wire.JobRef) {
+	for _, r := range refs {
+		if h := n.holding(r.Id); h != nil && h.owner == from {
+			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch, Moves: h.moves})
+		}
+		for _, d := range n.done {
+			if d.ref.Id == r.Id && d.owner == from {
+				n.routeAdopt(now, &wire.JobAdopt{Job: d.spec, Run: uint64(n.self), Epoch: d.ref.Epoch, Moves: d.ref.Moves, Done: true})
+			}
+		}
 	}
 }
 
@@ -950,10 +1300,11 @@ func (n *Node) onCancel(now time.Duration, from overlay.NodeID, m *wire.JobCance
 	// A finished job's record goes: its owner (or adopter) has it.
 	n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.ref.Id == m.Job.Id })
 	for i, h := range n.queue {
-		if h.spec.Id == m.Job.Id && h.epoch == m.Job.Epoch {
+		if h.spec.Id == m.Job.Id && h.epoch == m.Job.Epoch && h.moves == m.Job.Moves {
 			n.queue = slices.Delete(n.queue, i, i+1)
 			if h.running {
 				n.running--
+				n.used = n.used.sub(h.demand)
 			}
 			n.status.Cancels++
 			n.event(Event{Kind: EvCancelled, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: from})
@@ -983,7 +1334,7 @@ func (n *Node) Leave(now time.Duration) {
 	for _, h := range n.queue {
 		if h.owner != n.self {
 			r := returns.to(h.owner)
-			r.Jobs = append(r.Jobs, ref(h.spec.Id, h.epoch))
+			r.Jobs = append(r.Jobs, h.ref())
 		}
 	}
 	for _, d := range n.done {
@@ -1018,6 +1369,7 @@ func (n *Node) Leave(now time.Duration) {
 		n.send(r, runs.by[r])
 	}
 	n.left = true
-	n.owned, n.queue, n.done, n.running = map[uint64]*owned{}, nil, nil, 0
+	n.owned, n.queue, n.done, n.running, n.used = map[uint64]*owned{}, nil, nil, 0, Vec{}
+	n.sched.init()
 	n.queueChanged()
 }

@@ -1727,7 +1727,8 @@ func TestEndToEndJobCompletes(t *testing.T) {
 	spec := &wire.JobSpec{Id: 7, Req: tReq(), Work: int64(45 * time.Second)}
 	net.client.Submit(time.Second, spec)
 	net.deliver(time.Second, net.collect(time.Second, tClientID, tDrain(net.client)))
-	net.run(10 * time.Minute)
+	// Past the owner's memory of the completed job (endedKeep periods).
+	net.run(10*time.Minute + (endedKeep+2)*tPeriod)
 
 	count := map[EventKind]int{}
 	for _, e := range net.events {

@@ -50,6 +50,8 @@ type Env interface {
 type JobSink interface {
 	JobEvent(at time.Duration, e jobs.Event)
 	QueueLen(id overlay.NodeID, n int)
+	// Residual records a node's residual resources (with QueueLen).
+	Residual(id overlay.NodeID, r jobs.Vec)
 	// NodeJoined announces a peer that became a member, with its
 	// capabilities.
 	NodeJoined(id overlay.NodeID, point can.Point, speed float64, cores int)
@@ -162,6 +164,13 @@ func (p *Peer) flush() {
 		if p.sink != nil {
 			p.sink.NodeJoined(p.id, p.node.Point(), p.jobCfg.Speed, p.jobCfg.Cores)
 		}
+		if p.jobs != nil {
+			// Scheduling rounds start; CENT learns the residual resources.
+			p.jobs.Joined(now)
+			jr := p.jobs.Ready()
+			publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
+			report(p.sink, now, p.id, jr)
+		}
 	}
 	if r.NeedBootstrap {
 		p.node.Bootstrap(now, p.env.Bootstrap(p.id))
@@ -209,6 +218,7 @@ func report(sink JobSink, now time.Duration, id overlay.NodeID, r jobs.Ready) {
 	}
 	if r.QueueChanged {
 		sink.QueueLen(id, r.QueueLen)
+		sink.Residual(id, r.Residual)
 	}
 }
 

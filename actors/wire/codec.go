@@ -89,6 +89,18 @@ func newPayload(t MsgType) (proto.Message, error) {
 		return &JobResult{}, nil
 	case MsgType_MSG_JOB_STATUS:
 		return &JobStatus{}, nil
+	case MsgType_MSG_MIGRATE_OFFER:
+		return &MigrateOffer{}, nil
+	case MsgType_MSG_MIGRATE_REPLY:
+		return &MigrateReply{}, nil
+	case MsgType_MSG_PULL_REQUEST:
+		return &PullRequest{}, nil
+	case MsgType_MSG_PULL_REJECT:
+		return &PullReject{}, nil
+	case MsgType_MSG_MIGRATE_JOB:
+		return &MigrateJob{}, nil
+	case MsgType_MSG_MIGRATE_ACK:
+		return &MigrateAck{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownType, int32(t))
 }
@@ -99,7 +111,9 @@ func IsJob(t MsgType) bool {
 	switch t {
 	case MsgType_MSG_JOB_SUBMIT, MsgType_MSG_JOB_ROUTE, MsgType_MSG_JOB_PUSH, MsgType_MSG_JOB_ASSIGN,
 		MsgType_MSG_JOB_QUEUED, MsgType_MSG_RUN_HEARTBEAT, MsgType_MSG_OWNER_HEARTBEAT, MsgType_MSG_JOB_ADOPT,
-		MsgType_MSG_JOB_RETURN, MsgType_MSG_JOB_CANCEL, MsgType_MSG_JOB_RESULT, MsgType_MSG_JOB_STATUS:
+		MsgType_MSG_JOB_RETURN, MsgType_MSG_JOB_CANCEL, MsgType_MSG_JOB_RESULT, MsgType_MSG_JOB_STATUS,
+		MsgType_MSG_MIGRATE_OFFER, MsgType_MSG_MIGRATE_REPLY, MsgType_MSG_PULL_REQUEST, MsgType_MSG_PULL_REJECT,
+		MsgType_MSG_MIGRATE_JOB, MsgType_MSG_MIGRATE_ACK:
 		return true
 	}
 	return false
@@ -148,6 +162,18 @@ func TypeOf(m proto.Message) MsgType {
 		return MsgType_MSG_JOB_RESULT
 	case *JobStatus:
 		return MsgType_MSG_JOB_STATUS
+	case *MigrateOffer:
+		return MsgType_MSG_MIGRATE_OFFER
+	case *MigrateReply:
+		return MsgType_MSG_MIGRATE_REPLY
+	case *PullRequest:
+		return MsgType_MSG_PULL_REQUEST
+	case *PullReject:
+		return MsgType_MSG_PULL_REJECT
+	case *MigrateJob:
+		return MsgType_MSG_MIGRATE_JOB
+	case *MigrateAck:
+		return MsgType_MSG_MIGRATE_ACK
 	}
 	return MsgType_MSG_UNSPECIFIED
 }

@@ -77,6 +77,19 @@ const (
 	// Owner -> client: the jobs it owns (so the client does not resubmit
 	// them) and the jobs it failed, with reasons (JobStatus).
 	MsgType_MSG_JOB_STATUS MsgType = 20
+	// Dynamic scheduling (000 §IV). PUSH: the sender asks a neighbor whether
+	// it may send it a waiting job (MigrateOffer) and the neighbor confirms or
+	// refuses (MigrateReply) ...
+	MsgType_MSG_MIGRATE_OFFER MsgType = 21
+	MsgType_MSG_MIGRATE_REPLY MsgType = 22
+	// ... PULL: a node with idle resources (or the locally least loaded one)
+	// asks a neighbor for a job (PullRequest), which refuses (PullReject) ...
+	MsgType_MSG_PULL_REQUEST MsgType = 23
+	MsgType_MSG_PULL_REJECT  MsgType = 24
+	// ... or sends one (MigrateJob, also the PUSH transfer), resent until the
+	// receiver acknowledges it (MigrateAck).
+	MsgType_MSG_MIGRATE_JOB MsgType = 25
+	MsgType_MSG_MIGRATE_ACK MsgType = 26
 )
 
 // Enum value maps for MsgType.
@@ -103,6 +116,12 @@ var (
 		18: "MSG_JOB_CANCEL",
 		19: "MSG_JOB_RESULT",
 		20: "MSG_JOB_STATUS",
+		21: "MSG_MIGRATE_OFFER",
+		22: "MSG_MIGRATE_REPLY",
+		23: "MSG_PULL_REQUEST",
+		24: "MSG_PULL_REJECT",
+		25: "MSG_MIGRATE_JOB",
+		26: "MSG_MIGRATE_ACK",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_UNSPECIFIED":         0,
@@ -126,6 +145,12 @@ var (
 		"MSG_JOB_CANCEL":          18,
 		"MSG_JOB_RESULT":          19,
 		"MSG_JOB_STATUS":          20,
+		"MSG_MIGRATE_OFFER":       21,
+		"MSG_MIGRATE_REPLY":       22,
+		"MSG_PULL_REQUEST":        23,
+		"MSG_PULL_REJECT":         24,
+		"MSG_MIGRATE_JOB":         25,
+		"MSG_MIGRATE_ACK":         26,
 	}
 )
 
@@ -154,6 +179,58 @@ func (x MsgType) Number() protoreflect.EnumNumber {
 // Deprecated: Use MsgType.Descriptor instead.
 func (MsgType) EnumDescriptor() ([]byte, []int) {
 	return file_wire_proto_rawDescGZIP(), []int{0}
+}
+
+// Migration mechanisms (000 §IV-B, §IV-C).
+type MigrateKind int32
+
+const (
+	MigrateKind_MIGRATE_UNSPECIFIED MigrateKind = 0
+	// Internode scheduling: the job starts at once on the receiver's residual resources.
+	MigrateKind_MIGRATE_INTERNODE MigrateKind = 1
+	// Queue balancing: the job waits in the receiver's shorter queue.
+	MigrateKind_MIGRATE_QUEUE MigrateKind = 2
+)
+
+// Enum value maps for MigrateKind.
+var (
+	MigrateKind_name = map[int32]string{
+		0: "MIGRATE_UNSPECIFIED",
+		1: "MIGRATE_INTERNODE",
+		2: "MIGRATE_QUEUE",
+	}
+	MigrateKind_value = map[string]int32{
+		"MIGRATE_UNSPECIFIED": 0,
+		"MIGRATE_INTERNODE":   1,
+		"MIGRATE_QUEUE":       2,
+	}
+)
+
+func (x MigrateKind) Enum() *MigrateKind {
+	p := new(MigrateKind)
+	*p = x
+	return p
+}
+
+func (x MigrateKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MigrateKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_wire_proto_enumTypes[1].Descriptor()
+}
+
+func (MigrateKind) Type() protoreflect.EnumType {
+	return &file_wire_proto_enumTypes[1]
+}
+
+func (x MigrateKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MigrateKind.Descriptor instead.
+func (MigrateKind) EnumDescriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{1}
 }
 
 // Envelope wraps every message on the bus.
@@ -727,7 +804,21 @@ type Load struct {
 	Point []uint32 `protobuf:"varint,4,rep,packed,name=point,proto3" json:"point,omitempty"`
 	// AI_d(N) for every dimension d (virtual last): the aggregated load of
 	// the nodes above N along d.
-	Agg           []*AggLoad `protobuf:"bytes,5,rep,name=agg,proto3" json:"agg,omitempty"`
+	Agg []*AggLoad `protobuf:"bytes,5,rep,name=agg,proto3" json:"agg,omitempty"`
+	// Multi-core nodes and dynamic scheduling (002 ch. 3; 000 §IV), set when
+	// the run schedules more than one resource:
+	// NC(N), the node's cores (002 Eq 3.1) ...
+	Cores float32 `protobuf:"fixed32,6,opt,name=cores,proto3" json:"cores,omitempty"`
+	// ... the cores its queued and running jobs require (002 Eq 3.2) ...
+	Demand float32 `protobuf:"fixed32,7,opt,name=demand,proto3" json:"demand,omitempty"`
+	// ... its residual resources: free cores, memory, disk (000 §III-C) ...
+	Residual []float32 `protobuf:"fixed32,8,rep,packed,name=residual,proto3" json:"residual,omitempty"`
+	// ... the jobs waiting in its queue (not running) ...
+	Waiting uint32 `protobuf:"varint,9,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// ... NBC, the backfilling counter of its queue's head (000 §IV-B) ...
+	Nbc uint32 `protobuf:"varint,10,opt,name=nbc,proto3" json:"nbc,omitempty"`
+	// ... and its normalized load L (000 Eqs 4-5).
+	NormLoad      float32 `protobuf:"fixed32,11,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -795,6 +886,48 @@ func (x *Load) GetAgg() []*AggLoad {
 		return x.Agg
 	}
 	return nil
+}
+
+func (x *Load) GetCores() float32 {
+	if x != nil {
+		return x.Cores
+	}
+	return 0
+}
+
+func (x *Load) GetDemand() float32 {
+	if x != nil {
+		return x.Demand
+	}
+	return 0
+}
+
+func (x *Load) GetResidual() []float32 {
+	if x != nil {
+		return x.Residual
+	}
+	return nil
+}
+
+func (x *Load) GetWaiting() uint32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *Load) GetNbc() uint32 {
+	if x != nil {
+		return x.Nbc
+	}
+	return 0
+}
+
+func (x *Load) GetNormLoad() float32 {
+	if x != nil {
+		return x.NormLoad
+	}
+	return 0
 }
 
 // AggLoad is one dimension's aggregated load information (003 Eq 1).
@@ -1162,9 +1295,12 @@ func (x *JobSpec) GetSubmittedAt() int64 {
 
 // JobRef names one job at one matchmaking epoch of its owner.
 type JobRef struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Epoch         uint32                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Epoch uint32                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Migrations of the job within this epoch (000 §IV-B): the owner follows
+	// the copy that moved furthest and cancels the others.
+	Moves         uint32 `protobuf:"varint,3,opt,name=moves,proto3" json:"moves,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1209,6 +1345,13 @@ func (x *JobRef) GetId() uint64 {
 func (x *JobRef) GetEpoch() uint32 {
 	if x != nil {
 		return x.Epoch
+	}
+	return 0
+}
+
+func (x *JobRef) GetMoves() uint32 {
+	if x != nil {
+		return x.Moves
 	}
 	return 0
 }
@@ -1644,7 +1787,10 @@ type OwnerHeartbeat struct {
 	// The jobs the sender owns at the receiver.
 	Jobs []*JobRef `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// The sender leaves: adopt its jobs now.
-	Leaving       bool `protobuf:"varint,2,opt,name=leaving,proto3" json:"leaving,omitempty"`
+	Leaving bool `protobuf:"varint,2,opt,name=leaving,proto3" json:"leaving,omitempty"`
+	// Jobs whose point left the sender's zone (a split or a zone conflict
+	// moved it): have them adopted by the point's owner.
+	Disowned      []*JobRef `protobuf:"bytes,3,rep,name=disowned,proto3" json:"disowned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1693,6 +1839,13 @@ func (x *OwnerHeartbeat) GetLeaving() bool {
 	return false
 }
 
+func (x *OwnerHeartbeat) GetDisowned() []*JobRef {
+	if x != nil {
+		return x.Disowned
+	}
+	return nil
+}
+
 type JobAdopt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Job   *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1703,6 +1856,7 @@ type JobAdopt struct {
 	Hops          uint32  `protobuf:"varint,5,opt,name=hops,proto3" json:"hops,omitempty"`
 	Best          float64 `protobuf:"fixed64,6,opt,name=best,proto3" json:"best,omitempty"`
 	Detours       uint32  `protobuf:"varint,7,opt,name=detours,proto3" json:"detours,omitempty"`
+	Moves         uint32  `protobuf:"varint,8,opt,name=moves,proto3" json:"moves,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1782,6 +1936,13 @@ func (x *JobAdopt) GetBest() float64 {
 func (x *JobAdopt) GetDetours() uint32 {
 	if x != nil {
 		return x.Detours
+	}
+	return 0
+}
+
+func (x *JobAdopt) GetMoves() uint32 {
+	if x != nil {
+		return x.Moves
 	}
 	return 0
 }
@@ -2056,6 +2217,419 @@ func (x *JobStatus) GetDone() []uint64 {
 	return nil
 }
 
+// MigrateOffer: PUSH's confirming handshake (000 §IV-B): may the sender
+// send this waiting job?
+type MigrateOffer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *JobRef                `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Req   []uint32               `protobuf:"varint,2,rep,packed,name=req,proto3" json:"req,omitempty"`
+	// The job's backfilling counter BC.
+	Bc   uint32      `protobuf:"varint,3,opt,name=bc,proto3" json:"bc,omitempty"`
+	Kind MigrateKind `protobuf:"varint,4,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
+	// Queue balancing: the sender's normalized load L (000 Eq 5); the
+	// receiver accepts only if the move lowers the larger of the two.
+	NormLoad      float32 `protobuf:"fixed32,5,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateOffer) Reset() {
+	*x = MigrateOffer{}
+	mi := &file_wire_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateOffer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateOffer) ProtoMessage() {}
+
+func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateOffer.ProtoReflect.Descriptor instead.
+func (*MigrateOffer) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *MigrateOffer) GetJob() *JobRef {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *MigrateOffer) GetReq() []uint32 {
+	if x != nil {
+		return x.Req
+	}
+	return nil
+}
+
+func (x *MigrateOffer) GetBc() uint32 {
+	if x != nil {
+		return x.Bc
+	}
+	return 0
+}
+
+func (x *MigrateOffer) GetKind() MigrateKind {
+	if x != nil {
+		return x.Kind
+	}
+	return MigrateKind_MIGRATE_UNSPECIFIED
+}
+
+func (x *MigrateOffer) GetNormLoad() float32 {
+	if x != nil {
+		return x.NormLoad
+	}
+	return 0
+}
+
+type MigrateReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *JobRef                `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Accept        bool                   `protobuf:"varint,2,opt,name=accept,proto3" json:"accept,omitempty"`
+	Kind          MigrateKind            `protobuf:"varint,3,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateReply) Reset() {
+	*x = MigrateReply{}
+	mi := &file_wire_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateReply) ProtoMessage() {}
+
+func (x *MigrateReply) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateReply.ProtoReflect.Descriptor instead.
+func (*MigrateReply) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *MigrateReply) GetJob() *JobRef {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *MigrateReply) GetAccept() bool {
+	if x != nil {
+		return x.Accept
+	}
+	return false
+}
+
+func (x *MigrateReply) GetKind() MigrateKind {
+	if x != nil {
+		return x.Kind
+	}
+	return MigrateKind_MIGRATE_UNSPECIFIED
+}
+
+// PullRequest: the puller's state, for the sender to pick a job that fits.
+type PullRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  MigrateKind            `protobuf:"varint,1,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
+	// Free cores, memory, disk.
+	Residual []float32 `protobuf:"fixed32,2,rep,packed,name=residual,proto3" json:"residual,omitempty"`
+	// The puller's NBC, when its queue has waiting jobs.
+	Waiting  bool    `protobuf:"varint,3,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Nbc      uint32  `protobuf:"varint,4,opt,name=nbc,proto3" json:"nbc,omitempty"`
+	NormLoad float32 `protobuf:"fixed32,5,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
+	// The puller's capabilities (its point).
+	Point         []uint32 `protobuf:"varint,6,rep,packed,name=point,proto3" json:"point,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PullRequest) Reset() {
+	*x = PullRequest{}
+	mi := &file_wire_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PullRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PullRequest) ProtoMessage() {}
+
+func (x *PullRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PullRequest.ProtoReflect.Descriptor instead.
+func (*PullRequest) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *PullRequest) GetKind() MigrateKind {
+	if x != nil {
+		return x.Kind
+	}
+	return MigrateKind_MIGRATE_UNSPECIFIED
+}
+
+func (x *PullRequest) GetResidual() []float32 {
+	if x != nil {
+		return x.Residual
+	}
+	return nil
+}
+
+func (x *PullRequest) GetWaiting() bool {
+	if x != nil {
+		return x.Waiting
+	}
+	return false
+}
+
+func (x *PullRequest) GetNbc() uint32 {
+	if x != nil {
+		return x.Nbc
+	}
+	return 0
+}
+
+func (x *PullRequest) GetNormLoad() float32 {
+	if x != nil {
+		return x.NormLoad
+	}
+	return 0
+}
+
+func (x *PullRequest) GetPoint() []uint32 {
+	if x != nil {
+		return x.Point
+	}
+	return nil
+}
+
+type PullReject struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          MigrateKind            `protobuf:"varint,1,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PullReject) Reset() {
+	*x = PullReject{}
+	mi := &file_wire_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PullReject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PullReject) ProtoMessage() {}
+
+func (x *PullReject) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PullReject.ProtoReflect.Descriptor instead.
+func (*PullReject) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *PullReject) GetKind() MigrateKind {
+	if x != nil {
+		return x.Kind
+	}
+	return MigrateKind_MIGRATE_UNSPECIFIED
+}
+
+// MigrateJob moves a waiting job to the receiver; the sender keeps it until
+// the receiver acknowledges it (MigrateAck).
+type MigrateJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Owner uint64                 `protobuf:"varint,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	Epoch uint32                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Migrations so far, this one included.
+	Moves uint32      `protobuf:"varint,4,opt,name=moves,proto3" json:"moves,omitempty"`
+	Bc    uint32      `protobuf:"varint,5,opt,name=bc,proto3" json:"bc,omitempty"`
+	Kind  MigrateKind `protobuf:"varint,6,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
+	// The receiver pulled it (PULL) rather than the sender pushing it.
+	Pull          bool `protobuf:"varint,7,opt,name=pull,proto3" json:"pull,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateJob) Reset() {
+	*x = MigrateJob{}
+	mi := &file_wire_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateJob) ProtoMessage() {}
+
+func (x *MigrateJob) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateJob.ProtoReflect.Descriptor instead.
+func (*MigrateJob) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *MigrateJob) GetJob() *JobSpec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *MigrateJob) GetOwner() uint64 {
+	if x != nil {
+		return x.Owner
+	}
+	return 0
+}
+
+func (x *MigrateJob) GetEpoch() uint32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *MigrateJob) GetMoves() uint32 {
+	if x != nil {
+		return x.Moves
+	}
+	return 0
+}
+
+func (x *MigrateJob) GetBc() uint32 {
+	if x != nil {
+		return x.Bc
+	}
+	return 0
+}
+
+func (x *MigrateJob) GetKind() MigrateKind {
+	if x != nil {
+		return x.Kind
+	}
+	return MigrateKind_MIGRATE_UNSPECIFIED
+}
+
+func (x *MigrateJob) GetPull() bool {
+	if x != nil {
+		return x.Pull
+	}
+	return false
+}
+
+type MigrateAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *JobRef                `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateAck) Reset() {
+	*x = MigrateAck{}
+	mi := &file_wire_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateAck) ProtoMessage() {}
+
+func (x *MigrateAck) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateAck.ProtoReflect.Descriptor instead.
+func (*MigrateAck) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *MigrateAck) GetJob() *JobRef {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 var File_wire_proto protoreflect.FileDescriptor
 
 const file_wire_proto_rawDesc = "" +
@@ -2102,13 +2676,20 @@ const file_wire_proto_rawDesc = "" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
 	"\n" +
 	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\x12&\n" +
-	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\x85\x01\n" +
+	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\x98\x02\n" +
 	"\x04Load\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x12\n" +
 	"\x04free\x18\x02 \x01(\rR\x04free\x12\x14\n" +
 	"\x05speed\x18\x03 \x01(\x02R\x05speed\x12\x14\n" +
 	"\x05point\x18\x04 \x03(\rR\x05point\x12'\n" +
-	"\x03agg\x18\x05 \x03(\v2\x15.gridbed.wire.AggLoadR\x03agg\"5\n" +
+	"\x03agg\x18\x05 \x03(\v2\x15.gridbed.wire.AggLoadR\x03agg\x12\x14\n" +
+	"\x05cores\x18\x06 \x01(\x02R\x05cores\x12\x16\n" +
+	"\x06demand\x18\a \x01(\x02R\x06demand\x12\x1a\n" +
+	"\bresidual\x18\b \x03(\x02R\bresidual\x12\x18\n" +
+	"\awaiting\x18\t \x01(\rR\awaiting\x12\x10\n" +
+	"\x03nbc\x18\n" +
+	" \x01(\rR\x03nbc\x12\x1b\n" +
+	"\tnorm_load\x18\v \x01(\x02R\bnormLoad\"5\n" +
 	"\aAggLoad\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\x02R\x05nodes\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\x02R\x05queue\"\x9d\x01\n" +
@@ -2135,10 +2716,11 @@ const file_wire_proto_rawDesc = "" +
 	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x10\n" +
 	"\x03req\x18\x04 \x03(\rR\x03req\x12\x12\n" +
 	"\x04work\x18\x05 \x01(\x03R\x04work\x12!\n" +
-	"\fsubmitted_at\x18\x06 \x01(\x03R\vsubmittedAt\".\n" +
+	"\fsubmitted_at\x18\x06 \x01(\x03R\vsubmittedAt\"D\n" +
 	"\x06JobRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
-	"\x05epoch\x18\x02 \x01(\rR\x05epoch\"4\n" +
+	"\x05epoch\x18\x02 \x01(\rR\x05epoch\x12\x14\n" +
+	"\x05moves\x18\x03 \x01(\rR\x05moves\"4\n" +
 	"\tJobSubmit\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\"u\n" +
 	"\bJobRoute\x12'\n" +
@@ -2166,10 +2748,11 @@ const file_wire_proto_rawDesc = "" +
 	"\x05queue\x18\x02 \x01(\rR\x05queue\"b\n" +
 	"\fRunHeartbeat\x12(\n" +
 	"\x04held\x18\x01 \x03(\v2\x14.gridbed.wire.JobRefR\x04held\x12(\n" +
-	"\x04done\x18\x02 \x03(\v2\x14.gridbed.wire.JobRefR\x04done\"T\n" +
+	"\x04done\x18\x02 \x03(\v2\x14.gridbed.wire.JobRefR\x04done\"\x86\x01\n" +
 	"\x0eOwnerHeartbeat\x12(\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x14.gridbed.wire.JobRefR\x04jobs\x12\x18\n" +
-	"\aleaving\x18\x02 \x01(\bR\aleaving\"\xb1\x01\n" +
+	"\aleaving\x18\x02 \x01(\bR\aleaving\x120\n" +
+	"\bdisowned\x18\x03 \x03(\v2\x14.gridbed.wire.JobRefR\bdisowned\"\xc7\x01\n" +
 	"\bJobAdopt\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x10\n" +
 	"\x03run\x18\x02 \x01(\x04R\x03run\x12\x14\n" +
@@ -2177,7 +2760,8 @@ const file_wire_proto_rawDesc = "" +
 	"\x04done\x18\x04 \x01(\bR\x04done\x12\x12\n" +
 	"\x04hops\x18\x05 \x01(\rR\x04hops\x12\x12\n" +
 	"\x04best\x18\x06 \x01(\x01R\x04best\x12\x18\n" +
-	"\adetours\x18\a \x01(\rR\adetours\"_\n" +
+	"\adetours\x18\a \x01(\rR\adetours\x12\x14\n" +
+	"\x05moves\x18\b \x01(\rR\x05moves\"_\n" +
 	"\tJobReturn\x12(\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x14.gridbed.wire.JobRefR\x04jobs\x12(\n" +
 	"\x04done\x18\x02 \x03(\v2\x14.gridbed.wire.JobRefR\x04done\"3\n" +
@@ -2194,7 +2778,39 @@ const file_wire_proto_rawDesc = "" +
 	"\tJobStatus\x12\x14\n" +
 	"\x05owned\x18\x01 \x03(\x04R\x05owned\x120\n" +
 	"\x06failed\x18\x02 \x03(\v2\x18.gridbed.wire.JobFailureR\x06failed\x12\x12\n" +
-	"\x04done\x18\x03 \x03(\x04R\x04done*\xb3\x03\n" +
+	"\x04done\x18\x03 \x03(\x04R\x04done\"\xa4\x01\n" +
+	"\fMigrateOffer\x12&\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\x12\x10\n" +
+	"\x03req\x18\x02 \x03(\rR\x03req\x12\x0e\n" +
+	"\x02bc\x18\x03 \x01(\rR\x02bc\x12-\n" +
+	"\x04kind\x18\x04 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x1b\n" +
+	"\tnorm_load\x18\x05 \x01(\x02R\bnormLoad\"}\n" +
+	"\fMigrateReply\x12&\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\x12\x16\n" +
+	"\x06accept\x18\x02 \x01(\bR\x06accept\x12-\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\"\xb7\x01\n" +
+	"\vPullRequest\x12-\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x1a\n" +
+	"\bresidual\x18\x02 \x03(\x02R\bresidual\x12\x18\n" +
+	"\awaiting\x18\x03 \x01(\bR\awaiting\x12\x10\n" +
+	"\x03nbc\x18\x04 \x01(\rR\x03nbc\x12\x1b\n" +
+	"\tnorm_load\x18\x05 \x01(\x02R\bnormLoad\x12\x14\n" +
+	"\x05point\x18\x06 \x03(\rR\x05point\";\n" +
+	"\n" +
+	"PullReject\x12-\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\"\xca\x01\n" +
+	"\n" +
+	"MigrateJob\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x14\n" +
+	"\x05moves\x18\x04 \x01(\rR\x05moves\x12\x0e\n" +
+	"\x02bc\x18\x05 \x01(\rR\x02bc\x12-\n" +
+	"\x04kind\x18\x06 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x12\n" +
+	"\x04pull\x18\a \x01(\bR\x04pull\"4\n" +
+	"\n" +
+	"MigrateAck\x12&\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job*\xb6\x04\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -2217,7 +2833,17 @@ const file_wire_proto_rawDesc = "" +
 	"\x0eMSG_JOB_RETURN\x10\x11\x12\x12\n" +
 	"\x0eMSG_JOB_CANCEL\x10\x12\x12\x12\n" +
 	"\x0eMSG_JOB_RESULT\x10\x13\x12\x12\n" +
-	"\x0eMSG_JOB_STATUS\x10\x14B(Z&github.com/gridbed/gridbed/actors/wireb\x06proto3"
+	"\x0eMSG_JOB_STATUS\x10\x14\x12\x15\n" +
+	"\x11MSG_MIGRATE_OFFER\x10\x15\x12\x15\n" +
+	"\x11MSG_MIGRATE_REPLY\x10\x16\x12\x14\n" +
+	"\x10MSG_PULL_REQUEST\x10\x17\x12\x13\n" +
+	"\x0fMSG_PULL_REJECT\x10\x18\x12\x13\n" +
+	"\x0fMSG_MIGRATE_JOB\x10\x19\x12\x13\n" +
+	"\x0fMSG_MIGRATE_ACK\x10\x1a*P\n" +
+	"\vMigrateKind\x12\x17\n" +
+	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
+	"\rMIGRATE_QUEUE\x10\x02B(Z&github.com/gridbed/gridbed/actors/wireb\x06proto3"
 
 var (
 	file_wire_proto_rawDescOnce sync.Once
@@ -2231,81 +2857,98 @@ func file_wire_proto_rawDescGZIP() []byte {
 	return file_wire_proto_rawDescData
 }
 
-var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
-	(*Envelope)(nil),          // 1: gridbed.wire.Envelope
-	(*Zone)(nil),              // 2: gridbed.wire.Zone
-	(*NodeInfo)(nil),          // 3: gridbed.wire.NodeInfo
-	(*Split)(nil),             // 4: gridbed.wire.Split
-	(*Join)(nil),              // 5: gridbed.wire.Join
-	(*JoinAccept)(nil),        // 6: gridbed.wire.JoinAccept
-	(*JoinReject)(nil),        // 7: gridbed.wire.JoinReject
-	(*Heartbeat)(nil),         // 8: gridbed.wire.Heartbeat
-	(*Load)(nil),              // 9: gridbed.wire.Load
-	(*AggLoad)(nil),           // 10: gridbed.wire.AggLoad
-	(*Leave)(nil),             // 11: gridbed.wire.Leave
-	(*FullUpdateRequest)(nil), // 12: gridbed.wire.FullUpdateRequest
-	(*FullUpdate)(nil),        // 13: gridbed.wire.FullUpdate
-	(*ZoneUpdate)(nil),        // 14: gridbed.wire.ZoneUpdate
-	(*JobSpec)(nil),           // 15: gridbed.wire.JobSpec
-	(*JobRef)(nil),            // 16: gridbed.wire.JobRef
-	(*JobSubmit)(nil),         // 17: gridbed.wire.JobSubmit
-	(*JobRoute)(nil),          // 18: gridbed.wire.JobRoute
-	(*Candidate)(nil),         // 19: gridbed.wire.Candidate
-	(*JobPush)(nil),           // 20: gridbed.wire.JobPush
-	(*JobAssign)(nil),         // 21: gridbed.wire.JobAssign
-	(*JobQueued)(nil),         // 22: gridbed.wire.JobQueued
-	(*RunHeartbeat)(nil),      // 23: gridbed.wire.RunHeartbeat
-	(*OwnerHeartbeat)(nil),    // 24: gridbed.wire.OwnerHeartbeat
-	(*JobAdopt)(nil),          // 25: gridbed.wire.JobAdopt
-	(*JobReturn)(nil),         // 26: gridbed.wire.JobReturn
-	(*JobCancel)(nil),         // 27: gridbed.wire.JobCancel
-	(*JobResult)(nil),         // 28: gridbed.wire.JobResult
-	(*JobFailure)(nil),        // 29: gridbed.wire.JobFailure
-	(*JobStatus)(nil),         // 30: gridbed.wire.JobStatus
+	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
+	(*Envelope)(nil),          // 2: gridbed.wire.Envelope
+	(*Zone)(nil),              // 3: gridbed.wire.Zone
+	(*NodeInfo)(nil),          // 4: gridbed.wire.NodeInfo
+	(*Split)(nil),             // 5: gridbed.wire.Split
+	(*Join)(nil),              // 6: gridbed.wire.Join
+	(*JoinAccept)(nil),        // 7: gridbed.wire.JoinAccept
+	(*JoinReject)(nil),        // 8: gridbed.wire.JoinReject
+	(*Heartbeat)(nil),         // 9: gridbed.wire.Heartbeat
+	(*Load)(nil),              // 10: gridbed.wire.Load
+	(*AggLoad)(nil),           // 11: gridbed.wire.AggLoad
+	(*Leave)(nil),             // 12: gridbed.wire.Leave
+	(*FullUpdateRequest)(nil), // 13: gridbed.wire.FullUpdateRequest
+	(*FullUpdate)(nil),        // 14: gridbed.wire.FullUpdate
+	(*ZoneUpdate)(nil),        // 15: gridbed.wire.ZoneUpdate
+	(*JobSpec)(nil),           // 16: gridbed.wire.JobSpec
+	(*JobRef)(nil),            // 17: gridbed.wire.JobRef
+	(*JobSubmit)(nil),         // 18: gridbed.wire.JobSubmit
+	(*JobRoute)(nil),          // 19: gridbed.wire.JobRoute
+	(*Candidate)(nil),         // 20: gridbed.wire.Candidate
+	(*JobPush)(nil),           // 21: gridbed.wire.JobPush
+	(*JobAssign)(nil),         // 22: gridbed.wire.JobAssign
+	(*JobQueued)(nil),         // 23: gridbed.wire.JobQueued
+	(*RunHeartbeat)(nil),      // 24: gridbed.wire.RunHeartbeat
+	(*OwnerHeartbeat)(nil),    // 25: gridbed.wire.OwnerHeartbeat
+	(*JobAdopt)(nil),          // 26: gridbed.wire.JobAdopt
+	(*JobReturn)(nil),         // 27: gridbed.wire.JobReturn
+	(*JobCancel)(nil),         // 28: gridbed.wire.JobCancel
+	(*JobResult)(nil),         // 29: gridbed.wire.JobResult
+	(*JobFailure)(nil),        // 30: gridbed.wire.JobFailure
+	(*JobStatus)(nil),         // 31: gridbed.wire.JobStatus
+	(*MigrateOffer)(nil),      // 32: gridbed.wire.MigrateOffer
+	(*MigrateReply)(nil),      // 33: gridbed.wire.MigrateReply
+	(*PullRequest)(nil),       // 34: gridbed.wire.PullRequest
+	(*PullReject)(nil),        // 35: gridbed.wire.PullReject
+	(*MigrateJob)(nil),        // 36: gridbed.wire.MigrateJob
+	(*MigrateAck)(nil),        // 37: gridbed.wire.MigrateAck
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
-	2,  // 1: gridbed.wire.NodeInfo.zone:type_name -> gridbed.wire.Zone
-	2,  // 2: gridbed.wire.NodeInfo.extra:type_name -> gridbed.wire.Zone
-	2,  // 3: gridbed.wire.JoinAccept.zone:type_name -> gridbed.wire.Zone
-	4,  // 4: gridbed.wire.JoinAccept.history:type_name -> gridbed.wire.Split
-	3,  // 5: gridbed.wire.JoinAccept.neighbors:type_name -> gridbed.wire.NodeInfo
-	3,  // 6: gridbed.wire.Heartbeat.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 7: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
-	4,  // 8: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
-	9,  // 9: gridbed.wire.Heartbeat.load:type_name -> gridbed.wire.Load
-	10, // 10: gridbed.wire.Load.agg:type_name -> gridbed.wire.AggLoad
-	3,  // 11: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 12: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
-	4,  // 13: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
-	3,  // 14: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 15: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 16: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
-	3,  // 17: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
-	3,  // 18: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
-	4,  // 19: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
-	15, // 20: gridbed.wire.JobSubmit.job:type_name -> gridbed.wire.JobSpec
-	15, // 21: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
-	15, // 22: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
-	19, // 23: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
-	15, // 24: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
-	16, // 25: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
-	16, // 26: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
-	16, // 27: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
-	16, // 28: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
-	15, // 29: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
-	16, // 30: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
-	16, // 31: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
-	16, // 32: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
-	29, // 33: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	3,  // 1: gridbed.wire.NodeInfo.zone:type_name -> gridbed.wire.Zone
+	3,  // 2: gridbed.wire.NodeInfo.extra:type_name -> gridbed.wire.Zone
+	3,  // 3: gridbed.wire.JoinAccept.zone:type_name -> gridbed.wire.Zone
+	5,  // 4: gridbed.wire.JoinAccept.history:type_name -> gridbed.wire.Split
+	4,  // 5: gridbed.wire.JoinAccept.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 6: gridbed.wire.Heartbeat.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 7: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
+	5,  // 8: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
+	10, // 9: gridbed.wire.Heartbeat.load:type_name -> gridbed.wire.Load
+	11, // 10: gridbed.wire.Load.agg:type_name -> gridbed.wire.AggLoad
+	4,  // 11: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 12: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
+	5,  // 13: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
+	4,  // 14: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 15: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 16: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 17: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 18: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
+	5,  // 19: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
+	16, // 20: gridbed.wire.JobSubmit.job:type_name -> gridbed.wire.JobSpec
+	16, // 21: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
+	16, // 22: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
+	20, // 23: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
+	16, // 24: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
+	17, // 25: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
+	17, // 26: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
+	17, // 27: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
+	17, // 28: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
+	17, // 29: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
+	16, // 30: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
+	17, // 31: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
+	17, // 32: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
+	17, // 33: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
+	30, // 34: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
+	17, // 35: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
+	1,  // 36: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
+	17, // 37: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
+	1,  // 38: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 39: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 40: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
+	16, // 41: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
+	1,  // 42: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
+	17, // 43: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -2318,8 +2961,8 @@ func file_wire_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   30,
+			NumEnums:      2,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

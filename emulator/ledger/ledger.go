@@ -12,6 +12,7 @@ package ledger
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -61,10 +62,12 @@ type Record struct {
 
 // node is a live peer in the global view.
 type node struct {
-	point can.Point
-	speed float64
-	cores int
-	queue int
+	point    can.Point
+	speed    float64
+	cores    int
+	queue    int
+	residual jobs.Vec // what it could start a job on now
+	hasRes   bool     // residual is known
 }
 
 // Ledger collects job events.
@@ -75,6 +78,10 @@ type Ledger struct {
 	nodes   map[overlay.NodeID]*node
 	alive   func(overlay.NodeID) bool
 	observe func(e jobs.Event, r *Record, at time.Duration, first bool)
+	demand  func(req []uint32) jobs.Vec
+	// backfilled counts starts that bypassed the head of a queue (000 §IV-A).
+	backfilled uint64
+	migrations map[string]uint64 // received migrations by mechanism
 	// keepHistory bounds the per-job history (0: unlimited).
 	keepHistory int
 }
@@ -85,7 +92,7 @@ type Ledger struct {
 // first says the event set the record's figure (first assignment, first
 // completion, the outcome).
 func New(alive func(overlay.NodeID) bool, observe func(e jobs.Event, r *Record, at time.Duration, first bool)) *Ledger {
-	return &Ledger{jobs: map[uint64]*Record{}, nodes: map[overlay.NodeID]*node{}, alive: alive, observe: observe, keepHistory: 64}
+	return &Ledger{jobs: map[uint64]*Record{}, nodes: map[overlay.NodeID]*node{}, migrations: map[string]uint64{}, alive: alive, observe: observe, keepHistory: 64}
 }
 
 // NodeJoined adds a peer to the global view.
@@ -93,6 +100,23 @@ func (l *Ledger) NodeJoined(id overlay.NodeID, point can.Point, speed float64, c
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.nodes[id] = &node{point: slices.Clone(point), speed: speed, cores: max(cores, 1)}
+}
+
+// SetDemand tells CENT what a job uses while it runs (jobs.Resources'
+// Demand), so that it can place jobs on residual resources.
+func (l *Ledger) SetDemand(demand func(req []uint32) jobs.Vec) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.demand = demand
+}
+
+// Residual records a node's residual resources.
+func (l *Ledger) Residual(id overlay.NodeID, r jobs.Vec) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if nd, ok := l.nodes[id]; ok {
+		nd.residual, nd.hasRes = r, true
+	}
 }
 
 // QueueLen records a node's queue length (jobs queued or running).
@@ -106,37 +130,63 @@ func (l *Ledger) QueueLen(id overlay.NodeID, n int) {
 
 // Pick is the centralized matchmaker (003 §5.2; 002 §3.3.2, Fig 3.17): an
 // online greedy choice over every live capable node with the current
-// global view — the least loaded (queue length per core), then the one
-// not over-provisioned by more than 10% in any constrained resource, then
-// the fastest CPU. The chosen node's queue is counted at once, so the next
-// pick sees it even before the job arrives there.
+// global view — a node whose residual resources can start the job now,
+// then the least loaded (queue length per core), then the one not
+// over-provisioned by more than 10% in any constrained resource, then the
+// fastest CPU. The chosen node's queue (and residual) is counted at once,
+// so the next pick sees it even before the job arrives there.
 func (l *Ledger) Pick(job *wire.JobSpec) overlay.NodeID {
+	id, _ := l.pick(job, false)
+	return id
+}
+
+// PickNow is the single-queue centralized scheduler of 000 §V-A: the
+// node Pick would choose among those that can start the job now; when
+// none can, 0 and whether any live node is capable of it at all (the job
+// waits in the central queue).
+func (l *Ledger) PickNow(job *wire.JobSpec) (overlay.NodeID, bool) { return l.pick(job, true) }
+
+func (l *Ledger) pick(job *wire.JobSpec, now bool) (overlay.NodeID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	type cand struct {
 		id    overlay.NodeID
+		busy  bool // cannot start it now
 		load  float64
 		over  bool
 		speed float64
 	}
 	var best *cand
+	capable := false
 	better := func(a, b *cand) bool {
-		return cmp.Or(cmp.Compare(a.load, b.load), boolCmp(a.over, b.over), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id)) < 0
+		return cmp.Or(boolCmp(a.busy, b.busy), cmp.Compare(a.load, b.load), boolCmp(a.over, b.over), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id)) < 0
+	}
+	var d jobs.Vec
+	if l.demand != nil {
+		d = l.demand(job.Req)
 	}
 	for id, nd := range l.nodes { // the comparison is total: order does not matter
 		if !jobs.Capable(nd.point, job.Req) || (l.alive != nil && !l.alive(id)) {
 			continue
 		}
-		c := &cand{id: id, load: float64(nd.queue) / float64(nd.cores), over: overProvisioned(nd.point, job.Req), speed: nd.speed}
+		c := &cand{id: id, busy: !nd.hasRes || l.demand == nil || !jobs.Fits(d, nd.residual), load: float64(nd.queue) / float64(nd.cores), over: overProvisioned(nd.point, job.Req), speed: nd.speed}
+		capable = true
+		if now && c.busy {
+			continue
+		}
 		if best == nil || better(c, best) {
 			best = c
 		}
 	}
 	if best == nil {
-		return 0
+		return 0, capable
 	}
-	l.nodes[best.id].queue++
-	return best.id
+	nd := l.nodes[best.id]
+	nd.queue++
+	if !best.busy {
+		nd.residual = nd.residual.Sub(d)
+	}
+	return best.id, true
 }
 
 // overProvisioned reports whether a node exceeds a constrained requirement
@@ -166,6 +216,19 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 	defer l.mu.Unlock()
 	if int(e.Kind) < len(l.counts) {
 		l.counts[e.Kind]++
+	}
+	if e.Backfilled {
+		l.backfilled++
+	}
+	if e.Kind == jobs.EvMigrated {
+		l.migrations[e.Reason]++
+	}
+	if e.Job == 0 {
+		// Not about one job (a PULL reject): counted only.
+		if l.observe != nil {
+			l.observe(e, nil, at, false)
+		}
+		return
 	}
 	r, ok := l.jobs[e.Job]
 	if !ok {
@@ -212,6 +275,22 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 	if l.observe != nil {
 		l.observe(e, r, at, first)
 	}
+}
+
+// Backfilled is the number of job starts that bypassed the head of
+// their run node's queue (local scheduling, 000 §IV-A).
+func (l *Ledger) Backfilled() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.backfilled
+}
+
+// Migrations are the jobs run nodes received from neighbors, by mechanism
+// (jobs.Mechanism's names).
+func (l *Ledger) Migrations() map[string]uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.migrations)
 }
 
 // Count is the number of events of kind k so far.

@@ -480,7 +480,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 200 {
-				id := uint64(g*1000 + i)
+				id := uint64(g*1000 + i + 1) // job ids start at 1
 				l.JobEvent(time.Duration(i), ev(jobs.EvSubmitted, id, 100))
 				l.JobEvent(time.Duration(i), ev(jobs.EvCompleted, id, 3))
 				l.JobEvent(time.Duration(i), ev(jobs.EvResult, id, 100))
@@ -494,5 +494,30 @@ func TestConcurrentUse(t *testing.T) {
 	tot := l.Tally(time.Hour, none, time.Hour)
 	if tot.Submitted != 1600 || tot.Completed != 1600 || l.Count(jobs.EvSubmitted) != 1600 {
 		t.Fatalf("totals %+v", tot)
+	}
+}
+
+// PickNow (000 §V-A's single queue): only nodes whose residual resources
+// fit the job now; none, and the job waits if some node is capable.
+func TestPickNowOnlyStartable(t *testing.T) {
+	l := New(nil, nil)
+	l.SetDemand(func([]uint32) jobs.Vec { return jobs.Vec{2, 0, 0} })
+	l.NodeJoined(1, can.Point{5000, 5000, 0}, 3, 4) // fast, one core free
+	l.Residual(1, jobs.Vec{1, 0, 0})
+	l.NodeJoined(2, can.Point{5000, 5000, 1}, 1, 4) // slow, three free
+	l.Residual(2, jobs.Vec{3, 0, 0})
+	job := &wire.JobSpec{Id: 1, Req: tReqCENT}
+	if id, _ := l.PickNow(job); id != 2 {
+		t.Fatalf("PickNow %d, want 2 (the only node the job fits now)", id)
+	}
+	// Node 2 has one core left now: nothing fits, but nodes are capable.
+	if id, capable := l.PickNow(job); id != 0 || !capable {
+		t.Fatalf("PickNow = %d, %v; want 0, true (wait)", id, capable)
+	}
+	if id, capable := l.PickNow(&wire.JobSpec{Id: 2, Req: []uint32{math.MaxUint32, 0, 0}}); id != 0 || capable {
+		t.Fatalf("PickNow of an impossible job = %d, %v; want 0, false", id, capable)
+	}
+	if got := l.Pick(job); got == 0 {
+		t.Fatal("Pick (queueing at a busy node) found no node")
 	}
 }

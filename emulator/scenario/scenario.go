@@ -37,9 +37,11 @@ type Scenario struct {
 	// Matchmaking chooses how a job finds its run node.
 	Matchmaking Matchmaking
 	// Jobs configures the client's job lifecycle: resubmission, giving up.
-	Jobs   Jobs
-	Bus    Bus
-	Oracle Oracle
+	Jobs Jobs
+	// Scheduling chooses the run nodes' dynamic scheduling (000 §IV).
+	Scheduling Scheduling
+	Bus        Bus
+	Oracle     Oracle
 	// Faults is the fault timeline (faults.go): what goes wrong and when.
 	Faults []Fault
 	// Invariants are the end-of-run checks (--strict fails the run on them).
@@ -187,12 +189,16 @@ const (
 	// view at no message cost: the fastest CPU with the least load among
 	// capable nodes, over-provisioning capped at 1.1 (002 Fig 3.17).
 	SchemeCENT = "cent"
+	// SchemeCENTQueue: 000 §V-A's centralized scheduler: one global
+	// queue; a job starts on a node whose residual resources fit it as
+	// soon as there is one.
+	SchemeCENTQueue = "cent-queue"
 )
 
 // Schemes are the values of matchmaking.scheme: can-p1, can-p2 and can-p3
 // are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they
 // override matchmaking.stopping_factor), handy in a sweep.
-var Schemes = []string{SchemeCAN, SchemeCANP, "can-p1", "can-p2", "can-p3", SchemeCENT}
+var Schemes = []string{SchemeCAN, SchemeCANP, "can-p1", "can-p2", "can-p3", SchemeCENT, SchemeCENTQueue}
 
 // Resolved returns the scheme without its stopping-factor suffix (can,
 // can-p or cent) and the stopping factor CAN-P uses.
@@ -203,6 +209,25 @@ func (m Matchmaking) Resolved() (scheme string, stoppingFactor int) {
 	}
 	return m.Scheme, m.StoppingFactor
 }
+
+// Scheduling chooses the dynamic scheduling mode (PROTOCOLS.md §7; 000 §IV).
+type Scheduling struct {
+	Mode       string        // ModeVanilla, SchedL … SchedLIQPull
+	Period     time.Duration // between internode-scheduling / queue-balancing rounds
+	Contention bool          // slow shared nodes down by α (002 Eq 3.5)
+}
+
+// Values of Scheduling.Mode (000 §V-B); vanilla is ModeVanilla.
+const (
+	SchedL       = "l"
+	SchedLIPush  = "li-push"
+	SchedLIPull  = "li-pull"
+	SchedLIQPush = "liq-push"
+	SchedLIQPull = "liq-pull"
+)
+
+// SchedModes are the values of scheduling.mode.
+var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull}
 
 // Jobs configures how the client follows its jobs.
 type Jobs struct {

@@ -126,10 +126,19 @@ var schema = []field{
 
 	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, SchemeCANP,
 		Schemes, "a matchmaking scheme",
-		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) or cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1)."),
+		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1) or cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode)."),
 	intField("matchmaking.stopping_factor", func(s *Scenario) *int { return &s.Matchmaking.StoppingFactor }, 2, 1, 3,
 		"a valid stopping factor",
 		"CAN-P's stopping factor SF, 1 to 3: a push stops with probability 1/(1+n)^SF, n the number of nodes aggregated in the direction chosen (003 Eq 4); a higher SF pushes jobs farther. Used by can-p only."),
+
+	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, ModeVanilla,
+		SchedModes, "a scheduling mode",
+		"Dynamic scheduling at the run nodes (000 §IV-V): vanilla (initial matchmaking only, FCFS queues), l (local backfilling with backfilling counters), li-push / li-pull (plus internode scheduling: waiting jobs move to a neighbor's residual resources, pushed after a confirming handshake or pulled by the idle node), liq-push / liq-pull (plus queue balancing by normalized load). Combine with matchmaking.scheme: cent for the centralized comparison."),
+	durationField("scheduling.period", func(s *Scenario) *time.Duration { return &s.Scheduling.Period }, 10*time.Second,
+		"Emulated time between a node's internode-scheduling and queue-balancing rounds (each node's rounds start at a random offset); a positive duration. Used by the li-* and liq-* modes.",
+		positive("scheduling period", 10*time.Second)),
+	boolField("scheduling.contention", func(s *Scenario) *bool { return &s.Scheduling.Contention }, true,
+		"Jobs sharing a multi-core node run longer by the contention factor α = max(1+p, max_i 1 + n·SDR·(C_i/R_i)^4) over memory and disk, p = 0.1, SDR = 0.175 (002 Eq 3.5); false: no slow-down."),
 
 	durationField("jobs.client_timeout", func(s *Scenario) *time.Duration { return &s.Jobs.ClientTimeout }, 10*time.Minute,
 		"The client resubmits a job it has heard nothing about for this long; a positive duration, and when workload.jobs is above 0 at least 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (3m45s at the defaults), so that a job is not resubmitted while its owner's failure is still being repaired.",
@@ -388,6 +397,27 @@ func shorterThanRun(noun, fix string, example time.Duration, allowZero bool) fun
 			return fmt.Sprintf("%s is not shorter than duration %s — %s, e.g. %s", fmtDuration(d), fmtDuration(s.Duration), fix, fmtDuration(e))
 		}
 		return ""
+	}
+}
+
+// boolField is true or false.
+func boolField(key string, p func(*Scenario) *bool, def bool, doc string) field {
+	want := "true or false"
+	return field{
+		key: key, doc: doc, want: want,
+		reset: func(s *Scenario) { *p(s) = def },
+		decode: func(s *Scenario, n *yaml.Node) string {
+			var v bool
+			if n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+				return fmt.Sprintf("%s is not a boolean — write %s", show(n), want)
+			}
+			*p(s) = v
+			return ""
+		},
+		encode: func(s *Scenario) *yaml.Node {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(*p(s))}
+		},
+		check: func(*Scenario) string { return "" },
 	}
 }
 
