@@ -297,7 +297,7 @@ func (n *Node) LoadInfo() *wire.Load {
 	// Multi-core nodes and dynamic scheduling (002 ch. 3; 000 §IV).
 	r := n.residual()
 	l.Cores = float32(n.capacity[ResCores])
-	l.Residual = []float32{float32(r[0]), float32(r[1]), float32(r[2])}
+	l.Residual = r.wire()
 	var w Vec
 	for _, h := range n.queue {
 		l.Demand += float32(h.demand[ResCores])
@@ -517,7 +517,7 @@ func loadFree(l *wire.Load, d Vec) bool {
 	if l.Waiting > 0 {
 		return false
 	}
-	r := Vec{float64(l.Residual[0]), float64(l.Residual[1]), float64(l.Residual[2])}
+	r := vecOf(l.Residual)
 	cp := Vec{float64(l.Cores), math.Inf(1), math.Inf(1)}
 	return Fits(d.clamp(cp), r)
 }

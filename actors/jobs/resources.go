@@ -33,6 +33,13 @@ type coresOnly struct{ cores int }
 func (c coresOnly) Capacity([]uint32) Vec { return Vec{ResCores: float64(c.cores)} }
 func (coresOnly) Demand([]uint32) Vec     { return Vec{ResCores: 1} }
 
+// vecOf reads a Vec from its wire form (a Load's or PullRequest's
+// residual); callers check the length.
+func vecOf(f []float32) Vec { return Vec{float64(f[0]), float64(f[1]), float64(f[2])} }
+
+// wire is v's wire form.
+func (v Vec) wire() []float32 { return []float32{float32(v[0]), float32(v[1]), float32(v[2])} }
+
 // Fits reports whether demand d fits in residual r.
 func Fits(d, r Vec) bool {
 	for k := range d {

@@ -178,7 +178,7 @@ func (n *Node) knownNeighbors() []known {
 	var ks []known
 	for _, nb := range n.view.Neighbors() {
 		if l := nb.Load; l != nil && len(l.Residual) == numRes && len(l.Point) == len(n.view.Point()) {
-			ks = append(ks, known{nb: nb, l: l, cap: n.cfg.Res.Capacity(l.Point), res: Vec{float64(l.Residual[0]), float64(l.Residual[1]), float64(l.Residual[2])}})
+			ks = append(ks, known{nb: nb, l: l, cap: n.cfg.Res.Capacity(l.Point), res: vecOf(l.Residual)})
 		}
 	}
 	return ks
@@ -237,17 +237,21 @@ func (n *Node) pushQueue(now time.Duration) bool {
 		return false
 	}
 	tll := L
-	var top1, top2 float64 // the two largest neighbor loads
 	for _, k := range ks {
 		l := float64(k.l.NormLoad)
 		if l >= L {
 			return false // not the local maximum
 		}
 		tll += l
-		if l > top1 {
-			top1, top2 = l, top1
-		} else if l > top2 {
-			top2 = l
+	}
+	// others[i] is MLL's part the move leaves alone: the largest load
+	// among the neighbors but i.
+	others := make([]float64, len(ks))
+	for i := range ks {
+		for j, k := range ks {
+			if j != i {
+				others[i] = max(others[i], float64(k.l.NormLoad))
+			}
 		}
 	}
 	w := n.waitingLoad()
@@ -269,11 +273,7 @@ func (n *Node) pushQueue(now time.Duration) bool {
 			if lu >= L {
 				continue
 			}
-			others := top1
-			if lu0 == top1 {
-				others = top2
-			}
-			if f := (tll - L + ls - lu0 + lu) * max(ls, lu, others); f < bestF {
+			if f := (tll - L + ls - lu0 + lu) * max(ls, lu, others[i]); f < bestF {
 				bestH, bestK, bestF = h, k, f
 			}
 		}
@@ -380,10 +380,10 @@ func noteSent(l *wire.Load, d Vec, waits bool) {
 	if len(l.Residual) != numRes {
 		return
 	}
-	r := Vec{float64(l.Residual[0]), float64(l.Residual[1]), float64(l.Residual[2])}
+	r := vecOf(l.Residual)
 	if !waits && Fits(d, r) && l.Waiting == 0 {
 		r = r.sub(d)
-		l.Residual = []float32{float32(r[0]), float32(r[1]), float32(r[2])}
+		l.Residual = r.wire()
 		return
 	}
 	l.Waiting++
@@ -538,7 +538,7 @@ func (n *Node) requestPull(now time.Duration, to overlay.NodeID, kind wire.Migra
 	r := n.residual()
 	n.sched.pulling, n.sched.pullAt = to, now
 	n.send(to, &wire.PullRequest{
-		Kind: kind, Residual: []float32{float32(r[0]), float32(r[1]), float32(r[2])},
+		Kind: kind, Residual: r.wire(),
 		Waiting: n.running < len(n.queue), Nbc: n.nbc(), NormLoad: float32(n.normLoad()), Point: n.view.Point(),
 	})
 }
@@ -554,7 +554,7 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 		return
 	}
 	pcap := n.cfg.Res.Capacity(m.Point)
-	res := Vec{float64(m.Residual[0]), float64(m.Residual[1]), float64(m.Residual[2])}
+	res := vecOf(m.Residual)
 	L := n.normLoad()
 	w := n.waitingLoad()
 	var best *held
