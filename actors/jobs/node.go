@@ -298,16 +298,10 @@ func (n *Node) LoadInfo() *wire.Load {
 	r := n.residual()
 	l.Cores = float32(n.capacity[ResCores])
 	l.Residual = r.wire()
-	var w Vec
-	for _, h := range n.queue {
-		l.Demand += float32(h.demand[ResCores])
-		if !h.running {
-			w = w.add(Normalized(h.demand, n.capacity))
-		}
-	}
+	l.Demand = float32(n.coresDemand())
 	l.Waiting = uint32(len(n.queue) - n.running)
 	l.Nbc = n.nbc()
-	l.NormLoad = float32(NormLoad(w))
+	l.NormLoad = float32(n.normLoad())
 	return l
 }
 
@@ -315,12 +309,16 @@ func (n *Node) LoadInfo() *wire.Load {
 func (n *Node) free() int { return max(int(n.residual()[ResCores]+1e-9), 0) }
 
 // normLoad is this node's L (000 Eqs 4-5) over its waiting jobs.
-func (n *Node) normLoad() float64 {
-	var w Vec
-	for _, h := range n.queue[n.running:] {
-		w = w.add(Normalized(h.demand, n.capacity))
+func (n *Node) normLoad() float64 { return NormLoad(n.waitingLoad()) }
+
+// coresDemand is the cores the node's queued and running jobs require
+// (002 Eq 3.4's RequiredCores).
+func (n *Node) coresDemand() float64 {
+	var d float64
+	for _, h := range n.queue {
+		d += h.demand[ResCores]
 	}
-	return NormLoad(w)
+	return d
 }
 
 // nbc is the node backfilling counter: the BC of its waiting queue's head
@@ -479,10 +477,7 @@ func (n *Node) candidates(req []uint32) []candidate {
 	var cs []candidate
 	d := n.cfg.Res.Demand(req)
 	if Capable(n.view.Point(), req) {
-		var dem float64
-		for _, h := range n.queue {
-			dem += h.demand[ResCores]
-		}
+		dem := n.coresDemand()
 		c := candidate{id: n.self, util: float64(len(n.queue)), free: Fits(d.clamp(n.capacity), n.residual()) && len(n.queue) == n.running, speed: n.cfg.Speed}
 		if n.capacity[ResCores] > 1 || dem > 0 {
 			c.util = dem / n.capacity[ResCores]
