@@ -29,11 +29,13 @@ type jobRun struct {
 	member func(overlay.NodeID) bool // set once the driver exists
 }
 
-func newJobRun(sc scenario.Scenario, m *metrics.Run) *jobRun {
+// newJobRun draws the workload; peers are the initial population (the
+// templates of workload.classes: nodes).
+func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *jobRun {
 	if !sc.Workload.On() {
 		return nil
 	}
-	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed)}
+	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers)}
 	scheme := sc.Matchmaking.Scheme
 	j.ledger = ledger.New(func(id overlay.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()

@@ -116,7 +116,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter}
-	jr := newJobRun(sc, m)
+	jr := newJobRun(sc, m, nodes[:sc.Peers.Count])
 
 	var drv Driver
 	var backlog func() int64

@@ -148,6 +148,7 @@ type Workload struct {
 	Start           time.Duration // emulated time of the first possible submission
 	ConstraintRatio float64       // probability that each resource is constrained
 	Kind            string        // WorkloadMixed or WorkloadClustered
+	Classes         string        // ClassesIndependent or ClassesNodes: how requirements relate to the peers
 	Runtime         time.Duration // T: mean running time on a canonical node (speed 1.0)
 	RuntimeDist     string        // RuntimeUniform, RuntimeNormal or RuntimeExponential
 }
@@ -159,6 +160,12 @@ func (w Workload) On() bool { return w.Jobs > 0 }
 const (
 	WorkloadClustered = PopulationClustered // a few classes of identical requirements
 	WorkloadMixed     = PopulationMixed     // independent random requirements
+)
+
+// Values of Workload.Classes.
+const (
+	ClassesIndependent = "independent" // requirements drawn like capabilities, independently of the peers
+	ClassesNodes       = "nodes"       // requirements cut from randomly chosen peers (each job has a capable peer)
 )
 
 // Values of Workload.RuntimeDist, for a mean running time T.

@@ -53,14 +53,21 @@ const stream = 0x6a6f6273
 // (jobs past the end of the run are not generated). w.Jobs <= 0 gives no
 // jobs. Generate panics on a kind or running-time distribution that
 // scenario validation rejects.
-func Generate(w scenario.Workload, dims int, duration time.Duration, seed uint64) []Job {
-	jobs, _ := generate(w, dims, duration, seed)
+//
+// With w.Classes = nodes, requirements are cut from peers: each job (mixed)
+// or job class (clustered) takes a peer of peers drawn uniformly as its
+// template and requires, per constrained resource, at most that peer's
+// capability; clustered classes are then submitted in proportion to the
+// peers capable of them. Every job thus has a capable peer and demand
+// follows supply. peers may be nil otherwise.
+func Generate(w scenario.Workload, dims int, duration time.Duration, seed uint64, peers []population.Node) []Job {
+	jobs, _ := generate(w, dims, duration, seed, peers)
 	return jobs
 }
 
 // generate is Generate, also returning each job's level positions per
 // resource dimension (-1: unconstrained), for the tests.
-func generate(w scenario.Workload, dims int, duration time.Duration, seed uint64) ([]Job, [][]float64) {
+func generate(w scenario.Workload, dims int, duration time.Duration, seed uint64, peers []population.Node) ([]Job, [][]float64) {
 	if w.Kind != scenario.WorkloadMixed && w.Kind != scenario.WorkloadClustered {
 		panic(fmt.Sprintf("workload: kind %q: want %s or %s", w.Kind, scenario.WorkloadMixed, scenario.WorkloadClustered))
 	}
@@ -80,13 +87,18 @@ func generate(w scenario.Workload, dims int, duration time.Duration, seed uint64
 	// so each resource of a job is still constrained with probability
 	// ConstraintRatio (sorting would make the commonest class the one with
 	// the fewest constraints).
+	fromPeers := w.Classes == scenario.ClassesNodes && len(peers) > 0
 	var classes [][]float64
+	classWeights := population.Geometric(population.Classes)
 	if w.Kind == scenario.WorkloadClustered {
-		for range population.Classes {
-			classes = append(classes, drawLevels(reqs, dims, w.ConstraintRatio, false))
+		if fromPeers {
+			classes, classWeights = peerClasses(reqs, peers, dims, w.ConstraintRatio)
+		} else {
+			for range population.Classes {
+				classes = append(classes, drawLevels(reqs, dims, w.ConstraintRatio, false))
+			}
 		}
 	}
-	classWeights := population.Geometric(population.Classes)
 
 	var jobs []Job
 	var levels [][]float64
@@ -97,22 +109,70 @@ func generate(w scenario.Workload, dims int, duration time.Duration, seed uint64
 			break
 		}
 		var lv []float64
-		if classes != nil {
+		switch {
+		case classes != nil:
 			lv = slices.Clone(classes[population.Pick(reqs, classWeights)])
-		} else {
+		case fromPeers:
+			lv = levelsUnder(reqs, peers[reqs.IntN(len(peers))], dims, w.ConstraintRatio, true)
+		default:
 			lv = drawLevels(reqs, dims, w.ConstraintRatio, true)
 		}
-		req := make(can.Point, dims+1)
-		for d, x := range lv {
-			if x >= 0 {
-				req[d] = population.Coord(x, len(population.ResourceAt(d).Levels))
-			}
-		}
+		req := point(lv, dims)
 		req[dims] = reqs.Uint32() // the virtual dimension (003 §4.2)
 		jobs = append(jobs, Job{ID: id, At: toDuration(at), Req: req, Work: drawWork(work, w.RuntimeDist, w.Runtime)})
 		levels = append(levels, lv)
 	}
 	return jobs, levels
+}
+
+// peerClasses draws the clustered classes of workload.classes = nodes:
+// each cut from a peer drawn uniformly (levelsUnder), weighted by the
+// number of peers capable of it (at least its template).
+func peerClasses(r *rand.Rand, peers []population.Node, dims int, ratio float64) (classes [][]float64, weights []float64) {
+	for range population.Classes {
+		lv := levelsUnder(r, peers[r.IntN(len(peers))], dims, ratio, false)
+		req := point(lv, dims)
+		n := 0
+		for _, p := range peers {
+			if Capable(p.Point, req) {
+				n++
+			}
+		}
+		classes, weights = append(classes, lv), append(weights, float64(n))
+	}
+	return classes, weights
+}
+
+// point maps level positions to a requirement coordinate (0 where
+// unconstrained), the virtual coordinate left 0.
+func point(lv []float64, dims int) can.Point {
+	req := make(can.Point, dims+1)
+	for d, x := range lv {
+		if x >= 0 {
+			req[d] = population.Coord(x, len(population.ResourceAt(d).Levels))
+		}
+	}
+	return req
+}
+
+// levelsUnder draws one requirement cut from peer p: per resource
+// dimension, -1 if unconstrained (probability 1-ratio), else p's level
+// index — plus, if fractional, a uniform part of p's position within it —
+// so p (and every peer at least as strong) is capable of it.
+func levelsUnder(r *rand.Rand, p population.Node, dims int, ratio float64, fractional bool) []float64 {
+	lv := make([]float64, dims)
+	for d := range lv {
+		if r.Float64() >= ratio {
+			lv[d] = -1
+			continue
+		}
+		k := math.Floor(p.Levels[d])
+		lv[d] = k
+		if fractional {
+			lv[d] += r.Float64() * (p.Levels[d] - k)
+		}
+	}
+	return lv
 }
 
 // drawLevels draws one requirement: per resource dimension, -1 if

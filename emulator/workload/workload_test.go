@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -41,7 +42,7 @@ func TestArrivals(t *testing.T) {
 		for _, seed := range []uint64{1, 2, 99} {
 			w := base(c.jobs)
 			w.Interarrival, w.Start = c.tau, c.start
-			jobs := Generate(w, c.dims, long, seed)
+			jobs := Generate(w, c.dims, long, seed, nil)
 			if len(jobs) != c.jobs {
 				t.Fatalf("%s seed %d: %d jobs, want %d", c.name, seed, len(jobs), c.jobs)
 			}
@@ -87,7 +88,7 @@ func TestStartRespected(t *testing.T) {
 		for seed := uint64(1); seed <= 20; seed++ {
 			w := base(50)
 			w.Start = start
-			jobs := Generate(w, 2, start+long, seed)
+			jobs := Generate(w, 2, start+long, seed, nil)
 			if len(jobs) == 0 || jobs[0].At < start {
 				t.Fatalf("start %v seed %d: first job %+v", start, seed, jobs[0])
 			}
@@ -99,7 +100,7 @@ func TestStartRespected(t *testing.T) {
 	const seeds = 4000
 	for seed := uint64(1); seed <= seeds; seed++ {
 		w := base(1)
-		sum += Generate(w, 2, long, seed)[0].At - w.Start
+		sum += Generate(w, 2, long, seed, nil)[0].At - w.Start
 	}
 	if mean := sum / seeds; math.Abs(float64(mean)/float64(15*time.Second)-1) > 0.06 {
 		t.Errorf("first arrival %v after the start on average over %d seeds, want ≈ 15s", mean, seeds)
@@ -119,8 +120,8 @@ func TestNoJobsPastTheEnd(t *testing.T) {
 		for _, seed := range []uint64{1, 7, 1234} {
 			w := base(1000)
 			w.Start = c.start
-			jobs := Generate(w, 2, c.duration, seed)
-			all := Generate(w, 2, long, seed)
+			jobs := Generate(w, 2, c.duration, seed, nil)
+			all := Generate(w, 2, long, seed, nil)
 			if len(jobs) >= len(all) {
 				t.Fatalf("duration %v seed %d: %d jobs, want fewer than %d", c.duration, seed, len(jobs), len(all))
 			}
@@ -139,12 +140,12 @@ func TestNoJobsPastTheEnd(t *testing.T) {
 			}
 		}
 	}
-	if jobs := Generate(base(0), 2, long, 1); len(jobs) != 0 {
+	if jobs := Generate(base(0), 2, long, 1, nil); len(jobs) != 0 {
 		t.Fatalf("jobs: 0 generated %d jobs", len(jobs))
 	}
 	w := base(10)
 	w.Start = 10 * time.Minute
-	if jobs := Generate(w, 2, 10*time.Minute, 1); len(jobs) != 0 {
+	if jobs := Generate(w, 2, 10*time.Minute, 1, nil); len(jobs) != 0 {
 		t.Fatalf("a workload starting at the end of the run generated %d jobs", len(jobs))
 	}
 }
@@ -156,7 +157,7 @@ func TestConstraintRatio(t *testing.T) {
 				w := base(20000)
 				w.ConstraintRatio, w.Kind = ratio, kind
 				const dims = 3
-				jobs, levels := generate(w, dims, long, seed)
+				jobs, levels := generate(w, dims, long, seed, nil)
 				constrained, low, n := 0, 0, 0
 				for i, j := range jobs {
 					for d := 0; d < dims; d++ {
@@ -213,7 +214,7 @@ func TestClusteredConstraintRatio(t *testing.T) {
 		for seed := uint64(1); seed <= seeds; seed++ {
 			w := base(1000)
 			w.Kind, w.ConstraintRatio = scenario.WorkloadClustered, ratio
-			jobs, levels := generate(w, dims, long, seed)
+			jobs, levels := generate(w, dims, long, seed, nil)
 			constrained := 0
 			for i := range jobs {
 				for _, x := range levels[i] {
@@ -236,7 +237,7 @@ func TestMixedRequirementsWithinCatalog(t *testing.T) {
 	w := base(20000)
 	w.ConstraintRatio = 1
 	const dims = 9 // past the named catalog resources
-	jobs, levels := generate(w, dims, long, 3)
+	jobs, levels := generate(w, dims, long, 3, nil)
 	for i := range jobs {
 		for d, x := range levels[i] {
 			n := float64(len(population.ResourceAt(d).Levels))
@@ -254,7 +255,7 @@ func TestClustered(t *testing.T) {
 		for _, seed := range []uint64{1, 2, 3, 42} {
 			w := base(5000)
 			w.Kind, w.ConstraintRatio = scenario.WorkloadClustered, ratio
-			jobs := Generate(w, 3, long, seed)
+			jobs := Generate(w, 3, long, seed, nil)
 			count := map[string]int{}
 			for _, j := range jobs {
 				count[fmt.Sprint(j.Req[:3])]++
@@ -304,7 +305,7 @@ func TestWork(t *testing.T) {
 		for _, seed := range []uint64{1, 8} {
 			w := base(20000)
 			w.RuntimeDist, w.Runtime = c.dist, T
-			jobs := Generate(w, 2, long*10, seed)
+			jobs := Generate(w, 2, long*10, seed, nil)
 			if len(jobs) != 20000 {
 				t.Fatalf("%s seed %d: %d jobs", c.dist, seed, len(jobs))
 			}
@@ -336,13 +337,13 @@ func TestWork(t *testing.T) {
 	// Short means still give positive work; huge ones saturate.
 	w := base(1000)
 	w.RuntimeDist, w.Runtime = scenario.RuntimeExponential, time.Nanosecond
-	for _, j := range Generate(w, 2, long, 1) {
+	for _, j := range Generate(w, 2, long, 1, nil) {
 		if j.Work < 1 {
 			t.Fatalf("work %v with a 1ns mean", j.Work)
 		}
 	}
 	w.Runtime = math.MaxInt64 / 2
-	for _, j := range Generate(w, 2, long, 1) {
+	for _, j := range Generate(w, 2, long, 1, nil) {
 		if j.Work < 1 {
 			t.Fatalf("work %v with a huge mean overflowed", j.Work)
 		}
@@ -353,11 +354,11 @@ func TestDeterminism(t *testing.T) {
 	for _, kind := range []string{scenario.WorkloadMixed, scenario.WorkloadClustered} {
 		w := base(500)
 		w.Kind = kind
-		a, b := Generate(w, 3, long, 7), Generate(w, 3, long, 7)
+		a, b := Generate(w, 3, long, 7, nil), Generate(w, 3, long, 7, nil)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("%s: seed 7 gave two different workloads", kind)
 		}
-		if c := Generate(w, 3, long, 8); reflect.DeepEqual(a, c) {
+		if c := Generate(w, 3, long, 8, nil); reflect.DeepEqual(a, c) {
 			t.Fatalf("%s: seeds 7 and 8 gave the same workload", kind)
 		}
 		// Another inter-arrival time shifts the arrivals only; another
@@ -365,7 +366,7 @@ func TestDeterminism(t *testing.T) {
 		w2 := w
 		w2.Interarrival, w2.Start = 20*time.Second, 5*time.Minute
 		w2.RuntimeDist = scenario.RuntimeNormal
-		c := Generate(w2, 3, long, 7)
+		c := Generate(w2, 3, long, 7, nil)
 		for i := range a {
 			if !slices.Equal(a[i].Req, c[i].Req) {
 				t.Fatalf("%s: job %d's requirements changed with the arrival process: %v vs %v", kind, a[i].ID, a[i].Req, c[i].Req)
@@ -388,7 +389,7 @@ func TestInvalidPanics(t *testing.T) {
 					t.Errorf("Generate(%+v) did not panic", w)
 				}
 			}()
-			Generate(w, 2, long, 1)
+			Generate(w, 2, long, 1, nil)
 		}()
 	}
 }
@@ -431,7 +432,7 @@ func TestCapableMatchesLevels(t *testing.T) {
 		}
 		w := base(1000)
 		w.Kind = kinds[1]
-		jobs, levels := generate(w, dims, long, seed)
+		jobs, levels := generate(w, dims, long, seed, nil)
 		capable := 0
 		for i, j := range jobs {
 			for _, n := range nodes {
@@ -458,6 +459,75 @@ func TestCapableMatchesLevels(t *testing.T) {
 		if kinds[1] == scenario.WorkloadMixed && kinds[0] == population.Mixed {
 			if want := math.Pow(1-w.ConstraintRatio/2, dims); math.Abs(f-want) > 0.03 {
 				t.Errorf("%v seed %d: %.3f of node-job pairs capable, want ≈ %.3f", kinds, seed, f, want)
+			}
+		}
+	}
+}
+
+// TestClassesFromNodes: with workload.classes = nodes every job has a
+// capable peer in the population it was cut from, and clustered classes
+// are submitted in proportion to the peers capable of them.
+func TestClassesFromNodes(t *testing.T) {
+	for _, pop := range []string{population.Mixed, population.Clustered} {
+		for _, kind := range []string{scenario.WorkloadMixed, scenario.WorkloadClustered} {
+			const dims, seed = 4, 5
+			peers, err := population.Generate(pop, 300, dims, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := base(3000)
+			w.Kind, w.Classes, w.ConstraintRatio = kind, scenario.ClassesNodes, 0.7
+			jobs := Generate(w, dims, 100*long, seed, peers)
+			if len(jobs) != 3000 {
+				t.Fatalf("%s/%s: %d jobs, want 3000", pop, kind, len(jobs))
+			}
+			count := map[string]int{}
+			capable := map[string]int{}
+			for _, j := range jobs {
+				key := fmt.Sprint(j.Req[:dims])
+				count[key]++
+				n := 0
+				for _, p := range peers {
+					if Capable(p.Point, j.Req) {
+						n++
+					}
+				}
+				if n == 0 {
+					t.Fatalf("%s/%s seed %d: job %d (%v) has no capable peer", pop, kind, seed, j.ID, j.Req)
+				}
+				capable[key] = n
+			}
+			if kind == scenario.WorkloadClustered && len(count) > population.Classes {
+				t.Fatalf("%s/%s seed %d: %d distinct requirements, want at most %d classes", pop, kind, seed, len(count), population.Classes)
+			}
+		}
+	}
+}
+
+// TestPeerClassesWeighedBySupply: each class cut from a peer is weighed
+// by exactly the number of peers capable of it, its template among them.
+func TestPeerClassesWeighedBySupply(t *testing.T) {
+	const dims = 4
+	for seed := uint64(1); seed <= 5; seed++ {
+		peers, err := population.Generate(population.Clustered, 200, dims, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		classes, weights := peerClasses(rand.New(rand.NewPCG(seed, 1)), peers, dims, 0.8)
+		if len(classes) != population.Classes || len(weights) != population.Classes {
+			t.Fatalf("seed %d: %d classes, %d weights, want %d", seed, len(classes), len(weights), population.Classes)
+		}
+		for c, lv := range classes {
+			req := point(lv, dims)
+			req[dims] = 12345
+			n := 0
+			for _, p := range peers {
+				if Capable(p.Point, req) {
+					n++
+				}
+			}
+			if n == 0 || weights[c] != float64(n) {
+				t.Errorf("seed %d: class %d %v weighs %v, %d peers capable (want equal, at least 1)", seed, c, lv, weights[c], n)
 			}
 		}
 	}
