@@ -282,8 +282,11 @@ func (n *Node) LoadInfo() *wire.Load {
 			continue
 		}
 		u := load.Upper{Zone: nb.Zone, Queue: float64(nb.Load.Queue)}
+		if nb.Load.Cores > 0 { // I(u) in cores (002 §3.1.4)
+			u.Cores, u.Queue = float64(nb.Load.Cores), float64(nb.Load.Demand)
+		}
 		for _, a := range nb.Load.Agg {
-			u.AI = append(u.AI, load.Agg{Nodes: float64(a.Nodes), Queue: float64(a.Queue)})
+			u.AI = append(u.AI, aggOf(a))
 		}
 		ups = append(ups, u)
 	}
@@ -292,7 +295,11 @@ func (n *Node) LoadInfo() *wire.Load {
 	}
 	l := &wire.Load{Queue: uint32(len(n.queue)), Free: uint32(n.free()), Speed: float32(n.cfg.Speed), Point: slices.Clone(n.view.Point())}
 	for _, a := range n.ai {
-		l.Agg = append(l.Agg, &wire.AggLoad{Nodes: float32(a.Nodes), Queue: float32(a.Queue)})
+		w := &wire.AggLoad{Nodes: float32(a.Nodes), Queue: float32(a.Queue)}
+		if float32(a.Cores) != w.Nodes {
+			w.Cores = float32(a.Cores) // else left out: single-core peers
+		}
+		l.Agg = append(l.Agg, w)
 	}
 	// Multi-core nodes and dynamic scheduling (002 ch. 3; 000 §IV).
 	r := n.residual()
@@ -303,6 +310,16 @@ func (n *Node) LoadInfo() *wire.Load {
 	l.Nbc = n.nbc()
 	l.NormLoad = float32(n.normLoad())
 	return l
+}
+
+// aggOf reads one dimension's aggregated load from a heartbeat; no cores
+// means as many as nodes (single-core peers leave them out).
+func aggOf(a *wire.AggLoad) load.Agg {
+	g := load.Agg{Nodes: float64(a.Nodes), Cores: float64(a.Cores), Queue: float64(a.Queue)}
+	if a.Cores == 0 {
+		g.Cores = g.Nodes
+	}
+	return g
 }
 
 // free is the number of cores no running job uses.
@@ -589,7 +606,8 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 }
 
 // pushTarget is the upper neighbor (in any dimension) minimizing F_d(u) =
-// AI_d(u).queue / AI_d(u).nodes² (003 Eq 3), and that dimension; nil when
+// AI_d(u).queue / AI_d(u).nodes² (003 Eq 3) — with multi-core nodes
+// required cores over cores² (002 Eq 3.2) — and that dimension; nil when
 // no upper neighbor has nodes above it.
 func (n *Node) pushTarget() (*overlay.Neighbor, int) {
 	own := n.view.Zone()
@@ -603,8 +621,7 @@ func (n *Node) pushTarget() (*overlay.Neighbor, int) {
 		if !ok || !upper || d >= len(nb.Load.Agg) {
 			continue
 		}
-		a := nb.Load.Agg[d]
-		if f := load.Objective(load.Agg{Nodes: float64(a.Nodes), Queue: float64(a.Queue)}); f < bestF {
+		if f := load.Objective(aggOf(nb.Load.Agg[d])); f < bestF {
 			best, bestF, bestD = nb, f, d
 		}
 	}

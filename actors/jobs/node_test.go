@@ -522,13 +522,39 @@ func TestLoadInfoAggregatesUpperNeighbors(t *testing.T) {
 		t.Fatalf("agg %v, want 3 dimensions", l.Agg)
 	}
 	for d, w := range want {
-		if a := l.Agg[d]; math.Abs(float64(a.Nodes-w[0])) > 1 || math.Abs(float64(a.Queue-w[1])) > 1 {
-			t.Fatalf("AI_%d = %v, want about %v", d, a, w)
+		if a := l.Agg[d]; math.Abs(float64(a.Nodes-w[0])) > 1 || math.Abs(float64(a.Queue-w[1])) > 1 || a.Cores != 0 {
+			t.Fatalf("AI_%d = %v, want about %v and no cores (single-core peers: as many as nodes)", d, a, w)
 		}
 	}
 	l.Point[0] = 0
 	if v.point[0] == 0 {
 		t.Fatal("LoadInfo's point aliases the view's")
+	}
+}
+
+// Multi-core aggregation (002 §3.1.4): I(u) is a neighbor's cores and the
+// cores its jobs require, AI_d adds up cores as well as nodes, and CAN-P
+// pushes by required cores over cores² (Eq 3.2): a dimension with many
+// 8-core nodes above wins over one that has fewer jobs per node.
+func TestCANPAggregatesCores(t *testing.T) {
+	const big = 1e6
+	n, v := tPushNode(1, Config{})
+	u1 := v.nb(idU1).Load
+	u1.Cores, u1.Demand = 8, 5
+	u1.Agg[1].Cores = 4 * big
+	l := n.LoadInfo()
+	if a := l.Agg[1]; math.Abs(float64(a.Nodes)-(big+1)) > 1 || math.Abs(float64(a.Cores)-(4*big+8)) > 4 || math.Abs(float64(a.Queue)-(1e5+5)) > 1 {
+		t.Fatalf("AI_1 = %v, want %v nodes, %v cores, %v required cores", a, big+1, 4*big+8, 1e5+5)
+	}
+	// By nodes U1 wins (1e5/1e12 < 5e5/1e12); U2's 8-core nodes above
+	// make its 5e5 required cores light: 5e5/(8e6)² < 1e5/(4e6)².
+	for seed := uint64(1); seed <= 10; seed++ {
+		n, v := tPushNode(seed, Config{})
+		u2 := v.nb(idU2).Load
+		u2.Agg[2].Cores = 8 * big
+		n.LoadInfo()
+		n.Step(time.Second, 50, &wire.JobSubmit{Job: tSpec(7, time.Second)})
+		tOne[*wire.JobPush](t, tDrain(n), idU2)
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package load is the pure arithmetic of aggregated load information and
-// job pushing in a CAN (PROTOCOLS.md §3; 003 §4.4): the overlap fraction
-// (Eq 2), the aggregated load of the nodes above a node along each
-// dimension (Eq 1), the push target's objective (Eq 3), the probabilistic
-// stop (Eq 4) and the run-node score (Eq 5). Everything here is a function
+// job pushing in a CAN (PROTOCOLS.md §3; 003 §4.4; 002 §3.1.4): the
+// overlap fraction (Eq 2), the aggregated load of the nodes above a node
+// along each dimension (003 Eq 1, with cores as in 002 §3.1.4), the push
+// target's objective (003 Eq 3, 002 Eq 3.2), the probabilistic stop (003
+// Eq 4, 002 Eq 3.3) and the run-node score (003 Eq 5). Everything here is a function
 // of its arguments: no state, no time, no randomness.
 package load
 
@@ -12,17 +13,21 @@ import (
 	"github.com/gridbed/gridbed/actors/can"
 )
 
-// Agg is one dimension's aggregated load information: the number of nodes
-// and the sum of their job queue sizes (003 §4.4).
+// Agg is one dimension's aggregated load information: the number of
+// nodes, their number of cores and the cores their jobs require (002
+// §3.1.4). With single-core nodes Cores = Nodes and Queue is the sum of
+// their job queue sizes, 003 §4.4's pair.
 type Agg struct {
-	Nodes, Queue float64
+	Nodes, Cores, Queue float64
 }
 
 // Upper is what a node knows of one neighbor for aggregation: its zone,
-// its own queue size I(u) and its aggregated load AI_d(u) per dimension
-// (from its last heartbeat).
+// I(u) — its number of cores (0: one) and the cores its queued and running
+// jobs require (for a single-core node, its queue size) — and its
+// aggregated load AI_d(u) per dimension (from its last heartbeat).
 type Upper struct {
 	Zone  can.Zone
+	Cores float64
 	Queue float64
 	AI    []Agg
 }
@@ -51,8 +56,10 @@ func OverlapFraction(n, u can.Zone, d int) float64 {
 
 // Aggregate computes AI_d(N) for every dimension d of zone own (003 Eq 1):
 // the sum over N's upper neighbors u along d of (AI_d(u) + I(u)) ×
-// OF_d(N, u), with I(u) = (1 node, u's queue size). Neighbors whose AI is
-// unknown (no heartbeat carried it yet) count with I(u) alone.
+// OF_d(N, u), with I(u) = (1 node, u's cores, the cores u's jobs require)
+// — 002 §3.1.4's multi-core aggregation, which is 003's (1 node, u's queue
+// size) when every node has one core. Neighbors whose AI is unknown (no
+// heartbeat carried it yet) count with I(u) alone.
 func Aggregate(own can.Zone, nbrs []Upper) []Agg {
 	ai := make([]Agg, len(own.Lo))
 	for _, u := range nbrs {
@@ -61,12 +68,14 @@ func Aggregate(own can.Zone, nbrs []Upper) []Agg {
 			if of == 0 {
 				continue
 			}
-			a := Agg{Nodes: 1, Queue: u.Queue}
+			a := Agg{Nodes: 1, Cores: max(u.Cores, 1), Queue: u.Queue}
 			if d < len(u.AI) {
 				a.Nodes += u.AI[d].Nodes
+				a.Cores += u.AI[d].Cores
 				a.Queue += u.AI[d].Queue
 			}
 			ai[d].Nodes += a.Nodes * of
+			ai[d].Cores += a.Cores * of
 			ai[d].Queue += a.Queue * of
 		}
 	}
@@ -77,15 +86,20 @@ func Aggregate(own can.Zone, nbrs []Upper) []Agg {
 // (003 Eq 3): the push target minimizes it — a small average queue above u
 // and many nodes to choose from. It is +Inf when no node lies above u
 // (nothing to push towards).
+//
+// With multi-core nodes it is 002 Eq 3.2, F_d(u) =
+// AI_d(u).SumOfRequiredCores / AI_d(u).NumberOfCores²: Queue holds the
+// required cores and Cores the cores (for single-core nodes both equations
+// agree).
 func Objective(ai Agg) float64 {
-	if ai.Nodes <= 0 {
+	if ai.Cores <= 0 {
 		return math.Inf(1)
 	}
-	return ai.Queue / (ai.Nodes * ai.Nodes)
+	return ai.Queue / (ai.Cores * ai.Cores)
 }
 
 // StopProbability is PS(N) = 1 / (1 + AI_TD(N).NumberOfNodes)^SF (003 Eq
-// 4): the chance that a node stops pushing a job, larger as fewer nodes
+// 4, 002 Eq 3.3 — still counting nodes, not cores): the chance that a node stops pushing a job, larger as fewer nodes
 // lie above it in the target dimension TD; a higher stopping factor SF
 // pushes further.
 func StopProbability(nodesAbove float64, sf int) float64 {

@@ -74,14 +74,27 @@ func TestAggregateCountsEachNodeAboveOnce(t *testing.T) {
 	// A wide node under two narrow ones gets both in full.
 	wide := z(0, 200, 0, 100)
 	ups := []Upper{{Zone: z(0, 100, 100, 200), Queue: 1}, {Zone: z(100, 200, 100, 200), Queue: 3}}
-	if a := Aggregate(wide, ups)[1]; a.Nodes != 2 || a.Queue != 4 {
-		t.Fatalf("wide node: AI_1 = %+v, want 2 nodes, queue 4", a)
+	if a := Aggregate(wide, ups)[1]; a.Nodes != 2 || a.Cores != 2 || a.Queue != 4 {
+		t.Fatalf("wide node: AI_1 = %+v, want 2 nodes, 2 cores, queue 4", a)
+	}
+	// Multi-core (002 §3.1.4): cores and required cores add up; the
+	// upper neighbor's own AI counts its nodes and cores too.
+	ups = []Upper{
+		{Zone: z(0, 100, 100, 200), Cores: 8, Queue: 6, AI: []Agg{{}, {Nodes: 3, Cores: 7, Queue: 5}}},
+		{Zone: z(100, 200, 100, 200), Cores: 2, Queue: 1},
+	}
+	if a := Aggregate(wide, ups)[1]; a.Nodes != 5 || a.Cores != 17 || a.Queue != 12 {
+		t.Fatalf("multi-core: AI_1 = %+v, want 5 nodes, 17 cores, 12 required cores", a)
 	}
 }
 
 func TestObjectiveStopAndScore(t *testing.T) {
-	if got := Objective(Agg{Nodes: 4, Queue: 8}); got != 0.5 {
+	if got := Objective(Agg{Nodes: 4, Cores: 4, Queue: 8}); got != 0.5 {
 		t.Fatalf("F_d = %v, want 8/16", got)
+	}
+	// 002 Eq 3.2: required cores over cores squared, whatever the nodes.
+	if got := Objective(Agg{Nodes: 2, Cores: 8, Queue: 16}); got != 0.25 {
+		t.Fatalf("F_d (multi-core) = %v, want 16/64", got)
 	}
 	if !math.IsInf(Objective(Agg{}), 1) {
 		t.Fatal("F_d with no node above must be +Inf")

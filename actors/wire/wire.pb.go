@@ -932,9 +932,14 @@ func (x *Load) GetNormLoad() float32 {
 
 // AggLoad is one dimension's aggregated load information (003 Eq 1).
 type AggLoad struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Nodes         float32                `protobuf:"fixed32,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
-	Queue         float32                `protobuf:"fixed32,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Nodes float32                `protobuf:"fixed32,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// queue is the cores the jobs above require (002 §3.1.4; for single-core
+	// nodes, the queue sizes of 003 Eq 1).
+	Queue float32 `protobuf:"fixed32,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	// cores is the number of cores above (002 Eq 3.1 with no Balloon); 0
+	// when it equals nodes (single-core peers), to keep heartbeats small.
+	Cores         float32 `protobuf:"fixed32,3,opt,name=cores,proto3" json:"cores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -979,6 +984,13 @@ func (x *AggLoad) GetNodes() float32 {
 func (x *AggLoad) GetQueue() float32 {
 	if x != nil {
 		return x.Queue
+	}
+	return 0
+}
+
+func (x *AggLoad) GetCores() float32 {
+	if x != nil {
+		return x.Cores
 	}
 	return 0
 }
@@ -2689,10 +2701,11 @@ const file_wire_proto_rawDesc = "" +
 	"\awaiting\x18\t \x01(\rR\awaiting\x12\x10\n" +
 	"\x03nbc\x18\n" +
 	" \x01(\rR\x03nbc\x12\x1b\n" +
-	"\tnorm_load\x18\v \x01(\x02R\bnormLoad\"5\n" +
+	"\tnorm_load\x18\v \x01(\x02R\bnormLoad\"K\n" +
 	"\aAggLoad\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\x02R\x05nodes\x12\x14\n" +
-	"\x05queue\x18\x02 \x01(\x02R\x05queue\"\x9d\x01\n" +
+	"\x05queue\x18\x02 \x01(\x02R\x05queue\x12\x14\n" +
+	"\x05cores\x18\x03 \x01(\x02R\x05cores\"\x9d\x01\n" +
 	"\x05Leave\x12*\n" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x124\n" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
