@@ -871,6 +871,7 @@ func (n *Node) finish(now time.Duration) {
 	if changed {
 		n.start(now)
 		n.queueChanged()
+		n.pullWhenIdle(now)
 	}
 }
 

@@ -444,6 +444,9 @@ func (n *Node) onMigrateJob(now time.Duration, from overlay.NodeID, m *wire.Migr
 	n.start(now)
 	n.queueChanged()
 	n.arm(now)
+	if m.Pull {
+		n.pullWhenIdle(now)
+	}
 }
 
 func (n *Node) onMigrateAck(from overlay.NodeID, m *wire.MigrateAck) {
@@ -498,6 +501,16 @@ func (n *Node) pullInternode(now time.Duration) bool {
 	}
 	n.requestPull(now, best.nb.ID, wire.MigrateKind_MIGRATE_INTERNODE)
 	return true
+}
+
+// pullWhenIdle is PULL's eagerness (000 §V-B: "idle nodes more
+// aggressively try to find jobs to run"): a node whose cores fall idle —
+// a job finished, or a pulled job left cores free — asks at once rather
+// than at its next scheduling round.
+func (n *Node) pullWhenIdle(now time.Duration) {
+	if n.internode() && n.pulls() && n.view.Joined() && !n.left {
+		n.pullInternode(now)
+	}
 }
 
 // pullQueue is queue-balancing PULL (000 §IV-C): the node with the

@@ -323,6 +323,33 @@ func TestPullRejectTriesNextNeighbor(t *testing.T) {
 	tNone[*wire.PullRequest](t, tDrain(n))
 }
 
+// TestPullWhenCoresFallIdle: PULL is eager (000 §V-B) — a node asks as
+// soon as a job finishes and leaves cores idle with nothing waiting, and
+// again after a pulled job that leaves cores free, not at its next round;
+// a PUSH node waits for its round.
+func TestPullWhenCoresFallIdle(t *testing.T) {
+	p := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, 8)}
+	for _, mode := range []string{ModeLIPull, ModeLIPush} {
+		n, _ := vNode(t, mode, tNb(tB, zUp0(), vLoad(p, Vec{}, 5, 0, 2)))
+		vAssign(n, 0, vSpec(1, 4, 0, time.Minute))
+		n.Tick(time.Minute, TimerRunDone)
+		r := tDrain(n)
+		if mode == ModeLIPush {
+			tNone[*wire.PullRequest](t, r)
+			continue
+		}
+		tOne[*wire.PullRequest](t, r, tB)
+		// The neighbor sends a 1-core job: three cores still idle, ask again
+		// (the neighbor was not rejected: it may have more).
+		n.Step(time.Minute+time.Second, tB, &wire.MigrateJob{Job: vSpec(2, 1, 0, time.Hour), Owner: uint64(tOwnerID), Epoch: 1, Moves: 1, Kind: wire.MigrateKind_MIGRATE_INTERNODE, Pull: true})
+		r = tDrain(n)
+		if !slices.Equal(runningIDs(n), []uint64{2}) {
+			t.Fatalf("running %v, want the pulled job 2", runningIDs(n))
+		}
+		tOne[*wire.PullRequest](t, r, tB)
+	}
+}
+
 func TestQueueBalancingPushFromLocalMaximum(t *testing.T) {
 	p := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, 8)}
 	for _, tc := range []struct {
