@@ -214,6 +214,7 @@ func TestChaosReplaysExactly(t *testing.T) {
 	b := runScenario(t, sc, emulator.DriverSim).Summary
 	for _, s := range []*emulator.Summary{&a, &b} {
 		s.WallSeconds, s.Messages.PerWallSecond = 0, 0
+		s.Sim.LoopSeconds, s.Sim.EventsPerSecond = 0, 0
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)

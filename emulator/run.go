@@ -93,6 +93,11 @@ type Result struct {
 	Summary  Summary
 	Series   []Sample
 	Scenario scenario.Scenario
+	// JobWaits are the completed jobs' waits in emulated seconds (from
+	// submission to the start of the run that completed the job, as
+	// jobs.wait_seconds), in job order; nil without a workload. Not in
+	// summary.json: reports draw their distribution (emulator/report).
+	JobWaits []float64
 }
 
 // Run executes scenario sc to its end (or until ctx is cancelled, which is
@@ -165,6 +170,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	drv.Start()
+	cpuStart := cpuTime()
 	rec := newRecorder(sc, drv.Name(), m)
 	var finalStates []peer.State
 	for t := time.Duration(0); ; {
@@ -204,6 +210,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil, ctx.Err()
 	}
+	cpu := cpuTime() - cpuStart
 	// Stop the peers before the final accounting, so that every message
 	// counted as sent is also accounted for by the bus.
 	closed = true
@@ -211,23 +218,41 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
+	switch d := drv.(type) {
+	case *live.Driver:
+		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sum.Clock.LagSeconds.P99, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
+		if !sum.Emulator.KeptUp && opts.Logger != nil {
+			opts.Logger.Warn("the emulator could not keep up with the time scale: its results are distorted by late timers",
+				"time_scale", sc.TimeScale, "lag_p99_emulated_seconds", sum.Emulator.LagP99EmulatedSeconds,
+				"tolerance_seconds", sum.Emulator.LagToleranceSeconds, "bus_dropped", sum.Bus.Dropped,
+				"suggested_time_scale", sum.Emulator.SuggestedTimeScale)
+		}
+	case *sim.Driver:
+		events, loop := d.LoopStats()
+		sum.Sim = &SimSummary{Events: events, LoopSeconds: loop.Seconds()}
+		if loop > 0 {
+			sum.Sim.EventsPerSecond = float64(events) / loop.Seconds()
+		}
+	}
 	sum.Churn = churned.summary()
 	sum.Faults = cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
 	var jobsCheck *InvariantCheck
+	var waits []float64
 	if jr != nil {
 		var c InvariantCheck
 		// At the last sample's time: the states are from then, and the
 		// emulator's clock ran on while the peers stopped.
 		sum.Jobs, c = jr.summary(sc.Duration, finalStates)
 		jobsCheck = &c
+		waits = jr.ledger.Figures().Wait
 	}
 	sum.Invariants = rec.invariants(jobsCheck)
 	if rec.until >= 0 {
 		v := rec.until.Seconds()
 		sum.Faults.DisturbedUntilSeconds = &v
 	}
-	return &Result{Summary: sum, Series: rec.series, Scenario: sc}, nil
+	return &Result{Summary: sum, Series: rec.series, Scenario: sc, JobWaits: waits}, nil
 }
 
 // scheduleSessions hands the session model's turnovers to the driver: the

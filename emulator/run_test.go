@@ -68,6 +68,8 @@ func TestSimIsDeterministic(t *testing.T) {
 	// Wall-clock fields are the only ones allowed to differ.
 	a.Summary.WallSeconds, b.Summary.WallSeconds = 0, 0
 	a.Summary.Messages.PerWallSecond, b.Summary.Messages.PerWallSecond = 0, 0
+	a.Summary.Sim.LoopSeconds, b.Summary.Sim.LoopSeconds = 0, 0
+	a.Summary.Sim.EventsPerSecond, b.Summary.Sim.EventsPerSecond = 0, 0
 	ja, _ := json.Marshal(a.Summary)
 	jb, _ := json.Marshal(b.Summary)
 	if string(ja) != string(jb) {

@@ -97,6 +97,11 @@ type Summary struct {
 		} `json:"lag_seconds"`
 		Timers uint64 `json:"timers"`
 	} `json:"clock"`
+	// Emulator is present for the emulator driver: whether it kept up
+	// with the requested time scale (see keepup.go).
+	Emulator *EmulatorSummary `json:"emulator,omitempty"`
+	// Sim is present for the deterministic driver: its event loop's speed.
+	Sim        *SimSummary       `json:"sim,omitempty"`
 	Churn      ChurnSummary      `json:"churn"`
 	Faults     FaultSummary      `json:"faults"`
 	Invariants InvariantsSummary `json:"invariants"`
@@ -321,6 +326,12 @@ func (s Summary) PrintTable(w io.Writer) {
 	row("message rate", fmt.Sprintf("%.0f msgs per wall second (window)", s.Messages.PerWallSecond))
 	if s.Driver == DriverEmulator {
 		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
+	}
+	if e := s.Emulator; e != nil {
+		row("kept up", e.verdict(s.TimeScale))
+	}
+	if sm := s.Sim; sm != nil {
+		row("event loop", fmt.Sprintf("%d protocol events in %.1f s: %.0f events/s", sm.Events, sm.LoopSeconds, sm.EventsPerSecond))
 	}
 	row("bus", fmt.Sprintf("published %d, delivered %d, dropped %d, unroutable %d, lost %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Dropped, s.Bus.Unroutable, s.Bus.Lost))
 	if f := s.Faults; len(f.Events) > 0 || f.Dropped["loss"]+f.Dropped["partition"]+f.Duplicated > 0 {

@@ -3,6 +3,7 @@
 //	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR]
 //	gridbed sweep FILE --vary key=v1,v2 [--vary ...] [--set ...] [--driver sim] [--out DIR]
 //	gridbed validate FILE [--set key=value ...]
+//	gridbed bench [FILE] [--peers N] [--time-scale S] [--duration D] [--driver emulator|sim] [--json]
 //	gridbed keys
 //
 // See README.md for a quick start and docs/ for the scenario keys and the
@@ -38,6 +39,10 @@ Usage:
                                   run a parameter grid and tabulate it
   gridbed validate FILE [flags]   check a scenario file (and --set overrides)
   gridbed keys                    list every scenario key with its default
+  gridbed bench [FILE] [flags]    measure speed: the raw actor → NATS → actor
+                                  ceiling and a scenario's rate, lag, memory
+                                  (default FILE examples/bench.yaml; --peers,
+                                  --time-scale, --duration, --driver, --json)
 
 Run flags:
   --out DIR              results directory (default results/<scenario file name>)
@@ -81,11 +86,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "keys":
 		return cmdKeys(stdout)
+	case "bench":
+		return cmdBench(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, sweep, validate or keys\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, sweep, validate, keys or bench\n\n%s", args[0], usage)
 	return 2
 }
 

@@ -42,6 +42,7 @@ type Driver struct {
 	head     *peer.Peer // first peer of the join sequence, started by Start
 	headSlot time.Duration
 	client   *peer.Client
+	loop     time.Duration // wall time spent in AdvanceTo's event loop
 }
 
 // NewDriver returns a deterministic driver for one run.
@@ -225,9 +226,15 @@ func (d *Driver) AdvanceTo(ctx context.Context, t time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	start := time.Now()
 	d.w.RunUntil(t)
+	d.loop += time.Since(start)
 	return nil
 }
+
+// LoopStats reports the events the world processed and the wall time
+// spent in its event loop (in AdvanceTo) so far.
+func (d *Driver) LoopStats() (events uint64, loop time.Duration) { return d.w.Events(), d.loop }
 
 // Now is the current virtual time.
 func (d *Driver) Now() time.Duration { return d.w.now }

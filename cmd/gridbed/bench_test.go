@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBenchJSON: gridbed bench on a tiny configuration prints a JSON
+// report whose required keys are present and sane (no timing asserted).
+func TestBenchJSON(t *testing.T) {
+	code, stdout, stderr := gridbed(t, "bench", "../../examples/bench.yaml", "--json",
+		"--peers", "40", "--duration", "2m", "--time-scale", "60", "--set", "peers.join_window=20s", "--set", "oracle.interval=30s",
+		"--ceiling-duration", "300ms", "--ceiling-actors", "200")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	for _, k := range []string{"peers", "messages_per_second", "ceiling_messages_per_second", "clock_lag_p99_seconds", "rss_bytes", "bus_drops", "kept_up", "time_compression"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("key %q missing:\n%s", k, stdout)
+		}
+	}
+	num := func(k string) float64 { v, _ := rep[k].(float64); return v }
+	if num("peers") != 40 {
+		t.Errorf("peers = %v, want 40 (all joined)", rep["peers"])
+	}
+	if num("messages_per_second") <= 0 || num("ceiling_messages_per_second") <= 0 || num("rss_bytes") <= 0 {
+		t.Errorf("rates and memory must be positive:\n%s", stdout)
+	}
+	if r := num("ceiling_ratio"); r <= 0 || r > 1 {
+		t.Errorf("ceiling_ratio = %v, want in (0, 1]: gridbed's protocol cannot outrun the raw bus", r)
+	}
+	if num("clock_lag_p99_seconds") < 0 || num("bus_drops") != 0 {
+		t.Errorf("lag or drops insane:\n%s", stdout)
+	}
+}
+
+// TestBenchSimTable: the deterministic driver reports its event rate and
+// no ceiling; the default output is a table.
+func TestBenchSimTable(t *testing.T) {
+	code, stdout, stderr := gridbed(t, "bench", "../../examples/bench.yaml", "--driver", "sim",
+		"--peers", "100", "--duration", "3m", "--set", "peers.join_window=30s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"event loop", "protocol events/s", "peers  ", "100 of 100 joined"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "ceiling") {
+		t.Errorf("sim has no NATS ceiling:\n%s", stdout)
+	}
+}
+
+// TestBenchBadFlags: bad input is rejected with a sentence saying what to
+// write instead.
+func TestBenchBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--driver", "fast"}, "--driver emulator or --driver sim"},
+		{[]string{"bench", "a.yaml", "b.yaml"}, "at most one scenario file"},
+		{[]string{"bench", "../../examples/bench.yaml", "--set", "overlay.dimensions=zero"}, "overlay.dimensions"},
+	} {
+		code, _, stderr := gridbed(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package emulator
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// LagTolerance is the clock lag, as a fraction of the heartbeat period in
+// emulated time, up to which a run counts as having kept up with its time
+// scale: a timer handled that late shifts the protocol's periodic work by
+// at most 1% of its period.
+const LagTolerance = 0.01
+
+// cpuBudget is the share of the machine's cores the suggested time scale
+// plans to use: below it, queueing in the mailboxes stays short; close to
+// all cores, lag grows without bound (LIMITS.md: overload collapses).
+const cpuBudget = 0.6
+
+// EmulatorSummary says whether the emulator kept up with the requested
+// time scale (summary.json "emulator").
+type EmulatorSummary struct {
+	// KeptUp is false when the clock lag p99, in emulated time, exceeded
+	// LagTolerance of the heartbeat period, or the bus dropped messages.
+	KeptUp bool `json:"kept_up"`
+	// LagP99EmulatedSeconds is clock.lag_seconds.p99 × time_scale;
+	// LagToleranceSeconds the emulated lag up to which the run kept up.
+	LagP99EmulatedSeconds float64 `json:"lag_p99_emulated_seconds"`
+	LagToleranceSeconds   float64 `json:"lag_tolerance_seconds"`
+	// CPUSeconds is the process's CPU time (user + system) from the start
+	// of emulated time to the end of the run; CPUPerEmulatedSecond that
+	// divided by the emulated seconds; Cores the CPUs the process may use.
+	CPUSeconds           float64 `json:"cpu_seconds"`
+	CPUPerEmulatedSecond float64 `json:"cpu_per_emulated_second"`
+	Cores                int     `json:"cores"`
+	// SuggestedTimeScale estimates the largest time scale that would have
+	// kept up (see suggestTimeScale); when the run kept up it may exceed
+	// the requested one (headroom).
+	SuggestedTimeScale float64 `json:"suggested_time_scale"`
+}
+
+// SimSummary is the deterministic driver's speed (summary.json "sim").
+type SimSummary struct {
+	// Events are the protocol events processed (message deliveries, timer
+	// expiries, scheduled actions); LoopSeconds the wall time spent in the
+	// event loop (the oracle's snapshots excluded).
+	Events          uint64  `json:"events"`
+	LoopSeconds     float64 `json:"loop_seconds"`
+	EventsPerSecond float64 `json:"events_per_second"`
+}
+
+// keepUp judges a finished emulator run: lagP99 is the clock lag p99 in
+// wall seconds, cpu the CPU time used over emulated seconds of run, drops
+// the messages the bus dropped.
+func keepUp(scale float64, period time.Duration, lagP99 float64, cpu time.Duration, emulated float64, drops uint64) *EmulatorSummary {
+	e := &EmulatorSummary{
+		LagP99EmulatedSeconds: lagP99 * scale,
+		LagToleranceSeconds:   LagTolerance * period.Seconds(),
+		CPUSeconds:            cpu.Seconds(),
+		Cores:                 runtime.GOMAXPROCS(0),
+	}
+	if emulated > 0 {
+		e.CPUPerEmulatedSecond = cpu.Seconds() / emulated
+	}
+	e.KeptUp = e.LagP99EmulatedSeconds <= e.LagToleranceSeconds && drops == 0
+	e.SuggestedTimeScale = suggestTimeScale(scale, e.KeptUp, lagP99, e.LagToleranceSeconds, e.CPUPerEmulatedSecond, e.Cores)
+	return e
+}
+
+// suggestTimeScale estimates the largest time scale at which the run would
+// have kept up, as the smaller of two bounds:
+//
+//   - CPU: the work the run needed per emulated second (cpuPerEmulated,
+//     CPU seconds) must fit in cpuBudget of the cores per wall second, so
+//     scale ≤ cpuBudget × cores / cpuPerEmulated;
+//   - lag: if timers stay as late in wall time as they were (bursts such
+//     as GC or the oracle's snapshots take fixed wall time), the emulated
+//     lag tolerance allows scale ≤ tolerance / lagP99.
+//
+// An overloaded run did less work than it was given (messages still in
+// mailboxes at the end), so the CPU bound overestimates and the lag bound,
+// measured at saturation, underestimates; re-run at the suggestion to
+// confirm. A run that did not keep up gets a suggestion below the
+// requested scale. The result has two significant digits, rounded down.
+func suggestTimeScale(scale float64, keptUp bool, lagP99, tolerance, cpuPerEmulated float64, cores int) float64 {
+	s := math.Inf(1)
+	if cpuPerEmulated > 0 {
+		s = cpuBudget * float64(cores) / cpuPerEmulated
+	}
+	if lagP99 > 0 {
+		s = min(s, tolerance/lagP99)
+	}
+	if !keptUp {
+		s = min(s, 0.9*scale)
+	}
+	if math.IsInf(s, 1) {
+		return scale
+	}
+	return roundDown2(s)
+}
+
+// roundDown2 rounds v > 0 down to two significant digits.
+func roundDown2(v float64) float64 {
+	if v <= 0 {
+		return 0
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v))-1)
+	return math.Floor(v/p*(1+1e-9)) * p
+}
+
+// verdict is the summary table's line for e.
+func (e *EmulatorSummary) verdict(scale float64) string {
+	if e.KeptUp {
+		return fmt.Sprintf("yes: lag p99 %.3g s emulated ≤ %.3g s (1%% of the heartbeat period); estimated headroom to time scale %g", e.LagP99EmulatedSeconds, e.LagToleranceSeconds, e.SuggestedTimeScale)
+	}
+	return fmt.Sprintf("NO: lag p99 %.3g s emulated > %.3g s (1%% of the heartbeat period) or bus drops; time scale %g was too fast, try %g", e.LagP99EmulatedSeconds, e.LagToleranceSeconds, scale, e.SuggestedTimeScale)
+}
+
+// cpuTime is the process's CPU time so far (user + system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

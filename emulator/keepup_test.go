@@ -1,0 +1,115 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+func keepUpScenario(t *testing.T, peers int, scale float64, duration time.Duration) scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load("../examples/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Peers.Count, sc.TimeScale, sc.Duration = peers, scale, duration
+	sc.Peers.JoinWindow = duration / 4
+	sc.Oracle.Interval = duration / 2
+	return sc
+}
+
+// TestEmulatorWarnsWhenItCannotKeepUp: a time scale of a million (a
+// minute of heartbeats in 60 µs of wall time) is far beyond what any
+// machine keeps up with; the summary says so, suggests a smaller time
+// scale, and the run warns on its logger.
+func TestEmulatorWarnsWhenItCannotKeepUp(t *testing.T) {
+	sc := keepUpScenario(t, 50, 1e6, 10*time.Minute)
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, sc, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	e := res.Summary.Emulator
+	if e == nil {
+		t.Fatal("no emulator section in the summary")
+	}
+	if e.KeptUp {
+		t.Errorf("seed %d: kept_up at time scale %g with lag p99 %g s emulated", sc.Seed, sc.TimeScale, e.LagP99EmulatedSeconds)
+	}
+	if !(e.SuggestedTimeScale > 0 && e.SuggestedTimeScale < sc.TimeScale) {
+		t.Errorf("suggested time scale %g, want in (0, %g)", e.SuggestedTimeScale, sc.TimeScale)
+	}
+	if !strings.Contains(logs.String(), "could not keep up") || !strings.Contains(logs.String(), "suggested_time_scale=") {
+		t.Errorf("no warning logged:\n%s", logs.String())
+	}
+	js, _ := json.Marshal(res.Summary)
+	var back map[string]map[string]any
+	_ = json.Unmarshal(js, &back)
+	if v, ok := back["emulator"]["kept_up"]; !ok || v != false {
+		t.Errorf("summary.json emulator.kept_up = %v, want false", v)
+	}
+	var table bytes.Buffer
+	res.Summary.PrintTable(&table)
+	if !strings.Contains(table.String(), "kept up") || !strings.Contains(table.String(), "NO:") {
+		t.Errorf("table does not say the run fell behind:\n%s", table.String())
+	}
+}
+
+// TestEmulatorKeepsUpWhenGentle: 20 peers at time scale 3 leave the
+// machine idle; the run keeps up (its lag tolerance, 1% of the 30 s
+// heartbeat period, is 100 ms of wall time) and no warning is logged.
+func TestEmulatorKeepsUpWhenGentle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("15 s of wall time; the race run keeps the too-fast case")
+	}
+	sc := keepUpScenario(t, 20, 3, 45*time.Second)
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, sc, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	e := res.Summary.Emulator
+	if e == nil || !e.KeptUp {
+		t.Fatalf("seed %d: did not keep up at time scale %g: %+v", sc.Seed, sc.TimeScale, e)
+	}
+	if e.SuggestedTimeScale < sc.TimeScale {
+		t.Errorf("kept up, yet suggests %g < %g", e.SuggestedTimeScale, sc.TimeScale)
+	}
+	if strings.Contains(logs.String(), "could not keep up") {
+		t.Errorf("warned although it kept up:\n%s", logs.String())
+	}
+}
+
+// TestSuggestTimeScale: the suggestion is the smaller of the CPU and lag
+// bounds, below the requested scale when the run fell behind, rounded
+// down to two significant digits.
+func TestSuggestTimeScale(t *testing.T) {
+	for _, tc := range []struct {
+		scale, lag, tol, cpu float64
+		kept                 bool
+		want                 float64
+	}{
+		// CPU bound: 0.6 × 2 cores / 0.01 CPU s per emulated s = 120.
+		{scale: 10, lag: 0.001, tol: 0.3, cpu: 0.01, kept: true, want: 120},
+		// Lag bound: 0.3 / 0.01 = 30.
+		{scale: 10, lag: 0.01, tol: 0.3, cpu: 0.001, kept: true, want: 30},
+		// Fell behind although both bounds exceed the scale: 0.9 × 1000.
+		{scale: 1000, lag: 0.0001, tol: 0.3, cpu: 0.0001, kept: false, want: 900},
+		// Rounded down: 1.2 / 0.0037 = 324.3 → 320.
+		{scale: 100, lag: 0, tol: 0.3, cpu: 0.0037, kept: true, want: 320},
+	} {
+		if got := suggestTimeScale(tc.scale, tc.kept, tc.lag, tc.tol, tc.cpu, 2); got != tc.want {
+			t.Errorf("suggestTimeScale(%+v) = %g, want %g", tc, got, tc.want)
+		}
+	}
+}
