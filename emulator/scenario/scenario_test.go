@@ -775,3 +775,17 @@ func TestWorkloadRules(t *testing.T) {
 	}
 	roundTrip(t, s)
 }
+
+// TestExamplesLoad: every scenario file in examples/ loads and validates,
+// so the README's and docs' commands start.
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
