@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,6 +105,24 @@ func (r resources) Demand(req []uint32) jobs.Vec {
 	return jobs.Vec{jobs.ResCores: r.amount(req, 3, 1, true), jobs.ResMemory: r.amount(req, 1, 0, true), jobs.ResDisk: r.amount(req, 2, 0, true)}
 }
 
+// Residue is the point of a node at p with residual resources r (002
+// §3.1.1): memory, disk and cores replaced by the coordinates of the
+// residual amounts (the inverse of the catalog mapping, never above the
+// node's own coordinate), CPU speed and the virtual coordinate kept. A
+// residual amount below the weakest catalog level maps to coordinate 0,
+// which reads back as that level: a Residue-node with 0.5 GiB free looks
+// like one with 1 GiB. No job is misled by it: a requirement at the
+// weakest level is coordinate 0 too, which demands nothing (Demand).
+func (r resources) Residue(p []uint32, res jobs.Vec) []uint32 {
+	q := slices.Clone(p)
+	for _, d := range []struct{ dim, k int }{{1, jobs.ResMemory}, {2, jobs.ResDisk}, {3, jobs.ResCores}} {
+		if d.dim < r.dims && d.dim < len(q) {
+			q[d.dim] = min(q[d.dim], population.CoordAt(d.dim, res[d.k]))
+		}
+	}
+	return q
+}
+
 // setup is what the drivers need to give peers a job core.
 func (j *jobRun) setup() *peer.JobSetup {
 	if j == nil {
@@ -117,6 +136,7 @@ func (j *jobRun) setup() *peer.JobSetup {
 		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
 		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
 		Res:         res, Mode: j.sc.Scheduling.Mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
+		Residue: j.sc.Matchmaking.Residue,
 	}
 	j.ledger.SetDemand(res.Demand)
 	return &peer.JobSetup{
@@ -232,8 +252,12 @@ type JobsSummary struct {
 	Backfilled uint64 `json:"backfilled"`
 	// Disowned jobs changed owner because their point left the owner's
 	// zone (a join's split, or a zone conflict after a partition).
-	Disowned    uint64 `json:"disowned"`
-	WaitSeconds struct {
+	Disowned uint64 `json:"disowned"`
+	// Residue is matchmaking.residue; BalloonPlacements count the jobs
+	// matched to a Balloon (002 §3.1.3; a job matched again counts again).
+	Residue           string `json:"residue"`
+	BalloonPlacements uint64 `json:"balloon_placements"`
+	WaitSeconds       struct {
 		Mean *float64 `json:"mean"`
 		P50  *float64 `json:"p50"`
 		P90  *float64 `json:"p90"`
@@ -278,6 +302,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, In
 	s.PullRejects, s.OfferRejects = j.ledger.Count(jobs.EvPullRejected), j.ledger.Count(jobs.EvOfferRejected)
 	s.MigrationsReturned, s.Disowned = j.ledger.Count(jobs.EvMigrationReturned), j.ledger.Count(jobs.EvDisowned)
 	s.Backfilled = j.ledger.Backfilled()
+	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue, j.ledger.Count(jobs.EvBalloon)
 	s.WaitSeconds.Mean = num(ledger.Mean(f.Wait))
 	s.WaitSeconds.P50 = num(ledger.Quantile(f.Wait, 0.5))
 	s.WaitSeconds.P90 = num(ledger.Quantile(f.Wait, 0.9))

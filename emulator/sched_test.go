@@ -142,3 +142,42 @@ faults:
 		t.Errorf("seed %d: no job was pulled (migrations %+v, pull rejects %d)", sc.Seed, j.Migrations, j.PullRejects)
 	}
 }
+
+// The Balloon model (002 §3.1.3): multi-core nodes running jobs attach
+// their residues as Balloons and matchmaking places jobs on them; every
+// job ends exactly once, without faults and under churn, a partition and a
+// crash (Balloons of departed nodes expire, hosts that leave are replaced).
+func TestBalloonsPlaceJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
+	const seed = 5
+	for _, tc := range []struct{ name, extra string }{
+		{"calm", ""},
+		{"churn", `churn: {interval: 2m, start: 20m, stop: 3h, fail_fraction: 0.5}
+faults:
+  - {at: 40m, partition: {fraction: 0.2}}
+  - {at: 45m, heal: {}}
+  - {at: 70m, crash: {fraction: 0.1}}
+`},
+	} {
+		sc := schedScenario(t, seed, "vanilla", tc.extra)
+		sc.Matchmaking.Residue = scenario.ResidueBalloon
+		if tc.name == "churn" {
+			sc.Link.Loss, sc.Link.Duplicate = 0.01, 0.01
+			sc.Workload.Jobs, sc.Workload.Interarrival = 200, 40*time.Second
+			sc.Workload.Runtime = 30 * time.Minute
+			sc.Duration = 5 * time.Hour
+		}
+		res := runScenario(t, sc, emulator.DriverSim)
+		j := res.Summary.Jobs
+		conserved(t, tc.name, seed, j, false)
+		if j.Residue != "balloon" || j.BalloonPlacements == 0 {
+			t.Errorf("%s seed %d: residue %q, %d jobs placed on Balloons: want some", tc.name, seed, j.Residue, j.BalloonPlacements)
+		}
+		if tc.name == "churn" && j.Unfinished > 2 {
+			t.Errorf("%s seed %d: %d jobs unfinished at the end", tc.name, seed, j.Unfinished)
+		}
+		t.Logf("%s seed %d: %d Balloon placements of %d jobs, mean wait %.0f s", tc.name, seed, j.BalloonPlacements, j.Submitted, *j.WaitSeconds.Mean)
+	}
+}

@@ -37,6 +37,17 @@ const (
 	SchemeCENTQueue = "cent-queue"
 )
 
+// Residue-node representations (002 §3.1): Config.Residue.
+const (
+	// ResidueNone: no Residue-node; matchmaking sees a node's residual
+	// resources only on its own heartbeat, to its neighbors.
+	ResidueNone = "none"
+	// ResidueBalloon is the Balloon model (002 §3.1.3): a multi-core node
+	// running jobs with a free core attaches its Residue-node to the owner
+	// of the zone containing the residue's point.
+	ResidueBalloon = "balloon"
+)
+
 // Timer kinds of the job core: they share the driver's timer channel with
 // the overlay's (whose kinds are small numbers).
 const (
@@ -83,9 +94,10 @@ const (
 	EvDisowned                               // its owner handed it to the new owner of its point
 	EvOfferRejected                          // a neighbor refused a PUSH offer of it
 	EvPullRejected                           // a neighbor had no job for a PULL request (Job 0)
+	EvBalloon                                // matchmaking chose a Balloon (Other: its physical node; 002 §3.1.4)
 )
 
-var eventNames = [...]string{"", "submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed", "migrated", "migration_returned", "disowned", "offer_rejected", "pull_rejected"}
+var eventNames = [...]string{"", "submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed", "migrated", "migration_returned", "disowned", "offer_rejected", "pull_rejected", "balloon_matched"}
 
 // String is the event's name (a metric label and trigger name).
 func (k EventKind) String() string {

@@ -47,6 +47,9 @@ type Config struct {
 	SchedPeriod time.Duration
 	// Contention slows jobs sharing a node by α (002 Eq 3.5).
 	Contention bool
+	// Residue is how a multi-core node's Residue-node is represented (002
+	// §3.1): ResidueNone (default) or ResidueBalloon.
+	Residue string
 }
 
 func (c Config) withDefaults() Config {
@@ -82,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SchedPeriod <= 0 {
 		c.SchedPeriod = c.Period
+	}
+	if c.Residue == "" {
+		c.Residue = ResidueNone
 	}
 	return c
 }
@@ -173,6 +179,8 @@ type Node struct {
 	capacity   Vec        // this node's resources
 	used       Vec        // what its running jobs use
 	sched      scheduler  // dynamic scheduling state (000 §IV)
+	res        residue    // our Balloon (002 §3.1.3)
+	hosted     map[overlay.NodeID]*hosted
 	ticking    bool
 	lastStatus time.Duration
 	left       bool
@@ -191,6 +199,8 @@ type Status struct {
 	Migrations                 [2][2]uint64 // [internode, queue][push, pull]
 	OfferRejects, PullRejects  uint64
 	Disowned, MigrationReturns uint64
+	// BalloonMatches are jobs this node matched to a Balloon (002 §3.1.4).
+	BalloonMatches uint64
 }
 
 // New creates the job core of a peer whose overlay core is view.
@@ -198,7 +208,7 @@ func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
 	n := &Node{
 		cfg: cfg.withDefaults(), view: view, rng: rng, central: central, self: view.ID(),
 		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
-		disowned: map[uint64]time.Duration{}, ended: map[uint64]ended{},
+		disowned: map[uint64]time.Duration{}, ended: map[uint64]ended{}, hosted: map[overlay.NodeID]*hosted{},
 	}
 	n.capacity = n.cfg.Res.Capacity(view.Point())
 	n.capacity[ResCores] = max(n.capacity[ResCores], 1)
@@ -282,8 +292,8 @@ func (n *Node) LoadInfo() *wire.Load {
 			continue
 		}
 		u := load.Upper{Zone: nb.Zone, Queue: float64(nb.Load.Queue)}
-		if nb.Load.Cores > 0 { // I(u) in cores (002 §3.1.4)
-			u.Cores, u.Queue = float64(nb.Load.Cores), float64(nb.Load.Demand)
+		if nb.Load.Cores > 0 { // I(u) in cores: TNC(u) (002 §3.1.4, Eq 3.1)
+			u.Cores, u.Queue = tnc(nb.Load), float64(nb.Load.Demand)
 		}
 		for _, a := range nb.Load.Agg {
 			u.AI = append(u.AI, aggOf(a))
@@ -309,6 +319,7 @@ func (n *Node) LoadInfo() *wire.Load {
 	l.Waiting = uint32(len(n.queue) - n.running)
 	l.Nbc = n.nbc()
 	l.NormLoad = float32(n.normLoad())
+	l.Balloons = n.hostedLoad()
 	return l
 }
 
@@ -404,7 +415,12 @@ func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 		n.onMigrateJob(now, from, m)
 	case *wire.MigrateAck:
 		n.onMigrateAck(from, m)
+	case *wire.BalloonAttach:
+		n.onBalloonAttach(now, m)
+	case *wire.BalloonAck:
+		n.onBalloonAck(now, from, m)
 	}
+	n.syncBalloon(now)
 }
 
 // validSpec checks a job profile's shape against our space.
@@ -557,6 +573,10 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 		return
 	}
 	if n.cfg.Scheme == SchemeCAN {
+		if b, ok := n.bestBalloon(m.Job.Req); ok {
+			n.assignBalloon(now, b, m)
+			return
+		}
 		if len(cs) > 0 {
 			best := slices.MinFunc(cs, func(a, b candidate) int {
 				return cmp.Or(cmp.Compare(a.util, b.util), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id))
@@ -575,10 +595,6 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 	}
 	target, td := n.pushTarget()
 	limit := int(m.Pushes) >= n.cfg.MaxPushHops
-	if limit && m.Best == nil {
-		n.failMatch(now, m, ReasonPushLimit)
-		return
-	}
 	stop := target == nil || limit
 	if !stop && m.Best != nil {
 		nodes := 0.0
@@ -586,6 +602,18 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 			nodes = n.ai[td].Nodes
 		}
 		stop = n.rng.Float64() < load.StopProbability(nodes, n.cfg.StoppingFactor)
+	}
+	if stop {
+		// The Balloon model: a Balloon here or at a neighbor is preferred
+		// (002 §3.1.4), it starts the job at once.
+		if b, ok := n.bestBalloon(m.Job.Req); ok {
+			n.assignBalloon(now, b, m)
+			return
+		}
+	}
+	if limit && m.Best == nil {
+		n.failMatch(now, m, ReasonPushLimit)
+		return
 	}
 	if stop && m.Best != nil {
 		id := overlay.NodeID(m.Best.Id)
@@ -887,12 +915,13 @@ func (n *Node) Tick(now time.Duration, kind overlay.TimerKind) {
 	case TimerJobs:
 		n.ticking = false
 		n.periodic(now)
-		if len(n.owned) > 0 || len(n.queue) > 0 || len(n.done) > 0 || len(n.sched.outbound) > 0 || len(n.disowned) > 0 || len(n.ended) > 0 {
+		if len(n.owned) > 0 || len(n.queue) > 0 || len(n.done) > 0 || len(n.sched.outbound) > 0 || len(n.disowned) > 0 || len(n.ended) > 0 || len(n.hosted) > 0 || n.res.point != nil {
 			n.arm(now)
 		}
 	case TimerSched:
 		n.schedule(now)
 	}
+	n.syncBalloon(now)
 }
 
 // periodic is the owner/run-node heartbeat (003 §4.1: job profiles are
@@ -1003,6 +1032,7 @@ func (n *Node) periodic(now time.Duration) {
 		}
 	}
 	n.resendMigrations(now)
+	n.balloonPeriodic(now)
 }
 
 // disown hands the ownership of a job whose point left our zone (a join
@@ -1381,6 +1411,10 @@ func (n *Node) Leave(now time.Duration) {
 	for _, r := range runs.order {
 		n.send(r, runs.by[r])
 	}
+	if n.res.point != nil {
+		n.detach(now)
+	}
+	n.hosted = map[overlay.NodeID]*hosted{}
 	n.left = true
 	n.owned, n.queue, n.done, n.running, n.used = map[uint64]*owned{}, nil, nil, 0, Vec{}
 	n.sched.init()

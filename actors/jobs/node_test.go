@@ -1652,7 +1652,7 @@ func TestTypedNilMessagesNeverPanic(t *testing.T) {
 	for _, m := range []proto.Message{
 		(*wire.JobSubmit)(nil), (*wire.JobRoute)(nil), (*wire.JobPush)(nil), (*wire.JobAssign)(nil), (*wire.JobQueued)(nil),
 		(*wire.RunHeartbeat)(nil), (*wire.OwnerHeartbeat)(nil), (*wire.JobAdopt)(nil), (*wire.JobReturn)(nil), (*wire.JobCancel)(nil),
-		(*wire.JobStatus)(nil), (*wire.JobResult)(nil),
+		(*wire.JobStatus)(nil), (*wire.JobResult)(nil), (*wire.BalloonAttach)(nil), (*wire.BalloonAck)(nil),
 	} {
 		func() {
 			defer func() {

@@ -1,6 +1,9 @@
 package jobs
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Resource indexes of a Vec: the shared resources a run node schedules
 // (000 §III-C: cores, memory, disk; K = 3).
@@ -24,6 +27,11 @@ type Resources interface {
 	// Demand is what a job requiring req uses while it runs (cores ≥ 1,
 	// 0 for an unspecified requirement).
 	Demand(req []uint32) Vec
+	// Residue is the point of the Residue-node (002 §3.1.1) of a node at
+	// point p with residual resources r: p with the coordinates of the
+	// shared resources replaced by those of the residual amounts, so that
+	// Capable(Residue(p, r), req) says a job requiring req fits r.
+	Residue(p []uint32, r Vec) []uint32
 }
 
 // coresOnly is the model without a Resources: every node has its
@@ -32,6 +40,9 @@ type coresOnly struct{ cores int }
 
 func (c coresOnly) Capacity([]uint32) Vec { return Vec{ResCores: float64(c.cores)} }
 func (coresOnly) Demand([]uint32) Vec     { return Vec{ResCores: 1} }
+
+// Residue is the node's own point: no coordinate says how many cores.
+func (coresOnly) Residue(p []uint32, _ Vec) []uint32 { return slices.Clone(p) }
 
 // vecOf reads a Vec from its wire form (a Load's or PullRequest's
 // residual); callers check the length.
@@ -137,4 +148,22 @@ func Alpha(n int, used, c Vec) float64 {
 		}
 	}
 	return a
+}
+
+// Omega is the total penalty Ω of starting one more job on a node where n
+// jobs (the new one included) would run using shared resources used of
+// capacity c (002 Eq 3.6): n·max(p, max_i n·SDR·(C_i/R_i)^m) over memory
+// and disk — the running time all n jobs lose to contention. A job alone
+// (n ≤ 1) costs nothing.
+func Omega(n int, used, c Vec) float64 {
+	if n <= 1 {
+		return 0
+	}
+	w := ContentionP
+	for _, i := range []int{ResMemory, ResDisk} {
+		if c[i] > 0 {
+			w = max(w, float64(n)*ContentionSDR*math.Pow(min(used[i]/c[i], 1), ContentionM))
+		}
+	}
+	return float64(n) * w
 }

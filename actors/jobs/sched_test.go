@@ -23,6 +23,13 @@ func vDecode(p []uint32) Vec {
 func (vRes) Capacity(p []uint32) Vec { return vDecode(p) }
 func (vRes) Demand(req []uint32) Vec { return vDecode(req) }
 
+// Residue writes the residual amounts into the virtual coordinate.
+func (vRes) Residue(p []uint32, r Vec) []uint32 {
+	q := slices.Clone(p)
+	q[len(q)-1] = vAmt(uint32(r[ResCores]+1e-9), uint32(r[ResMemory]+1e-9))
+	return q
+}
+
 func vAmt(cores, mem uint32) uint32 { return cores*1000 + mem }
 
 // vSpec is a job any test node can run, demanding cores and memory.

@@ -1,7 +1,8 @@
 // Package load is the pure arithmetic of aggregated load information and
 // job pushing in a CAN (PROTOCOLS.md §3; 003 §4.4; 002 §3.1.4): the
 // overlap fraction (Eq 2), the aggregated load of the nodes above a node
-// along each dimension (003 Eq 1, with cores as in 002 §3.1.4), the push
+// along each dimension (003 Eq 1, with cores as in 002 §3.1.4 and
+// Balloons' discounted cores, Eq 3.1), the push
 // target's objective (003 Eq 3, 002 Eq 3.2), the probabilistic stop (003
 // Eq 4, 002 Eq 3.3) and the run-node score (003 Eq 5). Everything here is a function
 // of its arguments: no state, no time, no randomness.
@@ -22,14 +23,32 @@ type Agg struct {
 }
 
 // Upper is what a node knows of one neighbor for aggregation: its zone,
-// I(u) — its number of cores (0: one) and the cores its queued and running
-// jobs require (for a single-core node, its queue size) — and its
+// I(u) — its number of cores (0: one; TNC(u) of Eq 3.1 in the Balloon
+// model) and the cores its queued and running jobs require (for a
+// single-core node, its queue size) — and its
 // aggregated load AI_d(u) per dimension (from its last heartbeat).
 type Upper struct {
 	Zone  can.Zone
 	Cores float64
 	Queue float64
 	AI    []Agg
+}
+
+// Balloon is what aggregation needs of a Balloon (002 §3.1.3): NC(b), its
+// cores, and β_b, their discount.
+type Balloon struct {
+	Cores, Beta float64
+}
+
+// TNC is the total number of cores of node N (002 Eq 3.1): TNC(N) = NC(N)
+// + Σ_b β_b·NC(b) over the Balloons attached to N, a Balloon's cores
+// discounted for the contention a job started on them meets.
+func TNC(nc float64, balloons []Balloon) float64 {
+	t := nc
+	for _, b := range balloons {
+		t += b.Beta * b.Cores
+	}
+	return t
 }
 
 // OverlapFraction is OF_d(N, u) (003 Eq 2): the fraction of u's lower face

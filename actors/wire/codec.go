@@ -101,6 +101,10 @@ func newPayload(t MsgType) (proto.Message, error) {
 		return &MigrateJob{}, nil
 	case MsgType_MSG_MIGRATE_ACK:
 		return &MigrateAck{}, nil
+	case MsgType_MSG_BALLOON_ATTACH:
+		return &BalloonAttach{}, nil
+	case MsgType_MSG_BALLOON_ACK:
+		return &BalloonAck{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownType, int32(t))
 }
@@ -113,7 +117,7 @@ func IsJob(t MsgType) bool {
 		MsgType_MSG_JOB_QUEUED, MsgType_MSG_RUN_HEARTBEAT, MsgType_MSG_OWNER_HEARTBEAT, MsgType_MSG_JOB_ADOPT,
 		MsgType_MSG_JOB_RETURN, MsgType_MSG_JOB_CANCEL, MsgType_MSG_JOB_RESULT, MsgType_MSG_JOB_STATUS,
 		MsgType_MSG_MIGRATE_OFFER, MsgType_MSG_MIGRATE_REPLY, MsgType_MSG_PULL_REQUEST, MsgType_MSG_PULL_REJECT,
-		MsgType_MSG_MIGRATE_JOB, MsgType_MSG_MIGRATE_ACK:
+		MsgType_MSG_MIGRATE_JOB, MsgType_MSG_MIGRATE_ACK, MsgType_MSG_BALLOON_ATTACH, MsgType_MSG_BALLOON_ACK:
 		return true
 	}
 	return false
@@ -174,6 +178,10 @@ func TypeOf(m proto.Message) MsgType {
 		return MsgType_MSG_MIGRATE_JOB
 	case *MigrateAck:
 		return MsgType_MSG_MIGRATE_ACK
+	case *BalloonAttach:
+		return MsgType_MSG_BALLOON_ATTACH
+	case *BalloonAck:
+		return MsgType_MSG_BALLOON_ACK
 	}
 	return MsgType_MSG_UNSPECIFIED
 }

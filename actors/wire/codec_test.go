@@ -65,6 +65,16 @@ func TestDecodeRejectsUnknownTypeAndGarbage(t *testing.T) {
 	if _, _, err := Decode([]byte{0xff, 0xff, 0xff}); err == nil {
 		t.Fatal("garbage decoded without error")
 	}
+	// A Balloon whose point is cut short, a Balloon ack whose point is not
+	// a packed list of varints.
+	b, _ = Encode(nil, Header{Type: MsgType_MSG_BALLOON_ATTACH}, []byte{0x0a, 0x04, 0x08, 0x09, 0x12, 0x05, 0x01})
+	if _, _, err := Decode(b); err == nil {
+		t.Fatal("truncated BalloonAttach decoded without error")
+	}
+	b, _ = Encode(nil, Header{Type: MsgType_MSG_BALLOON_ACK}, []byte{0x0a, 0x02, 0xff, 0xff})
+	if _, _, err := Decode(b); err == nil {
+		t.Fatal("bad BalloonAck decoded without error")
+	}
 	// A heartbeat envelope whose payload is not a heartbeat.
 	b, _ = Encode(nil, Header{Type: MsgType_MSG_HEARTBEAT}, []byte{0x0a, 0x05, 0x01})
 	if _, _, err := Decode(b); err == nil {
@@ -81,6 +91,9 @@ func FuzzDecode(f *testing.F) {
 	jp, _ := MarshalPayload(&Join{Joiner: 5, Point: []uint32{1, 2, 3}, Hops: 2})
 	jb, _ := Encode(nil, Header{Type: MsgType_MSG_JOIN}, jp)
 	f.Add(jb)
+	bp, _ := MarshalPayload(&BalloonAttach{Balloon: &Balloon{Node: 9, Point: []uint32{1, 2, 3}, Speed: 1.5, Cores: 2, Beta: 0.8}, WantAck: true, Hops: 1})
+	bb, _ := Encode(nil, Header{Type: MsgType_MSG_BALLOON_ATTACH, From: 9, To: 3}, bp)
+	f.Add(bb)
 	f.Add([]byte{})
 	f.Add([]byte{0x08, 0x04, 0x32, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -90,6 +90,15 @@ const (
 	// receiver acknowledges it (MigrateAck).
 	MsgType_MSG_MIGRATE_JOB MsgType = 25
 	MsgType_MSG_MIGRATE_ACK MsgType = 26
+	// Balloons (002 §3.1.3, §3.1.5): a multi-core node's Residue-node
+	// attaches to the owner of the zone containing its point — routed there,
+	// then sent straight to that host every heartbeat period (the one-way
+	// heartbeat), again when the residue changes (a host that no longer owns
+	// the point forwards it) and to detach (BalloonAttach) ...
+	MsgType_MSG_BALLOON_ATTACH MsgType = 27
+	// ... and the host acknowledges a new Balloon or one that asks
+	// (BalloonAck), so the node learns its host.
+	MsgType_MSG_BALLOON_ACK MsgType = 28
 )
 
 // Enum value maps for MsgType.
@@ -122,6 +131,8 @@ var (
 		24: "MSG_PULL_REJECT",
 		25: "MSG_MIGRATE_JOB",
 		26: "MSG_MIGRATE_ACK",
+		27: "MSG_BALLOON_ATTACH",
+		28: "MSG_BALLOON_ACK",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_UNSPECIFIED":         0,
@@ -151,6 +162,8 @@ var (
 		"MSG_PULL_REJECT":         24,
 		"MSG_MIGRATE_JOB":         25,
 		"MSG_MIGRATE_ACK":         26,
+		"MSG_BALLOON_ATTACH":      27,
+		"MSG_BALLOON_ACK":         28,
 	}
 )
 
@@ -818,7 +831,10 @@ type Load struct {
 	// ... NBC, the backfilling counter of its queue's head (000 §IV-B) ...
 	Nbc uint32 `protobuf:"varint,10,opt,name=nbc,proto3" json:"nbc,omitempty"`
 	// ... and its normalized load L (000 Eqs 4-5).
-	NormLoad      float32 `protobuf:"fixed32,11,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
+	NormLoad float32 `protobuf:"fixed32,11,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
+	// The Balloons attached to the node (002 §3.1.3), for matchmaking and
+	// TNC(N) (002 Eq 3.1).
+	Balloons      []*Balloon `protobuf:"bytes,12,rep,name=balloons,proto3" json:"balloons,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -930,6 +946,97 @@ func (x *Load) GetNormLoad() float32 {
 	return 0
 }
 
+func (x *Load) GetBalloons() []*Balloon {
+	if x != nil {
+		return x.Balloons
+	}
+	return nil
+}
+
+// Balloon is a Residue-node (002 §3.1.1): what a multi-core node running
+// jobs with free cores could start a job on now.
+type Balloon struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The physical node it represents (where a job matched to it runs).
+	Node uint64 `protobuf:"varint,1,opt,name=node,proto3" json:"node,omitempty"`
+	// Its point: the node's point with the shared resources (memory, disk,
+	// cores) replaced by the coordinates of their residual amounts.
+	Point []uint32 `protobuf:"varint,2,rep,packed,name=point,proto3" json:"point,omitempty"`
+	// The node's CPU speed.
+	Speed float32 `protobuf:"fixed32,3,opt,name=speed,proto3" json:"speed,omitempty"`
+	// NC(b): its free cores.
+	Cores float32 `protobuf:"fixed32,4,opt,name=cores,proto3" json:"cores,omitempty"`
+	// β_b = 1/(1+Ω) (002 Eq 3.6), the discount of its cores in TNC.
+	Beta          float32 `protobuf:"fixed32,5,opt,name=beta,proto3" json:"beta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Balloon) Reset() {
+	*x = Balloon{}
+	mi := &file_wire_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Balloon) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Balloon) ProtoMessage() {}
+
+func (x *Balloon) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Balloon.ProtoReflect.Descriptor instead.
+func (*Balloon) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Balloon) GetNode() uint64 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *Balloon) GetPoint() []uint32 {
+	if x != nil {
+		return x.Point
+	}
+	return nil
+}
+
+func (x *Balloon) GetSpeed() float32 {
+	if x != nil {
+		return x.Speed
+	}
+	return 0
+}
+
+func (x *Balloon) GetCores() float32 {
+	if x != nil {
+		return x.Cores
+	}
+	return 0
+}
+
+func (x *Balloon) GetBeta() float32 {
+	if x != nil {
+		return x.Beta
+	}
+	return 0
+}
+
 // AggLoad is one dimension's aggregated load information (003 Eq 1).
 type AggLoad struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -946,7 +1053,7 @@ type AggLoad struct {
 
 func (x *AggLoad) Reset() {
 	*x = AggLoad{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -958,7 +1065,7 @@ func (x *AggLoad) String() string {
 func (*AggLoad) ProtoMessage() {}
 
 func (x *AggLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -971,7 +1078,7 @@ func (x *AggLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AggLoad.ProtoReflect.Descriptor instead.
 func (*AggLoad) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AggLoad) GetNodes() float32 {
@@ -1008,7 +1115,7 @@ type Leave struct {
 
 func (x *Leave) Reset() {
 	*x = Leave{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1127,7 @@ func (x *Leave) String() string {
 func (*Leave) ProtoMessage() {}
 
 func (x *Leave) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1140,7 @@ func (x *Leave) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Leave.ProtoReflect.Descriptor instead.
 func (*Leave) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Leave) GetSelf() *NodeInfo {
@@ -1066,7 +1173,7 @@ type FullUpdateRequest struct {
 
 func (x *FullUpdateRequest) Reset() {
 	*x = FullUpdateRequest{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1185,7 @@ func (x *FullUpdateRequest) String() string {
 func (*FullUpdateRequest) ProtoMessage() {}
 
 func (x *FullUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1198,7 @@ func (x *FullUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FullUpdateRequest.ProtoReflect.Descriptor instead.
 func (*FullUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FullUpdateRequest) GetSelf() *NodeInfo {
@@ -1111,7 +1218,7 @@ type FullUpdate struct {
 
 func (x *FullUpdate) Reset() {
 	*x = FullUpdate{}
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1230,7 @@ func (x *FullUpdate) String() string {
 func (*FullUpdate) ProtoMessage() {}
 
 func (x *FullUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1243,7 @@ func (x *FullUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FullUpdate.ProtoReflect.Descriptor instead.
 func (*FullUpdate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{12}
+	return file_wire_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FullUpdate) GetSelf() *NodeInfo {
@@ -1165,7 +1272,7 @@ type ZoneUpdate struct {
 
 func (x *ZoneUpdate) Reset() {
 	*x = ZoneUpdate{}
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1284,7 @@ func (x *ZoneUpdate) String() string {
 func (*ZoneUpdate) ProtoMessage() {}
 
 func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1297,7 @@ func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneUpdate.ProtoReflect.Descriptor instead.
 func (*ZoneUpdate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{13}
+	return file_wire_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ZoneUpdate) GetSelf() *NodeInfo {
@@ -1235,7 +1342,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1354,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1367,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{14}
+	return file_wire_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobSpec) GetId() uint64 {
@@ -1319,7 +1426,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1438,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1451,7 @@ func (x *JobRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
 func (*JobRef) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{15}
+	return file_wire_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JobRef) GetId() uint64 {
@@ -1377,7 +1484,7 @@ type JobSubmit struct {
 
 func (x *JobSubmit) Reset() {
 	*x = JobSubmit{}
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1496,7 @@ func (x *JobSubmit) String() string {
 func (*JobSubmit) ProtoMessage() {}
 
 func (x *JobSubmit) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1402,12 +1509,145 @@ func (x *JobSubmit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSubmit.ProtoReflect.Descriptor instead.
 func (*JobSubmit) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{16}
+	return file_wire_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobSubmit) GetJob() *JobSpec {
 	if x != nil {
 		return x.Job
+	}
+	return nil
+}
+
+// BalloonAttach attaches, refreshes or (detach) removes a Balloon at the
+// owner of the zone containing its point (002 §3.1.3); hops, best and
+// detours route it as a JobRoute. want_ack asks the host to acknowledge it
+// (the node checks now and then that its host is alive).
+type BalloonAttach struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Balloon       *Balloon               `protobuf:"bytes,1,opt,name=balloon,proto3" json:"balloon,omitempty"`
+	Detach        bool                   `protobuf:"varint,2,opt,name=detach,proto3" json:"detach,omitempty"`
+	WantAck       bool                   `protobuf:"varint,3,opt,name=want_ack,json=wantAck,proto3" json:"want_ack,omitempty"`
+	Hops          uint32                 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best          float64                `protobuf:"fixed64,5,opt,name=best,proto3" json:"best,omitempty"`
+	Detours       uint32                 `protobuf:"varint,6,opt,name=detours,proto3" json:"detours,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalloonAttach) Reset() {
+	*x = BalloonAttach{}
+	mi := &file_wire_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalloonAttach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalloonAttach) ProtoMessage() {}
+
+func (x *BalloonAttach) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalloonAttach.ProtoReflect.Descriptor instead.
+func (*BalloonAttach) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *BalloonAttach) GetBalloon() *Balloon {
+	if x != nil {
+		return x.Balloon
+	}
+	return nil
+}
+
+func (x *BalloonAttach) GetDetach() bool {
+	if x != nil {
+		return x.Detach
+	}
+	return false
+}
+
+func (x *BalloonAttach) GetWantAck() bool {
+	if x != nil {
+		return x.WantAck
+	}
+	return false
+}
+
+func (x *BalloonAttach) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *BalloonAttach) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *BalloonAttach) GetDetours() uint32 {
+	if x != nil {
+		return x.Detours
+	}
+	return 0
+}
+
+// BalloonAck: the sender hosts the Balloon at point.
+type BalloonAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Point         []uint32               `protobuf:"varint,1,rep,packed,name=point,proto3" json:"point,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalloonAck) Reset() {
+	*x = BalloonAck{}
+	mi := &file_wire_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalloonAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalloonAck) ProtoMessage() {}
+
+func (x *BalloonAck) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalloonAck.ProtoReflect.Descriptor instead.
+func (*BalloonAck) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *BalloonAck) GetPoint() []uint32 {
+	if x != nil {
+		return x.Point
 	}
 	return nil
 }
@@ -1424,7 +1664,7 @@ type JobRoute struct {
 
 func (x *JobRoute) Reset() {
 	*x = JobRoute{}
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1676,7 @@ func (x *JobRoute) String() string {
 func (*JobRoute) ProtoMessage() {}
 
 func (x *JobRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1689,7 @@ func (x *JobRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRoute.ProtoReflect.Descriptor instead.
 func (*JobRoute) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{17}
+	return file_wire_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobRoute) GetJob() *JobSpec {
@@ -1491,7 +1731,7 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1743,7 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1756,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{18}
+	return file_wire_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Candidate) GetId() uint64 {
@@ -1549,7 +1789,7 @@ type JobPush struct {
 
 func (x *JobPush) Reset() {
 	*x = JobPush{}
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1801,7 @@ func (x *JobPush) String() string {
 func (*JobPush) ProtoMessage() {}
 
 func (x *JobPush) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1814,7 @@ func (x *JobPush) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPush.ProtoReflect.Descriptor instead.
 func (*JobPush) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{19}
+	return file_wire_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobPush) GetJob() *JobSpec {
@@ -1631,7 +1871,7 @@ type JobAssign struct {
 
 func (x *JobAssign) Reset() {
 	*x = JobAssign{}
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1883,7 @@ func (x *JobAssign) String() string {
 func (*JobAssign) ProtoMessage() {}
 
 func (x *JobAssign) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1896,7 @@ func (x *JobAssign) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAssign.ProtoReflect.Descriptor instead.
 func (*JobAssign) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{20}
+	return file_wire_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobAssign) GetJob() *JobSpec {
@@ -1698,7 +1938,7 @@ type JobQueued struct {
 
 func (x *JobQueued) Reset() {
 	*x = JobQueued{}
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1710,7 +1950,7 @@ func (x *JobQueued) String() string {
 func (*JobQueued) ProtoMessage() {}
 
 func (x *JobQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +1963,7 @@ func (x *JobQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobQueued.ProtoReflect.Descriptor instead.
 func (*JobQueued) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{21}
+	return file_wire_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobQueued) GetJob() *JobRef {
@@ -1752,7 +1992,7 @@ type RunHeartbeat struct {
 
 func (x *RunHeartbeat) Reset() {
 	*x = RunHeartbeat{}
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1764,7 +2004,7 @@ func (x *RunHeartbeat) String() string {
 func (*RunHeartbeat) ProtoMessage() {}
 
 func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1777,7 +2017,7 @@ func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHeartbeat.ProtoReflect.Descriptor instead.
 func (*RunHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{22}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RunHeartbeat) GetHeld() []*JobRef {
@@ -1809,7 +2049,7 @@ type OwnerHeartbeat struct {
 
 func (x *OwnerHeartbeat) Reset() {
 	*x = OwnerHeartbeat{}
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +2061,7 @@ func (x *OwnerHeartbeat) String() string {
 func (*OwnerHeartbeat) ProtoMessage() {}
 
 func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +2074,7 @@ func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwnerHeartbeat.ProtoReflect.Descriptor instead.
 func (*OwnerHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{23}
+	return file_wire_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OwnerHeartbeat) GetJobs() []*JobRef {
@@ -1875,7 +2115,7 @@ type JobAdopt struct {
 
 func (x *JobAdopt) Reset() {
 	*x = JobAdopt{}
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +2127,7 @@ func (x *JobAdopt) String() string {
 func (*JobAdopt) ProtoMessage() {}
 
 func (x *JobAdopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2140,7 @@ func (x *JobAdopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAdopt.ProtoReflect.Descriptor instead.
 func (*JobAdopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{24}
+	return file_wire_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *JobAdopt) GetJob() *JobSpec {
@@ -1969,7 +2209,7 @@ type JobReturn struct {
 
 func (x *JobReturn) Reset() {
 	*x = JobReturn{}
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2221,7 @@ func (x *JobReturn) String() string {
 func (*JobReturn) ProtoMessage() {}
 
 func (x *JobReturn) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2234,7 @@ func (x *JobReturn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobReturn.ProtoReflect.Descriptor instead.
 func (*JobReturn) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{25}
+	return file_wire_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *JobReturn) GetJobs() []*JobRef {
@@ -2020,7 +2260,7 @@ type JobCancel struct {
 
 func (x *JobCancel) Reset() {
 	*x = JobCancel{}
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2272,7 @@ func (x *JobCancel) String() string {
 func (*JobCancel) ProtoMessage() {}
 
 func (x *JobCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2285,7 @@ func (x *JobCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCancel.ProtoReflect.Descriptor instead.
 func (*JobCancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{26}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobCancel) GetJob() *JobRef {
@@ -2066,7 +2306,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2078,7 +2318,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2091,7 +2331,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{27}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobResult) GetId() uint64 {
@@ -2125,7 +2365,7 @@ type JobFailure struct {
 
 func (x *JobFailure) Reset() {
 	*x = JobFailure{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2377,7 @@ func (x *JobFailure) String() string {
 func (*JobFailure) ProtoMessage() {}
 
 func (x *JobFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2390,7 @@ func (x *JobFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFailure.ProtoReflect.Descriptor instead.
 func (*JobFailure) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobFailure) GetId() uint64 {
@@ -2180,7 +2420,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2432,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2445,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobStatus) GetOwned() []uint64 {
@@ -2247,7 +2487,7 @@ type MigrateOffer struct {
 
 func (x *MigrateOffer) Reset() {
 	*x = MigrateOffer{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2259,7 +2499,7 @@ func (x *MigrateOffer) String() string {
 func (*MigrateOffer) ProtoMessage() {}
 
 func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2272,7 +2512,7 @@ func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateOffer.ProtoReflect.Descriptor instead.
 func (*MigrateOffer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MigrateOffer) GetJob() *JobRef {
@@ -2321,7 +2561,7 @@ type MigrateReply struct {
 
 func (x *MigrateReply) Reset() {
 	*x = MigrateReply{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2573,7 @@ func (x *MigrateReply) String() string {
 func (*MigrateReply) ProtoMessage() {}
 
 func (x *MigrateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2586,7 @@ func (x *MigrateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateReply.ProtoReflect.Descriptor instead.
 func (*MigrateReply) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MigrateReply) GetJob() *JobRef {
@@ -2388,7 +2628,7 @@ type PullRequest struct {
 
 func (x *PullRequest) Reset() {
 	*x = PullRequest{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2640,7 @@ func (x *PullRequest) String() string {
 func (*PullRequest) ProtoMessage() {}
 
 func (x *PullRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2653,7 @@ func (x *PullRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullRequest.ProtoReflect.Descriptor instead.
 func (*PullRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PullRequest) GetKind() MigrateKind {
@@ -2467,7 +2707,7 @@ type PullReject struct {
 
 func (x *PullReject) Reset() {
 	*x = PullReject{}
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2479,7 +2719,7 @@ func (x *PullReject) String() string {
 func (*PullReject) ProtoMessage() {}
 
 func (x *PullReject) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2492,7 +2732,7 @@ func (x *PullReject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullReject.ProtoReflect.Descriptor instead.
 func (*PullReject) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{33}
+	return file_wire_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PullReject) GetKind() MigrateKind {
@@ -2521,7 +2761,7 @@ type MigrateJob struct {
 
 func (x *MigrateJob) Reset() {
 	*x = MigrateJob{}
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2533,7 +2773,7 @@ func (x *MigrateJob) String() string {
 func (*MigrateJob) ProtoMessage() {}
 
 func (x *MigrateJob) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2546,7 +2786,7 @@ func (x *MigrateJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateJob.ProtoReflect.Descriptor instead.
 func (*MigrateJob) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{34}
+	return file_wire_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *MigrateJob) GetJob() *JobSpec {
@@ -2607,7 +2847,7 @@ type MigrateAck struct {
 
 func (x *MigrateAck) Reset() {
 	*x = MigrateAck{}
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2619,7 +2859,7 @@ func (x *MigrateAck) String() string {
 func (*MigrateAck) ProtoMessage() {}
 
 func (x *MigrateAck) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2632,7 +2872,7 @@ func (x *MigrateAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateAck.ProtoReflect.Descriptor instead.
 func (*MigrateAck) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{35}
+	return file_wire_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *MigrateAck) GetJob() *JobRef {
@@ -2688,7 +2928,7 @@ const file_wire_proto_rawDesc = "" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
 	"\n" +
 	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\x12&\n" +
-	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\x98\x02\n" +
+	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\xcb\x02\n" +
 	"\x04Load\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x12\n" +
 	"\x04free\x18\x02 \x01(\rR\x04free\x12\x14\n" +
@@ -2701,7 +2941,14 @@ const file_wire_proto_rawDesc = "" +
 	"\awaiting\x18\t \x01(\rR\awaiting\x12\x10\n" +
 	"\x03nbc\x18\n" +
 	" \x01(\rR\x03nbc\x12\x1b\n" +
-	"\tnorm_load\x18\v \x01(\x02R\bnormLoad\"K\n" +
+	"\tnorm_load\x18\v \x01(\x02R\bnormLoad\x121\n" +
+	"\bballoons\x18\f \x03(\v2\x15.gridbed.wire.BalloonR\bballoons\"s\n" +
+	"\aBalloon\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\x04R\x04node\x12\x14\n" +
+	"\x05point\x18\x02 \x03(\rR\x05point\x12\x14\n" +
+	"\x05speed\x18\x03 \x01(\x02R\x05speed\x12\x14\n" +
+	"\x05cores\x18\x04 \x01(\x02R\x05cores\x12\x12\n" +
+	"\x04beta\x18\x05 \x01(\x02R\x04beta\"K\n" +
 	"\aAggLoad\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\x02R\x05nodes\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\x02R\x05queue\x12\x14\n" +
@@ -2735,7 +2982,17 @@ const file_wire_proto_rawDesc = "" +
 	"\x05epoch\x18\x02 \x01(\rR\x05epoch\x12\x14\n" +
 	"\x05moves\x18\x03 \x01(\rR\x05moves\"4\n" +
 	"\tJobSubmit\x12'\n" +
-	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\"u\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\"\xb5\x01\n" +
+	"\rBalloonAttach\x12/\n" +
+	"\aballoon\x18\x01 \x01(\v2\x15.gridbed.wire.BalloonR\aballoon\x12\x16\n" +
+	"\x06detach\x18\x02 \x01(\bR\x06detach\x12\x19\n" +
+	"\bwant_ack\x18\x03 \x01(\bR\awantAck\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\x12\x12\n" +
+	"\x04best\x18\x05 \x01(\x01R\x04best\x12\x18\n" +
+	"\adetours\x18\x06 \x01(\rR\adetours\"\"\n" +
+	"\n" +
+	"BalloonAck\x12\x14\n" +
+	"\x05point\x18\x01 \x03(\rR\x05point\"u\n" +
 	"\bJobRoute\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x12\n" +
 	"\x04hops\x18\x02 \x01(\rR\x04hops\x12\x12\n" +
@@ -2823,7 +3080,7 @@ const file_wire_proto_rawDesc = "" +
 	"\x04pull\x18\a \x01(\bR\x04pull\"4\n" +
 	"\n" +
 	"MigrateAck\x12&\n" +
-	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job*\xb6\x04\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job*\xe3\x04\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -2852,7 +3109,9 @@ const file_wire_proto_rawDesc = "" +
 	"\x10MSG_PULL_REQUEST\x10\x17\x12\x13\n" +
 	"\x0fMSG_PULL_REJECT\x10\x18\x12\x13\n" +
 	"\x0fMSG_MIGRATE_JOB\x10\x19\x12\x13\n" +
-	"\x0fMSG_MIGRATE_ACK\x10\x1a*P\n" +
+	"\x0fMSG_MIGRATE_ACK\x10\x1a\x12\x16\n" +
+	"\x12MSG_BALLOON_ATTACH\x10\x1b\x12\x13\n" +
+	"\x0fMSG_BALLOON_ACK\x10\x1c*P\n" +
 	"\vMigrateKind\x12\x17\n" +
 	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
@@ -2871,7 +3130,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -2884,33 +3143,36 @@ var file_wire_proto_goTypes = []any{
 	(*JoinReject)(nil),        // 8: gridbed.wire.JoinReject
 	(*Heartbeat)(nil),         // 9: gridbed.wire.Heartbeat
 	(*Load)(nil),              // 10: gridbed.wire.Load
-	(*AggLoad)(nil),           // 11: gridbed.wire.AggLoad
-	(*Leave)(nil),             // 12: gridbed.wire.Leave
-	(*FullUpdateRequest)(nil), // 13: gridbed.wire.FullUpdateRequest
-	(*FullUpdate)(nil),        // 14: gridbed.wire.FullUpdate
-	(*ZoneUpdate)(nil),        // 15: gridbed.wire.ZoneUpdate
-	(*JobSpec)(nil),           // 16: gridbed.wire.JobSpec
-	(*JobRef)(nil),            // 17: gridbed.wire.JobRef
-	(*JobSubmit)(nil),         // 18: gridbed.wire.JobSubmit
-	(*JobRoute)(nil),          // 19: gridbed.wire.JobRoute
-	(*Candidate)(nil),         // 20: gridbed.wire.Candidate
-	(*JobPush)(nil),           // 21: gridbed.wire.JobPush
-	(*JobAssign)(nil),         // 22: gridbed.wire.JobAssign
-	(*JobQueued)(nil),         // 23: gridbed.wire.JobQueued
-	(*RunHeartbeat)(nil),      // 24: gridbed.wire.RunHeartbeat
-	(*OwnerHeartbeat)(nil),    // 25: gridbed.wire.OwnerHeartbeat
-	(*JobAdopt)(nil),          // 26: gridbed.wire.JobAdopt
-	(*JobReturn)(nil),         // 27: gridbed.wire.JobReturn
-	(*JobCancel)(nil),         // 28: gridbed.wire.JobCancel
-	(*JobResult)(nil),         // 29: gridbed.wire.JobResult
-	(*JobFailure)(nil),        // 30: gridbed.wire.JobFailure
-	(*JobStatus)(nil),         // 31: gridbed.wire.JobStatus
-	(*MigrateOffer)(nil),      // 32: gridbed.wire.MigrateOffer
-	(*MigrateReply)(nil),      // 33: gridbed.wire.MigrateReply
-	(*PullRequest)(nil),       // 34: gridbed.wire.PullRequest
-	(*PullReject)(nil),        // 35: gridbed.wire.PullReject
-	(*MigrateJob)(nil),        // 36: gridbed.wire.MigrateJob
-	(*MigrateAck)(nil),        // 37: gridbed.wire.MigrateAck
+	(*Balloon)(nil),           // 11: gridbed.wire.Balloon
+	(*AggLoad)(nil),           // 12: gridbed.wire.AggLoad
+	(*Leave)(nil),             // 13: gridbed.wire.Leave
+	(*FullUpdateRequest)(nil), // 14: gridbed.wire.FullUpdateRequest
+	(*FullUpdate)(nil),        // 15: gridbed.wire.FullUpdate
+	(*ZoneUpdate)(nil),        // 16: gridbed.wire.ZoneUpdate
+	(*JobSpec)(nil),           // 17: gridbed.wire.JobSpec
+	(*JobRef)(nil),            // 18: gridbed.wire.JobRef
+	(*JobSubmit)(nil),         // 19: gridbed.wire.JobSubmit
+	(*BalloonAttach)(nil),     // 20: gridbed.wire.BalloonAttach
+	(*BalloonAck)(nil),        // 21: gridbed.wire.BalloonAck
+	(*JobRoute)(nil),          // 22: gridbed.wire.JobRoute
+	(*Candidate)(nil),         // 23: gridbed.wire.Candidate
+	(*JobPush)(nil),           // 24: gridbed.wire.JobPush
+	(*JobAssign)(nil),         // 25: gridbed.wire.JobAssign
+	(*JobQueued)(nil),         // 26: gridbed.wire.JobQueued
+	(*RunHeartbeat)(nil),      // 27: gridbed.wire.RunHeartbeat
+	(*OwnerHeartbeat)(nil),    // 28: gridbed.wire.OwnerHeartbeat
+	(*JobAdopt)(nil),          // 29: gridbed.wire.JobAdopt
+	(*JobReturn)(nil),         // 30: gridbed.wire.JobReturn
+	(*JobCancel)(nil),         // 31: gridbed.wire.JobCancel
+	(*JobResult)(nil),         // 32: gridbed.wire.JobResult
+	(*JobFailure)(nil),        // 33: gridbed.wire.JobFailure
+	(*JobStatus)(nil),         // 34: gridbed.wire.JobStatus
+	(*MigrateOffer)(nil),      // 35: gridbed.wire.MigrateOffer
+	(*MigrateReply)(nil),      // 36: gridbed.wire.MigrateReply
+	(*PullRequest)(nil),       // 37: gridbed.wire.PullRequest
+	(*PullReject)(nil),        // 38: gridbed.wire.PullReject
+	(*MigrateJob)(nil),        // 39: gridbed.wire.MigrateJob
+	(*MigrateAck)(nil),        // 40: gridbed.wire.MigrateAck
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -2923,45 +3185,47 @@ var file_wire_proto_depIdxs = []int32{
 	4,  // 7: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
 	5,  // 8: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
 	10, // 9: gridbed.wire.Heartbeat.load:type_name -> gridbed.wire.Load
-	11, // 10: gridbed.wire.Load.agg:type_name -> gridbed.wire.AggLoad
-	4,  // 11: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 12: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
-	5,  // 13: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
-	4,  // 14: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 15: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 16: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
-	4,  // 17: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 18: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
-	5,  // 19: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
-	16, // 20: gridbed.wire.JobSubmit.job:type_name -> gridbed.wire.JobSpec
-	16, // 21: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
-	16, // 22: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
-	20, // 23: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
-	16, // 24: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
-	17, // 25: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
-	17, // 26: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
-	17, // 27: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
-	17, // 28: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
-	17, // 29: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
-	16, // 30: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
-	17, // 31: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
-	17, // 32: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
-	17, // 33: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
-	30, // 34: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
-	17, // 35: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
-	1,  // 36: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
-	17, // 37: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
-	1,  // 38: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 39: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 40: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
-	16, // 41: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
-	1,  // 42: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
-	17, // 43: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	12, // 10: gridbed.wire.Load.agg:type_name -> gridbed.wire.AggLoad
+	11, // 11: gridbed.wire.Load.balloons:type_name -> gridbed.wire.Balloon
+	4,  // 12: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 13: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
+	5,  // 14: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
+	4,  // 15: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 16: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 17: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 18: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 19: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
+	5,  // 20: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
+	17, // 21: gridbed.wire.JobSubmit.job:type_name -> gridbed.wire.JobSpec
+	11, // 22: gridbed.wire.BalloonAttach.balloon:type_name -> gridbed.wire.Balloon
+	17, // 23: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
+	17, // 24: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
+	23, // 25: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
+	17, // 26: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
+	18, // 27: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
+	18, // 28: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
+	18, // 29: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
+	18, // 30: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
+	18, // 31: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
+	17, // 32: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
+	18, // 33: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
+	18, // 34: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
+	18, // 35: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
+	33, // 36: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
+	18, // 37: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
+	1,  // 38: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
+	18, // 39: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
+	1,  // 40: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 41: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 42: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
+	17, // 43: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
+	1,  // 44: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
+	18, // 45: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -2975,7 +3239,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   36,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

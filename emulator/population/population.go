@@ -205,3 +205,20 @@ func map1(i int, x float64) []float64 {
 	lv[i] = x
 	return lv
 }
+
+// CoordAt is the inverse of CapabilityAt: the coordinate of dimension i
+// at which a node has the amount v (interpolated between catalog levels).
+// An amount below the weakest level maps to coordinate 0, which reads back
+// as the weakest level: coordinates cannot say less.
+func CoordAt(i int, v float64) uint32 {
+	lv := ResourceAt(i).Levels
+	if !(v > lv[0]) {
+		return 0
+	}
+	for k := 0; k+1 < len(lv); k++ {
+		if v < lv[k+1] {
+			return Coord(float64(k)+(v-lv[k])/(lv[k+1]-lv[k]), len(lv))
+		}
+	}
+	return Coord(float64(len(lv)-1), len(lv))
+}

@@ -258,3 +258,26 @@ func TestResourceAt(t *testing.T) {
 		t.Fatalf("generic resource %+v", r)
 	}
 }
+
+// CoordAt inverts CapabilityAt: amounts between the weakest and the
+// strongest level read back (to the coordinate's resolution), amounts
+// below the weakest level map to coordinate 0 and above the strongest to
+// the strongest level's coordinate.
+func TestCoordAtInvertsCapabilityAt(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		lv := ResourceAt(i).Levels
+		p := make(can.Point, i+1)
+		for _, v := range []float64{lv[0], (lv[0] + lv[1]) / 2, lv[1], lv[len(lv)-1] * 0.99, lv[len(lv)-1]} {
+			p[i] = CoordAt(i, v)
+			if got := CapabilityAt(p, i); math.Abs(got-v) > 1e-6*max(1, v) {
+				t.Errorf("dim %d: CapabilityAt(CoordAt(%v)) = %v", i, v, got)
+			}
+		}
+		if c := CoordAt(i, lv[0]-0.5); c != 0 {
+			t.Errorf("dim %d: below the weakest level: coordinate %d, want 0", i, c)
+		}
+		if c, top := CoordAt(i, lv[len(lv)-1]*2), Coord(float64(len(lv)-1), len(lv)); c != top {
+			t.Errorf("dim %d: above the strongest level: coordinate %d, want %d", i, c, top)
+		}
+	}
+}

@@ -182,7 +182,21 @@ var RuntimeDists = []string{RuntimeUniform, RuntimeNormal, RuntimeExponential}
 type Matchmaking struct {
 	Scheme         string // SchemeCAN, SchemeCANP or SchemeCENT
 	StoppingFactor int    // SF of CAN-P's probabilistic stop, PS = 1/(1+n)^SF (003 Eq 4)
+	Residue        string // ResidueNone or ResidueBalloon (002 §3.1)
 }
+
+// Values of Matchmaking.Residue: how a multi-core node's Residue-node (its
+// currently free resources, 002 §3.1.1) takes part in matchmaking.
+const (
+	// ResidueNone: only through the node's own heartbeat to its neighbors.
+	ResidueNone = "none"
+	// ResidueBalloon: the Balloon model (002 §3.1.3), attached to the
+	// owner of the zone containing the residue's point.
+	ResidueBalloon = "balloon"
+)
+
+// Residues are the values of matchmaking.residue.
+var Residues = []string{ResidueNone, ResidueBalloon}
 
 // Values of Matchmaking.Scheme.
 const (

@@ -25,7 +25,7 @@ func TestDefault(t *testing.T) {
 		Link:  Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
 		Workload: Workload{Interarrival: 15 * time.Second, Start: 2 * time.Minute, ConstraintRatio: 0.43,
 			Kind: WorkloadMixed, Classes: ClassesIndependent, Runtime: time.Hour, RuntimeDist: RuntimeUniform},
-		Matchmaking: Matchmaking{Scheme: SchemeCANP, StoppingFactor: 2},
+		Matchmaking: Matchmaking{Scheme: SchemeCANP, StoppingFactor: 2, Residue: ResidueNone},
 		Jobs:        Jobs{ClientTimeout: 10 * time.Minute, MaxAttempts: 5},
 		Scheduling:  Scheduling{Mode: ModeVanilla, Period: 10 * time.Second, Contention: true},
 		Bus:         Bus{Connections: 8},
@@ -114,7 +114,7 @@ func TestLoadFull(t *testing.T) {
 			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
 		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Start: 6 * time.Minute, ConstraintRatio: 0.8,
 			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential},
-		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3},
+		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3, Residue: ResidueBalloon},
 		Jobs:        Jobs{ClientTimeout: 5 * time.Minute, MaxAttempts: 3},
 		Scheduling:  Scheduling{Mode: SchedLIQPull, Period: 5 * time.Second, Contention: false},
 		Bus:         Bus{URL: "nats://bus.example.org:4222", Connections: 16},
@@ -386,6 +386,7 @@ func TestSet(t *testing.T) {
 		"name=run 7: bigger",
 		`bus.url="nats://127.0.0.1:4222"`,
 		" oracle.interval =2m",
+		"matchmaking.residue=balloon",
 	} {
 		if err := s.Set(a); err != nil {
 			t.Fatalf("Set(%q): %v", a, err)
@@ -401,6 +402,7 @@ func TestSet(t *testing.T) {
 	want.Name = "run 7: bigger"
 	want.Bus.URL = "nats://127.0.0.1:4222"
 	want.Oracle.Interval = 2 * time.Minute
+	want.Matchmaking.Residue = ResidueBalloon
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("after Set: %+v\nwant %+v", s, want)
 	}
@@ -426,6 +428,10 @@ func TestSetErrors(t *testing.T) {
 			`--set fail_after=5: unknown key "fail_after" — did you mean "overlay.heartbeat.fail_after"? Valid keys here: overlay.heartbeat.period, overlay.heartbeat.mode, overlay.heartbeat.fail_after`},
 		{"overlay.heartbeat.mode=vanila",
 			`--set overlay.heartbeat.mode=vanila: "vanila" is not a heartbeat mode — write one of vanilla, compact, adaptive (did you mean "vanilla"?)`},
+		{"matchmaking.residue=baloon",
+			`--set matchmaking.residue=baloon: "baloon" is not a residue representation — write one of none, balloon (did you mean "balloon"?)`},
+		{"matchmaking.residue=dual-can",
+			`--set matchmaking.residue=dual-can: "dual-can" is not a residue representation — write one of none, balloon`},
 		{"duration=10 minutes",
 			`--set duration=10 minutes: "10 minutes" is not a duration — write Go duration syntax such as 10m, 90s or 1h30m`},
 		{"peers=5",

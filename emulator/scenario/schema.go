@@ -133,6 +133,9 @@ var schema = []field{
 	intField("matchmaking.stopping_factor", func(s *Scenario) *int { return &s.Matchmaking.StoppingFactor }, 2, 1, 3,
 		"a valid stopping factor",
 		"CAN-P's stopping factor SF, 1 to 3: a push stops with probability 1/(1+n)^SF, n the number of nodes aggregated in the direction chosen (003 Eq 4); a higher SF pushes jobs farther. Used by can-p only."),
+	enumField("matchmaking.residue", func(s *Scenario) *string { return &s.Matchmaking.Residue }, ResidueNone,
+		Residues, "a residue representation",
+		"How a multi-core node's Residue-node — the cores, memory and disk it could start a job on now — takes part in matchmaking (002 §3.1): none (only its neighbors see it, on its heartbeat) or balloon (the Balloon model, 002 §3.1.3: a node running jobs with a free core attaches a Balloon at the residue's point to the owner of the zone containing it, beating to it every heartbeat period; matchmaking prefers a capable Balloon attached to the stopping node or its neighbors, and aggregation counts a Balloon's cores discounted by β = 1/(1+Ω), 002 Eqs 3.1 and 3.6). Needs the cores dimension (overlay.dimensions 4 or more) to have any effect; used by can and can-p."),
 
 	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, ModeVanilla,
 		SchedModes, "a scheduling mode",
