@@ -20,7 +20,8 @@ import (
 // then sends it straight to the host every heartbeat period — 002 §3.1.5's
 // one-way heartbeat per Balloon — and at once when the residue changes: a
 // host that no longer owns the new point drops the Balloon and forwards it
-// towards the point, whose owner acknowledges it. The Balloon detaches when
+// towards the point, whose owner acknowledges it (a routed BalloonAttach
+// always asks for an acknowledgement). The Balloon detaches when
 // the residue vanishes (no free core, or the node idle: its Max-node then
 // represents it) or the node leaves. A host drops a Balloon it has not
 // heard for FailAfter periods; the node asks for an acknowledgement every
@@ -123,7 +124,8 @@ func (n *Node) sendBalloon(now time.Duration, to overlay.NodeID, m *wire.Balloon
 
 // onBalloonAttach hosts, refreshes or removes a Balloon whose point we
 // own, and forwards one whose point we do not own towards it (a host whose
-// zone no longer holds a Balloon's point lets it go).
+// zone no longer holds a Balloon's point lets it go). The host acknowledges
+// a Balloon new to it and one that asks: every routed one does.
 func (n *Node) onBalloonAttach(now time.Duration, m *wire.BalloonAttach) {
 	b := m.Balloon
 	if !n.validBalloon(b, !m.Detach) {
@@ -133,6 +135,8 @@ func (n *Node) onBalloonAttach(now time.Duration, m *wire.BalloonAttach) {
 	p := can.Point(b.Point)
 	if !n.view.Owns(p) {
 		delete(n.hosted, id)
+		// Routed on: its host changes, and the node must learn the new one.
+		m.WantAck = !m.Detach
 		if next := n.view.NextHop(p, &m.Hops, &m.Best, &m.Detours); next != 0 {
 			n.send(next, m)
 		}

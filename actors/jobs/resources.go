@@ -153,17 +153,8 @@ func Alpha(n int, used, c Vec) float64 {
 // Omega is the total penalty Ω of starting one more job on a node where n
 // jobs (the new one included) would run using shared resources used of
 // capacity c (002 Eq 3.6): n·max(p, max_i n·SDR·(C_i/R_i)^m) over memory
-// and disk — the running time all n jobs lose to contention. A job alone
-// (n ≤ 1) costs nothing.
+// and disk — the running time all n jobs lose to contention, n·(α − 1)
+// with α of Eq 3.5. A job alone (n ≤ 1) costs nothing.
 func Omega(n int, used, c Vec) float64 {
-	if n <= 1 {
-		return 0
-	}
-	w := ContentionP
-	for _, i := range []int{ResMemory, ResDisk} {
-		if c[i] > 0 {
-			w = max(w, float64(n)*ContentionSDR*math.Pow(min(used[i]/c[i], 1), ContentionM))
-		}
-	}
-	return float64(n) * w
+	return float64(max(n, 0)) * (Alpha(n, used, c) - 1)
 }

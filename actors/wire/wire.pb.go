@@ -1044,8 +1044,9 @@ type AggLoad struct {
 	// queue is the cores the jobs above require (002 §3.1.4; for single-core
 	// nodes, the queue sizes of 003 Eq 1).
 	Queue float32 `protobuf:"fixed32,2,opt,name=queue,proto3" json:"queue,omitempty"`
-	// cores is the number of cores above (002 Eq 3.1 with no Balloon); 0
-	// when it equals nodes (single-core peers), to keep heartbeats small.
+	// cores is the number of cores above (TNC, 002 Eq 3.1: Balloons count
+	// discounted); 0 when it equals nodes (single-core peers), to keep
+	// heartbeats small.
 	Cores         float32 `protobuf:"fixed32,3,opt,name=cores,proto3" json:"cores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
