@@ -1,0 +1,256 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure sizes: every figure is Width wide; each panel PanelHeight high.
+// PNG copies are rendered at DPI, so a one-panel figure's PNG is
+// 672×346 pixels.
+const (
+	Width       = 7 * vg.Inch
+	PanelHeight = 3.6 * vg.Inch
+	DPI         = 96
+)
+
+// sans is the figures' typeface (embedded in gonum/plot, so PNGs look the
+// same everywhere; SVGs name it, with fallbacks, see svgFonts).
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// svgFonts widens the SVG's font-family to metric-compatible fallbacks
+// for browsers without the Liberation fonts.
+var svgFonts = strings.NewReplacer("font-family:Liberation Sans;", "font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;")
+
+// figure is one image of a report: panels stacked vertically (their data
+// areas aligned), each with its legend to the right of the plot.
+type figure struct {
+	Figure
+	panels []*plot.Plot
+}
+
+// newPlot is a panel with the report's fonts and a light grid.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 12)
+	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 10)
+		a.Tick.Label.Font = font.From(sans, 9)
+	}
+	p.Legend.TextStyle.Font = font.From(sans, 9)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.ThumbnailWidth = vg.Points(16)
+	p.Legend.Padding = vg.Points(2.5)
+	p.X.Tick.Marker, p.Y.Tick.Marker = ticker{}, ticker{}
+	p.Y.Min = 0 // the figures' quantities are counts, rates and times
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// newCDFPlot is a panel for distributions of job wait.
+func newCDFPlot(title string) *plot.Plot {
+	p := newPlot(title, "wait (emulated s)", "fraction of completed jobs")
+	p.X.Min, p.Y.Max = 0, 1
+	return p
+}
+
+// timeLabel is the x label of every time series.
+const timeLabel = "emulated time (min)"
+
+// newTimePlot is a panel over emulated time, from 0.
+func newTimePlot(title, ylabel string, xlabel bool) *plot.Plot {
+	l := ""
+	if xlabel {
+		l = timeLabel
+	}
+	p := newPlot(title, l, ylabel)
+	p.X.Min = 0
+	return p
+}
+
+// ticker is gonum/plot's default tick placement with labels in the
+// shortest form (500, not 500.00).
+type ticker struct{}
+
+func (ticker) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = tickLabel(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+func tickLabel(v float64) string {
+	if math.Abs(v) >= 1e6 {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	// Six significant digits drop the floating-point noise of the tick
+	// arithmetic (0.30000000000000004).
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// style is series i's color and dash pattern: plotutil's seven dark
+// colors, then the same colors dashed.
+func style(i int) (color.Color, []vg.Length) {
+	n := len(plotutil.DarkColors)
+	return plotutil.DarkColors[i%n], plotutil.Dashes(i / n)
+}
+
+// addLine adds a legend-labelled line in series i's style; width 0 is
+// the default.
+func addLine(p *plot.Plot, name string, i int, xys plotter.XYs, width vg.Length) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		panic(err) // only NaN or infinite values; the callers filter them
+	}
+	l.Color, l.Dashes = style(i)
+	if width > 0 {
+		l.Width = width
+	}
+	p.Add(l)
+	if name != "" {
+		p.Legend.Add(name, l)
+	}
+}
+
+// addBars adds grouped bars: one group per category (x position 0, 1, …),
+// one bar per series, series i's values[i][category]; NaN is no bar.
+func addBars(p *plot.Plot, categories []string, names []string, values [][]float64) {
+	n := len(values)
+	w := vg.Points(min(40, 320/float64(max(1, n*len(categories)))))
+	for i, vs := range values {
+		vals := make(plotter.Values, len(vs))
+		for j, v := range vs {
+			if !math.IsNaN(v) {
+				vals[j] = v
+			}
+		}
+		b, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			panic(err)
+		}
+		b.Color, _ = style(i)
+		b.LineStyle.Width = 0
+		b.Offset = w * vg.Length(float64(i)-float64(n-1)/2)
+		p.Add(b)
+		if n > 1 {
+			p.Legend.Add(names[i], b)
+		}
+	}
+	p.NominalX(categories...)
+	if chars := len(strings.Join(categories, "  ")); chars > 80 {
+		// Too long to sit side by side: slant them.
+		p.X.Tick.Label.Rotation = math.Pi / 8
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	}
+}
+
+// markTimes draws dashed vertical lines at times xs (fault events) over
+// the panel's data range, with one legend entry.
+func markTimes(p *plot.Plot, label string, xs []float64) {
+	if len(xs) == 0 {
+		return
+	}
+	lo, hi := p.Y.Min, p.Y.Max
+	if hi <= lo {
+		hi = lo + 1
+	}
+	for i, x := range xs {
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}})
+		if err != nil {
+			continue
+		}
+		l.Color = color.Gray{Y: 110}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		if i == 0 {
+			p.Legend.Add(label, l)
+		}
+	}
+}
+
+// size is the figure's width and height: the panels, or more if a legend
+// needs it.
+func (f *figure) size() (vg.Length, vg.Length) {
+	h := PanelHeight * vg.Length(len(f.panels))
+	for _, p := range f.panels {
+		r := p.Legend.Rectangle(draw.Canvas{})
+		h = max(h, r.Size().Y+vg.Points(40))
+	}
+	return Width, h
+}
+
+// draw renders the panels onto c, legends in a column at the right.
+func (f *figure) draw(c draw.Canvas) {
+	legW := vg.Length(0)
+	legends := make([]plot.Legend, len(f.panels))
+	rows := make([][]*plot.Plot, len(f.panels))
+	for i, p := range f.panels {
+		legends[i] = p.Legend
+		if r := p.Legend.Rectangle(c); r.Size().X > legW {
+			// A fifth more for SVG viewers that substitute a wider
+			// typeface (DejaVu Sans for Liberation Sans).
+			legW = r.Size().X * 1.2
+		}
+		rows[i] = []*plot.Plot{p}
+	}
+	gap := vg.Points(10)
+	area := c
+	area.Max.X -= legW + gap
+	tiles := draw.Tiles{Rows: len(f.panels), Cols: 1, PadX: vg.Points(4), PadY: vg.Points(12), PadTop: vg.Points(6), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}
+	cs := plot.Align(rows, tiles, area)
+	for i, p := range f.panels {
+		// Draw the panel without its legend, then the legend beside it,
+		// level with the top of the data area (below the title).
+		p.Legend = plot.NewLegend()
+		p.Draw(cs[i][0])
+		p.Legend = legends[i]
+		lc := cs[i][0]
+		lc.Min.X, lc.Max.X = area.Max.X+gap, c.Max.X
+		if p.Title.Text != "" {
+			lc.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+		}
+		legends[i].Draw(lc)
+	}
+}
+
+// save writes dir/<name>.svg and dir/<name>.png.
+func (f *figure) save(dir string) error {
+	w, h := f.size()
+	svg := vgsvg.New(w, h)
+	f.draw(draw.New(svg))
+	var buf bytes.Buffer
+	if _, err := svg.WriteTo(&buf); err != nil {
+		return fmt.Errorf("%s.svg: %w", f.Name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, f.Name+".svg"), []byte(svgFonts.Replace(buf.String())), 0o644); err != nil {
+		return err
+	}
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(DPI))
+	f.draw(draw.New(img))
+	buf.Reset()
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("%s.png: %w", f.Name, err)
+	}
+	return os.WriteFile(filepath.Join(dir, f.Name+".png"), buf.Bytes(), 0o644)
+}

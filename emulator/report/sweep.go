@@ -1,0 +1,313 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/sweep"
+)
+
+// Sweep collects the runs of a parameter grid (gridbed sweep) for one
+// comparison report: a figure per tabulated column across the grid (lines
+// over a numeric axis, like 002 Fig 4.7's dimensions or 000 Fig 3's
+// inter-arrival times; grouped bars otherwise, like 000 Fig 4's modes),
+// broken links over time per grid point (002 Fig 4.6) and the wait CDF
+// per grid point.
+type Sweep struct {
+	// Name is the scenario's name, File its file.
+	Name, File string
+	Axes       []sweep.Axis
+	// Columns are the tabulated summary.json paths.
+	Columns []string
+	points  []point
+}
+
+// point is what the report keeps of one grid point's run.
+type point struct {
+	values []string
+	dir    string   // results directory, relative to the sweep's
+	cells  []string // the tabulated values, as in sweep.csv
+	driver string
+	broken plotter.XYs // broken links over time (minutes)
+	waits  []float64
+	jobs   bool
+}
+
+// Add records a grid point: its values (one per axis), its results
+// directory relative to the sweep's, its run and its tabulated cells
+// (one per column, formatted as sweep.Lookup does).
+func (s *Sweep) Add(values []string, dir string, res *emulator.Result, cells []string) {
+	p := point{values: values, dir: dir, cells: cells, driver: res.Summary.Driver, waits: res.JobWaits, jobs: res.Summary.Jobs != nil}
+	for _, x := range res.Series {
+		p.broken = append(p.broken, plotter.XY{X: x.T.Minutes(), Y: float64(x.Oracle.BrokenLinks)})
+	}
+	s.points = append(s.points, p)
+}
+
+// Write writes dir/report.html and the comparison figures
+// (dir/figures/); call it after every Add, once the grid points' results
+// directories (with their own reports) are written.
+func (s *Sweep) Write(dir string) (*Page, error) {
+	name := s.Name
+	if name == "" {
+		name = s.File
+	}
+	var axes []string
+	for _, a := range s.Axes {
+		axes = append(axes, fmt.Sprintf("%s (%s)", a.Key, strings.Join(a.Values, ", ")))
+	}
+	driver := ""
+	if len(s.points) > 0 {
+		driver = ", driver " + s.points[0].driver
+	}
+	page := &Page{
+		Title:    "gridbed sweep: " + name,
+		Subtitle: fmt.Sprintf("%s over %s%s; each grid point links to its own report", plural(len(s.points), "grid point", "grid points"), strings.Join(axes, " × "), driver),
+		Links:    files(dir, "sweep.csv", "sweep.md"),
+	}
+	t := Table{Caption: "The grid (sweep.csv)", Head: []string{"run"}}
+	for _, a := range s.Axes {
+		t.Head = append(t.Head, a.Key)
+	}
+	t.Head = append(t.Head, s.Columns...)
+	for i, p := range s.points {
+		run := Cell{Text: fmt.Sprintf("%02d", i+1)}
+		if _, err := os.Stat(filepath.Join(dir, p.dir, "report.html")); err == nil {
+			run.Href = p.dir + "/report.html"
+		}
+		row := []Cell{run}
+		for _, v := range p.values {
+			row = append(row, Cell{Text: v})
+		}
+		for _, c := range p.cells {
+			row = append(row, Cell{Text: c})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	page.Tables = []Table{t}
+
+	var figs []*figure
+	for i, col := range s.Columns {
+		f, o := s.columnFigure(i, col)
+		if f != nil {
+			figs = append(figs, f)
+		} else {
+			page.Omitted = append(page.Omitted, o)
+		}
+	}
+	for _, build := range []func() (*figure, Omitted){s.brokenFigure, s.waitFigure} {
+		if f, o := build(); f != nil {
+			figs = append(figs, f)
+		} else if o.Title != "" {
+			page.Omitted = append(page.Omitted, o)
+		}
+	}
+	return page, write(dir, page, figs)
+}
+
+// label names grid point p by the values of the axes other than skip
+// (-1: none), "key=value" joined by commas.
+func (s *Sweep) label(p point, skip int) string {
+	short := shortKeys(s.Axes)
+	var parts []string
+	for i, v := range p.values {
+		if i != skip {
+			parts = append(parts, short[i]+"="+v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shortKeys are the axes' keys by their last path element, or whole where
+// that would be ambiguous.
+func shortKeys(axes []sweep.Axis) []string {
+	out := make([]string, len(axes))
+	seen := map[string]int{}
+	for i, a := range axes {
+		out[i] = a.Key[strings.LastIndex(a.Key, ".")+1:]
+		seen[out[i]]++
+	}
+	for i, a := range axes {
+		if seen[out[i]] > 1 {
+			out[i] = a.Key
+		}
+	}
+	return out
+}
+
+// numeric is an axis value as a number: a plain number, or a duration in
+// seconds; ok is false otherwise.
+func numeric(v string) (float64, bool) {
+	if x, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
+		return x, true
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		return d.Seconds(), true
+	}
+	return 0, false
+}
+
+// xAxis is the axis a column figure draws along: the last axis with two
+// or more values that are all numeric (a line figure), else the first
+// axis (grouped bars); numeric says which.
+func (s *Sweep) xAxis() (axis int, numericAxis bool) {
+	for i := len(s.Axes) - 1; i >= 0; i-- {
+		if len(s.Axes[i].Values) < 2 {
+			continue
+		}
+		all := true
+		for _, v := range s.Axes[i].Values {
+			_, ok := numeric(v)
+			all = all && ok
+		}
+		if all {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// columnFigure draws column col across the grid: one line (or one bar
+// colour) per combination of the other axes' values.
+func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
+	title := col
+	vals := make([]float64, len(s.points))
+	some, nonzero := false, false
+	for i, p := range s.points {
+		vals[i] = math.NaN()
+		if c < len(p.cells) {
+			if v, err := strconv.ParseFloat(p.cells[c], 64); err == nil && !math.IsInf(v, 0) {
+				vals[i] = v
+				some = true
+				nonzero = nonzero || v != 0
+			}
+		}
+	}
+	switch {
+	case !some:
+		return nil, Omitted{title, "no grid point has a number here (null, or not a summary.json key)"}
+	case !nonzero:
+		return nil, Omitted{title, "0 at every grid point"}
+	}
+	x, isNum := s.xAxis()
+	// Series: the combinations of the other axes, in grid order.
+	var names []string
+	index := map[string]int{}
+	for _, p := range s.points {
+		l := s.label(p, x)
+		if _, ok := index[l]; !ok {
+			index[l] = len(names)
+			names = append(names, l)
+		}
+	}
+	xKey := s.Axes[x].Key
+	p := newPlot(col, xKey, col)
+	caption := fmt.Sprintf("%s (summary.json) at each grid point", col)
+	if isNum {
+		lines := make([]plotter.XYs, len(names))
+		for i, pt := range s.points {
+			if math.IsNaN(vals[i]) {
+				continue
+			}
+			xv, _ := numeric(pt.values[x])
+			k := index[s.label(pt, x)]
+			lines[k] = append(lines[k], plotter.XY{X: xv, Y: vals[i]})
+		}
+		for k, l := range lines {
+			if len(l) == 0 {
+				continue
+			}
+			name := names[k]
+			if len(names) == 1 {
+				name = ""
+			}
+			addLine(p, name, k, l, 2)
+			sc, _ := plotter.NewScatter(l)
+			sc.Color, _ = style(k)
+			sc.Radius = vg.Points(3)
+			sc.Shape = draw.CircleGlyph{}
+			p.Add(sc)
+		}
+		if _, err := strconv.ParseFloat(s.Axes[x].Values[0], 64); err != nil {
+			p.X.Label.Text = xKey + " (s)"
+		}
+		caption += fmt.Sprintf(", along %s", xKey)
+	} else {
+		cats := s.Axes[x].Values
+		cat := map[string]int{}
+		for i, v := range cats {
+			cat[v] = i
+		}
+		bars := make([][]float64, len(names))
+		for k := range bars {
+			bars[k] = make([]float64, len(cats))
+			for j := range bars[k] {
+				bars[k][j] = math.NaN()
+			}
+		}
+		for i, pt := range s.points {
+			bars[index[s.label(pt, x)]][cat[pt.values[x]]] = vals[i]
+		}
+		addBars(p, cats, names, bars)
+		caption += fmt.Sprintf(", by %s", xKey)
+	}
+	if len(names) > 1 {
+		caption += "; one colour per combination of the other axes"
+	}
+	return &figure{Figure: Figure{Name: "col_" + strings.ReplaceAll(col, ".", "_"), Title: title, Caption: caption + " (docs/RESULTS.md defines it)."},
+		panels: []*plot.Plot{p}}, Omitted{}
+}
+
+// brokenFigure overlays the grid points' broken links over time (002
+// Fig 4.6).
+func (s *Sweep) brokenFigure() (*figure, Omitted) {
+	const title = "Broken links over time"
+	some := false
+	for _, p := range s.points {
+		some = some || !allZero(p.broken)
+	}
+	if !some {
+		return nil, Omitted{title, "no broken link at any oracle sample of any grid point"}
+	}
+	p := newTimePlot(title, "broken links", true)
+	for i, pt := range s.points {
+		addLine(p, s.label(pt, -1), i, pt.broken, 0)
+	}
+	return &figure{Figure: Figure{Name: "broken_links", Title: title, Caption: "Broken links (abutting zones missing from a neighbor table, as the oracle counts them) at each oracle sample, one line per grid point."},
+		panels: []*plot.Plot{p}}, Omitted{}
+}
+
+// waitFigure overlays the grid points' wait CDFs.
+func (s *Sweep) waitFigure() (*figure, Omitted) {
+	const title = "CDF of job wait"
+	jobs, some := false, false
+	for _, p := range s.points {
+		jobs = jobs || p.jobs
+		some = some || len(p.waits) > 0
+	}
+	switch {
+	case !jobs:
+		return nil, Omitted{}
+	case !some:
+		return nil, Omitted{title, "no job completed at any grid point"}
+	}
+	p := newCDFPlot(title)
+	for i, pt := range s.points {
+		if len(pt.waits) > 0 {
+			addLine(p, s.label(pt, -1), i, cdf(pt.waits), 0)
+		}
+	}
+	return &figure{Figure: Figure{Name: "wait_cdf", Title: title, Caption: "Fraction of each grid point's completed jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them, one line per grid point."},
+		panels: []*plot.Plot{p}}, Omitted{}
+}
