@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/report"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -55,11 +56,13 @@ Run flags:
   --log-level LEVEL      debug, info, warn (default), error; logs go to stderr
   --strict               exit with status 3 if an invariant failed (the overlay
                          did not reconverge in time after the last fault)
+  --report=false         skip report.html and its figures (written by default)
 
 Sweep flags:
   --vary key=v1,v2,…     a grid axis; repeatable (the grid is their product)
   --set, --driver, --out as for run (default out: results/sweep-<file name>)
   --columns a.b,c.d      summary.json paths to tabulate
+  --report=false         skip report.html (figures comparing the grid points)
 `
 
 func main() {
@@ -173,6 +176,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	progress := fs.String("progress", "auto", "auto, on or off")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	strict := fs.Bool("strict", false, "exit with status 3 if an invariant failed")
+	withReport := fs.Bool("report", true, "write report.html and its figures into the results directory")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -236,6 +240,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "summary.json"))
+	if *withReport {
+		if _, err := report.WriteRun(dir, res); err != nil {
+			fmt.Fprintf(stderr, "gridbed: writing the report: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.html"))
+	}
 	if *strict && !res.Summary.Invariants.OK {
 		fmt.Fprintln(stderr, "gridbed: an invariant failed (--strict)")
 		return 3

@@ -122,8 +122,8 @@ func TestSweepTabulatesGrid(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	// header, separator, 4 rows, results line
-	if len(lines) != 7 || !strings.HasPrefix(lines[2], "| 1 | vanilla | 40 |") || !strings.HasPrefix(lines[5], "| 3 | compact | 40 |") {
+	// header, separator, 4 rows, results line, report line
+	if len(lines) != 8 || !strings.HasPrefix(lines[2], "| 1 | vanilla | 40 |") || !strings.HasPrefix(lines[5], "| 3 | compact | 40 |") {
 		t.Fatalf("table:\n%s", stdout)
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))

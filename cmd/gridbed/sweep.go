@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/report"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/sweep"
 	"github.com/gridbed/gridbed/metrics"
@@ -57,6 +58,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&axes, "vary", "a grid axis: key=value1,value2,…; repeatable")
 	out := fs.String("out", "", "results directory")
 	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
+	withReport := fs.Bool("report", true, "write report.html with figures comparing the grid points (and each point's own report)")
 	columns := fs.String("columns", "", "summary.json paths to tabulate, comma separated (default: the overlay's figures, or the jobs' when the scenario has a workload)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -101,6 +103,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var rows [][]string
+	rep := &report.Sweep{Name: scenarios[0].Name, File: pos[0], Axes: axes, Columns: cols}
 	for i, p := range grid {
 		sc := scenarios[i]
 		fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(grid), strings.Join(p.Assignments(axes), " "))
@@ -114,9 +117,16 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", p.Name(axes), err)
 			return 1
 		}
-		if err := res.WriteFiles(filepath.Join(dir, fmt.Sprintf("%02d-%s", i+1, p.Name(axes)))); err != nil {
+		sub := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
+		if err := res.WriteFiles(filepath.Join(dir, sub)); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: writing results: %v\n", err)
 			return 1
+		}
+		if *withReport {
+			if _, err := report.WriteRun(filepath.Join(dir, sub), res); err != nil {
+				fmt.Fprintf(stderr, "gridbed sweep: writing the report: %v\n", err)
+				return 1
+			}
 		}
 		row := append([]string(nil), p...)
 		for _, c := range cols {
@@ -127,6 +137,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 			row = append(row, v)
 		}
 		rows = append(rows, row)
+		rep.Add(p, sub, res, row[len(axes):])
 	}
 	table := sweep.Markdown(head, rows)
 	csv := strings.Join(head, ",") + "\n"
@@ -147,5 +158,12 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, table)
 	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "sweep.csv"))
+	if *withReport {
+		if _, err := rep.Write(dir); err != nil {
+			fmt.Fprintf(stderr, "gridbed sweep: writing the report: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.html"))
+	}
 	return 0
 }
