@@ -140,6 +140,14 @@ type Neighbor struct {
 	// until one carried it; only runs with a workload send it): stale by
 	// up to a heartbeat period, as in the papers.
 	Load *wire.Load
+
+	// listDigest is the digest of the encoded list List was decoded from
+	// (lazily decoded heartbeats); relayed is the digest of the last list
+	// from this neighbor whose relayed entries changed nothing, at our
+	// state relayedAt. The same list at the same state would change
+	// nothing again, so it is not decoded (onHeartbeat).
+	listDigest, relayed uint64
+	relayedAt           stateKey
 }
 
 // Status counts what a node did; drivers turn it into metrics.
@@ -218,6 +226,10 @@ type Node struct {
 	holeAt  can.Point
 	// load rides on our heartbeats (SetLoad); nil sends none.
 	load *wire.Load
+	// epoch counts changes of the neighbor table and the tombstones
+	// (touch); with version and joined it is the state a relayed entry is
+	// judged against (learn), see stateKey.
+	epoch uint64
 
 	ready  Ready
 	status Status
@@ -386,7 +398,9 @@ func (n *Node) Step(now time.Duration, from NodeID, m proto.Message) {
 	case *wire.JoinReject:
 		n.onJoinReject(now, from)
 	case *wire.Heartbeat:
-		n.onHeartbeat(now, from, m)
+		n.onHeartbeat(now, from, m, nil)
+	case *wire.LazyHeartbeat:
+		n.onHeartbeat(now, from, m.Heartbeat, m)
 	case *wire.ZoneUpdate:
 		n.onZoneUpdate(now, from, m)
 	case *wire.Leave:
@@ -452,6 +466,7 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	n.send(joiner, &wire.JoinAccept{Zone: jInfo.Zone, History: jHist, Neighbors: jNbrs, Hops: m.Hops})
 
 	// Our table: keep neighbors that still abut our smaller zone, add the joiner.
+	n.touch()
 	n.nbrs = n.nbrs[:0]
 	for _, nb := range old {
 		if n.abuts(nb.Zone, nb.Extra) {
@@ -645,8 +660,13 @@ func (n *Node) onJoinReject(now time.Duration, from NodeID) {
 
 // onHeartbeat processes a neighbor's periodic heartbeat: the sender's own
 // zone, and its neighbor list, from which broken links are repaired
-// (002 Fig 4.1: A learns B from C's heartbeat).
-func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
+// (002 Fig 4.1: A learns B from C's heartbeat). A lazily decoded heartbeat
+// (lazy non-nil, m its decoded part) has its list decoded only when it is
+// needed: when it differs from the sender's last list that changed nothing
+// here, or our state changed since (see relayKey), or we keep it as the
+// sender's take-over node. Skipping a list is exactly processing it: its
+// entries would again change nothing.
+func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, lazy *wire.LazyHeartbeat) {
 	if !n.joined {
 		return
 	}
@@ -657,26 +677,77 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
 	if !n.validSender(from, m.Self) {
 		return
 	}
+	list, hasList, digest := m.Neighbors, len(m.Neighbors) > 0, uint64(0)
+	decoded := lazy == nil
+	if !decoded && len(lazy.List) > 0 {
+		hasList, digest = true, wire.ListDigest(lazy.List)
+	}
+	neighbors := func() []*wire.NodeInfo {
+		if !decoded {
+			decoded = true
+			var err error
+			if list, err = lazy.Neighbors(); err != nil {
+				n.status.BadMessages++
+			}
+		}
+		return list
+	}
+	var nb *Neighbor
 	if !n.learn(now, m.Self, fromSelf) {
 		if !n.joined {
 			return // we lost a zone conflict and are joining again
 		}
 		n.notNeighbor(from)
-	} else if nb := n.noteSplit(from, m.Self.Version, m.LastSplit); nb != nil {
+	} else if nb = n.noteSplit(from, m.Self.Version, m.LastSplit); nb != nil {
 		if m.Load != nil {
 			nb.Load = m.Load
 		}
-		if len(m.Neighbors) > 0 {
-			if _, ours := n.takesOver(nb.Zone, nb.LastSplit); ours {
-				nb.List = m.Neighbors
-			} else {
-				nb.List = nil
+		if hasList {
+			if _, ours := n.takesOver(nb.Zone, nb.LastSplit); !ours {
+				nb.List, nb.listDigest = nil, 0
+			} else if lazy == nil || nb.List == nil || nb.listDigest != digest {
+				nb.List, nb.listDigest = neighbors(), digest
 			}
 		}
 	}
-	for _, info := range m.Neighbors {
+	if !hasList {
+		return
+	}
+	cacheable := lazy != nil && nb != nil
+	if cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey() {
+		return
+	}
+	before := n.mark()
+	for _, info := range neighbors() {
 		n.learn(now, info, fromRelay)
 	}
+	if cacheable && n.mark() == before {
+		nb.relayed, nb.relayedAt = digest, n.relayKey()
+	}
+}
+
+// stateKey identifies the state relayed entries are judged against: our
+// zones (version), the neighbor table and tombstones (epoch), membership.
+type stateKey struct {
+	version, epoch uint64
+	joined         bool
+}
+
+func (n *Node) relayKey() stateKey { return stateKey{n.version, n.epoch, n.joined} }
+
+// touch records a change of the neighbor table or the tombstones.
+func (n *Node) touch() { n.epoch++ }
+
+// change is what processing a message can change besides the state in
+// stateKey: messages and timers asked for, counters.
+type change struct {
+	key          stateKey
+	msgs, timers int
+	status       Status
+}
+
+func (n *Node) mark() change {
+	return change{n.relayKey(), len(n.ready.Messages), len(n.ready.Timers), n.status}
 }
 
 // onShortHeartbeat handles a compact heartbeat (002 §4.2.2): the sender's
@@ -779,6 +850,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 			return true // nothing new; table entries always abut our zone
 		}
 		nb.Zone, nb.Extra, nb.Version = z.Clone(), x, info.Version
+		n.touch()
 		if n.conflict(now, info, nb.Zone, nb.Extra) {
 			return false
 		}
@@ -786,6 +858,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		if i, known = n.find(id); known && !n.abuts(nb.Zone, nb.Extra) {
 			n.gone[id] = tombstone{nb.Version, now, n.version}
 			n.nbrs = slices.Delete(n.nbrs, i, i+1)
+			n.touch()
 			return false
 		}
 		if known {
@@ -798,6 +871,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 			return false // a departed node, or older news of a node we dropped
 		}
 		delete(n.gone, id)
+		n.touch()
 	}
 	if n.conflict(now, info, z, x) {
 		return false
@@ -892,6 +966,7 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 	n.joined = false
 	n.zone, n.extra, n.history = can.Zone{}, nil, nil
 	n.nbrs, n.awaited, n.pending = nil, nil, nil
+	n.touch()
 	clear(n.suspects)
 	n.holeSeen, n.holeKey = false, 0
 	n.version++
@@ -957,6 +1032,7 @@ func (n *Node) find(id NodeID) (int, bool) {
 }
 
 func (n *Node) upsert(nb *Neighbor) {
+	n.touch()
 	i, ok := n.find(nb.ID)
 	if ok {
 		n.nbrs[i] = nb
@@ -1007,6 +1083,7 @@ func (n *Node) heartbeat(now time.Duration) {
 	for id, t := range n.gone { // deleting only: the order does not matter
 		if now-t.at > ttl {
 			delete(n.gone, id)
+			n.touch()
 		}
 	}
 }
@@ -1130,6 +1207,7 @@ func (n *Node) forget(id NodeID) {
 		n.nbrs = slices.Delete(n.nbrs, i, i+1)
 	}
 	n.gone[id] = tombstone{departed, n.nextBeat, n.version}
+	n.touch()
 }
 
 // absorb takes over the zone z of departed node id if we are one of its
@@ -1170,6 +1248,7 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 // (learn() keeps the table exact for the others), and every neighbor, old
 // and current, receives a zone update naming others, if any.
 func (n *Node) zoneChanged(now time.Duration, old []*Neighbor, others []*wire.NodeInfo) {
+	n.touch()
 	kept := n.nbrs[:0]
 	for _, nb := range n.nbrs {
 		if n.abuts(nb.Zone, nb.Extra) {
@@ -1563,6 +1642,7 @@ func abutsAny(z can.Zone, zs []can.Zone) bool {
 // mergeExtras joins extra zones whose union is a box (can.Merge), so that
 // orphans claimed piece by piece do not fragment.
 func (n *Node) mergeExtras() {
+	n.touch()
 	for merged := true; merged; {
 		merged = false
 		for i := 0; i < len(n.extra) && !merged; i++ {

@@ -100,9 +100,19 @@ func (p *Peer) Start() {
 	p.flush()
 }
 
+// EagerDecoding makes peers decode every message whole, heartbeats'
+// neighbor lists included (wire.Decode), instead of leaving lists encoded
+// until the overlay needs them (wire.DecodeLazy). Both give identical runs;
+// tests set it to prove that.
+var EagerDecoding = false
+
 // Deliver handles the bytes of one message received from the bus.
 func (p *Peer) Deliver(data []byte) {
-	h, m, err := wire.Decode(data)
+	decode := wire.DecodeLazy
+	if EagerDecoding {
+		decode = wire.Decode
+	}
+	h, m, err := decode(data)
 	if err != nil || h.To != uint64(p.id) {
 		p.traffic.DecodeError()
 		return

@@ -1,0 +1,52 @@
+package emulator_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// TestLazyHeartbeatsChangeNothing: peers that leave heartbeats' neighbor
+// lists encoded, and skip the lists that would change nothing (wire.
+// DecodeLazy, overlay onHeartbeat), run exactly as peers that decode and
+// process every list: identical summaries — every message, overlay event,
+// take-over and repair counted — under churn, crashes, partitions, loss
+// and a workload.
+func TestLazyHeartbeatsChangeNothing(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		sets []string
+	}{
+		{"../examples/churn.yaml", []string{"duration=20m", "churn.stop=15m"}},
+		{"../examples/chaos.yaml", nil},
+		{"../examples/jobs-failures.yaml", []string{"duration=4h", "workload.jobs=500"}},
+	} {
+		sc, err := scenario.Load(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets := append(tc.sets, "peers.count=200")
+		if testing.Short() {
+			sets = append(sets, "peers.count=80")
+		}
+		if err := sc.SetAll(sets...); err != nil {
+			t.Fatal(err)
+		}
+		run := func(eager bool) []byte {
+			peer.EagerDecoding = eager
+			defer func() { peer.EagerDecoding = false }()
+			s := runScenario(t, sc, emulator.DriverSim).Summary
+			s.WallSeconds, s.Messages.PerWallSecond = 0, 0
+			s.Sim.LoopSeconds, s.Sim.EventsPerSecond = 0, 0
+			js, _ := json.Marshal(s)
+			return js
+		}
+		eager, lazy := run(true), run(false)
+		if string(eager) != string(lazy) {
+			t.Errorf("%s seed %d: lazy heartbeat decoding changed the run:\neager %s\nlazy  %s", tc.file, sc.Seed, eager, lazy)
+		}
+	}
+}

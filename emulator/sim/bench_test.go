@@ -1,0 +1,67 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/population"
+	"github.com/gridbed/gridbed/emulator/sim"
+)
+
+// BenchmarkDriverEvents measures the deterministic driver's event loop in
+// a steady overlay at the papers' settings: 2,000 peers, 4 resource
+// dimensions + virtual, vanilla heartbeats every 30 s (about 32
+// neighbors per peer). One iteration is one emulated second; events/s
+// counts protocol events (message deliveries and timer expiries) per wall
+// second. decode=eager decodes every heartbeat's neighbor list, as before
+// lazy decoding (peer.EagerDecoding).
+//
+//	go test -run XXX -bench BenchmarkDriverEvents -benchtime 300x ./emulator/sim/
+func BenchmarkDriverEvents(b *testing.B) {
+	for _, eager := range []bool{false, true} {
+		name := "decode=lazy"
+		if eager {
+			name = "decode=eager"
+		}
+		b.Run(name, func(b *testing.B) {
+			peer.EagerDecoding = eager
+			defer func() { peer.EagerDecoding = false }()
+			benchmarkDriverEvents(b)
+		})
+	}
+}
+
+// benchmarkDriverEvents is BenchmarkDriverEvents with the current decoding.
+func benchmarkDriverEvents(b *testing.B) {
+	const peers, dims = 2000, 4
+	nodes, err := population.Generate(population.Mixed, peers, dims, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := sim.NewDriver(sim.DriverOptions{Seed: 1, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}})
+	for i, nd := range nodes {
+		if err := d.Spawn(overlay.NodeID(i+1), nd.Point, time.Duration(i)*time.Minute/peers); err != nil {
+			b.Fatal(err)
+		}
+	}
+	d.Start()
+	ctx := context.Background()
+	t := 6 * time.Minute // all joined, the joins' tombstones expired
+	if err := d.AdvanceTo(ctx, t); err != nil {
+		b.Fatal(err)
+	}
+	ev0, _ := d.LoopStats()
+	start := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		t += time.Second
+		if err := d.AdvanceTo(ctx, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ev, _ := d.LoopStats()
+	b.ReportMetric(float64(ev-ev0)/time.Since(start).Seconds(), "events/s")
+}
