@@ -364,6 +364,12 @@ func (n *Node) nbc() uint32 {
 type ended struct {
 	spec *wire.JobSpec
 	at   time.Duration
+	// handing: the point left our zone and we hand the memory on to the
+	// point's owner until it acknowledges (a JobCancel) or we forget it,
+	// next at next, the gap between tries doubling from a period — right
+	// after a heal there may be no route yet, and a message may be lost.
+	handing   bool
+	next, gap time.Duration
 }
 
 // endedKeep is how many heartbeat periods an owner remembers a completed
@@ -947,7 +953,20 @@ func (n *Node) periodic(now time.Duration) {
 	}
 	for _, o := range owners.order {
 		if o == n.self {
-			continue // we own these ourselves: nothing to watch
+			// We own these ourselves: nothing to watch — unless we handed
+			// one's ownership on (its point left our zone) and nobody has
+			// adopted it yet: ask the point again (the first adoption may
+			// have found no route, or been lost).
+			var again []*wire.JobRef
+			for _, r := range owners.by[o].Held {
+				if _, ok := n.owned[r.Id]; !ok {
+					if _, gone := n.disowned[r.Id]; gone {
+						again = append(again, r)
+					}
+				}
+			}
+			n.onDisowned(now, n.self, again)
+			continue
 		}
 		if last, ok := n.ownerHeard[o]; ok && now-last > timeout {
 			n.ownerHeard[o] = now // ask again after another timeout
@@ -1026,9 +1045,16 @@ func (n *Node) periodic(now time.Duration) {
 		case now-e.at > endedKeep*n.cfg.Period:
 			delete(n.ended, id)
 		case n.view.Joined() && !n.view.Owns(can.Point(e.spec.Req)):
-			// The point's new owner learns that the job completed.
-			delete(n.ended, id)
-			n.routeAdopt(now, &wire.JobAdopt{Job: e.spec, Done: true})
+			// The point's new owner learns that the job completed and
+			// acknowledges; until then we try again, less and less often.
+			if !e.handing {
+				e.handing, e.next, e.gap = true, now, n.cfg.Period
+			}
+			if now >= e.next {
+				e.next, e.gap = now+e.gap, 2*e.gap
+				n.routeAdopt(now, &wire.JobAdopt{Job: e.spec, Done: true, Run: uint64(n.self)})
+			}
+			n.ended[id] = e
 		}
 	}
 	n.resendMigrations(now)
@@ -1342,6 +1368,10 @@ func (n *Node) onCancel(now time.Duration, from overlay.NodeID, m *wire.JobCance
 	}
 	// A finished job's record goes: its owner (or adopter) has it.
 	n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.ref.Id == m.Job.Id })
+	// So does the memory of a completed job we were handing on.
+	if e, ok := n.ended[m.Job.Id]; ok && e.handing {
+		delete(n.ended, m.Job.Id)
+	}
 	for i, h := range n.queue {
 		if h.spec.Id == m.Job.Id && h.epoch == m.Job.Epoch && h.moves == m.Job.Moves {
 			n.queue = slices.Delete(n.queue, i, i+1)

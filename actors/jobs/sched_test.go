@@ -414,6 +414,42 @@ func TestDisownWhenPointLeavesZone(t *testing.T) {
 	}
 }
 
+// TestCompletedJobMemoryHandedUntilAcknowledged: an owner whose zone
+// lost a completed job's point hands that memory to the point (naming
+// itself, so the adopter acknowledges) again and again, less often each
+// time — right after a heal there may be no route yet — until the
+// acknowledgement (a JobCancel) comes.
+func TestCompletedJobMemoryHandedUntilAcknowledged(t *testing.T) {
+	v := &fakeView{id: tOwnerID, zone: zSelf(), point: pSelfNo(), next: 77}
+	o := tNew(v, Config{Res: vRes{}, FailAfter: 3}, 1, nil)
+	o.ended[9] = ended{spec: tSpec(9, time.Hour), at: 1}
+	v.zone = zUp0() // the point is no longer ours
+	var at []int
+	for i := 1; i <= 8; i++ {
+		o.Tick(time.Duration(i)*tPeriod, TimerJobs)
+		ms, tos := tAll[*wire.JobAdopt](tDrain(o))
+		for k, a := range ms {
+			if a.Done && a.Job.Id == 9 && tos[k] == 77 && a.Run == uint64(tOwnerID) {
+				at = append(at, i)
+			}
+		}
+	}
+	if !slices.Equal(at, []int{1, 2, 4, 8}) {
+		t.Fatalf("handed at periods %v, want 1 2 4 8 (the gap doubling)", at)
+	}
+	o.Step(8*tPeriod+time.Second, 77, &wire.JobCancel{Job: &wire.JobRef{Id: 9}})
+	if _, kept := o.ended[9]; kept {
+		t.Fatal("the memory was still handed on after the point's owner acknowledged it")
+	}
+	// The adopter side: a node that remembers the job completed
+	// acknowledges the memory with a cancel to its sender.
+	av := &fakeView{id: 77, zone: zSelf(), point: pCap(1)}
+	a := tNew(av, Config{Res: vRes{}}, 1, nil)
+	a.ended[9] = ended{spec: tSpec(9, time.Hour), at: 1}
+	a.Step(time.Second, tOwnerID, &wire.JobAdopt{Job: tSpec(9, time.Hour), Done: true, Run: uint64(tOwnerID)})
+	tOne[*wire.JobCancel](t, tDrain(a), tOwnerID)
+}
+
 // queueCentral is a CentralQueue whose answer a test sets.
 type queueCentral struct {
 	fakeCentral
