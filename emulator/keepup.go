@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -107,7 +108,9 @@ func roundDown2(v float64) float64 {
 		return 0
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v))-1)
-	return math.Floor(v/p*(1+1e-9)) * p
+	// Through the decimal form: 24 × 0.1 is 2.4000000000000004 in binary.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(math.Floor(v/p*(1+1e-9))*p, 'g', 2, 64), 64)
+	return r
 }
 
 // verdict is the summary table's line for e.

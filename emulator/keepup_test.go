@@ -107,6 +107,8 @@ func TestSuggestTimeScale(t *testing.T) {
 		{scale: 1000, lag: 0.0001, tol: 0.3, cpu: 0.0001, kept: false, want: 900},
 		// Rounded down: 1.2 / 0.0037 = 324.3 → 320.
 		{scale: 100, lag: 0, tol: 0.3, cpu: 0.0037, kept: true, want: 320},
+		// Below 10, printed as decimals: 0.3 / 0.122 = 2.46 → 2.4.
+		{scale: 10, lag: 0.122, tol: 0.3, cpu: 0.0001, kept: false, want: 2.4},
 	} {
 		if got := suggestTimeScale(tc.scale, tc.kept, tc.lag, tc.tol, tc.cpu, 2); got != tc.want {
 			t.Errorf("suggestTimeScale(%+v) = %g, want %g", tc, got, tc.want)
