@@ -50,13 +50,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if len(pos) == 1 {
 		file = pos[0]
 	}
-	if *driver != emulator.DriverEmulator && *driver != emulator.DriverSim {
-		fmt.Fprintf(stderr, "gridbed bench: --driver %q is not a driver — write --driver emulator or --driver sim\n", *driver)
+	if !validDriver("bench", *driver, stderr) {
 		return 2
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "gridbed bench: --log-level %q — write debug, info, warn or error\n", *logLevel)
+	level, ok := parseLogLevel("bench", *logLevel, stderr)
+	if !ok {
 		return 2
 	}
 	// The shortcut flags are --set overrides applied after the others, so

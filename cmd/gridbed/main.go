@@ -121,6 +121,27 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// validDriver reports whether name is a driver, saying what to write
+// instead on stderr when it is not.
+func validDriver(cmd, name string, stderr io.Writer) bool {
+	if name == emulator.DriverEmulator || name == emulator.DriverSim {
+		return true
+	}
+	fmt.Fprintf(stderr, "gridbed %s: --driver %q is not a driver — write --driver emulator or --driver sim\n", cmd, name)
+	return false
+}
+
+// parseLogLevel reads --log-level, saying what to write instead on stderr
+// when it is not a level.
+func parseLogLevel(cmd, s string, stderr io.Writer) (slog.Level, bool) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(s)); err != nil {
+		fmt.Fprintf(stderr, "gridbed %s: --log-level %q — write debug, info, warn or error\n", cmd, s)
+		return level, false
+	}
+	return level, true
+}
+
 func loadScenario(file string, sets []string) (scenario.Scenario, error) {
 	sc, err := scenario.Load(file)
 	if err != nil {
@@ -185,13 +206,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gridbed run: give exactly one scenario file, e.g. gridbed run examples/quickstart.yaml")
 		return 2
 	}
-	if *driver != emulator.DriverEmulator && *driver != emulator.DriverSim {
-		fmt.Fprintf(stderr, "gridbed run: --driver %q is not a driver — write --driver emulator or --driver sim\n", *driver)
+	if !validDriver("run", *driver, stderr) {
 		return 2
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "gridbed run: --log-level %q — write debug, info, warn or error\n", *logLevel)
+	level, ok := parseLogLevel("run", *logLevel, stderr)
+	if !ok {
 		return 2
 	}
 	sc, err := loadScenario(pos[0], sets)

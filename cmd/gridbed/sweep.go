@@ -68,8 +68,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gridbed sweep: give one scenario file and at least one --vary key=v1,v2, e.g.\n  gridbed sweep examples/churn.yaml --driver sim --vary overlay.heartbeat.mode=vanilla,compact,adaptive")
 		return 2
 	}
-	if *driver != emulator.DriverEmulator && *driver != emulator.DriverSim {
-		fmt.Fprintf(stderr, "gridbed sweep: --driver %q is not a driver — write --driver emulator or --driver sim\n", *driver)
+	if !validDriver("sweep", *driver, stderr) {
 		return 2
 	}
 	grid := sweep.Grid(axes)
