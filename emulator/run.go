@@ -120,7 +120,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter}
+	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split}
 	jr := newJobRun(sc, m, nodes[:sc.Peers.Count])
 
 	var drv Driver

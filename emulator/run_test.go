@@ -208,23 +208,26 @@ func churnScenario(t *testing.T) scenario.Scenario {
 
 // TestChurnWithGracefulLeavesReconverges: joins and graceful leaves faster
 // than the heartbeat period; every leaver's zone is taken over, zones never
-// overlap, and after churn stops every mode reconverges to an exact overlay.
+// overlap, and after churn stops every mode reconverges to an exact overlay,
+// with either split rule.
 func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
-	for _, mode := range []string{"vanilla", "compact", "adaptive"} {
-		sc := churnScenario(t)
-		sc.Overlay.Heartbeat.Mode, sc.Churn.FailFraction = mode, 0
-		res := runScenario(t, sc, emulator.DriverSim)
-		s := res.Summary
-		if s.Churn.Leaves == 0 || s.Churn.Joins == 0 || s.Overlay.Takeovers < s.Churn.Leaves {
-			t.Fatalf("seed %d %s: churn %+v, %d take-overs", sc.Seed, mode, s.Churn, s.Overlay.Takeovers)
-		}
-		for _, smp := range res.Series {
-			if smp.Oracle.ZoneOverlaps != 0 {
-				t.Fatalf("seed %d %s: zones overlap at %v", sc.Seed, mode, smp.T)
+	for _, split := range []string{scenario.SplitKD, scenario.SplitHalve} {
+		for _, mode := range []string{"vanilla", "compact", "adaptive"} {
+			sc := churnScenario(t)
+			sc.Overlay.Heartbeat.Mode, sc.Churn.FailFraction, sc.Overlay.Split = mode, 0, split
+			res := runScenario(t, sc, emulator.DriverSim)
+			s := res.Summary
+			if s.Churn.Leaves == 0 || s.Churn.Joins == 0 || s.Overlay.Takeovers < s.Churn.Leaves {
+				t.Fatalf("seed %d %s %s: churn %+v, %d take-overs", sc.Seed, split, mode, s.Churn, s.Overlay.Takeovers)
 			}
-		}
-		if s.Overlay.ReconvergeSeconds == nil || s.Overlay.ZoneGaps != 0 || s.Overlay.BrokenLinks.Final != 0 {
-			t.Fatalf("seed %d %s: did not reconverge: gaps %d, broken %d", sc.Seed, mode, s.Overlay.ZoneGaps, s.Overlay.BrokenLinks.Final)
+			for _, smp := range res.Series {
+				if smp.Oracle.ZoneOverlaps != 0 {
+					t.Fatalf("seed %d %s %s: zones overlap at %v", sc.Seed, split, mode, smp.T)
+				}
+			}
+			if s.Overlay.ReconvergeSeconds == nil || s.Overlay.ZoneGaps != 0 || s.Overlay.BrokenLinks.Final != 0 {
+				t.Fatalf("seed %d %s %s: did not reconverge: gaps %d, broken %d", sc.Seed, split, mode, s.Overlay.ZoneGaps, s.Overlay.BrokenLinks.Final)
+			}
 		}
 	}
 }
@@ -233,20 +236,22 @@ func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
 // zones taken over; zones never overlap; with churn slower than the
 // detection time no link stays broken.
 func TestChurnWithCrashes(t *testing.T) {
-	sc := churnScenario(t)
-	sc.Churn.Interval, sc.Churn.FailFraction = 4*time.Minute, 1
-	res := runScenario(t, sc, emulator.DriverSim)
-	s := res.Summary
-	if s.Churn.Failures == 0 || s.Overlay.FailuresDetected == 0 || s.Overlay.Takeovers == 0 {
-		t.Fatalf("seed %d: churn %+v, %d failures detected, %d take-overs", sc.Seed, s.Churn, s.Overlay.FailuresDetected, s.Overlay.Takeovers)
-	}
-	for _, smp := range res.Series {
-		if smp.Oracle.ZoneOverlaps != 0 {
-			t.Fatalf("seed %d: zones overlap at %v", sc.Seed, smp.T)
+	for _, split := range []string{scenario.SplitKD, scenario.SplitHalve} {
+		sc := churnScenario(t)
+		sc.Churn.Interval, sc.Churn.FailFraction, sc.Overlay.Split = 4*time.Minute, 1, split
+		res := runScenario(t, sc, emulator.DriverSim)
+		s := res.Summary
+		if s.Churn.Failures == 0 || s.Overlay.FailuresDetected == 0 || s.Overlay.Takeovers == 0 {
+			t.Fatalf("seed %d %s: churn %+v, %d failures detected, %d take-overs", sc.Seed, split, s.Churn, s.Overlay.FailuresDetected, s.Overlay.Takeovers)
 		}
-	}
-	if s.Overlay.BrokenLinks.Final != 0 || s.Overlay.ZoneGaps != 0 {
-		t.Fatalf("seed %d: broken links %d, gaps %d after slow crash churn", sc.Seed, s.Overlay.BrokenLinks.Final, s.Overlay.ZoneGaps)
+		for _, smp := range res.Series {
+			if smp.Oracle.ZoneOverlaps != 0 {
+				t.Fatalf("seed %d %s: zones overlap at %v", sc.Seed, split, smp.T)
+			}
+		}
+		if s.Overlay.BrokenLinks.Final != 0 || s.Overlay.ZoneGaps != 0 {
+			t.Fatalf("seed %d %s: broken links %d, gaps %d after slow crash churn", sc.Seed, split, s.Overlay.BrokenLinks.Final, s.Overlay.ZoneGaps)
+		}
 	}
 }
 
@@ -309,6 +314,41 @@ func TestFastChurnSchemeOrdering(t *testing.T) {
 		}
 		if s.Entries.PerNodePerMinute > 0.5*v.Entries.PerNodePerMinute {
 			t.Errorf("seed %d %s: %.1f node entries per node per minute, vanilla %.1f", seed, s.Overlay.HeartbeatMode, s.Entries.PerNodePerMinute, v.Entries.PerNodePerMinute)
+		}
+	}
+}
+
+// TestPerNodeCostFlatWithPeerCount is 002 §4.3.2 (Fig 4.7): heartbeat
+// messages and bytes per node per minute do not depend on the peer count.
+// That holds when the owners halve their zones (overlay.split: halve) over a
+// uniform population; with cuts between fixed points (kd) the mean neighbor
+// count, and with it the cost, grows with the peer count (docs/OVERLAY.md).
+func TestPerNodeCostFlatWithPeerCount(t *testing.T) {
+	run := func(split string, peers int) emulator.Summary {
+		sc := churnScenario(t)
+		sc.Overlay.Split, sc.Overlay.Heartbeat.Mode, sc.Peers.Population = split, "compact", scenario.PopulationUniform
+		sc.Peers.Count, sc.Overlay.Dimensions = peers, 5
+		sc.Churn.Interval, sc.Duration, sc.Peers.JoinWindow = 0, 7*time.Minute, 3*time.Minute
+		return runScenario(t, sc, emulator.DriverSim).Summary
+	}
+	// The dissertation's 500 and 2000 nodes: with 6 dimensions every zone
+	// has been halved 1.5–1.8 times per dimension, where even a perfect grid
+	// gains a neighbor (docs/OVERLAY.md); fewer peers would be further from
+	// the regime where CAN's neighbor count is flat.
+	small, large := 500, 2000
+	if testing.Short() {
+		large = 1000
+	}
+	for _, split := range []string{scenario.SplitHalve, scenario.SplitKD} {
+		a, b := run(split, small), run(split, large)
+		msgs := b.Messages.PerNodePerMinute / a.Messages.PerNodePerMinute
+		bytes := b.Bytes.PerNodePerMinute / a.Bytes.PerNodePerMinute
+		t.Logf("%s: %d → %d peers: messages ×%.3f, bytes ×%.3f per node per minute", split, small, large, msgs, bytes)
+		switch {
+		case split == scenario.SplitHalve && (math.Abs(msgs-1) > 0.10 || math.Abs(bytes-1) > 0.15):
+			t.Errorf("seed %d halve: per node per minute messages ×%.3f, bytes ×%.3f from %d to %d peers, want within 10%% and 15%%", a.Seed, msgs, bytes, small, large)
+		case split == scenario.SplitKD && msgs < 1.15:
+			t.Errorf("seed %d kd: messages per node per minute ×%.3f from %d to %d peers; docs/OVERLAY.md explains a growth of over 15%%", a.Seed, msgs, small, large)
 		}
 	}
 }

@@ -64,6 +64,7 @@ type Summary struct {
 	Overlay struct {
 		Dimensions    int    `json:"dimensions"`
 		HeartbeatMode string `json:"heartbeat_mode"`
+		Split         string `json:"split"`
 		BrokenLinks   struct {
 			Final int     `json:"final"`
 			Max   int     `json:"max"`
@@ -294,7 +295,7 @@ func (s Summary) PrintTable(w io.Writer) {
 	row("scenario", fmt.Sprintf("%s  driver=%s seed=%d", name, s.Driver, s.Seed))
 	row("time", fmt.Sprintf("%.0f s emulated in %.1f s wall (time scale %g)", s.EmulatedSeconds, s.WallSeconds, s.TimeScale))
 	row("peers", fmt.Sprintf("%d of %d joined", s.Peers.Final, s.Peers.Initial))
-	row("overlay", fmt.Sprintf("d=%d+virtual, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
+	row("overlay", fmt.Sprintf("d=%d+virtual, %s splits, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.Split, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
 	row("zones", fmt.Sprintf("gaps %d, overlaps %d, extra zones held %d (%d orphans claimed)", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.ExtraZones, s.Overlay.OrphansClaimed))
 	row("broken links", fmt.Sprintf("final %d, max %d, mean %.2f", s.Overlay.BrokenLinks.Final, s.Overlay.BrokenLinks.Max, s.Overlay.BrokenLinks.Mean))
 	if c := s.Churn; c.Joins+c.Leaves+c.Failures > 0 {

@@ -238,6 +238,64 @@ func Split(z Zone, own, join Point) (keep, give Zone, dim int, at uint64, ok boo
 	return upper, lower, dim, at, true
 }
 
+// Halve divides zone z in half, as the original CAN does, so that the
+// joiner's point join lands in the other half from the owner's point own.
+// 002 §4.2.2: a node's coordinates "can never be changed, except along the
+// virtual dimension" — so the virtual dimension (the last one) can always
+// be halved: when both points fall in the same half of it, the joiner's
+// virtual coordinate moves by half the zone's width into the other half
+// (returned as joinVirtual; it equals join's own value otherwise).
+//
+// The dimension halved is the widest one whose midpoint separates the two
+// points, the virtual dimension always counting as separable (ties: lowest
+// dimension, so resource dimensions win over the virtual one). Halving
+// keeps zones as regular as CAN's, where Split's cuts between fixed points
+// (a KD-tree) leave large zones next to many small ones: with halving the
+// mean neighbor count stays flat as peers are added (docs/OVERLAY.md).
+//
+// keep contains own, give contains join (with its virtual coordinate set to
+// joinVirtual). ok is false when a point lies outside z or no dimension is
+// wider than one coordinate.
+func Halve(z Zone, own, join Point) (keep, give Zone, dim int, at uint64, joinVirtual uint32, ok bool) {
+	if !z.Contains(own) || !z.Contains(join) {
+		return Zone{}, Zone{}, 0, 0, 0, false
+	}
+	v := len(own) - 1
+	dim = -1
+	var widest uint64
+	for i := range own {
+		w := z.Hi[i] - z.Lo[i]
+		if w < 2 || w <= widest {
+			continue
+		}
+		mid := z.Lo[i] + w/2
+		if i != v && (uint64(own[i]) < mid) == (uint64(join[i]) < mid) {
+			continue
+		}
+		dim, widest = i, w
+	}
+	if dim < 0 {
+		return Zone{}, Zone{}, 0, 0, 0, false
+	}
+	at = z.Lo[dim] + widest/2
+	joinVirtual = join[v]
+	if dim == v && (uint64(own[v]) < at) == (uint64(join[v]) < at) {
+		if uint64(join[v]) < at {
+			joinVirtual = uint32(uint64(join[v]) + widest/2)
+		} else {
+			// The lower half is the shorter one when the width is odd.
+			joinVirtual = uint32(min(uint64(join[v])-widest/2, at-1))
+		}
+	}
+	lower, upper := z.Clone(), z.Clone()
+	lower.Hi[dim] = at
+	upper.Lo[dim] = at
+	if uint64(own[dim]) < at {
+		return lower, upper, dim, at, joinVirtual, true
+	}
+	return upper, lower, dim, at, joinVirtual, true
+}
+
 // Merge returns the union of two zones that abut along one dimension and
 // have the same extent in every other one (a take-over of a sibling's zone),
 // and ok = false when their union is not a box.

@@ -14,9 +14,28 @@ func randPoint(r *rand.Rand, d int) Point {
 	return p
 }
 
+// splitter is a zone split rule as the join uses it: Split, or Halve (which
+// may move the joiner's virtual coordinate).
+type splitter func(z Zone, own, join Point) (keep, give Zone, joinVirtual uint32, ok bool)
+
+func kdSplit(z Zone, own, join Point) (Zone, Zone, uint32, bool) {
+	keep, give, _, _, ok := Split(z, own, join)
+	return keep, give, join[len(join)-1], ok
+}
+
+func halveSplit(z Zone, own, join Point) (Zone, Zone, uint32, bool) {
+	keep, give, _, _, v, ok := Halve(z, own, join)
+	return keep, give, v, ok
+}
+
 // tiling builds a CAN by inserting n random points, splitting the zone that
-// contains each new point (the join protocol without messages).
+// contains each new point with Split (the join protocol without messages).
 func tiling(t *testing.T, r *rand.Rand, d, n int) ([]Zone, []Point) {
+	return tilingBy(t, r, d, n, kdSplit)
+}
+
+// tilingBy is tiling with the given split rule.
+func tilingBy(t *testing.T, r *rand.Rand, d, n int, split splitter) ([]Zone, []Point) {
 	t.Helper()
 	zones := []Zone{Whole(d)}
 	points := []Point{randPoint(r, d)}
@@ -34,10 +53,11 @@ func tiling(t *testing.T, r *rand.Rand, d, n int) ([]Zone, []Point) {
 		if owner < 0 {
 			t.Fatalf("point %v in no zone", p)
 		}
-		keep, give, _, _, ok := Split(zones[owner], points[owner], p)
+		keep, give, v, ok := split(zones[owner], points[owner], p)
 		if !ok {
 			continue
 		}
+		p[d-1] = v
 		if !keep.Contains(points[owner]) || !give.Contains(p) {
 			t.Fatalf("split lost a point: keep %v give %v", keep, give)
 		}
@@ -52,10 +72,18 @@ func tiling(t *testing.T, r *rand.Rand, d, n int) ([]Zone, []Point) {
 }
 
 func TestSplitTilesTheSpace(t *testing.T) {
+	testTilesTheSpace(t, kdSplit)
+}
+
+func TestHalveTilesTheSpace(t *testing.T) {
+	testTilesTheSpace(t, halveSplit)
+}
+
+func testTilesTheSpace(t *testing.T, split splitter) {
 	seed := uint64(7)
 	r := rand.New(rand.NewPCG(seed, 1))
 	for _, d := range []int{1, 2, 3, 6} {
-		zones, _ := tiling(t, r, d, 300)
+		zones, _ := tilingBy(t, r, d, 300, split)
 		sum := new(big.Int)
 		for i, z := range zones {
 			if !z.Valid(d) {
@@ -100,6 +128,70 @@ func TestSplitChoosesSeparatingDimension(t *testing.T) {
 }
 
 const Span32 = uint32(Span - 1)
+
+func TestHalveHalvesAndMovesOnlyTheVirtualCoordinate(t *testing.T) {
+	z := Whole(3)
+	// Resources separable in dimension 1 only: halve it, points unchanged.
+	own, join := Point{5, 10, 1 << 31}, Point{5, Span32 - 10, 1 << 31}
+	keep, give, dim, at, v, ok := Halve(z, own, join)
+	if !ok || dim != 1 || at != Span/2 || v != join[2] {
+		t.Fatalf("got dim %d at %d virtual %d ok %v, want dim 1 at the midpoint, virtual unchanged", dim, at, v, ok)
+	}
+	if !keep.Contains(own) || !give.Contains(join) || keep.Volume().Cmp(give.Volume()) != 0 {
+		t.Fatalf("halves %v %v do not hold the points or differ in size", keep, give)
+	}
+	// Identical points (same resources and virtual coordinate): the virtual
+	// dimension is halved and the joiner's coordinate moves across.
+	keep, give, dim, at, v, ok = Halve(z, own, own)
+	if !ok || dim != 2 || at != Span/2 {
+		t.Fatalf("identical points: dim %d at %d ok %v, want the virtual dimension halved", dim, at, ok)
+	}
+	moved := Point{own[0], own[1], v}
+	if !keep.Contains(own) || !give.Contains(moved) || v == own[2] {
+		t.Fatalf("identical points: joiner's virtual %d not moved into %v", v, give)
+	}
+	// Odd width, joiner at the top of the upper half: it must land in the
+	// lower (shorter) half.
+	z = Zone{Lo: []uint64{0, 0}, Hi: []uint64{1, 7}}
+	_, give, dim, at, v, ok = Halve(z, Point{0, 6}, Point{0, 6})
+	if !ok || dim != 1 || at != 3 || !give.Contains(Point{0, v}) {
+		t.Fatalf("odd width: dim %d at %d virtual %d give %v ok %v", dim, at, v, give, ok)
+	}
+	// Nothing to halve.
+	if _, _, _, _, _, ok := Halve(Zone{Lo: []uint64{0, 0}, Hi: []uint64{1, 1}}, Point{0, 0}, Point{0, 0}); ok {
+		t.Fatal("a zone one coordinate wide was halved")
+	}
+}
+
+// meanNeighbors is the mean number of CAN neighbors per zone.
+func meanNeighbors(zones []Zone) float64 {
+	links := 0
+	for i := range zones {
+		for j := i + 1; j < len(zones); j++ {
+			if _, _, ok := Abut(zones[i], zones[j]); ok {
+				links += 2
+			}
+		}
+	}
+	return float64(links) / float64(len(zones))
+}
+
+// Halving keeps zones regular, so the mean neighbor count hardly grows with
+// the number of zones; cuts between fixed points (Split, a KD-tree) leave big
+// zones beside many small ones and the count grows (docs/OVERLAY.md).
+func TestHalveKeepsNeighborCountFlat(t *testing.T) {
+	seed := uint64(11)
+	count := func(n int, split splitter) float64 {
+		zones, _ := tilingBy(t, rand.New(rand.NewPCG(seed, 2)), 6, n, split)
+		return meanNeighbors(zones)
+	}
+	kdGrowth := count(1200, kdSplit) / count(300, kdSplit)
+	halveGrowth := count(1200, halveSplit) / count(300, halveSplit)
+	if halveGrowth > 1.15 || kdGrowth < 1.25 {
+		t.Fatalf("seed %d: mean neighbors ×%.2f with Halve (want ≤ 1.15), ×%.2f with Split (want ≥ 1.25) from 300 to 1200 zones", seed, halveGrowth, kdGrowth)
+	}
+	t.Logf("300 → 1200 zones: mean neighbors ×%.2f with Halve, ×%.2f with Split", halveGrowth, kdGrowth)
+}
 
 func TestAbut(t *testing.T) {
 	a := Zone{Lo: []uint64{0, 0}, Hi: []uint64{10, 10}}

@@ -34,6 +34,18 @@ const (
 	ModeAdaptive = "adaptive" // compact + FULL-UPDATE requests on broken links
 )
 
+// Zone split rules at a join: how the owner divides its zone.
+const (
+	// SplitKD cuts between the two fixed points when the zone's midpoint
+	// does not separate them (002 §4.2.2: a distributed KD-tree; can.Split).
+	SplitKD = "kd"
+	// SplitHalve always halves the zone like the original CAN, moving the
+	// joiner's virtual coordinate when only the virtual dimension can
+	// separate the points (002 §4.2.2: coordinates never change except
+	// along the virtual dimension; can.Halve).
+	SplitHalve = "halve"
+)
+
 // Config holds the overlay parameters of a node. Zero values take defaults.
 type Config struct {
 	// Dims is the number of CAN dimensions including the virtual one.
@@ -57,6 +69,9 @@ type Config struct {
 	// FailAfter is the number of heartbeat periods without a message from a
 	// neighbor after which it is declared failed (default 3).
 	FailAfter int
+	// Split is the zone split rule at a join: SplitKD (default) or
+	// SplitHalve.
+	Split string
 }
 
 func (c Config) withDefaults() Config {
@@ -77,6 +92,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FailAfter <= 0 {
 		c.FailAfter = 3
+	}
+	if c.Split == "" {
+		c.Split = SplitKD
 	}
 	return c
 }
@@ -440,7 +458,7 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	if joiner == n.id {
 		return
 	}
-	keep, give, dim, at, ok := can.Split(n.zone, n.point, p)
+	keep, give, dim, at, virtual, ok := n.split(p)
 	if !ok {
 		n.status.JoinsRejected++
 		n.send(joiner, &wire.JoinReject{Reason: "point equals the owner's point"})
@@ -463,7 +481,11 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	for _, nb := range old {
 		jNbrs = append(jNbrs, neighborInfo(nb))
 	}
-	n.send(joiner, &wire.JoinAccept{Zone: jInfo.Zone, History: jHist, Neighbors: jNbrs, Hops: m.Hops})
+	accept := &wire.JoinAccept{Zone: jInfo.Zone, History: jHist, Neighbors: jNbrs, Hops: m.Hops}
+	if v := len(p) - 1; virtual != p[v] {
+		accept.Virtual = &virtual
+	}
+	n.send(joiner, accept)
 
 	// Our table: keep neighbors that still abut our smaller zone, add the joiner.
 	n.touch()
@@ -484,6 +506,17 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 	for _, nb := range old {
 		n.send(nb.ID, upd)
 	}
+}
+
+// split divides our zone for a joiner at point p by the configured rule
+// (Config.Split), returning the joiner's virtual coordinate as the split
+// leaves it.
+func (n *Node) split(p can.Point) (keep, give can.Zone, dim int, at uint64, virtual uint32, ok bool) {
+	if n.cfg.Split == SplitHalve {
+		return can.Halve(n.zone, n.point, p)
+	}
+	keep, give, dim, at, ok = can.Split(n.zone, n.point, p)
+	return keep, give, dim, at, p[len(p)-1], ok
 }
 
 // handExtra gives our extra zone i whole to a joiner whose point lies in
@@ -609,10 +642,17 @@ func (n *Node) onJoinAccept(now time.Duration, from NodeID, m *wire.JoinAccept) 
 		return
 	}
 	z, ok := zoneFromWire(m.Zone, n.cfg.Dims)
-	if !ok || !z.Contains(n.point) {
+	pt := n.point
+	if m.Virtual != nil {
+		// The owner halved the virtual dimension and moved us across.
+		pt = slices.Clone(n.point)
+		pt[len(pt)-1] = m.GetVirtual()
+	}
+	if !ok || !z.Contains(pt) {
 		n.status.BadMessages++
 		return
 	}
+	n.point = pt
 	n.becomeMember(now, from, z, m.History, m.Neighbors)
 }
 

@@ -504,6 +504,50 @@ func TestDuplicatePointRejected(t *testing.T) {
 	}
 }
 
+// TestHalveMovesJoinersVirtualCoordinate: with overlay.split halve, an owner
+// whose point equals the joiner's halves the virtual dimension instead of
+// rejecting the join, and tells the joiner its new virtual coordinate
+// (002 §4.2.2); resource dimensions are halved without moving anybody.
+func TestHalveMovesJoinersVirtualCoordinate(t *testing.T) {
+	cfg := tConfig
+	cfg.Split = SplitHalve
+	p := can.Point{tQ1, tQ3, 12345}
+	a := New(1, p, cfg, tRand(1))
+	a.Bootstrap(0, 0)
+	b := New(2, p, cfg, tRand(2))
+	b.Bootstrap(0, 1)
+	a.Step(0, 2, tOnly[*wire.Join](t, tDrain(b), 1))
+	acc := tOnly[*wire.JoinAccept](t, tDrain(a), 2)
+	if acc.Virtual == nil || acc.GetVirtual() == p[2] {
+		t.Fatalf("accept %v: want a moved virtual coordinate", acc)
+	}
+	b.Step(time.Second, 1, acc)
+	np := b.Point()
+	if !b.Joined() || !slices.Equal(np[:2], p[:2]) || np[2] != acc.GetVirtual() || !b.Zone().Contains(np) {
+		t.Fatalf("joiner joined %v at %v zone %v, want point %v with virtual %d", b.Joined(), np, b.Zone(), p, acc.GetVirtual())
+	}
+	if !a.Zone().Contains(p) || a.Zone().Volume().Cmp(b.Zone().Volume()) != 0 {
+		t.Fatalf("owner %v and joiner %v: not two halves", a.Zone(), b.Zone())
+	}
+	// A joiner separated by a resource midpoint keeps its point.
+	c := New(3, can.Point{tQ3, tQ3, 12345}, cfg, tRand(3))
+	c.Bootstrap(0, 1)
+	a.Step(0, 3, tOnly[*wire.Join](t, tDrain(c), 1))
+	if acc := tTo[*wire.JoinAccept](t, tDrain(a), 3); acc.Virtual != nil {
+		t.Fatalf("accept %v moved a joiner that a resource midpoint separates", acc)
+	}
+	// An accept whose zone does not hold the moved point is refused.
+	d := New(4, p, cfg, tRand(4))
+	d.Bootstrap(0, 1)
+	tDrain(d)
+	bad, upper := uint32(0), can.Whole(3)
+	upper.Lo[2] = tHalf
+	d.Step(0, 1, &wire.JoinAccept{Zone: zoneToWire(upper), Virtual: &bad})
+	if d.Joined() || d.Status().BadMessages != 1 || !slices.Equal(d.Point(), p) {
+		t.Fatalf("bad accept: joined %v point %v status %+v", d.Joined(), d.Point(), d.Status())
+	}
+}
+
 // tColumn builds the 2-D layout of the ZoneUpdate test: owner 1 owns the
 // left half, 2 = [½,1)×[0,½) and 3 = [½,1)×[½,1) the right half; all
 // tables complete and first-hand.

@@ -620,7 +620,11 @@ type JoinAccept struct {
 	// neighbor list, since it is the owner's take-over node.
 	Neighbors []*NodeInfo `protobuf:"bytes,3,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
 	// Hops the JOIN travelled to the owner.
-	Hops          uint32 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	Hops uint32 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	// The joiner's new virtual coordinate, set when the owner halved the
+	// virtual dimension and moved the joiner into the other half
+	// (overlay.split: halve; 002 §4.2.2).
+	Virtual       *uint32 `protobuf:"varint,5,opt,name=virtual,proto3,oneof" json:"virtual,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -679,6 +683,13 @@ func (x *JoinAccept) GetNeighbors() []*NodeInfo {
 func (x *JoinAccept) GetHops() uint32 {
 	if x != nil {
 		return x.Hops
+	}
+	return 0
+}
+
+func (x *JoinAccept) GetVirtual() uint32 {
+	if x != nil && x.Virtual != nil {
+		return *x.Virtual
 	}
 	return 0
 }
@@ -2914,13 +2925,16 @@ const file_wire_proto_rawDesc = "" +
 	"\x05point\x18\x02 \x03(\rR\x05point\x12\x12\n" +
 	"\x04hops\x18\x03 \x01(\rR\x04hops\x12\x12\n" +
 	"\x04best\x18\x04 \x01(\x01R\x04best\x12\x18\n" +
-	"\adetours\x18\x05 \x01(\rR\adetours\"\xad\x01\n" +
+	"\adetours\x18\x05 \x01(\rR\adetours\"\xd8\x01\n" +
 	"\n" +
 	"JoinAccept\x12&\n" +
 	"\x04zone\x18\x01 \x01(\v2\x12.gridbed.wire.ZoneR\x04zone\x12-\n" +
 	"\ahistory\x18\x02 \x03(\v2\x13.gridbed.wire.SplitR\ahistory\x124\n" +
 	"\tneighbors\x18\x03 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x12\x12\n" +
-	"\x04hops\x18\x04 \x01(\rR\x04hops\"$\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\x12\x1d\n" +
+	"\avirtual\x18\x05 \x01(\rH\x00R\avirtual\x88\x01\x01B\n" +
+	"\n" +
+	"\b_virtual\"$\n" +
 	"\n" +
 	"JoinReject\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc9\x01\n" +
@@ -3234,6 +3248,7 @@ func file_wire_proto_init() {
 	if File_wire_proto != nil {
 		return
 	}
+	file_wire_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

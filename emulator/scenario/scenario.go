@@ -61,7 +61,8 @@ type Peers struct {
 
 // Overlay configures the overlay protocol.
 type Overlay struct {
-	Dimensions int // resource dimensions, not counting the virtual dimension
+	Dimensions int    // resource dimensions, not counting the virtual dimension
+	Split      string // SplitKD or SplitHalve: how an owner divides its zone at a join
 	Heartbeat  Heartbeat
 }
 
@@ -274,6 +275,12 @@ const (
 	PopulationClustered = "clustered"
 	PopulationMixed     = "mixed"
 	PopulationUniform   = "uniform"
+)
+
+// Values of Overlay.Split.
+const (
+	SplitKD    = "kd"
+	SplitHalve = "halve"
 )
 
 // Values of Heartbeat.Mode.

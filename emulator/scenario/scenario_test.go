@@ -18,7 +18,7 @@ func TestDefault(t *testing.T) {
 		TimeScale: 60,
 		Duration:  10 * time.Minute,
 		Peers:     Peers{Count: 500, Population: PopulationMixed, JoinWindow: time.Minute},
-		Overlay: Overlay{Dimensions: 2, Heartbeat: Heartbeat{
+		Overlay: Overlay{Dimensions: 2, Split: SplitKD, Heartbeat: Heartbeat{
 			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3,
 		}},
 		Churn: Churn{Start: 2 * time.Minute, FailFraction: 0.5, Lifetime: Lifetime{Dist: LifetimeNone, Mean: 30 * time.Minute, Shape: 2}},
@@ -104,7 +104,7 @@ func TestLoadFull(t *testing.T) {
 		TimeScale: 120.5,
 		Duration:  90 * time.Minute,
 		Peers:     Peers{Count: 2000, Population: PopulationClustered, JoinWindow: 5 * time.Minute},
-		Overlay: Overlay{Dimensions: 4, Heartbeat: Heartbeat{
+		Overlay: Overlay{Dimensions: 4, Split: SplitHalve, Heartbeat: Heartbeat{
 			Period: 10 * time.Second, Mode: ModeAdaptive, FailAfter: 5,
 		}},
 		Churn: Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25,
