@@ -48,7 +48,7 @@ var schema = []field{
 		"Number of resource dimensions, 1 to 16; the overlay's virtual dimension comes on top."),
 	enumField("overlay.split", func(s *Scenario) *string { return &s.Overlay.Split }, SplitKD,
 		[]string{SplitKD, SplitHalve}, "a split rule",
-		"How the owner divides its zone when a peer joins: kd cuts between the two peers' fixed points when the midpoint does not separate them (002 §4.2.2, a distributed KD-tree); halve always halves the zone like the original CAN, moving the joiner's virtual coordinate when only the virtual dimension separates them — regular zones, whose mean neighbor count does not grow with the peer count (docs/OVERLAY.md)."),
+		"How the owner divides its zone when a peer joins: kd cuts between the two peers' fixed points when the midpoint does not separate them (002 §4.2.2, a distributed KD-tree); halve always halves the zone like the original CAN, moving the joiner's virtual coordinate when only the virtual dimension separates them — regular zones, whose mean neighbor count does not grow with the peer count, but much longer routes on skewed populations (docs/OVERLAY.md)."),
 	durationField("overlay.heartbeat.period", func(s *Scenario) *time.Duration { return &s.Overlay.Heartbeat.Period }, 30*time.Second,
 		"Emulated time between heartbeats to each neighbor; positive and shorter than duration.",
 		shorterThanRun("heartbeat period", "make the heartbeat period shorter than the run", 30*time.Second, false), "duration"),
