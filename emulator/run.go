@@ -98,6 +98,9 @@ type Result struct {
 	// jobs.wait_seconds), in job order; nil without a workload. Not in
 	// summary.json: reports draw their distribution (emulator/report).
 	JobWaits []float64
+	// Jobs is the per-job table (jobs.csv), in job order; nil without a
+	// workload.
+	Jobs []JobRow
 }
 
 // Run executes scenario sc to its end (or until ctx is cancelled, which is
@@ -239,6 +242,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	annotateRecovery(sum.Faults.Events, rec.series)
 	var jobsCheck *InvariantCheck
 	var waits []float64
+	var table []JobRow
 	if jr != nil {
 		var c InvariantCheck
 		// At the last sample's time: the states are from then, and the
@@ -246,13 +250,14 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		sum.Jobs, c = jr.summary(sc.Duration, finalStates)
 		jobsCheck = &c
 		waits = jr.ledger.Figures().Wait
+		table = jr.jobTable()
 	}
 	sum.Invariants = rec.invariants(jobsCheck)
 	if rec.until >= 0 {
 		v := rec.until.Seconds()
 		sum.Faults.DisturbedUntilSeconds = &v
 	}
-	return &Result{Summary: sum, Series: rec.series, Scenario: sc, JobWaits: waits}, nil
+	return &Result{Summary: sum, Series: rec.series, Scenario: sc, JobWaits: waits, Jobs: table}, nil
 }
 
 // scheduleSessions hands the session model's turnovers to the driver: the

@@ -1,7 +1,12 @@
 package emulator_test
 
 import (
+	"encoding/csv"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -179,5 +184,68 @@ faults:
 			t.Errorf("%s seed %d: %d jobs unfinished at the end", tc.name, seed, j.Unfinished)
 		}
 		t.Logf("%s seed %d: %d Balloon placements of %d jobs, mean wait %.0f s", tc.name, seed, j.BalloonPlacements, j.Submitted, *j.WaitSeconds.Mean)
+	}
+}
+
+// jobs.csv has one row per generated job and agrees with summary.json:
+// outcomes, mean wait, migrations and requirements as generated.
+func TestJobTableAgreesWithSummary(t *testing.T) {
+	sc := schedScenario(t, 5, "liq-pull", "")
+	sc.Duration, sc.Workload.Jobs = 3*time.Hour, 200
+	res := runScenario(t, sc, emulator.DriverSim)
+	dir := t.TempDir()
+	if err := res.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "jobs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"job", "req_cpu_speed", "req_cores", "migrations", "wait_seconds", "outcome", "run_node_cores"} {
+		if _, ok := col[h]; !ok {
+			t.Fatalf("jobs.csv header %v lacks %q", rows[0], h)
+		}
+	}
+	j := res.Summary.Jobs
+	if len(rows)-1 != len(res.Jobs) || uint64(len(rows)-1) < j.Submitted {
+		t.Fatalf("seed %d: jobs.csv has %d rows, %d jobs generated, %d submitted", sc.Seed, len(rows)-1, len(res.Jobs), j.Submitted)
+	}
+	outcomes := map[string]uint64{}
+	var waitSum float64
+	var waits, migrations int
+	for _, r := range rows[1:] {
+		outcomes[r[col["outcome"]]]++
+		if w := r[col["wait_seconds"]]; w != "" {
+			v, err := strconv.ParseFloat(w, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitSum += v
+			waits++
+		}
+		m, _ := strconv.Atoi(r[col["migrations"]])
+		migrations += m
+		if r[col["outcome"]] == "completed" && r[col["run_node_cores"]] == "" {
+			t.Errorf("completed job %s without its run node", r[col["job"]])
+		}
+	}
+	var summaryMigrations uint64
+	for _, v := range []uint64{j.Migrations.InternodePush, j.Migrations.InternodePull, j.Migrations.QueuePush, j.Migrations.QueuePull} {
+		summaryMigrations += v
+	}
+	if outcomes["completed"] != j.Completed || outcomes["failed"] != j.Failed || migrations == 0 || uint64(migrations) != summaryMigrations {
+		t.Errorf("seed %d: jobs.csv outcomes %v, %d migrations; summary %d completed, %d failed, %d migrations", sc.Seed, outcomes, migrations, j.Completed, j.Failed, summaryMigrations)
+	}
+	if mean := waitSum / float64(waits); j.WaitSeconds.Mean == nil || math.Abs(mean-*j.WaitSeconds.Mean) > 0.01 {
+		t.Errorf("seed %d: jobs.csv mean wait %.3f s, summary %v", sc.Seed, mean, j.WaitSeconds.Mean)
 	}
 }

@@ -179,8 +179,9 @@ type BusSummary struct {
 	Reconnects uint64 `json:"reconnects"`
 }
 
-// WriteFiles writes summary.json, timeseries.csv and scenario.yaml (the
-// effective scenario, every key) into dir, creating it.
+// WriteFiles writes summary.json, timeseries.csv, scenario.yaml (the
+// effective scenario, every key) and, with a workload, jobs.csv into dir,
+// creating it.
 func (r *Result) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -204,6 +205,17 @@ func (r *Result) WriteFiles(dir string) error {
 		return err
 	}
 	if err := r.WriteSeries(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil || r.Jobs == nil {
+		return err
+	}
+	f, err = os.Create(filepath.Join(dir, "jobs.csv"))
+	if err != nil {
+		return err
+	}
+	if err := r.WriteJobs(f); err != nil {
 		f.Close()
 		return err
 	}

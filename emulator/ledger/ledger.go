@@ -45,7 +45,10 @@ type Record struct {
 	Hops      uint32
 	QueueSeen int
 	Pushed    bool
-	starts    map[overlay.NodeID]time.Duration // latest start per run node
+	// Migrations is how many times a run node received it from a
+	// neighbor (000 §IV: internode scheduling and queue balancing).
+	Migrations int
+	starts     map[overlay.NodeID]time.Duration // latest start per run node
 	// The run that completed first: when it started and ended, where.
 	Completions int
 	StartedAt   time.Duration
@@ -248,6 +251,8 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 		r.Submitted = min(r.Submitted, at)
 	case jobs.EvPushed:
 		r.Pushed = true
+	case jobs.EvMigrated:
+		r.Migrations++
 	case jobs.EvQueued:
 		if !r.Queued {
 			r.Queued, r.QueuedAt, r.Hops, r.QueueSeen = true, at, e.Hops, e.Queue
@@ -417,6 +422,31 @@ func (l *Ledger) Figures() Figures {
 		}
 	}
 	return f
+}
+
+// RunNode is what the global view knows of a peer that ran a job.
+type RunNode struct {
+	Speed float64
+	Cores int
+}
+
+// Records returns a copy of every job's record, in job order, without the
+// state history, and the run nodes they name (for a per-job table).
+func (l *Ledger) Records() ([]Record, map[overlay.NodeID]RunNode) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Record, 0, len(l.jobs))
+	nodes := map[overlay.NodeID]RunNode{}
+	for _, r := range l.jobs {
+		c := *r
+		c.History, c.starts = nil, nil
+		out = append(out, c)
+		if nd, ok := l.nodes[r.RunNode]; ok && r.RunNode != 0 {
+			nodes[r.RunNode] = RunNode{Speed: nd.speed, Cores: nd.cores}
+		}
+	}
+	slices.SortFunc(out, func(a, b Record) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nodes
 }
 
 // Mean of xs, NaN when empty.
