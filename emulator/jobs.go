@@ -136,7 +136,8 @@ func (j *jobRun) setup() *peer.JobSetup {
 		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
 		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
 		Res:         res, Mode: j.sc.Scheduling.Mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
-		Residue: j.sc.Matchmaking.Residue,
+		PullReach: j.sc.Scheduling.PullReach,
+		Residue:   j.sc.Matchmaking.Residue,
 	}
 	j.ledger.SetDemand(res.Demand)
 	return &peer.JobSetup{
@@ -245,7 +246,10 @@ type JobsSummary struct {
 	// PullRejects are PULL requests answered with PULL-Reject; OfferRejects
 	// PUSH offers the receiver refused; MigrationsReturned transfers never
 	// acknowledged (the sender took the job back).
-	PullRejects        uint64 `json:"pull_rejects"`
+	PullRejects uint64 `json:"pull_rejects"`
+	// PullForwards are PULL requests passed on beyond a neighbor
+	// (scheduling.pull_reach > 1).
+	PullForwards       uint64 `json:"pull_forwards"`
 	OfferRejects       uint64 `json:"offer_rejects"`
 	MigrationsReturned uint64 `json:"migrations_returned"`
 	// Backfilled job starts bypassed the head of their queue (000 §IV-A).
@@ -300,6 +304,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, In
 	s.Migrations.InternodePush, s.Migrations.InternodePull = mig[jobs.MechInternodePush], mig[jobs.MechInternodePull]
 	s.Migrations.QueuePush, s.Migrations.QueuePull = mig[jobs.MechQueuePush], mig[jobs.MechQueuePull]
 	s.PullRejects, s.OfferRejects = j.ledger.Count(jobs.EvPullRejected), j.ledger.Count(jobs.EvOfferRejected)
+	s.PullForwards = j.ledger.Count(jobs.EvPullForwarded)
 	s.MigrationsReturned, s.Disowned = j.ledger.Count(jobs.EvMigrationReturned), j.ledger.Count(jobs.EvDisowned)
 	s.Backfilled = j.ledger.Backfilled()
 	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue, j.ledger.Count(jobs.EvBalloon)

@@ -47,6 +47,11 @@ type Config struct {
 	SchedPeriod time.Duration
 	// Contention slows jobs sharing a node by α (002 Eq 3.5).
 	Contention bool
+	// PullReach is how many overlay hops an internode PULL request may
+	// travel: 1 (default) asks neighbors only, as 000 §IV-B; more lets a
+	// neighbor without a fitting job pass the request on towards the
+	// longest queue it knows of (a gridbed extension).
+	PullReach int
 	// Residue is how a multi-core node's Residue-node is represented (002
 	// §3.1): ResidueNone (default) or ResidueBalloon.
 	Residue string
@@ -198,6 +203,7 @@ type Status struct {
 	// receiver; rejected offers and pull requests.
 	Migrations                 [2][2]uint64 // [internode, queue][push, pull]
 	OfferRejects, PullRejects  uint64
+	PullForwards               uint64 // PULL requests passed on (scheduling.pull_reach > 1)
 	Disowned, MigrationReturns uint64
 	// BalloonMatches are jobs this node matched to a Balloon (002 §3.1.4).
 	BalloonMatches uint64
@@ -318,6 +324,9 @@ func (n *Node) LoadInfo() *wire.Load {
 	l.Demand = float32(n.coresDemand())
 	l.Waiting = uint32(len(n.queue) - n.running)
 	l.Nbc = n.nbc()
+	if n.cfg.PullReach > 1 {
+		l.NearWaiting = n.nearWaiting()
+	}
 	l.NormLoad = float32(n.normLoad())
 	l.Balloons = n.hostedLoad()
 	return l

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -75,6 +77,7 @@ type scheduler struct {
 	offerAt      time.Duration
 	pulling      overlay.NodeID // the neighbor a PULL request is outstanding at
 	pullAt       time.Duration
+	pullSeq      uint32                           // the outstanding PULL request's number
 	asked        map[overlay.NodeID]time.Duration // last PULL reject per neighbor
 	ticking      bool
 }
@@ -416,8 +419,8 @@ func (n *Node) transfer(now time.Duration, h *held, to overlay.NodeID, kind wire
 func (n *Node) onMigrateJob(now time.Duration, from overlay.NodeID, m *wire.MigrateJob) {
 	id := m.Job.Id
 	n.sched.release(id, now)
-	if n.sched.pulling == from {
-		n.sched.pulling = 0
+	if n.sched.pulling == from || m.Pull && n.cfg.PullReach > 1 {
+		n.sched.pulling = 0 // the answer to our PULL, from a neighbor or further
 	}
 	ack := &wire.MigrateAck{Job: &wire.JobRef{Id: id, Epoch: m.Epoch, Moves: m.Moves}}
 	if ob := n.sched.outbound[id]; ob != nil && ob.to == from {
@@ -486,21 +489,50 @@ func (n *Node) pullInternode(now time.Duration) bool {
 	if n.sched.pulling != 0 || n.running < len(n.queue) || n.free() < 1 {
 		return false
 	}
-	var best *known
-	for _, k := range n.knownNeighbors() {
-		if k.l.Waiting == 0 || n.askedRecently(k.nb.ID, now) {
-			continue
-		}
-		if best == nil || k.l.Waiting > best.l.Waiting || k.l.Waiting == best.l.Waiting && k.nb.ID < best.nb.ID {
-			kk := k
-			best = &kk
-		}
-	}
-	if best == nil {
+	to := n.pullTarget(n.knownNeighbors(), now, 0)
+	if to == 0 {
 		return false
 	}
-	n.requestPull(now, best.nb.ID, wire.MigrateKind_MIGRATE_INTERNODE)
+	n.requestPull(now, to, wire.MigrateKind_MIGRATE_INTERNODE)
 	return true
+}
+
+// pullTarget is the neighbor an internode PULL request goes to (000
+// §IV-B): the one with the longest waiting queue, not asked recently and
+// not skip; with scheduling.pull_reach > 1 and no neighbor waiting, the
+// one that knows the longest queue among its own neighbors (Load's
+// near_waiting). 0: none.
+func (n *Node) pullTarget(ks []known, now time.Duration, skip overlay.NodeID) overlay.NodeID {
+	var best overlay.NodeID
+	var bestW uint32
+	for _, pass := range []bool{false, true} {
+		if pass && (best != 0 || n.cfg.PullReach <= 1) {
+			break
+		}
+		for _, k := range ks {
+			w := k.l.Waiting
+			if pass {
+				w = k.l.NearWaiting
+			}
+			if w == 0 || k.nb.ID == skip || n.askedRecently(k.nb.ID, now) {
+				continue
+			}
+			if w > bestW || w == bestW && k.nb.ID < best {
+				best, bestW = k.nb.ID, w
+			}
+		}
+	}
+	return best
+}
+
+// nearWaiting is the longest waiting queue among our neighbors, as their
+// heartbeats told it (Load's near_waiting, scheduling.pull_reach > 1).
+func (n *Node) nearWaiting() uint32 {
+	var w uint32
+	for _, k := range n.knownNeighbors() {
+		w = max(w, k.l.Waiting)
+	}
+	return w
 }
 
 // pullWhenIdle is PULL's eagerness (000 §V-B: "idle nodes more
@@ -550,10 +582,15 @@ func (n *Node) askedRecently(id overlay.NodeID, now time.Duration) bool {
 func (n *Node) requestPull(now time.Duration, to overlay.NodeID, kind wire.MigrateKind) {
 	r := n.residual()
 	n.sched.pulling, n.sched.pullAt = to, now
-	n.send(to, &wire.PullRequest{
+	m := &wire.PullRequest{
 		Kind: kind, Residual: r.wire(),
 		Waiting: n.running < len(n.queue), Nbc: n.nbc(), NormLoad: float32(n.normLoad()), Point: n.view.Point(),
-	})
+	}
+	if kind == wire.MigrateKind_MIGRATE_INTERNODE && n.cfg.PullReach > 1 {
+		n.sched.pullSeq++
+		m.Puller, m.HopsLeft, m.Seq = uint64(n.self), uint32(n.cfg.PullReach-1), n.sched.pullSeq
+	}
+	n.send(to, m)
 }
 
 // onPullRequest answers a PULL: the waiting job the puller is capable of
@@ -561,9 +598,20 @@ func (n *Node) requestPull(now time.Duration, to overlay.NodeID, kind wire.Migra
 // with the least BM·FM there, or — queue balancing — lowers the larger of
 // our two loads with the least (L_us+L_them)·max(L_us, L_them) after the
 // move (Eqs 6-8 over the two nodes that change); else PULL-Reject.
+//
+// With scheduling.pull_reach > 1 an internode request names its puller,
+// which may be further away than a neighbor: the job goes, or the reject
+// comes, straight to it; a node without a fitting job passes the request
+// on (hops_left permitting) to the neighbor with the longest queue it
+// knows of.
 func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.PullRequest) {
-	if len(m.Point) != len(n.view.Point()) || len(m.Residual) != numRes || !n.internode() {
-		n.send(from, &wire.PullReject{Kind: m.Kind})
+	puller := from
+	if m.Puller != 0 {
+		puller = overlay.NodeID(m.Puller)
+	}
+	reject := &wire.PullReject{Kind: m.Kind, Seq: m.Seq}
+	if len(m.Point) != len(n.view.Point()) || len(m.Residual) != numRes || !n.internode() || puller == n.self {
+		n.send(puller, reject)
 		return
 	}
 	pcap := n.cfg.Res.Capacity(m.Point)
@@ -598,20 +646,33 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 			best, bestF = h, f
 		}
 	}
-	if best == nil {
-		n.send(from, &wire.PullReject{Kind: m.Kind})
+	if best != nil {
+		n.transfer(now, best, puller, m.Kind, true)
 		return
 	}
-	n.transfer(now, best, from, m.Kind, true)
+	if m.Kind == wire.MigrateKind_MIGRATE_INTERNODE && m.HopsLeft > 0 {
+		ks := slices.DeleteFunc(n.knownNeighbors(), func(k known) bool { return k.nb.ID == puller })
+		if to := n.pullTarget(ks, now, from); to != 0 {
+			fwd := proto.Clone(m).(*wire.PullRequest)
+			fwd.Puller, fwd.HopsLeft = uint64(puller), m.HopsLeft-1
+			n.status.PullForwards++
+			n.event(Event{Kind: EvPullForwarded, Other: puller, Reason: MechInternodePull})
+			n.send(to, fwd)
+			return
+		}
+	}
+	n.send(puller, reject)
 }
 
 // onPullReject: try the next neighbor not asked recently, at once.
 func (n *Node) onPullReject(now time.Duration, from overlay.NodeID, m *wire.PullReject) {
-	if n.sched.pulling != from {
+	// A request that travelled is answered by whoever ended its journey;
+	// its number tells it apart from an older one.
+	if n.sched.pulling == 0 || m.Seq == 0 && n.sched.pulling != from || m.Seq != 0 && m.Seq != n.sched.pullSeq {
 		return
 	}
+	n.sched.asked[n.sched.pulling] = now
 	n.sched.pulling = 0
-	n.sched.asked[from] = now
 	n.status.PullRejects++
 	n.event(Event{Kind: EvPullRejected, Other: from, Reason: Mechanism(m.Kind, true)})
 	if !n.view.Joined() {

@@ -330,6 +330,91 @@ func TestPullRejectTriesNextNeighbor(t *testing.T) {
 	tNone[*wire.PullRequest](t, tDrain(n))
 }
 
+// vReachNode is vNode with PULL requests that may travel reach hops.
+func vReachNode(t *testing.T, reach int, nbs ...*overlay.Neighbor) *Node {
+	t.Helper()
+	v := &fakeView{id: 1, zone: zSelf(), point: can.Point{uint32(tQ1) + 10, uint32(tQ1) + 10, vAmt(4, 8)}, nbs: nbs}
+	n := tNew(v, Config{Mode: ModeLIPull, Res: vRes{}, SchedPeriod: 5 * time.Second, PullReach: reach}, 1, nil)
+	tDrain(n)
+	return n
+}
+
+// TestPullTravelsBeyondNeighbors is scheduling.pull_reach > 1 (a gridbed
+// extension of 000 §IV-B): an idle node whose neighbors have nothing
+// waiting asks the one that knows a queue among its own neighbors; a node
+// without a fitting job passes the request on (never back, never to the
+// puller) while hops are left, and rejects to the puller when none are;
+// the job holder sends the job straight to the puller; the puller takes
+// the answer from whoever gives it, but not an older request's reject.
+func TestPullTravelsBeyondNeighbors(t *testing.T) {
+	p := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, 8)}
+	near := func(l *wire.Load, w uint32) *wire.Load { l.NearWaiting = w; return l }
+	// The puller: neither neighbor waits; tB knows a queue of 4 next to it.
+	n := vReachNode(t, 3,
+		tNb(tB, zUp0(), near(vLoad(p, Vec{}, 0, 0, 1), 4)),
+		tNb(3, zUp1(), near(vLoad(p, Vec{}, 0, 0, 1), 0)))
+	n.Tick(time.Second, TimerSched)
+	req := tOne[*wire.PullRequest](t, tDrain(n), tB)
+	if req.Puller != 1 || req.HopsLeft != 2 || req.Seq == 0 {
+		t.Fatalf("request %v: want puller 1, 2 hops left, a number", req)
+	}
+	n.Step(2*time.Second, 9, &wire.PullReject{Kind: wire.MigrateKind_MIGRATE_INTERNODE, Seq: req.Seq + 7})
+	if r := tDrain(n); len(tEvents(r, EvPullRejected)) != 0 {
+		t.Fatal("another request's reject was taken")
+	}
+	n.Step(2*time.Second, 9, &wire.PullReject{Kind: wire.MigrateKind_MIGRATE_INTERNODE, Seq: req.Seq})
+	r := tDrain(n)
+	tOneEvent(t, r, EvPullRejected)
+	tNone[*wire.PullRequest](t, r) // tB asked recently, 3 knows no queue
+	// Without the extension the same neighbors get no request at all.
+	plain := vReachNode(t, 1,
+		tNb(tB, zUp0(), near(vLoad(p, Vec{}, 0, 0, 1), 4)))
+	plain.Tick(time.Second, TimerSched)
+	tNone[*wire.PullRequest](t, tDrain(plain))
+
+	// A node without a fitting job passes the request on to the neighbor
+	// with the longest queue, skipping the sender (tB) and the puller (7).
+	f := vReachNode(t, 3,
+		tNb(tB, zUp0(), vLoad(p, Vec{}, 9, 0, 1)),
+		tNb(7, zUp1(), vLoad(p, Vec{}, 8, 0, 1)),
+		tNb(4, zUp2(), vLoad(p, Vec{}, 3, 0, 1)))
+	in := &wire.PullRequest{Kind: wire.MigrateKind_MIGRATE_INTERNODE, Residual: []float32{4, 8, 0}, Point: p, Puller: 7, HopsLeft: 2, Seq: 5}
+	f.Step(time.Second, tB, in)
+	r = tDrain(f)
+	fwd := tOne[*wire.PullRequest](t, r, 4)
+	if fwd.Puller != 7 || fwd.HopsLeft != 1 || fwd.Seq != 5 {
+		t.Fatalf("forwarded %v", fwd)
+	}
+	tOneEvent(t, r, EvPullForwarded)
+	// No hops left: the reject goes to the puller, with its number.
+	in.HopsLeft = 0
+	f.Step(2*time.Second, tB, in)
+	if rej := tOne[*wire.PullReject](t, tDrain(f), 7); rej.Seq != 5 {
+		t.Fatalf("reject %v", rej)
+	}
+
+	// The holder sends a fitting job to the puller, not to the sender.
+	h, _ := vNode(t, ModeLIPull)
+	vAssign(h, 0, vSpec(1, 4, 0, time.Hour))
+	vAssign(h, 0, vSpec(2, 1, 0, time.Hour))
+	h.Step(time.Second, 4, &wire.PullRequest{Kind: wire.MigrateKind_MIGRATE_INTERNODE, Residual: []float32{2, 8, 0}, Point: p, Puller: 7, HopsLeft: 1, Seq: 5})
+	if mj := tOne[*wire.MigrateJob](t, tDrain(h), 7); mj.Job.Id != 2 || !mj.Pull {
+		t.Fatalf("sent %v, want job 2 pulled", mj)
+	}
+
+	// The puller takes a pulled job from a node that is not its neighbor
+	// as the answer to its request.
+	n2 := vReachNode(t, 3, tNb(tB, zUp0(), near(vLoad(p, Vec{}, 0, 0, 1), 4)))
+	n2.Tick(time.Second, TimerSched)
+	tOne[*wire.PullRequest](t, tDrain(n2), tB)
+	n2.Step(2*time.Second, 9, &wire.MigrateJob{Job: vSpec(5, 4, 0, time.Hour), Owner: uint64(tOwnerID), Epoch: 1, Moves: 1, Kind: wire.MigrateKind_MIGRATE_INTERNODE, Pull: true})
+	r = tDrain(n2)
+	tOne[*wire.MigrateAck](t, r, 9)
+	if n2.sched.pulling != 0 || !slices.Equal(runningIDs(n2), []uint64{5}) {
+		t.Fatalf("pulling %d, running %v after the pulled job arrived", n2.sched.pulling, runningIDs(n2))
+	}
+}
+
 // TestPullWhenCoresFallIdle: PULL is eager (000 §V-B) — a node asks as
 // soon as a job finishes and leaves cores idle with nothing waiting, and
 // again after a pulled job that leaves cores free, not at its next round;

@@ -845,7 +845,11 @@ type Load struct {
 	NormLoad float32 `protobuf:"fixed32,11,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
 	// The Balloons attached to the node (002 §3.1.3), for matchmaking and
 	// TNC(N) (002 Eq 3.1).
-	Balloons      []*Balloon `protobuf:"bytes,12,rep,name=balloons,proto3" json:"balloons,omitempty"`
+	Balloons []*Balloon `protobuf:"bytes,12,rep,name=balloons,proto3" json:"balloons,omitempty"`
+	// The longest waiting queue among the node's neighbors, as their last
+	// heartbeats told it: set only when PULL requests may travel beyond a
+	// neighbor (scheduling.pull_reach > 1, a gridbed extension of 000 §IV-B).
+	NearWaiting   uint32 `protobuf:"varint,13,opt,name=near_waiting,json=nearWaiting,proto3" json:"near_waiting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -962,6 +966,13 @@ func (x *Load) GetBalloons() []*Balloon {
 		return x.Balloons
 	}
 	return nil
+}
+
+func (x *Load) GetNearWaiting() uint32 {
+	if x != nil {
+		return x.NearWaiting
+	}
+	return 0
 }
 
 // Balloon is a Residue-node (002 §3.1.1): what a multi-core node running
@@ -2633,7 +2644,14 @@ type PullRequest struct {
 	Nbc      uint32  `protobuf:"varint,4,opt,name=nbc,proto3" json:"nbc,omitempty"`
 	NormLoad float32 `protobuf:"fixed32,5,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
 	// The puller's capabilities (its point).
-	Point         []uint32 `protobuf:"varint,6,rep,packed,name=point,proto3" json:"point,omitempty"`
+	Point []uint32 `protobuf:"varint,6,rep,packed,name=point,proto3" json:"point,omitempty"`
+	// scheduling.pull_reach > 1 (a gridbed extension of 000 §IV-B): the
+	// node that pulls (0: the sender), how many more hops a neighbor
+	// without a fitting job may pass the request on, and the puller's
+	// request number, echoed in the reject.
+	Puller        uint64 `protobuf:"varint,7,opt,name=puller,proto3" json:"puller,omitempty"`
+	HopsLeft      uint32 `protobuf:"varint,8,opt,name=hops_left,json=hopsLeft,proto3" json:"hops_left,omitempty"`
+	Seq           uint32 `protobuf:"varint,9,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2710,9 +2728,32 @@ func (x *PullRequest) GetPoint() []uint32 {
 	return nil
 }
 
+func (x *PullRequest) GetPuller() uint64 {
+	if x != nil {
+		return x.Puller
+	}
+	return 0
+}
+
+func (x *PullRequest) GetHopsLeft() uint32 {
+	if x != nil {
+		return x.HopsLeft
+	}
+	return 0
+}
+
+func (x *PullRequest) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 type PullReject struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          MigrateKind            `protobuf:"varint,1,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  MigrateKind            `protobuf:"varint,1,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
+	// The request's seq (0 from a neighbor that did not pass it on).
+	Seq           uint32 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2752,6 +2793,13 @@ func (x *PullReject) GetKind() MigrateKind {
 		return x.Kind
 	}
 	return MigrateKind_MIGRATE_UNSPECIFIED
+}
+
+func (x *PullReject) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
 }
 
 // MigrateJob moves a waiting job to the receiver; the sender keeps it until
@@ -2943,7 +2991,7 @@ const file_wire_proto_rawDesc = "" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
 	"\n" +
 	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\x12&\n" +
-	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\xcb\x02\n" +
+	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\xee\x02\n" +
 	"\x04Load\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x12\n" +
 	"\x04free\x18\x02 \x01(\rR\x04free\x12\x14\n" +
@@ -2957,7 +3005,8 @@ const file_wire_proto_rawDesc = "" +
 	"\x03nbc\x18\n" +
 	" \x01(\rR\x03nbc\x12\x1b\n" +
 	"\tnorm_load\x18\v \x01(\x02R\bnormLoad\x121\n" +
-	"\bballoons\x18\f \x03(\v2\x15.gridbed.wire.BalloonR\bballoons\"s\n" +
+	"\bballoons\x18\f \x03(\v2\x15.gridbed.wire.BalloonR\bballoons\x12!\n" +
+	"\fnear_waiting\x18\r \x01(\rR\vnearWaiting\"s\n" +
 	"\aBalloon\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\x04R\x04node\x12\x14\n" +
 	"\x05point\x18\x02 \x03(\rR\x05point\x12\x14\n" +
@@ -3073,17 +3122,21 @@ const file_wire_proto_rawDesc = "" +
 	"\fMigrateReply\x12&\n" +
 	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\x12\x16\n" +
 	"\x06accept\x18\x02 \x01(\bR\x06accept\x12-\n" +
-	"\x04kind\x18\x03 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\"\xb7\x01\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\"\xfe\x01\n" +
 	"\vPullRequest\x12-\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x1a\n" +
 	"\bresidual\x18\x02 \x03(\x02R\bresidual\x12\x18\n" +
 	"\awaiting\x18\x03 \x01(\bR\awaiting\x12\x10\n" +
 	"\x03nbc\x18\x04 \x01(\rR\x03nbc\x12\x1b\n" +
 	"\tnorm_load\x18\x05 \x01(\x02R\bnormLoad\x12\x14\n" +
-	"\x05point\x18\x06 \x03(\rR\x05point\";\n" +
+	"\x05point\x18\x06 \x03(\rR\x05point\x12\x16\n" +
+	"\x06puller\x18\a \x01(\x04R\x06puller\x12\x1b\n" +
+	"\thops_left\x18\b \x01(\rR\bhopsLeft\x12\x10\n" +
+	"\x03seq\x18\t \x01(\rR\x03seq\"M\n" +
 	"\n" +
 	"PullReject\x12-\n" +
-	"\x04kind\x18\x01 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\"\xca\x01\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\rR\x03seq\"\xca\x01\n" +
 	"\n" +
 	"MigrateJob\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +

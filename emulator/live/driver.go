@@ -398,7 +398,8 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 			d.mu.Unlock()
 			out = append(out, s)
 		case <-ctx.Done():
-			return out, ctx.Err()
+			return out, fmt.Errorf("live: %d of %d peers had answered the oracle at emulated %v when the run's context ended: %w",
+				len(out), len(pids), d.clock.Now().Round(time.Second), ctx.Err())
 		case <-deadline.C:
 			return out, fmt.Errorf("live: only %d of %d peers answered the oracle within a minute", len(out), len(pids))
 		}

@@ -237,6 +237,7 @@ type Scheduling struct {
 	Mode       string        // ModeVanilla, SchedL … SchedLIQPull
 	Period     time.Duration // between internode-scheduling / queue-balancing rounds
 	Contention bool          // slow shared nodes down by α (002 Eq 3.5)
+	PullReach  int           // overlay hops an internode PULL request may travel (1: neighbors, 000 §IV-B)
 }
 
 // Values of Scheduling.Mode (000 §V-B); vanilla is ModeVanilla.

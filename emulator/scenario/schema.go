@@ -149,6 +149,10 @@ var schema = []field{
 	boolField("scheduling.contention", func(s *Scenario) *bool { return &s.Scheduling.Contention }, true,
 		"Jobs sharing a multi-core node run longer by the contention factor α = max(1+p, max_i 1 + n·SDR·(C_i/R_i)^4) over memory and disk, p = 0.1, SDR = 0.175 (002 Eq 3.5); false: no slow-down."),
 
+	intField("scheduling.pull_reach", func(s *Scenario) *int { return &s.Scheduling.PullReach }, 1, 1, 16,
+		"a valid PULL reach",
+		"Overlay hops an internode PULL request may travel, 1 to 16. 1 is 000 §IV-B: an idle node asks its neighbors only. More is a gridbed extension: a neighbor without a job that fits passes the request on towards the longest waiting queue it knows of (heartbeats carry each node's longest neighbor queue), and the job moves straight to the idle node."),
+
 	durationField("jobs.client_timeout", func(s *Scenario) *time.Duration { return &s.Jobs.ClientTimeout }, 10*time.Minute,
 		"The client resubmits a job it has heard nothing about for this long; a positive duration, and when workload.jobs is above 0 at least 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (3m45s at the defaults), so that a job is not resubmitted while its owner's failure is still being repaired.",
 		clientTimeout, "overlay.heartbeat.period", "overlay.heartbeat.fail_after", "workload.jobs"),
