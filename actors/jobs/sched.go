@@ -489,7 +489,7 @@ func (n *Node) pullInternode(now time.Duration) bool {
 	if n.sched.pulling != 0 || n.running < len(n.queue) || n.free() < 1 {
 		return false
 	}
-	to := n.pullTarget(n.knownNeighbors(), now, 0)
+	to := n.pullTarget(n.knownNeighbors(), func(id overlay.NodeID) bool { return n.askedRecently(id, now) })
 	if to == 0 {
 		return false
 	}
@@ -498,11 +498,11 @@ func (n *Node) pullInternode(now time.Duration) bool {
 }
 
 // pullTarget is the neighbor an internode PULL request goes to (000
-// §IV-B): the one with the longest waiting queue, not asked recently and
-// not skip; with scheduling.pull_reach > 1 and no neighbor waiting, the
-// one that knows the longest queue among its own neighbors (Load's
+// §IV-B): among ks, those not skipped, the one with the longest waiting
+// queue; with scheduling.pull_reach > 1 and no neighbor waiting, the one
+// that knows the longest queue among its own neighbors (Load's
 // near_waiting). 0: none.
-func (n *Node) pullTarget(ks []known, now time.Duration, skip overlay.NodeID) overlay.NodeID {
+func (n *Node) pullTarget(ks []known, skip func(overlay.NodeID) bool) overlay.NodeID {
 	var best overlay.NodeID
 	var bestW uint32
 	for _, pass := range []bool{false, true} {
@@ -514,7 +514,7 @@ func (n *Node) pullTarget(ks []known, now time.Duration, skip overlay.NodeID) ov
 			if pass {
 				w = k.l.NearWaiting
 			}
-			if w == 0 || k.nb.ID == skip || n.askedRecently(k.nb.ID, now) {
+			if w == 0 || skip(k.nb.ID) {
 				continue
 			}
 			if w > bestW || w == bestW && k.nb.ID < best {
@@ -610,7 +610,10 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 		puller = overlay.NodeID(m.Puller)
 	}
 	reject := &wire.PullReject{Kind: m.Kind, Seq: m.Seq}
-	if len(m.Point) != len(n.view.Point()) || len(m.Residual) != numRes || !n.internode() || puller == n.self {
+	if puller == n.self {
+		return // our own request came back: nobody to answer
+	}
+	if len(m.Point) != len(n.view.Point()) || len(m.Residual) != numRes || !n.internode() {
 		n.send(puller, reject)
 		return
 	}
@@ -651,8 +654,9 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 		return
 	}
 	if m.Kind == wire.MigrateKind_MIGRATE_INTERNODE && m.HopsLeft > 0 {
-		ks := slices.DeleteFunc(n.knownNeighbors(), func(k known) bool { return k.nb.ID == puller })
-		if to := n.pullTarget(ks, now, from); to != 0 {
+		// Not back to the sender, not to the puller (which asked for
+		// itself); our own recent rejects say nothing of the puller's needs.
+		if to := n.pullTarget(n.knownNeighbors(), func(id overlay.NodeID) bool { return id == from || id == puller }); to != 0 {
 			fwd := proto.Clone(m).(*wire.PullRequest)
 			fwd.Puller, fwd.HopsLeft = uint64(puller), m.HopsLeft-1
 			n.status.PullForwards++
