@@ -204,6 +204,9 @@ faults:
 // jobs.csv has one row per generated job and agrees with summary.json:
 // outcomes, mean wait, migrations and requirements as generated.
 func TestJobTableAgreesWithSummary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a single-threaded simulator run (no data races to find); the full test run covers it")
+	}
 	sc := schedScenario(t, 5, "liq-pull", "")
 	sc.Duration, sc.Workload.Jobs = 3*time.Hour, 200
 	res := runScenario(t, sc, emulator.DriverSim)
