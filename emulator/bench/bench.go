@@ -102,6 +102,14 @@ type Report struct {
 	BusDrops uint64 `json:"bus_drops"`
 	BusLost  uint64 `json:"bus_lost"`
 
+	// Bootstrap is peers.bootstrap; with direct, HandoverSeconds is the
+	// emulated time the in-process join phase handed over at and
+	// BootstrapWallSeconds the wall time it took (not in WallSeconds'
+	// emulated rate: the run's rates start at the handover).
+	Bootstrap            string  `json:"bootstrap"`
+	HandoverSeconds      float64 `json:"handover_seconds,omitempty"`
+	BootstrapWallSeconds float64 `json:"bootstrap_wall_seconds,omitempty"`
+
 	// EventsPerSecond is the deterministic driver's event loop speed
 	// (protocol events per wall second, oracle excluded); 0 otherwise.
 	EventsPerSecond float64 `json:"events_per_second"`
@@ -148,8 +156,13 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		rep.HeapLiveBytesPerPeer = float64(rep.HeapLiveBytes) / float64(rep.PeersRequested)
 	}
 	rep.EmulatedSeconds, rep.WallSeconds = s.EmulatedSeconds, s.WallSeconds
+	rep.Bootstrap, rep.BootstrapWallSeconds = s.Peers.Bootstrap, s.Peers.BootstrapWallSeconds
+	if h := s.Peers.HandoverSeconds; h != nil {
+		rep.HandoverSeconds = *h
+	}
 	if s.WallSeconds > 0 {
-		rep.TimeCompression = s.EmulatedSeconds / s.WallSeconds
+		// From the handover on with an overlay built in-process.
+		rep.TimeCompression = (s.EmulatedSeconds - rep.HandoverSeconds) / s.WallSeconds
 	}
 	rep.MessagesPerSecond, rep.Steady = s.Messages.PerWallSecond, s.Messages.Window.Steady
 	if s.Messages.Total > 0 {
