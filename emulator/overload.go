@@ -51,6 +51,7 @@ type overloadGuard struct {
 	lagStreak, warnStreak, growStreak int
 	lagFrom                           float64 // wall lag at the start of the streak
 	growFrom, lastBacklog             int64
+	pubFrom, lastPublished            uint64  // bus messages published, at the start of the growth streak
 	lastLag                           float64 // wall seconds, previous window
 	warned                            bool
 }
@@ -71,9 +72,10 @@ type overloadVerdict struct {
 	// (delayed messages included) waiting in the timer goroutine.
 	LagEmulated float64
 	Backlog     int64
-	// Sustained is, when the guard tripped on a growing lag, the time scale
-	// the peers actually sustained over the streak: the requested one
-	// less the rate at which the lag grew (0 when unknown).
+	// Sustained is, when the guard tripped, the time scale the peers
+	// actually sustained over the streak: the requested one less the rate
+	// at which the lag grew, or times the share of the published messages
+	// that did not pile up in the backlog (0 when unknown).
 	Sustained float64
 }
 
@@ -112,11 +114,11 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 	case v.Backlog > backlogFloor && v.Backlog > g.lastBacklog && g.growStreak > 0:
 		g.growStreak++
 	case v.Backlog > backlogFloor && v.Backlog > g.lastBacklog:
-		g.growStreak, g.growFrom = 1, g.lastBacklog
+		g.growStreak, g.growFrom, g.pubFrom = 1, g.lastBacklog, g.lastPublished
 	default:
 		g.growStreak = 0
 	}
-	g.lastBacklog = v.Backlog
+	g.lastBacklog, g.lastPublished = v.Backlog, p.Published
 
 	if !g.warned && (g.warnStreak >= warnWindows || g.growStreak >= growWindows/2) {
 		g.warned, v.Warn = true, true
@@ -133,6 +135,13 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 		v.Trip = true
 		v.Reason = fmt.Sprintf("the mailboxes' backlog grew in every one of the last %d s of wall time, from %d to %d messages and timers",
 			int(float64(growWindows)*window.Seconds()+0.5), g.growFrom, v.Backlog)
+		// The peers kept up with the part of what was published that did
+		// not pile up.
+		if fed := float64(p.Published - g.pubFrom); fed > 0 {
+			if kept := 1 - float64(v.Backlog-g.growFrom)/fed; kept > 0 {
+				v.Sustained = g.scale * kept
+			}
+		}
 	}
 	if v.Trip && !g.warned {
 		g.warned, v.Warn = true, true

@@ -76,9 +76,21 @@ func TestOverloadGuardDecides(t *testing.T) {
 	// The backlog grows by 50k messages a second while timers stay punctual.
 	var flood []live.Pressure
 	for i := range 20 {
-		flood = append(flood, live.Pressure{LagP99: 0.001, Timers: 100, Backlog: int64(100_000 + 50_000*i)})
+		flood = append(flood, live.Pressure{LagP99: 0.001, Timers: 100, Backlog: int64(100_000 + 50_000*i), Published: uint64(200_000 * i)})
 	}
 	_, trips, reason, at = run(flood)
+	// A quarter of what was published piled up: the peers sustained
+	// three quarters of the time scale.
+	g := newOverloadGuard(scale, period)
+	var sustained float64
+	for _, p := range flood {
+		if v := g.observe(p, w); v.Trip && sustained == 0 {
+			sustained = v.Sustained
+		}
+	}
+	if sustained < 0.74*scale || sustained > 0.76*scale {
+		t.Errorf("growing backlog: sustained time scale %g, want 0.75 × %g", sustained, scale)
+	}
 	if trips == 0 || !strings.Contains(reason, "backlog grew") {
 		t.Errorf("growing backlog: no trip (reason %q)", reason)
 	} else if at < growWindows {

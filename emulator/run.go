@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -239,6 +240,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return s
 	}
 	var abort *overloadError
+	var snapshotGap string // why the aborted run's last snapshot is incomplete
 	// Samples at multiples of the interval (after the handover, with an
 	// overlay built outside the bus).
 	for t := origin / sc.Oracle.Interval * sc.Oracle.Interval; ; {
@@ -282,6 +284,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			jr.aborted = true
 		}
 		states, err := drv.Collect(ctx)
+		if err != nil && ctx.Err() == nil && len(states) > 0 {
+			// A peer that does not answer (stuck behind its mailbox)
+			// must not cost the results: the last snapshot goes without it.
+			snapshotGap = err.Error()
+			err = nil
+		}
 		if err != nil {
 			stopGuard()
 			return nil, err
@@ -304,7 +312,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	// counted as sent is also accounted for by the bus.
 	closed = true
 	if err := drv.Close(); err != nil {
-		return nil, err
+		if abort == nil {
+			return nil, err
+		}
+		// The run was stopped for overload: a peer that does not halt in
+		// time must not cost the results either.
+		snapshotGap = strings.TrimPrefix(snapshotGap+"; "+err.Error(), "; ")
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
 	sum.Peers.Bootstrap = sc.Peers.Bootstrap
@@ -361,6 +374,10 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		sum.Invariants.OK = false
 		sum.Invariants.Checks = append(sum.Invariants.Checks, InvariantCheck{Name: "run_completed",
 			Detail: fmt.Sprintf("aborted at %v emulated of %v: %s", end.Round(time.Second), sc.Duration, abort.reason)})
+		if snapshotGap != "" {
+			c := &sum.Invariants.Checks[len(sum.Invariants.Checks)-1]
+			c.Detail += "; while stopping: " + snapshotGap
+		}
 	}
 	if rec.until >= 0 {
 		v := rec.until.Seconds()

@@ -27,6 +27,9 @@ type Pressure struct {
 	Backlog       int64
 	TimersQueued  int64
 	TimersOverdue int64
+	// Published counts the messages published on the bus so far (for
+	// the rate at which mailboxes are fed).
+	Published uint64
 }
 
 // lagBuckets counts timer lags by power of two of microseconds: bucket k
@@ -68,7 +71,7 @@ func (b *lagBuckets) drain() (p99 float64, n uint64) {
 // Pressure reports the window since the previous call (see Pressure).
 func (d *Driver) Pressure() Pressure {
 	p99, n := d.lagWin.drain()
-	p := Pressure{LagP99: p99, Timers: n, Backlog: d.backlog.Load(), TimersQueued: d.timerBacklog.Load(), TimersOverdue: int64(d.timers.Overdue())}
+	p := Pressure{LagP99: p99, Timers: n, Backlog: d.backlog.Load(), TimersQueued: d.timerBacklog.Load(), TimersOverdue: int64(d.timers.Overdue()), Published: d.raw.Stats().Published}
 	if due, ok := d.timers.Earliest(); ok {
 		if late := time.Since(due); late > 0 {
 			p.TimerServiceLag = late.Seconds()
