@@ -28,6 +28,10 @@ type jobRun struct {
 	m      *metrics.Jobs
 	jobs   []workload.Job
 	member func(overlay.NodeID) bool // set once the driver exists
+	// aborted is set when the overload guard stopped the run: every job
+	// that has not ended was cut short by the abort (some in messages the
+	// frozen peers never read), so none counts as lost.
+	aborted bool
 }
 
 // newJobRun draws the workload; peers are the initial population (the
@@ -198,7 +202,7 @@ func (j *jobRun) tally(t time.Duration, states []peer.State) ledger.Totals {
 			}
 		}
 	}
-	tot := j.ledger.Tally(t, func(id uint64) bool { return held[id] }, j.sc.Jobs.ClientTimeout)
+	tot := j.ledger.Tally(t, func(id uint64) bool { return j.aborted || held[id] }, j.sc.Jobs.ClientTimeout)
 	st := j.m.States
 	st.WithLabelValues("submitted").Set(float64(tot.Submitted))
 	st.WithLabelValues("completed").Set(float64(tot.Completed))
@@ -223,10 +227,13 @@ type JobsSummary struct {
 	Completed uint64 `json:"completed"`
 	Failed    uint64 `json:"failed"`
 	// Unfinished jobs were still queued, running or in recovery at the end.
-	Unfinished uint64            `json:"unfinished"`
-	Lost       uint64            `json:"lost"`
-	Duplicated uint64            `json:"duplicated"`
-	FailedBy   map[string]uint64 `json:"failed_by"`
+	Unfinished uint64 `json:"unfinished"`
+	// UnfinishedBecause says why jobs are unfinished when the run did not
+	// reach its end: "run aborted: …" (emulator.aborted); "" otherwise.
+	UnfinishedBecause string            `json:"unfinished_because,omitempty"`
+	Lost              uint64            `json:"lost"`
+	Duplicated        uint64            `json:"duplicated"`
+	FailedBy          map[string]uint64 `json:"failed_by"`
 	// Recovery counts.
 	Resubmitted uint64 `json:"resubmitted"`
 	Rematched   uint64 `json:"rematched"`
@@ -331,5 +338,12 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, In
 	c := InvariantCheck{Name: "jobs_conserved"}
 	c.OK = tot.Lost == 0 && tot.Duplicated == 0 && int(tot.Submitted) >= early && int(tot.Submitted) <= due
 	c.Detail = fmt.Sprintf("%d submitted of %d due: %d completed, %d failed, %d unfinished, %d lost; %d duplicated", tot.Submitted, due, tot.Completed, tot.Failed, tot.Unfinished, tot.Lost, tot.Duplicated)
+	if j.aborted {
+		// Timers ran late before the abort: submissions due may not have
+		// happened, and the jobs not ended were cut short.
+		s.UnfinishedBecause = fmt.Sprintf("run aborted at %v emulated (the emulator could not keep up): %d jobs unfinished, %d due never submitted", t.Round(time.Second), tot.Unfinished, max(due-int(tot.Submitted), 0))
+		c.OK = tot.Lost == 0 && tot.Duplicated == 0
+		c.Detail += "; " + s.UnfinishedBecause
+	}
 	return s, c
 }

@@ -40,6 +40,18 @@ type EmulatorSummary struct {
 	// kept up (see suggestTimeScale); when the run kept up it may exceed
 	// the requested one (headroom).
 	SuggestedTimeScale float64 `json:"suggested_time_scale"`
+	// Overload is the scenario's emulator.overload policy (abort or warn).
+	// BehindAtSeconds is the emulated time at which the overload guard
+	// first saw timers fire later than the tolerance (null: never);
+	// OverloadAtSeconds when it concluded that the run could not keep up
+	// (null: never), for the Reason given. Aborted says the run was stopped
+	// there (policy abort): its figures cover the run up to that point and
+	// its unfinished jobs were cut short by the abort.
+	Overload          string   `json:"overload"`
+	BehindAtSeconds   *float64 `json:"behind_at_seconds"`
+	OverloadAtSeconds *float64 `json:"overload_at_seconds"`
+	Reason            string   `json:"reason,omitempty"`
+	Aborted           bool     `json:"aborted"`
 }
 
 // SimSummary is the deterministic driver's speed (summary.json "sim").
@@ -115,6 +127,9 @@ func roundDown2(v float64) float64 {
 
 // verdict is the summary table's line for e.
 func (e *EmulatorSummary) verdict(scale float64) string {
+	if e.Aborted {
+		return fmt.Sprintf("NO, ABORTED at %.0f s emulated: %s; time scale %g was too fast, try %g", *e.OverloadAtSeconds, e.Reason, scale, e.SuggestedTimeScale)
+	}
 	if e.KeptUp {
 		return fmt.Sprintf("yes: lag p99 %.3g s emulated ≤ %.3g s (1%% of the heartbeat period); estimated headroom to time scale %g", e.LagP99EmulatedSeconds, e.LagToleranceSeconds, e.SuggestedTimeScale)
 	}

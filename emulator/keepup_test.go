@@ -85,8 +85,11 @@ func TestEmulatorKeepsUpWhenGentle(t *testing.T) {
 	if e.SuggestedTimeScale < sc.TimeScale {
 		t.Errorf("kept up, yet suggests %g < %g", e.SuggestedTimeScale, sc.TimeScale)
 	}
-	if strings.Contains(logs.String(), "could not keep up") {
+	if strings.Contains(logs.String(), "could not keep up") || strings.Contains(logs.String(), "falling behind") {
 		t.Errorf("warned although it kept up:\n%s", logs.String())
+	}
+	if e.Aborted || e.BehindAtSeconds != nil || e.OverloadAtSeconds != nil {
+		t.Errorf("the overload guard fired on a gentle run: %+v", e)
 	}
 }
 

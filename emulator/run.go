@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,10 @@ type Driver interface {
 	// members in increasing order) depart at once, crashing when fail is
 	// set; it returns those that did.
 	DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID
+	// Adopt adds the next peer of the initial population from an overlay
+	// built outside the bus (peers.bootstrap: direct), already a member;
+	// Start starts it, and emulated time, at at (the handover).
+	Adopt(m sim.Member, at time.Duration) error
 	// WrapBus puts a decorator (the fault layer) between the peers and the
 	// bus; called once, before the first Spawn.
 	WrapBus(wrap func(bus.Bus) bus.Bus)
@@ -86,6 +91,9 @@ type Options struct {
 	Progress func(Sample)
 	// Logger receives diagnostics (protoactor's included); nil discards.
 	Logger *slog.Logger
+	// OverloadWindow is the wall time between two looks of the emulator's
+	// overload guard (overload.go); 0 means one second. Tests shorten it.
+	OverloadWindow time.Duration
 }
 
 // Result is what a run produced.
@@ -124,6 +132,30 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split}
+	var boot *sim.Bootstrapped
+	var bootWall time.Duration
+	if sc.Peers.Bootstrap == scenario.BootstrapDirect {
+		// The join phase runs in-process, in the deterministic driver
+		// (the same cores, join sequence and heartbeats), before the bus
+		// opens; the peers start over the bus as members.
+		start := time.Now()
+		points := make([]can.Point, sc.Peers.Count)
+		for i, n := range nodes[:sc.Peers.Count] {
+			points[i] = n.Point
+		}
+		boot, err = sim.BuildOverlay(sim.BootstrapOptions{Seed: sc.Seed, Overlay: ocfg, Points: points, JoinWindow: sc.Peers.JoinWindow})
+		if err != nil {
+			return nil, fmt.Errorf("peers.bootstrap: direct: %w", err)
+		}
+		bootWall = time.Since(start)
+		if boot.At >= sc.Duration {
+			return nil, fmt.Errorf("peers.bootstrap: direct: the overlay of %d peers was ready at emulated %v, not before the end of the run (duration %v) — make duration longer", sc.Peers.Count, boot.At, sc.Duration)
+		}
+		if opts.Logger != nil {
+			opts.Logger.Info("overlay built outside the bus", "peers", sc.Peers.Count, "handover_emulated", boot.At,
+				"wall", bootWall.Round(time.Millisecond), "messages_in_memory", boot.Messages)
+		}
+	}
 	jr := newJobRun(sc, m, nodes[:sc.Peers.Count])
 
 	var drv Driver
@@ -157,6 +189,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	cha := newChaos(sc, drv, m, ids, opts.Logger)
 	for i, n := range nodes[:sc.Peers.Count] {
 		ids.next(n.Point)
+		if boot != nil {
+			if err := drv.Adopt(boot.Members[i], boot.At); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		startAt := time.Duration(0)
 		if sc.Peers.Count > 1 {
 			startAt = time.Duration(int64(sc.Peers.JoinWindow) * int64(i) / int64(sc.Peers.Count))
@@ -175,19 +213,21 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	drv.Start()
 	cpuStart := cpuTime()
 	rec := newRecorder(sc, drv.Name(), m)
+	origin := time.Duration(0) // emulated time at which the run goes live
+	if boot != nil {
+		origin = boot.At
+		boot.Members = nil // the drivers own the cores now
+		rec.lastT = origin
+	}
+	// The overload guard (overload.go) watches the emulator while it runs
+	// and cancels gctx with an *overloadError when it must stop.
+	gctx, stopGuard := ctx, func() *overloadTrip { return nil }
+	ld, _ := drv.(*live.Driver)
+	if ld != nil {
+		gctx, stopGuard = watchOverload(ctx, ld, sc, opts, cpuStart)
+	}
 	var finalStates []peer.State
-	for t := time.Duration(0); ; {
-		t += sc.Oracle.Interval
-		if t > sc.Duration {
-			t = sc.Duration
-		}
-		if err := drv.AdvanceTo(ctx, t); err != nil {
-			return nil, fmt.Errorf("run interrupted at emulated %v: %w", drv.Now().Round(time.Second), err)
-		}
-		states, err := drv.Collect(ctx)
-		if err != nil {
-			return nil, err
-		}
+	take := func(t time.Duration, states []peer.State) Sample {
 		finalStates = states
 		var bl int64
 		if backlog != nil {
@@ -200,6 +240,32 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			s.JobQueue, s.BusyNodes = jr.ledger.Live()
 			rec.series[len(rec.series)-1] = s
 		}
+		return s
+	}
+	var abort *overloadError
+	var snapshotGap string // why the aborted run's last snapshot is incomplete
+	// Samples at multiples of the interval (after the handover, with an
+	// overlay built outside the bus).
+	for t := origin / sc.Oracle.Interval * sc.Oracle.Interval; ; {
+		t += sc.Oracle.Interval
+		if t > sc.Duration {
+			t = sc.Duration
+		}
+		err := drv.AdvanceTo(gctx, t)
+		if oe, ok := context.Cause(gctx).(*overloadError); ok && ctx.Err() == nil {
+			abort = oe
+			break
+		}
+		if err != nil {
+			stopGuard()
+			return nil, fmt.Errorf("run interrupted at emulated %v: %w", drv.Now().Round(time.Second), err)
+		}
+		states, err := drv.Collect(ctx)
+		if err != nil {
+			stopGuard()
+			return nil, err
+		}
+		s := take(t, states)
 		if until, fired := cha.fire(s); fired && t < sc.Duration {
 			rec.extend(until)
 		}
@@ -210,6 +276,37 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			break
 		}
 	}
+	end := sc.Duration
+	if abort != nil {
+		// Stop every peer where it stands (mailboxes drain without work)
+		// and take a last snapshot, so the results say what the run had
+		// done when it was stopped.
+		end = min(max(drv.Now(), rec.lastT), sc.Duration)
+		ld.Freeze()
+		if jr != nil {
+			jr.aborted = true
+		}
+		states, err := drv.Collect(ctx)
+		if err != nil && ctx.Err() == nil && len(states) > 0 {
+			// A peer that does not answer (stuck behind its mailbox)
+			// must not cost the results: the last snapshot goes without it.
+			snapshotGap = err.Error()
+			err = nil
+		}
+		if err != nil {
+			stopGuard()
+			return nil, err
+		}
+		if end > rec.lastT || len(rec.series) == 0 {
+			s := take(end, states)
+			if opts.Progress != nil {
+				opts.Progress(s)
+			}
+		} else {
+			finalStates = states
+		}
+	}
+	trip := stopGuard()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil, ctx.Err()
 	}
@@ -218,17 +315,42 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	// counted as sent is also accounted for by the bus.
 	closed = true
 	if err := drv.Close(); err != nil {
-		return nil, err
+		if abort == nil {
+			return nil, err
+		}
+		// The run was stopped for overload: a peer that does not halt in
+		// time must not cost the results either.
+		snapshotGap = strings.TrimPrefix(snapshotGap+"; "+err.Error(), "; ")
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
+	sum.Peers.Bootstrap = sc.Peers.Bootstrap
+	if boot != nil {
+		at := boot.At.Seconds()
+		sum.Peers.HandoverSeconds = &at
+		sum.Peers.BootstrapWallSeconds = bootWall.Seconds()
+		sum.Peers.BootstrapMessages = boot.Messages
+	}
 	switch d := drv.(type) {
 	case *live.Driver:
 		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sum.Clock.LagSeconds.P99, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
+		sum.Emulator.Overload = sc.Emulator.Overload
+		trip.record(sum.Emulator)
+		if abort != nil {
+			sum.Emulator.Aborted, sum.Emulator.Reason = true, abort.reason
+			if sum.Emulator.OverloadAtSeconds == nil {
+				v := end.Seconds()
+				sum.Emulator.OverloadAtSeconds = &v
+			}
+			sum.Emulator.KeptUp = false
+			// The run's lag p99 is the runaway's: the guard's estimate
+			// from what the peers sustained is the better suggestion.
+			sum.Emulator.SuggestedTimeScale = abort.suggested
+		}
 		if !sum.Emulator.KeptUp && opts.Logger != nil {
 			opts.Logger.Warn("the emulator could not keep up with the time scale: its results are distorted by late timers",
 				"time_scale", sc.TimeScale, "lag_p99_emulated_seconds", sum.Emulator.LagP99EmulatedSeconds,
 				"tolerance_seconds", sum.Emulator.LagToleranceSeconds, "bus_dropped", sum.Bus.Dropped,
-				"suggested_time_scale", sum.Emulator.SuggestedTimeScale)
+				"suggested_time_scale", sum.Emulator.SuggestedTimeScale, "aborted", sum.Emulator.Aborted)
 		}
 	case *sim.Driver:
 		events, loop := d.LoopStats()
@@ -247,12 +369,21 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		var c InvariantCheck
 		// At the last sample's time: the states are from then, and the
 		// emulator's clock ran on while the peers stopped.
-		sum.Jobs, c = jr.summary(sc.Duration, finalStates)
+		sum.Jobs, c = jr.summary(end, finalStates)
 		jobsCheck = &c
 		waits = jr.ledger.Figures().Wait
 		table = jr.jobTable()
 	}
 	sum.Invariants = rec.invariants(jobsCheck)
+	if abort != nil {
+		sum.Invariants.OK = false
+		sum.Invariants.Checks = append(sum.Invariants.Checks, InvariantCheck{Name: "run_completed",
+			Detail: fmt.Sprintf("aborted at %v emulated of %v: %s", end.Round(time.Second), sc.Duration, abort.reason)})
+		if snapshotGap != "" {
+			c := &sum.Invariants.Checks[len(sum.Invariants.Checks)-1]
+			c.Detail += "; while stopping: " + snapshotGap
+		}
+	}
 	if rec.until >= 0 {
 		v := rec.until.Seconds()
 		sum.Faults.DisturbedUntilSeconds = &v

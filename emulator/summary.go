@@ -30,6 +30,15 @@ type Summary struct {
 		// AllJoinedSeconds is the emulated time of the first oracle sample
 		// at which every initial peer was a member (null: never).
 		AllJoinedSeconds *float64 `json:"all_joined_seconds"`
+		// Bootstrap is peers.bootstrap. With direct, HandoverSeconds is
+		// the emulated time at which the overlay built in-process went
+		// live (null otherwise); BootstrapWallSeconds the wall time that
+		// took and BootstrapMessages the protocol messages its join phase
+		// exchanged in memory (not in messages.*).
+		Bootstrap            string   `json:"bootstrap"`
+		HandoverSeconds      *float64 `json:"handover_seconds"`
+		BootstrapWallSeconds float64  `json:"bootstrap_wall_seconds"`
+		BootstrapMessages    uint64   `json:"bootstrap_messages"`
 	} `json:"peers"`
 	Messages struct {
 		Total        uint64               `json:"total"`

@@ -150,7 +150,11 @@ type Neighbor struct {
 	LastSplit *wire.Split
 	// List is the neighbor's neighbor list from its last full heartbeat,
 	// kept while we are its take-over node: we need it to take its zone over.
-	List []*wire.NodeInfo
+	// A lazily decoded heartbeat's list is kept encoded instead (listBytes,
+	// a quarter of the memory) and decoded only for a take-over
+	// (takeoverList).
+	List      []*wire.NodeInfo
+	listBytes []byte
 	// Extra are the zones the neighbor holds besides its own (orphans it
 	// claimed); it is our neighbor if any of its zones abuts any of ours.
 	Extra []can.Zone
@@ -744,9 +748,11 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		}
 		if hasList {
 			if _, ours := n.takesOver(nb.Zone, nb.LastSplit); !ours {
-				nb.List, nb.listDigest = nil, 0
-			} else if lazy == nil || nb.List == nil || nb.listDigest != digest {
-				nb.List, nb.listDigest = neighbors(), digest
+				nb.List, nb.listBytes, nb.listDigest = nil, nil, 0
+			} else if lazy == nil {
+				nb.List, nb.listBytes, nb.listDigest = neighbors(), nil, digest
+			} else if nb.List == nil && nb.listBytes == nil || nb.listDigest != digest {
+				nb.List, nb.listBytes, nb.listDigest = nil, slices.Clone(lazy.List), digest
 			}
 		}
 	}
@@ -1128,6 +1134,19 @@ func (n *Node) heartbeat(now time.Duration) {
 	}
 }
 
+// takeoverList is neighbor nb's list kept for taking its zone over,
+// decoded now if it was kept encoded.
+func (n *Node) takeoverList(nb *Neighbor) []*wire.NodeInfo {
+	if nb.List != nil || len(nb.listBytes) == 0 {
+		return nb.List
+	}
+	list, err := (&wire.LazyHeartbeat{List: nb.listBytes}).Neighbors()
+	if err != nil {
+		n.status.BadMessages++
+	}
+	return list
+}
+
 // heardList is our neighbor list as heartbeats relay it: first-hand entries.
 func (n *Node) heardList() []*wire.NodeInfo {
 	out := make([]*wire.NodeInfo, 0, len(n.nbrs))
@@ -1217,7 +1236,7 @@ func (n *Node) detectFailures(now time.Duration) {
 			n.status.FailuresDetected++
 			n.suspects[nb.ID] = now
 		}
-		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, nb.List) {
+		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, n.takeoverList(nb)) {
 			n.forget(nb.ID)
 		}
 		if n.joined {

@@ -23,6 +23,9 @@ type (
 	}
 	// StartJoin tells the peer to join the overlay.
 	StartJoin struct{}
+	// StartMember starts a peer whose overlay core joined outside the bus
+	// (Peer.StartMember) with the timers its core had pending.
+	StartMember struct{ Timers []overlay.Timer }
 	// CollectState asks for a copy of the peer's state (oracle traffic,
 	// outside the bus).
 	CollectState struct{ Reply chan<- State }
@@ -48,12 +51,22 @@ type Actor struct {
 	// Backlog counts Inbound messages handed to mailboxes but not yet
 	// processed; the sender increments it, Receive decrements it.
 	Backlog *atomic.Int64
+	// TimerBacklog counts TimerFired messages waiting in mailboxes (the
+	// timer goroutine increments it, Receive decrements it).
+	TimerBacklog *atomic.Int64
+	// Frozen, once set, makes the actor ignore everything but CollectState
+	// and Halt, as if halted: the emulator freezes all peers at once to
+	// abort an overloaded run.
+	Frozen *atomic.Bool
 
 	halted bool
 }
 
 // Receive implements actor.Actor.
 func (a *Actor) Receive(ctx actor.Context) {
+	if !a.halted && a.Frozen != nil && a.Frozen.Load() {
+		a.halted = true
+	}
 	switch m := ctx.Message().(type) {
 	case *Inbound:
 		if a.Backlog != nil {
@@ -63,6 +76,9 @@ func (a *Actor) Receive(ctx actor.Context) {
 			a.Peer.Deliver(m.Data)
 		}
 	case *TimerFired:
+		if a.TimerBacklog != nil {
+			a.TimerBacklog.Add(-1)
+		}
 		if !a.halted {
 			if a.OnLag != nil {
 				a.OnLag(time.Since(m.Due).Seconds())
@@ -72,6 +88,10 @@ func (a *Actor) Receive(ctx actor.Context) {
 	case *StartJoin:
 		if !a.halted {
 			a.Peer.Start()
+		}
+	case *StartMember:
+		if !a.halted {
+			a.Peer.StartMember(m.Timers)
 		}
 	case *CollectState:
 		// Halted peers answer too: their counters stay in the run's

@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -65,19 +66,32 @@ func (c *Client) flush() {
 type SubmitJob struct{ Spec *wire.JobSpec }
 
 // ClientActor is the thin protoactor adapter of a Client.
+// Backlog, TimerBacklog and Frozen work as in Actor.
 type ClientActor struct {
-	Client *Client
-	halted bool
+	Client       *Client
+	Backlog      *atomic.Int64
+	TimerBacklog *atomic.Int64
+	Frozen       *atomic.Bool
+	halted       bool
 }
 
 // Receive implements actor.Actor.
 func (a *ClientActor) Receive(ctx actor.Context) {
+	if !a.halted && a.Frozen != nil && a.Frozen.Load() {
+		a.halted = true
+	}
 	switch m := ctx.Message().(type) {
 	case *Inbound:
+		if a.Backlog != nil {
+			a.Backlog.Add(-1)
+		}
 		if !a.halted {
 			a.Client.Deliver(m.Data)
 		}
 	case *TimerFired:
+		if a.TimerBacklog != nil {
+			a.TimerBacklog.Add(-1)
+		}
 		if !a.halted {
 			a.Client.Fire(m.Kind, m.At)
 		}

@@ -83,6 +83,30 @@ func New(id overlay.NodeID, point can.Point, cfg overlay.Config, rng *rand.Rand,
 	return &Peer{id: id, node: overlay.New(id, point, cfg, rng), env: env, traffic: traffic}
 }
 
+// NewMember creates a peer around an overlay core that already joined
+// outside the bus (peers.bootstrap: direct builds the initial overlay with
+// the deterministic driver and hands the cores over). Call StartMember
+// once the driver's clock runs.
+func NewMember(node *overlay.Node, env Env, traffic *metrics.Traffic) *Peer {
+	return &Peer{id: node.ID(), node: node, env: env, traffic: traffic}
+}
+
+// StartMember starts a peer created by NewMember: it sets the timers its
+// core had pending when it was handed over (none earlier than now) and
+// announces the membership as a join does (the driver's member set, the
+// job sink, the job core's scheduling rounds).
+func (p *Peer) StartMember(timers []overlay.Timer) {
+	now := p.env.Now()
+	for _, t := range timers {
+		p.env.SetTimer(p.id, t.Kind, max(t.At, now))
+	}
+	p.joined(now)
+}
+
+// Overlay is the peer's overlay core (for handing it over to another
+// driver; do not step it while the peer runs).
+func (p *Peer) Overlay() *overlay.Node { return p.node }
+
 // EnableJobs gives the peer a job core (runs with a workload): it owns,
 // matches and runs jobs, and its heartbeats carry its load.
 func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
@@ -170,21 +194,26 @@ func (p *Peer) flush() {
 		report(p.sink, now, p.id, jr)
 	}
 	if r.Joined {
-		p.env.Joined(p.id)
-		if p.sink != nil {
-			p.sink.NodeJoined(p.id, p.node.Point(), p.jobCfg.Speed, p.jobCfg.Cores)
-		}
-		if p.jobs != nil {
-			// Scheduling rounds start; CENT learns the residual resources.
-			p.jobs.Joined(now)
-			jr := p.jobs.Ready()
-			publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
-			report(p.sink, now, p.id, jr)
-		}
+		p.joined(now)
 	}
 	if r.NeedBootstrap {
 		p.node.Bootstrap(now, p.env.Bootstrap(p.id))
 		p.flush()
+	}
+}
+
+// joined announces that the peer became a member.
+func (p *Peer) joined(now time.Duration) {
+	p.env.Joined(p.id)
+	if p.sink != nil {
+		p.sink.NodeJoined(p.id, p.node.Point(), p.jobCfg.Speed, p.jobCfg.Cores)
+	}
+	if p.jobs != nil {
+		// Scheduling rounds start; CENT learns the residual resources.
+		p.jobs.Joined(now)
+		jr := p.jobs.Ready()
+		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
+		report(p.sink, now, p.id, jr)
 	}
 }
 
@@ -216,6 +245,11 @@ func publish(io IO, traffic *metrics.Traffic, id overlay.NodeID, seq *uint64, ms
 	for _, t := range timers {
 		io.SetTimer(id, t.Kind, t.At)
 	}
+	// The cores reuse the outbox's array: drop its references to what was
+	// sent, or every peer would keep its last messages (a vanilla
+	// heartbeat with ~32 neighbor entries at d=4) alive until it sends
+	// again.
+	clear(msgs)
 }
 
 // report hands a job core's events and queue length to the oracle's sink.

@@ -56,6 +56,9 @@ Run flags:
   --log-level LEVEL      debug, info, warn (default), error; logs go to stderr
   --strict               exit with status 3 if an invariant failed (the overlay
                          did not reconverge in time after the last fault)
+                         (a run the emulator stopped because it could not keep
+                         up, emulator.overload: abort, exits with status 4
+                         after writing its results)
   --report=false         skip report.html and its figures (written by default)
 
 Sweep flags:
@@ -71,6 +74,16 @@ func main() {
 	// environment still wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+	// That target is 5× the live heap: with 100,000 peers it would ask for
+	// far more than the machine has. A soft memory limit of half the
+	// physical memory makes the GC work harder instead as the heap nears
+	// it (GOMEMLIMIT in the environment still wins: set it lower to fit a
+	// large run in less memory, e.g. GOMEMLIMIT=5GiB).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if total := physicalMemory(); total > 0 {
+			debug.SetMemoryLimit(total / 2)
+		}
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -265,6 +278,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.html"))
+	}
+	if e := res.Summary.Emulator; e != nil && e.Aborted {
+		fmt.Fprintf(stderr, "gridbed: run aborted at %.0f s emulated of %.0f: the emulator could not keep up with time scale %g (%s); try --set time_scale=%g, or emulator.overload=warn to go on regardless\n",
+			res.Summary.EmulatedSeconds, sc.Duration.Seconds(), sc.TimeScale, e.Reason, e.SuggestedTimeScale)
+		return 4
 	}
 	if *strict && !res.Summary.Invariants.OK {
 		fmt.Fprintln(stderr, "gridbed: an invariant failed (--strict)")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -82,15 +83,32 @@ type Report struct {
 	// (summary emulator.kept_up, emulator.suggested_time_scale).
 	KeptUp             bool    `json:"kept_up"`
 	SuggestedTimeScale float64 `json:"suggested_time_scale"`
+	// Aborted: the overload guard stopped the run (summary
+	// emulator.aborted); the figures cover the run up to then.
+	Aborted bool `json:"aborted"`
 
 	// RSSBytes is the process's peak resident set during the scenario
 	// (VmHWM, reset before it), RSSBytesPerPeer that over PeersRequested.
 	RSSBytes        uint64  `json:"rss_bytes"`
 	RSSBytesPerPeer float64 `json:"rss_bytes_per_peer"`
+	// HeapLiveBytes is the largest live heap (what the last garbage
+	// collection kept) seen at the oracle samples, HeapLiveBytesPerPeer
+	// that over PeersRequested: the memory the peers really hold, which
+	// the GC target (GOGC, GOMEMLIMIT) multiplies into RSS.
+	HeapLiveBytes        uint64  `json:"heap_live_bytes"`
+	HeapLiveBytesPerPeer float64 `json:"heap_live_bytes_per_peer"`
 	// BusDrops are messages the bus dropped (NATS slow consumers); BusLost
 	// messages it lost otherwise (outages).
 	BusDrops uint64 `json:"bus_drops"`
 	BusLost  uint64 `json:"bus_lost"`
+
+	// Bootstrap is peers.bootstrap; with direct, HandoverSeconds is the
+	// emulated time the in-process join phase handed over at and
+	// BootstrapWallSeconds the wall time it took (not in WallSeconds'
+	// emulated rate: the run's rates start at the handover).
+	Bootstrap            string  `json:"bootstrap"`
+	HandoverSeconds      float64 `json:"handover_seconds,omitempty"`
+	BootstrapWallSeconds float64 `json:"bootstrap_wall_seconds,omitempty"`
 
 	// EventsPerSecond is the deterministic driver's event loop speed
 	// (protocol events per wall second, oracle excluded); 0 otherwise.
@@ -114,7 +132,17 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		TimeScale: sc.TimeScale,
 	}
 	resetPeakRSS()
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: opts.Driver, Metrics: opts.Metrics, Progress: opts.Progress, Logger: opts.Logger})
+	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	progress := func(s emulator.Sample) {
+		rtmetrics.Read(live)
+		if live[0].Value.Kind() == rtmetrics.KindUint64 {
+			rep.HeapLiveBytes = max(rep.HeapLiveBytes, live[0].Value.Uint64())
+		}
+		if opts.Progress != nil {
+			opts.Progress(s)
+		}
+	}
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: opts.Driver, Metrics: opts.Metrics, Progress: progress, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +153,16 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 	rep.Peers = s.Peers.Final
 	if rep.PeersRequested > 0 {
 		rep.RSSBytesPerPeer = float64(rep.RSSBytes) / float64(rep.PeersRequested)
+		rep.HeapLiveBytesPerPeer = float64(rep.HeapLiveBytes) / float64(rep.PeersRequested)
 	}
 	rep.EmulatedSeconds, rep.WallSeconds = s.EmulatedSeconds, s.WallSeconds
+	rep.Bootstrap, rep.BootstrapWallSeconds = s.Peers.Bootstrap, s.Peers.BootstrapWallSeconds
+	if h := s.Peers.HandoverSeconds; h != nil {
+		rep.HandoverSeconds = *h
+	}
 	if s.WallSeconds > 0 {
-		rep.TimeCompression = s.EmulatedSeconds / s.WallSeconds
+		// From the handover on with an overlay built in-process.
+		rep.TimeCompression = (s.EmulatedSeconds - rep.HandoverSeconds) / s.WallSeconds
 	}
 	rep.MessagesPerSecond, rep.Steady = s.Messages.PerWallSecond, s.Messages.Window.Steady
 	if s.Messages.Total > 0 {
@@ -137,7 +171,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 	rep.ClockLagP50Seconds, rep.ClockLagP99Seconds, rep.ClockLagMaxSeconds = s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max
 	rep.BusDrops, rep.BusLost = s.Bus.Dropped, s.Bus.Lost
 	if e := s.Emulator; e != nil {
-		rep.KeptUp, rep.SuggestedTimeScale = e.KeptUp, e.SuggestedTimeScale
+		rep.KeptUp, rep.SuggestedTimeScale, rep.Aborted = e.KeptUp, e.SuggestedTimeScale, e.Aborted
 	}
 	if sm := s.Sim; sm != nil {
 		rep.KeptUp = true // virtual time never falls behind
@@ -197,11 +231,15 @@ func (r *Report) PrintTable(w io.Writer) {
 		if !r.KeptUp {
 			verdict = "NO"
 		}
+		if r.Aborted {
+			verdict = fmt.Sprintf("NO, run aborted at %.0f s emulated (%s)", r.EmulatedSeconds, r.Summary.Emulator.Reason)
+		}
 		row("kept up", "%s; estimated largest time scale that keeps up: %g", verdict, r.SuggestedTimeScale)
 	} else {
 		row("event loop", "%.0f protocol events/s (%d events)", r.EventsPerSecond, r.Events)
 	}
-	row("memory", "peak RSS %.2f GiB, %.1f KiB per peer", float64(r.RSSBytes)/(1<<30), r.RSSBytesPerPeer/1024)
+	row("memory", "peak RSS %.2f GiB, %.1f KiB per peer; live heap %.2f GiB, %.1f KiB per peer", float64(r.RSSBytes)/(1<<30), r.RSSBytesPerPeer/1024,
+		float64(r.HeapLiveBytes)/(1<<30), r.HeapLiveBytesPerPeer/1024)
 	row("bus", "dropped %d, lost %d", r.BusDrops, r.BusLost)
 	tw.Flush()
 }

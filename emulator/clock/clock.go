@@ -14,8 +14,9 @@ import (
 
 // Clock is the scaled emulated clock of one run.
 type Clock struct {
-	start time.Time
-	scale float64
+	start  time.Time
+	scale  float64
+	origin time.Duration // emulated time at start
 }
 
 // New starts an emulated clock at 0 now, running scale times faster than
@@ -23,17 +24,22 @@ type Clock struct {
 func New(scale float64) *Clock { return &Clock{start: time.Now(), scale: scale} }
 
 // Restart sets emulated time 0 to now. Call it before any timer is set.
-func (c *Clock) Restart() { c.start = time.Now() }
+func (c *Clock) Restart() { c.RestartAt(0) }
+
+// RestartAt sets emulated time origin to now: the run goes on from there
+// (an overlay built outside the bus hands over at origin). Call it before
+// any timer is set.
+func (c *Clock) RestartAt(origin time.Duration) { c.start, c.origin = time.Now(), origin }
 
 // Now is the emulated time since the start.
 func (c *Clock) Now() time.Duration {
-	return time.Duration(float64(time.Since(c.start)) * c.scale)
+	return c.origin + time.Duration(float64(time.Since(c.start))*c.scale)
 }
 
 // WallAt is the wall instant at which emulated time t is reached (rounded
 // up, so that Now() at that instant is not before t).
 func (c *Clock) WallAt(t time.Duration) time.Time {
-	return c.start.Add(time.Duration(math.Ceil(float64(t) / c.scale)))
+	return c.start.Add(time.Duration(math.Ceil(float64(t-c.origin) / c.scale)))
 }
 
 // Timers runs callbacks at emulated deadlines on one goroutine. Callbacks
@@ -94,6 +100,40 @@ func (t *Timers) At(at time.Duration, fn func(due time.Time)) {
 		default:
 		}
 	}
+}
+
+// Earliest is the wall instant of the earliest timer not yet fired; ok is
+// false when there is none. Compared with the wall clock it tells how far
+// the timer goroutine itself is behind.
+func (t *Timers) Earliest() (due time.Time, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.heap) == 0 {
+		return time.Time{}, false
+	}
+	return t.heap[0].at, true
+}
+
+// Overdue counts the timers whose instant has passed but which have not
+// fired yet: work the timer goroutine is behind on (delayed messages of
+// the fault layer included). It visits only those entries and their
+// children.
+func (t *Timers) Overdue() int {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	stack := []int{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(t.heap) || t.heap[i].at.After(now) {
+			continue
+		}
+		n++
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	return n
 }
 
 // Pending is the number of timers not yet fired.

@@ -65,3 +65,22 @@ func TestStopDropsPending(t *testing.T) {
 	default:
 	}
 }
+
+// TestRestartAt: a clock restarted at an emulated origin (the handover of
+// an overlay built outside the bus) reads that origin now and maps it to
+// now; earlier emulated times map to the past.
+func TestRestartAt(t *testing.T) {
+	c := New(10)
+	origin := 5 * time.Minute
+	before := time.Now()
+	c.RestartAt(origin)
+	if now := c.Now(); now < origin || now > origin+10*time.Second {
+		t.Errorf("Now() = %v right after RestartAt(%v)", now, origin)
+	}
+	if w := c.WallAt(origin); w.Before(before) || w.After(time.Now()) {
+		t.Errorf("WallAt(origin) = %v, want the restart instant (after %v)", w, before)
+	}
+	if w := c.WallAt(origin - time.Minute); !w.Before(before) {
+		t.Errorf("WallAt(origin - 1m) = %v, want 6 s before the restart", w)
+	}
+}

@@ -60,6 +60,13 @@ type Driver struct {
 	ownBus  bool
 	backlog atomic.Int64
 
+	// What the overload guard reads (pressure.go): timer lags of the
+	// current window, expired timers waiting in mailboxes, and whether
+	// the run was frozen for an abort.
+	lagWin       lagBuckets
+	timerBacklog atomic.Int64
+	frozen       atomic.Bool
+
 	mu       sync.Mutex
 	pids     []*actor.PID // by peer index (id-1)
 	members  members.Set
@@ -71,6 +78,10 @@ type Driver struct {
 	client   *actor.PID
 	started  bool         // Start was called
 	early    []earlyTimer // At calls made before Start
+	// adopted are the peers of an overlay built outside the bus, started
+	// by Start at origin, the emulated time of the handover.
+	adopted []adoptedPeer
+	origin  time.Duration
 }
 
 // New starts the clock (emulated time 0 is now), the actor system and the bus.
@@ -109,6 +120,13 @@ func New(opts Options) (*Driver, error) {
 	return d, nil
 }
 
+// observeLag records how late a peer handled a timer: in the run's
+// metrics and in the overload guard's window.
+func (d *Driver) observeLag(seconds float64) {
+	d.opts.Metrics.ObserveLag(seconds)
+	d.lagWin.observe(seconds)
+}
+
 // Name is "emulator".
 func (d *Driver) Name() string { return "emulator" }
 
@@ -127,8 +145,11 @@ func (e *env) Publish(to overlay.NodeID, data []byte) {
 }
 
 func (e *env) SetTimer(_ overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
-	root, pid := e.d.system.Root, e.pid
-	e.d.timers.At(at, func(due time.Time) { root.Send(pid, &peer.TimerFired{Kind: kind, At: at, Due: due}) })
+	root, pid, queued := e.d.system.Root, e.pid, &e.d.timerBacklog
+	e.d.timers.At(at, func(due time.Time) {
+		queued.Add(1)
+		root.Send(pid, &peer.TimerFired{Kind: kind, At: at, Due: due})
+	})
 }
 
 func (e *env) Bootstrap(id overlay.NodeID) overlay.NodeID {
@@ -176,11 +197,38 @@ func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) e
 // initial sequence it reports whether it is the sequence's head.
 func (d *Driver) newPeer(id overlay.NodeID, point can.Point, slot time.Duration, initial bool) (*actor.PID, bool, error) {
 	e := &env{d: d}
-	p := peer.New(id, point, d.opts.Overlay, sim.PeerRand(d.opts.Seed, id), e, d.opts.Metrics.Traffic)
+	return d.addPeer(e, peer.New(id, point, d.opts.Overlay, sim.PeerRand(d.opts.Seed, id), e, d.opts.Metrics.Traffic), slot, initial)
+}
+
+// Adopt adds the next peer of an overlay built outside the bus
+// (sim.BuildOverlay), already a member. Start starts it, and the emulated
+// clock, at at, the handover. Adopt the whole initial population, in id
+// order, before Start.
+func (d *Driver) Adopt(m sim.Member, at time.Duration) error {
+	e := &env{d: d}
+	pid, _, err := d.addPeer(e, peer.NewMember(m.Node, e, d.opts.Metrics.Traffic), 0, false)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.members.Add(m.Node.ID())
+	d.origin = at
+	d.adopted = append(d.adopted, adoptedPeer{pid, m.Timers})
+	d.mu.Unlock()
+	return nil
+}
+
+type adoptedPeer struct {
+	pid    *actor.PID
+	timers []overlay.Timer
+}
+
+func (d *Driver) addPeer(e *env, p *peer.Peer, slot time.Duration, initial bool) (*actor.PID, bool, error) {
+	id := p.ID()
 	if d.opts.Jobs != nil {
 		p.EnableJobs(d.opts.Jobs, sim.JobRand(d.opts.Seed, id))
 	}
-	a := &peer.Actor{Peer: p, OnLag: d.opts.Metrics.ObserveLag, Backlog: &d.backlog}
+	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
 	e.pid = pid
 	d.mu.Lock()
@@ -222,7 +270,7 @@ func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
 		defer d.mu.Unlock()
 		return d.members.Pick(inj)
 	}
-	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic)}
+	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic), Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
 	e.pid = pid
 	root := d.system.Root
@@ -340,9 +388,14 @@ func (d *Driver) Bus() bus.Bus { return d.raw }
 
 // Start restarts the emulated clock at 0 now — spawning thousands of actors
 // takes wall time that must not eat into the scenario — and schedules the
-// first peer's join.
+// first peer's join; with adopted peers (an overlay built outside the bus)
+// the clock restarts at the handover time instead, and they start.
 func (d *Driver) Start() {
-	d.clock.Restart()
+	d.clock.RestartAt(d.origin)
+	for _, a := range d.adopted {
+		d.system.Root.Send(a.pid, &peer.StartMember{Timers: a.timers})
+	}
+	d.adopted = nil
 	if d.head != nil {
 		d.startAt(d.head, d.headSlot)
 	}

@@ -41,7 +41,9 @@ type Scenario struct {
 	// Scheduling chooses the run nodes' dynamic scheduling (000 §IV).
 	Scheduling Scheduling
 	Bus        Bus
-	Oracle     Oracle
+	// Emulator configures the emulator driver itself (not the protocol).
+	Emulator Emulator
+	Oracle   Oracle
 	// Faults is the fault timeline (faults.go): what goes wrong and when.
 	Faults []Fault
 	// Invariants are the end-of-run checks (--strict fails the run on them).
@@ -57,7 +59,16 @@ type Peers struct {
 	Count      int           // number of peers
 	Population string        // PopulationClustered, PopulationMixed or PopulationUniform
 	JoinWindow time.Duration // emulated time over which the peers join one after another
+	// Bootstrap is how the initial population joins: BootstrapJoins over
+	// the bus, or BootstrapDirect in-process before the run goes live.
+	Bootstrap string
 }
+
+// Values of Peers.Bootstrap.
+const (
+	BootstrapJoins  = "joins"  // the initial peers join one after another over the bus
+	BootstrapDirect = "direct" // the join phase runs in-process (deterministic driver); peers start as members
+)
 
 // Overlay configures the overlay protocol.
 type Overlay struct {
@@ -78,6 +89,19 @@ type Bus struct {
 	URL         string // "" for an embedded NATS server, else nats://host:port
 	Connections int    // connections shared by the emulated peers
 }
+
+// Emulator configures the emulator driver.
+type Emulator struct {
+	// Overload is what the emulator does when it falls behind its time
+	// scale during the run: OverloadAbort or OverloadWarn.
+	Overload string
+}
+
+// Values of Emulator.Overload.
+const (
+	OverloadAbort = "abort" // stop the run cleanly and write its results so far
+	OverloadWarn  = "warn"  // warn and go on
+)
 
 // Churn configures peers joining and departing during the run (002
 // §4.3.2): events arrive as a Poisson process, each a join or a departure

@@ -42,6 +42,9 @@ var schema = []field{
 	durationField("peers.join_window", func(s *Scenario) *time.Duration { return &s.Peers.JoinWindow }, time.Minute,
 		"Emulated time over which the initial peers join: peer k+1 joins at its slot in this window or once peer k has joined, whichever is later (the papers join nodes sequentially); 0s joins them back to back. Shorter than duration.",
 		shorterThanRun("join window", "make join_window shorter than the run", time.Minute, true), "duration"),
+	enumField("peers.bootstrap", func(s *Scenario) *string { return &s.Peers.Bootstrap }, BootstrapJoins,
+		[]string{BootstrapJoins, BootstrapDirect}, "a bootstrap mode",
+		"How the initial population joins: joins (one after another over the bus, as the papers do) or direct (the same join sequence and heartbeats run in-process by the deterministic driver until every peer has joined and the overlay is exact; the peers then start over the bus already members, with their zones, split histories and neighbor tables, at that emulated time, and the run goes on from there; its messages are not counted). Churn joins still go over the bus."),
 
 	intField("overlay.dimensions", func(s *Scenario) *int { return &s.Overlay.Dimensions }, 2, 1, 16,
 		"a valid number of dimensions",
@@ -166,6 +169,10 @@ var schema = []field{
 	intField("bus.connections", func(s *Scenario) *int { return &s.Bus.Connections }, 8, 1, 256,
 		"a valid connection count",
 		"Bus connections shared by the emulated peers, 1 to 256."),
+
+	enumField("emulator.overload", func(s *Scenario) *string { return &s.Emulator.Overload }, OverloadAbort,
+		[]string{OverloadAbort, OverloadWarn}, "an overload policy",
+		"What the emulator driver does when, during the run, it cannot keep up with time_scale (timers handled more than a heartbeat period late, or mailboxes growing steadily): abort (stop the run cleanly and write its results so far, summary.json emulator.aborted with the reason and a suggested time scale) or warn (warn on stderr and go on; memory may grow without bound). Either way a warning comes as soon as timers are late by more than 1% of the heartbeat period. The sim driver never falls behind."),
 
 	durationField("oracle.interval", func(s *Scenario) *time.Duration { return &s.Oracle.Interval }, 30*time.Second,
 		"Emulated time between ground-truth snapshots; a positive duration.",

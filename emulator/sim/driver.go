@@ -119,7 +119,33 @@ func (d *Driver) newPeer(id overlay.NodeID, point can.Point) (*peer.Peer, error)
 	if int(id) != len(d.peers)+1 {
 		return nil, fmt.Errorf("sim: peer %d out of order", id)
 	}
-	p := peer.New(id, point, d.opts.Overlay, PeerRand(d.opts.Seed, id), env{d, id}, d.opts.Traffic)
+	return d.addPeer(peer.New(id, point, d.opts.Overlay, PeerRand(d.opts.Seed, id), env{d, id}, d.opts.Traffic))
+}
+
+// Adopt adds the next peer of an overlay built outside this run
+// (BuildOverlay), already a member; it starts at emulated time at, the
+// handover, where the run's virtual clock begins. Adopt the whole initial
+// population, in id order, before anything else is scheduled.
+func (d *Driver) Adopt(m Member, at time.Duration) error {
+	id := m.Node.ID()
+	if int(id) != len(d.peers)+1 {
+		return fmt.Errorf("sim: peer %d out of order", id)
+	}
+	if len(d.peers) == 0 && len(d.w.queue) == 0 {
+		d.w.now = at
+	}
+	p, err := d.addPeer(peer.NewMember(m.Node, env{d, id}, d.opts.Traffic))
+	if err != nil {
+		return err
+	}
+	d.members.Add(id)
+	timers := m.Timers
+	d.w.At(at, func() { p.StartMember(timers) })
+	return nil
+}
+
+func (d *Driver) addPeer(p *peer.Peer) (*peer.Peer, error) {
+	id := p.ID()
 	if d.opts.Jobs != nil {
 		p.EnableJobs(d.opts.Jobs, JobRand(d.opts.Seed, id))
 	}

@@ -1,0 +1,267 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// The overload guard watches an emulator run while it goes on
+// (LIMITS.md: past saturation, messages pile up in unbounded mailboxes and
+// the run eats memory without reaching its end). Once per window of wall
+// time it reads the driver's pressure (live.Pressure) and
+//
+//   - warns once, as soon as timers are handled later than LagTolerance of
+//     the heartbeat period (emulated) in warnWindows windows in a row;
+//   - trips when timers are handled at least a whole heartbeat period late
+//     (emulated) in lagWindows windows in a row — failure detection then
+//     fires on healthy neighbors and the experiment no longer means
+//     anything — and that lag grew lagGrowth-fold over those windows (a
+//     runaway, not a steady delay such as a slow race-detector build's),
+//     or when the backlog — bus messages and expired timers waiting in
+//     mailboxes, and overdue timers (delayed messages in flight included)
+//     the timer goroutine has not handed out — is above backlogFloor and
+//     grew in each of growWindows windows in a row.
+//
+// With emulator.overload: abort (the default) a tripped guard stops the
+// run cleanly (Run); with warn it only says so.
+const (
+	overloadWindow = time.Second
+	warnWindows    = 2
+	lagWindows     = 10
+	lagGrowth      = 4
+	growWindows    = 10
+	// backlogFloor: below this many waiting messages (a few hundred MB at
+	// most) a growing backlog is a burst, not a runaway.
+	backlogFloor = 200_000
+)
+
+// overloadGuard decides, window by window, whether the run is falling
+// behind. It is pure: time and pressure come in as arguments.
+type overloadGuard struct {
+	scale     float64 // time scale
+	tolerance float64 // emulated seconds: LagTolerance × heartbeat period
+	abortLag  float64 // emulated seconds: one heartbeat period
+
+	lagStreak, warnStreak, growStreak int
+	lagFrom                           float64 // wall lag at the start of the streak
+	growFrom, lastBacklog             int64
+	pubFrom, lastPublished            uint64  // bus messages published, at the start of the growth streak
+	lastLag                           float64 // wall seconds, previous window
+	warned                            bool
+}
+
+func newOverloadGuard(scale float64, period time.Duration) *overloadGuard {
+	return &overloadGuard{scale: scale, tolerance: LagTolerance * period.Seconds(), abortLag: period.Seconds()}
+}
+
+// overloadVerdict is what one window tells.
+type overloadVerdict struct {
+	// Warn is set once, on the first window that shows the run falling
+	// behind; Trip when the guard concludes it cannot keep up, with the
+	// reason in words.
+	Warn, Trip bool
+	Reason     string
+	// LagEmulated is the window's lag in emulated seconds; Backlog the
+	// messages and timers waiting in mailboxes and the overdue timers
+	// (delayed messages included) waiting in the timer goroutine.
+	LagEmulated float64
+	Backlog     int64
+	// Sustained is, when the guard tripped, the time scale the peers
+	// actually sustained over the streak: the requested one less the rate
+	// at which the lag grew, or times the share of the published messages
+	// that did not pile up in the backlog (0 when unknown).
+	Sustained float64
+}
+
+// lagOf is the window's lag in wall seconds: how late handled timers
+// were, or how overdue the timer service is; if no timer was handled
+// while expired ones wait in mailboxes, the peers are stuck and the lag
+// grew by at least the window.
+func lagOf(p live.Pressure, prev float64, window time.Duration) float64 {
+	lag := max(p.LagP99, p.TimerServiceLag)
+	if p.Timers == 0 && p.TimersQueued > 0 {
+		lag = max(lag, prev+window.Seconds())
+	}
+	return lag
+}
+
+// observe judges one window of length window.
+func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadVerdict {
+	lag := lagOf(p, g.lastLag, window)
+	g.lastLag = lag
+	v := overloadVerdict{LagEmulated: lag * g.scale, Backlog: p.Backlog + p.TimersQueued + p.TimersOverdue}
+
+	if v.LagEmulated > g.tolerance {
+		g.warnStreak++
+	} else {
+		g.warnStreak = 0
+	}
+	if v.LagEmulated >= g.abortLag {
+		if g.lagStreak == 0 {
+			g.lagFrom = lag
+		}
+		g.lagStreak++
+	} else {
+		g.lagStreak = 0
+	}
+	switch {
+	case v.Backlog > backlogFloor && v.Backlog > g.lastBacklog && g.growStreak > 0:
+		g.growStreak++
+	case v.Backlog > backlogFloor && v.Backlog > g.lastBacklog:
+		g.growStreak, g.growFrom, g.pubFrom = 1, g.lastBacklog, g.lastPublished
+	default:
+		g.growStreak = 0
+	}
+	g.lastBacklog, g.lastPublished = v.Backlog, p.Published
+
+	if !g.warned && (g.warnStreak >= warnWindows || g.growStreak >= growWindows/2) {
+		g.warned, v.Warn = true, true
+	}
+	switch {
+	case g.lagStreak >= lagWindows && lag >= lagGrowth*g.lagFrom:
+		v.Trip = true
+		v.Reason = fmt.Sprintf("timers were handled more than a heartbeat period (%.3g s emulated) late for %.3g s of wall time in a row, and later and later: %.3g s, now %.3g s emulated",
+			g.abortLag, float64(g.lagStreak)*window.Seconds(), g.lagFrom*g.scale, v.LagEmulated)
+		if grew := (lag - g.lagFrom) / (float64(g.lagStreak-1) * window.Seconds()); grew < 1 {
+			v.Sustained = g.scale * (1 - grew)
+		}
+	case g.growStreak >= growWindows:
+		v.Trip = true
+		v.Reason = fmt.Sprintf("the mailboxes' backlog grew in every one of the last %d s of wall time, from %d to %d messages and timers",
+			int(float64(growWindows)*window.Seconds()+0.5), g.growFrom, v.Backlog)
+		// The peers kept up with the part of what was published that did
+		// not pile up.
+		if fed := float64(p.Published - g.pubFrom); fed > 0 {
+			if kept := 1 - float64(v.Backlog-g.growFrom)/fed; kept > 0 {
+				v.Sustained = g.scale * kept
+			}
+		}
+	}
+	if v.Trip && !g.warned {
+		g.warned, v.Warn = true, true
+	}
+	return v
+}
+
+// overloadError is the cause of a run stopped by the guard.
+type overloadError struct {
+	reason    string
+	suggested float64
+}
+
+func (e *overloadError) Error() string {
+	return "the emulator could not keep up with the time scale: " + e.reason
+}
+
+// overloadTrip records what the guard saw, for the summary.
+type overloadTrip struct {
+	mu        sync.Mutex
+	behindAt  *float64 // emulated seconds of the early warning
+	trippedAt *float64 // emulated seconds at which the guard tripped
+	reason    string
+}
+
+// record copies the guard's findings into the summary's emulator section.
+func (t *overloadTrip) record(e *EmulatorSummary) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.BehindAtSeconds, e.OverloadAtSeconds, e.Reason = t.behindAt, t.trippedAt, t.reason
+}
+
+// watchOverload runs the overload guard on ld until the returned stop
+// function is called (it returns what the guard saw). Under the abort
+// policy a tripped guard cancels the returned context with an
+// *overloadError; the warnings go to opts.Logger (stderr for the command).
+func watchOverload(ctx context.Context, ld *live.Driver, sc scenario.Scenario, opts Options, cpuStart time.Duration) (context.Context, func() *overloadTrip) {
+	gctx, cancel := context.WithCancelCause(ctx)
+	window := opts.OverloadWindow
+	if window <= 0 {
+		window = overloadWindow
+	}
+	g := newOverloadGuard(sc.TimeScale, sc.Overlay.Heartbeat.Period)
+	abort := sc.Emulator.Overload != scenario.OverloadWarn
+	trip := &overloadTrip{}
+	ld.Pressure() // start the first window now
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tk := time.NewTicker(window)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-gctx.Done():
+				return
+			case <-tk.C:
+			}
+			v := g.observe(ld.Pressure(), window)
+			if !v.Warn && !v.Trip {
+				continue
+			}
+			now := ld.Now()
+			at := now.Seconds()
+			cpuPer := 0.0
+			if at > 0 {
+				cpuPer = (cpuTime() - cpuStart).Seconds() / at
+			}
+			suggested := suggestTimeScale(sc.TimeScale, false, v.LagEmulated/sc.TimeScale, g.tolerance, cpuPer, runtime.GOMAXPROCS(0))
+			if v.Sustained > 0 {
+				// A runaway lag says nothing about the lag at a gentler
+				// scale; half of what the peers sustained (and within the
+				// CPU bound) is a scale to try, whose run judges itself.
+				suggested = roundDown2(min(suggestTimeScale(sc.TimeScale, false, 0, g.tolerance, cpuPer, runtime.GOMAXPROCS(0)), v.Sustained/2))
+			}
+			policy := "the run stops if this goes on (emulator.overload: abort)"
+			if !abort {
+				policy = "the run goes on (emulator.overload: warn)"
+			}
+			trip.mu.Lock()
+			if v.Warn {
+				trip.behindAt = &at
+				if opts.Logger != nil {
+					opts.Logger.Warn("the emulator is falling behind its time scale: timers fire late, results will be distorted; "+policy,
+						"emulated", now.Round(time.Second), "lag_emulated_seconds", roundDown2(v.LagEmulated), "tolerance_seconds", g.tolerance,
+						"mailbox_backlog", v.Backlog, "time_scale", sc.TimeScale, "suggested_time_scale", suggested)
+				}
+			}
+			first := v.Trip && trip.trippedAt == nil
+			if first {
+				trip.trippedAt, trip.reason = &at, v.Reason
+			}
+			trip.mu.Unlock()
+			if !first {
+				continue
+			}
+			if !abort {
+				if opts.Logger != nil {
+					opts.Logger.Warn("the emulator cannot keep up: "+v.Reason+"; going on because emulator.overload is warn (memory may grow without bound)",
+						"emulated", now.Round(time.Second), "suggested_time_scale", suggested)
+				}
+				continue
+			}
+			if opts.Logger != nil {
+				opts.Logger.Error("stopping the run: the emulator cannot keep up with its time scale: "+v.Reason+
+					"; results so far are written with emulator.aborted (set emulator.overload: warn to go on regardless)",
+					"emulated", now.Round(time.Second), "time_scale", sc.TimeScale, "suggested_time_scale", suggested)
+			}
+			cancel(&overloadError{reason: v.Reason, suggested: suggested})
+			return
+		}
+	}()
+	var once sync.Once
+	return gctx, func() *overloadTrip {
+		once.Do(func() { close(done) })
+		<-finished
+		return trip
+	}
+}

@@ -1,0 +1,221 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// TestOverloadGuardDecides feeds the guard windows of pressure: a steady
+// small lag passes, a lag above the tolerance warns once, a steady lag
+// above a heartbeat period warns but does not trip, a growing one trips,
+// and so does a backlog that grows window after window.
+func TestOverloadGuardDecides(t *testing.T) {
+	const scale = 100.0
+	period := 30 * time.Second // tolerance 0.3 s = 3 ms wall; a period is 300 ms wall
+	w := time.Second
+	run := func(ps []live.Pressure) (warns, trips int, reason string, tripAt int) {
+		g := newOverloadGuard(scale, period)
+		tripAt = -1
+		for i, p := range ps {
+			v := g.observe(p, w)
+			if v.Warn {
+				warns++
+			}
+			if v.Trip {
+				trips++
+				if tripAt < 0 {
+					tripAt, reason = i, v.Reason
+				}
+			}
+		}
+		return
+	}
+	repeat := func(n int, p live.Pressure) []live.Pressure {
+		out := make([]live.Pressure, n)
+		for i := range out {
+			out[i] = p
+		}
+		return out
+	}
+
+	if warns, trips, _, _ := run(repeat(60, live.Pressure{LagP99: 0.001, Timers: 1000, Backlog: 5000})); warns != 0 || trips != 0 {
+		t.Errorf("gentle run: %d warnings, %d trips; want none", warns, trips)
+	}
+	// One late window (a GC pause) is not a trend.
+	spike := append(repeat(5, live.Pressure{LagP99: 0.001, Timers: 100}), live.Pressure{LagP99: 0.5, Timers: 100})
+	spike = append(spike, repeat(5, live.Pressure{LagP99: 0.001, Timers: 100})...)
+	if warns, trips, _, _ := run(spike); warns != 0 || trips != 0 {
+		t.Errorf("one late window: %d warnings, %d trips; want none", warns, trips)
+	}
+	// Steadily 0.5 s late (more than a period): warn once, never trip.
+	if warns, trips, _, _ := run(repeat(60, live.Pressure{LagP99: 0.5, Timers: 100})); warns != 1 || trips != 0 {
+		t.Errorf("steady lag: %d warnings, %d trips; want 1 and 0", warns, trips)
+	}
+	// Lag growing by 0.2 s a window: a runaway.
+	var grow []live.Pressure
+	for i := range 30 {
+		grow = append(grow, live.Pressure{LagP99: 0.4 + 0.2*float64(i), Timers: 100})
+	}
+	warns, trips, reason, at := run(grow)
+	if warns != 1 || trips == 0 || at != lagWindows-1 || !strings.Contains(reason, "later and later") {
+		t.Errorf("growing lag: %d warnings, %d trips (first at window %d: %q); want 1 warning and a trip", warns, trips, at, reason)
+	}
+	// Peers stuck: timers wait in mailboxes and none is handled.
+	stuck := append([]live.Pressure{{LagP99: 0.4, Timers: 100}}, repeat(20, live.Pressure{TimersQueued: 500})...)
+	if _, trips, _, _ := run(stuck); trips == 0 {
+		t.Error("stuck peers: no trip")
+	}
+	// The backlog grows by 50k messages a second while timers stay punctual.
+	var flood []live.Pressure
+	for i := range 20 {
+		flood = append(flood, live.Pressure{LagP99: 0.001, Timers: 100, Backlog: int64(100_000 + 50_000*i), Published: uint64(200_000 * i)})
+	}
+	_, trips, reason, at = run(flood)
+	// A quarter of what was published piled up: the peers sustained
+	// three quarters of the time scale.
+	g := newOverloadGuard(scale, period)
+	var sustained float64
+	for _, p := range flood {
+		if v := g.observe(p, w); v.Trip && sustained == 0 {
+			sustained = v.Sustained
+		}
+	}
+	if sustained < 0.74*scale || sustained > 0.76*scale {
+		t.Errorf("growing backlog: sustained time scale %g, want 0.75 × %g", sustained, scale)
+	}
+	if trips == 0 || !strings.Contains(reason, "backlog grew") {
+		t.Errorf("growing backlog: no trip (reason %q)", reason)
+	} else if at < growWindows {
+		t.Errorf("growing backlog tripped at window %d, before %d windows of growth above the floor", at, growWindows)
+	}
+	// A large backlog that comes and goes (heartbeat bursts) is not a runaway.
+	var bursts []live.Pressure
+	for i := range 40 {
+		bursts = append(bursts, live.Pressure{LagP99: 0.001, Timers: 100, Backlog: int64(300_000 + 100_000*(i%3))})
+	}
+	if _, trips, _, _ := run(bursts); trips != 0 {
+		t.Errorf("bursty backlog: %d trips, want none", trips)
+	}
+}
+
+// overloadScenario is a tiny run with jobs at a time scale no machine
+// keeps up with (a heartbeat period is 30 µs of wall time): 40 peers,
+// 100 jobs due in the first emulated hour, and a duration (a year) that
+// would take half a minute of wall time.
+func overloadScenario(t *testing.T, policy string, duration time.Duration) scenario.Scenario {
+	t.Helper()
+	sc := keepUpScenario(t, 40, 1e6, duration)
+	sc.Peers.JoinWindow = time.Minute
+	sc.Oracle.Interval = duration / 4
+	sc.Workload.Jobs, sc.Workload.Interarrival, sc.Workload.Start = 100, 30*time.Second, 2*time.Minute
+	sc.Emulator.Overload = policy
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// TestOverloadAbortsRun: by default an emulator run that cannot keep up
+// stops early and cleanly — results up to the abort, emulator.aborted with
+// the reason and a smaller time scale, every job accounted for (none
+// lost; those not ended unfinished because of the abort), the failed
+// run_completed check — after a warning on the logger.
+func TestOverloadAbortsRun(t *testing.T) {
+	sc := overloadScenario(t, scenario.OverloadAbort, 365*24*time.Hour)
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, sc, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), OverloadWindow: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	s := res.Summary
+	e := s.Emulator
+	if e == nil || !e.Aborted {
+		t.Fatalf("seed %d: not aborted at time scale %g: %+v", sc.Seed, sc.TimeScale, e)
+	}
+	if e.KeptUp || e.Reason == "" || e.OverloadAtSeconds == nil || e.BehindAtSeconds == nil || *e.BehindAtSeconds > *e.OverloadAtSeconds {
+		t.Errorf("emulator section: kept_up %v, reason %q, behind at %v, overload at %v", e.KeptUp, e.Reason, e.BehindAtSeconds, e.OverloadAtSeconds)
+	}
+	if !(e.SuggestedTimeScale > 0 && e.SuggestedTimeScale < sc.TimeScale) {
+		t.Errorf("suggested time scale %g, want in (0, %g)", e.SuggestedTimeScale, sc.TimeScale)
+	}
+	if s.EmulatedSeconds >= sc.Duration.Seconds() || s.EmulatedSeconds <= 0 {
+		t.Errorf("emulated %g s of %g: the summary should cover the run up to the abort", s.EmulatedSeconds, sc.Duration.Seconds())
+	}
+	j := s.Jobs
+	if j == nil {
+		t.Fatal("no jobs section")
+	}
+	if j.Lost != 0 || j.Completed+j.Failed+j.Unfinished != j.Submitted || !strings.Contains(j.UnfinishedBecause, "run aborted") {
+		t.Errorf("jobs: %d submitted, %d completed, %d failed, %d unfinished (%q), %d lost", j.Submitted, j.Completed, j.Failed, j.Unfinished, j.UnfinishedBecause, j.Lost)
+	}
+	if s.Invariants.OK {
+		t.Error("invariants OK for an aborted run")
+	}
+	var completed *InvariantCheck
+	for i, c := range s.Invariants.Checks {
+		if c.Name == "run_completed" {
+			completed = &s.Invariants.Checks[i]
+		}
+	}
+	if completed == nil || completed.OK || !strings.Contains(completed.Detail, "aborted") {
+		t.Errorf("run_completed check: %+v", completed)
+	}
+	l := logs.String()
+	t.Log(l)
+	warn, stop := strings.Index(l, "falling behind"), strings.Index(l, "stopping the run")
+	if warn < 0 || stop < 0 || warn > stop || !strings.Contains(l, "suggested_time_scale=") {
+		t.Errorf("want a warning, then the stop, on the logger:\n%s", l)
+	}
+	js, _ := json.Marshal(s)
+	var back map[string]map[string]any
+	_ = json.Unmarshal(js, &back)
+	if back["emulator"]["aborted"] != true || back["emulator"]["reason"] == "" || back["jobs"]["unfinished_because"] == nil {
+		t.Errorf("summary.json: emulator %v, jobs.unfinished_because %v", back["emulator"], back["jobs"]["unfinished_because"])
+	}
+	var table bytes.Buffer
+	s.PrintTable(&table)
+	if !strings.Contains(table.String(), "ABORTED") {
+		t.Errorf("table does not say the run was aborted:\n%s", table.String())
+	}
+}
+
+// TestOverloadWarnOnly: with emulator.overload: warn the same overload is
+// reported (early warning, the guard's finding) and the run goes on to its
+// end.
+func TestOverloadWarnOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the race run keeps the abort case")
+	}
+	sc := overloadScenario(t, scenario.OverloadWarn, 30*24*time.Hour) // 2.6 s of wall time
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, sc, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), OverloadWindow: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	s := res.Summary
+	e := s.Emulator
+	if e == nil || e.Aborted || e.KeptUp || e.OverloadAtSeconds == nil || e.Reason == "" || e.Overload != scenario.OverloadWarn {
+		t.Fatalf("seed %d: emulator section %+v; want not aborted, not kept up, the guard's finding recorded", sc.Seed, e)
+	}
+	if s.EmulatedSeconds != sc.Duration.Seconds() {
+		t.Errorf("emulated %g s, want the whole %g s", s.EmulatedSeconds, sc.Duration.Seconds())
+	}
+	if j := s.Jobs; j == nil || j.UnfinishedBecause != "" {
+		t.Errorf("jobs section %+v: a run that reached its end has no abort to blame", j)
+	}
+	if l := logs.String(); !strings.Contains(l, "falling behind") || !strings.Contains(l, "going on because emulator.overload is warn") {
+		t.Errorf("want the early warning and the guard's finding on the logger:\n%s", l)
+	}
+}
