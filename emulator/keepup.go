@@ -52,6 +52,10 @@ type EmulatorSummary struct {
 	OverloadAtSeconds *float64 `json:"overload_at_seconds"`
 	Reason            string   `json:"reason,omitempty"`
 	Aborted           bool     `json:"aborted"`
+	// PeerPanics counts messages whose handling panicked in a peer or the
+	// client: a protocol bug (the invariant no_peer_panics fails). The
+	// actor goes on with its next message; that message's work is lost.
+	PeerPanics int64 `json:"peer_panics"`
 }
 
 // SimSummary is the deterministic driver's speed (summary.json "sim").

@@ -334,6 +334,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	case *live.Driver:
 		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sum.Clock.LagSeconds.P99, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
 		sum.Emulator.Overload = sc.Emulator.Overload
+		sum.Emulator.PeerPanics = d.Panics()
 		trip.record(sum.Emulator)
 		if abort != nil {
 			sum.Emulator.Aborted, sum.Emulator.Reason = true, abort.reason
@@ -375,6 +376,11 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		table = jr.jobTable()
 	}
 	sum.Invariants = rec.invariants(jobsCheck)
+	if e := sum.Emulator; e != nil && e.PeerPanics > 0 {
+		sum.Invariants.OK = false
+		sum.Invariants.Checks = append(sum.Invariants.Checks, InvariantCheck{Name: "no_peer_panics",
+			Detail: fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics)})
+	}
 	if abort != nil {
 		sum.Invariants.OK = false
 		sum.Invariants.Checks = append(sum.Invariants.Checks, InvariantCheck{Name: "run_completed",

@@ -1031,7 +1031,11 @@ func (n *Node) periodic(now time.Duration) {
 		n.lastStatus = now
 		var clients batches[wire.JobStatus]
 		for _, id := range ids {
-			st := clients.to(overlay.NodeID(n.owned[id].spec.Client))
+			o := n.owned[id]
+			if o == nil {
+				continue // failed, completed or disowned by this very tick
+			}
+			st := clients.to(overlay.NodeID(o.spec.Client))
 			st.Owned = append(st.Owned, id)
 		}
 		for _, c := range clients.order {

@@ -1783,3 +1783,40 @@ func TestEndToEndJobCompletes(t *testing.T) {
 		t.Errorf("timers still armed with nothing to do: %+v", net.timers)
 	}
 }
+
+// An owner tick that re-matches a job whose run node went silent, finds
+// no capable node and fails it, and is also due to send the clients their
+// status, must leave the failed job out of the status (it once looked the
+// job up after it was gone and panicked: in an actor, the panic stopped
+// that tick's work, the job timer included).
+func TestOwnerStatusAfterRematchFailedTheJob(t *testing.T) {
+	v := &fakeView{id: idS, zone: zSelf(), point: pSelfNo(), next: 9}
+	v.nbs = []*overlay.Neighbor{tNb(idU0, zUp0(), tLoad(0, 1, 2, pCap(1))), tNb(idU1, zUp1(), tLoad(0, 1, 1, pCap(2)))}
+	c := &fakeCentral{pick: idU0}
+	n := tNew(v, Config{Scheme: SchemeCENT, StatusEvery: 10 * time.Second}, 1, c)
+	n.Step(0, 50, &wire.JobSubmit{Job: tSpec(7, time.Hour)})
+	c.pick = idU1
+	n.Step(0, 50, &wire.JobSubmit{Job: tSpec(8, time.Hour)})
+	tDrain(n)
+	n.Step(time.Second, idU0, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 1}})
+	n.Step(time.Second, idU1, &wire.JobQueued{Job: &wire.JobRef{Id: 8, Epoch: 1}})
+	n.Step(25*time.Second, idU1, &wire.RunHeartbeat{Held: []*wire.JobRef{{Id: 8, Epoch: 1}}})
+	tDrain(n)
+	c.pick = 0 // nothing capable any more
+	now := 31*time.Second + 1
+	n.Tick(now, TimerJobs)
+	r := tDrain(n)
+	var failed, owned []uint64
+	for _, st := range tTo[*wire.JobStatus](r, tClientID) {
+		for _, f := range st.Failed {
+			failed = append(failed, f.Id)
+		}
+		owned = append(owned, st.Owned...)
+	}
+	if !slices.Equal(failed, []uint64{7}) || !slices.Equal(owned, []uint64{8}) {
+		t.Fatalf("client heard failed %v, owned %v; want 7 failed and 8 still owned: %s", failed, owned, tMsgString(r))
+	}
+	if at := tTimers(r, TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
+		t.Fatalf("job timer not re-armed: %v", at)
+	}
+}

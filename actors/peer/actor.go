@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -58,12 +59,29 @@ type Actor struct {
 	// and Halt, as if halted: the emulator freezes all peers at once to
 	// abort an overloaded run.
 	Frozen *atomic.Bool
+	// OnPanic, if set, hears of a panic while handling a message (the
+	// value and the stack); the message's work stops there and the peer
+	// goes on with the next one. Without it protoactor would recover the
+	// panic silently and restart the actor.
+	OnPanic func(v any, stack []byte)
 
 	halted bool
 }
 
+// reportPanic is deferred by the actors' Receive: a panic in a protocol
+// core must be seen (OnPanic), not swallowed by protoactor's supervisor.
+func reportPanic(on func(any, []byte)) {
+	if on == nil {
+		return
+	}
+	if v := recover(); v != nil {
+		on(v, debug.Stack())
+	}
+}
+
 // Receive implements actor.Actor.
 func (a *Actor) Receive(ctx actor.Context) {
+	defer reportPanic(a.OnPanic)
 	if !a.halted && a.Frozen != nil && a.Frozen.Load() {
 		a.halted = true
 	}

@@ -72,11 +72,13 @@ type ClientActor struct {
 	Backlog      *atomic.Int64
 	TimerBacklog *atomic.Int64
 	Frozen       *atomic.Bool
+	OnPanic      func(v any, stack []byte) // as Actor.OnPanic
 	halted       bool
 }
 
 // Receive implements actor.Actor.
 func (a *ClientActor) Receive(ctx actor.Context) {
+	defer reportPanic(a.OnPanic)
 	if !a.halted && a.Frozen != nil && a.Frozen.Load() {
 		a.halted = true
 	}

@@ -67,6 +67,11 @@ type Driver struct {
 	timerBacklog atomic.Int64
 	frozen       atomic.Bool
 
+	// Panics counts messages whose handling panicked in a peer or the
+	// client (peer.Actor.OnPanic); logger reports the first few.
+	panics atomic.Int64
+	logger *slog.Logger
+
 	mu       sync.Mutex
 	pids     []*actor.PID // by peer index (id-1)
 	members  members.Set
@@ -110,6 +115,7 @@ func New(opts Options) (*Driver, error) {
 	}
 	d.raw = d.bus
 	logger := opts.Logger
+	d.logger = logger
 	d.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
 	opts.Metrics.SetBus(func() metrics.BusStats {
 		s := d.raw.Stats()
@@ -228,7 +234,7 @@ func (d *Driver) addPeer(e *env, p *peer.Peer, slot time.Duration, initial bool)
 	if d.opts.Jobs != nil {
 		p.EnableJobs(d.opts.Jobs, sim.JobRand(d.opts.Seed, id))
 	}
-	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen}
+	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, OnPanic: d.onPanic}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
 	e.pid = pid
 	d.mu.Lock()
@@ -270,7 +276,7 @@ func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
 		defer d.mu.Unlock()
 		return d.members.Pick(inj)
 	}
-	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic), Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen}
+	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic), Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, OnPanic: d.onPanic}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
 	e.pid = pid
 	root := d.system.Root
@@ -459,6 +465,17 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 	}
 	return out, nil
 }
+
+// onPanic counts a panic in a peer or the client and logs the first three
+// with their stacks: a protocol bug, which the run's invariants report.
+func (d *Driver) onPanic(v any, stack []byte) {
+	if n := d.panics.Add(1); n <= 3 && d.logger != nil {
+		d.logger.Error("a peer panicked handling a message; it goes on with the next one", "panic", fmt.Sprint(v), "stack", string(stack))
+	}
+}
+
+// Panics is the number of messages whose handling panicked in an actor.
+func (d *Driver) Panics() int64 { return d.panics.Load() }
 
 // BusStats reports the bus counters.
 func (d *Driver) BusStats() bus.Stats { return d.raw.Stats() }
