@@ -229,13 +229,20 @@ func Split(z Zone, own, join Point) (keep, give Zone, dim int, at uint64, ok boo
 	} else {
 		at = lo + (hi-lo+1)/2 // lo < at ≤ hi
 	}
+	keep, give = cut(z, dim, at, own)
+	return keep, give, dim, at, true
+}
+
+// cut divides z at coordinate at of dimension dim: keep is the part that
+// holds own, give the other.
+func cut(z Zone, dim int, at uint64, own Point) (keep, give Zone) {
 	lower, upper := z.Clone(), z.Clone()
 	lower.Hi[dim] = at
 	upper.Lo[dim] = at
 	if uint64(own[dim]) < at {
-		return lower, upper, dim, at, true
+		return lower, upper
 	}
-	return upper, lower, dim, at, true
+	return upper, lower
 }
 
 // Halve divides zone z in half, as the original CAN does, so that the
@@ -287,13 +294,8 @@ func Halve(z Zone, own, join Point) (keep, give Zone, dim int, at uint64, joinVi
 			joinVirtual = uint32(min(uint64(join[v])-widest/2, at-1))
 		}
 	}
-	lower, upper := z.Clone(), z.Clone()
-	lower.Hi[dim] = at
-	upper.Lo[dim] = at
-	if uint64(own[dim]) < at {
-		return lower, upper, dim, at, joinVirtual, true
-	}
-	return upper, lower, dim, at, joinVirtual, true
+	keep, give = cut(z, dim, at, own)
+	return keep, give, dim, at, joinVirtual, true
 }
 
 // Merge returns the union of two zones that abut along one dimension and

@@ -529,8 +529,10 @@ func (n *Node) pullTarget(ks []known, skip func(overlay.NodeID) bool) overlay.No
 // heartbeats told it (Load's near_waiting, scheduling.pull_reach > 1).
 func (n *Node) nearWaiting() uint32 {
 	var w uint32
-	for _, k := range n.knownNeighbors() {
-		w = max(w, k.l.Waiting)
+	for _, nb := range n.view.Neighbors() {
+		if nb.Load != nil {
+			w = max(w, nb.Load.Waiting)
+		}
 	}
 	return w
 }
