@@ -47,7 +47,7 @@ func annotateRecovery(events []FaultEvent, series []Sample) {
 			if t < from || t >= to { // a sample at the next fault's instant shows that fault
 				continue
 			}
-			if !exact(s.Oracle) {
+			if !s.Oracle.Exact() {
 				clean = -1
 			} else if clean < 0 {
 				clean = t

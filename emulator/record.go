@@ -77,7 +77,7 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	}
 	rep := oracle.Check(snaps, r.sc.Overlay.Dimensions+1)
 	s := Sample{T: t, Oracle: rep, Traffic: r.m.Traffic.Snapshot(), Backlog: backlog, Events: ev, LagP99: r.m.Lag.Quantile(0.99), Duration: r.sc.Duration}
-	if exact(rep) {
+	if rep.Exact() {
 		if r.cleanSince < 0 && t >= r.until {
 			r.cleanSince = t
 		}
@@ -126,11 +126,6 @@ func (r *recorder) extend(until time.Duration) {
 			r.cleanSince = -1
 		}
 	}
-}
-
-// exact reports whether the overlay is whole and every table exact.
-func exact(rep oracle.Report) bool {
-	return rep.BrokenLinks == 0 && rep.ZoneGaps == 0 && rep.ZoneOverlaps == 0 && rep.UncoveredFraction == 0
 }
 
 // disturbedUntil is the end of the last disturbance of the scenario — the
@@ -185,7 +180,7 @@ func (r *recorder) invariants(jobsCheck *InvariantCheck) InvariantsSummary {
 	c := InvariantCheck{Name: "overlay_reconverged"}
 	switch {
 	case r.until < 0:
-		c.OK = exact(last.Oracle)
+		c.OK = last.Oracle.Exact()
 		c.Detail = "no churn or fault; the overlay is exact at the end"
 		if !c.OK {
 			c.Detail = fmt.Sprintf("no churn or fault, yet at the end: %s", damage(last.Oracle))

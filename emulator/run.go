@@ -377,18 +377,14 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 	sum.Invariants = rec.invariants(jobsCheck)
 	if e := sum.Emulator; e != nil && e.PeerPanics > 0 {
-		sum.Invariants.OK = false
-		sum.Invariants.Checks = append(sum.Invariants.Checks, InvariantCheck{Name: "no_peer_panics",
-			Detail: fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics)})
+		sum.Invariants.fail("no_peer_panics", fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics))
 	}
 	if abort != nil {
-		sum.Invariants.OK = false
-		sum.Invariants.Checks = append(sum.Invariants.Checks, InvariantCheck{Name: "run_completed",
-			Detail: fmt.Sprintf("aborted at %v emulated of %v: %s", end.Round(time.Second), sc.Duration, abort.reason)})
+		detail := fmt.Sprintf("aborted at %v emulated of %v: %s", end.Round(time.Second), sc.Duration, abort.reason)
 		if snapshotGap != "" {
-			c := &sum.Invariants.Checks[len(sum.Invariants.Checks)-1]
-			c.Detail += "; while stopping: " + snapshotGap
+			detail += "; while stopping: " + snapshotGap
 		}
+		sum.Invariants.fail("run_completed", detail)
 	}
 	if rec.until >= 0 {
 		v := rec.until.Seconds()

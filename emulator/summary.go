@@ -165,6 +165,12 @@ type InvariantsSummary struct {
 	Checks []InvariantCheck `json:"checks"`
 }
 
+// fail adds a failed check name and marks the run's invariants failed.
+func (v *InvariantsSummary) fail(name, detail string) {
+	v.OK = false
+	v.Checks = append(v.Checks, InvariantCheck{Name: name, Detail: detail})
+}
+
 // InvariantCheck is one end-of-run check.
 type InvariantCheck struct {
 	Name   string `json:"name"`

@@ -40,6 +40,12 @@ type Report struct {
 	NeighborsMean, TrueNeighborsMean float64
 }
 
+// Exact reports whether the overlay the report describes is exact: no
+// broken link, no gap, no overlap, the whole space covered.
+func (r Report) Exact() bool {
+	return r.BrokenLinks == 0 && r.ZoneGaps == 0 && r.ZoneOverlaps == 0 && r.UncoveredFraction == 0
+}
+
 type faceKey struct {
 	dim int
 	at  uint64

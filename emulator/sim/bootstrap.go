@@ -96,7 +96,7 @@ func BuildOverlay(opts BootstrapOptions) (*Bootstrapped, error) {
 				snaps[i] = st[i].Snapshot
 			}
 			rep = oracle.Check(snaps, dims)
-			if rep.Members == n && rep.BrokenLinks == 0 && rep.StaleLinks == 0 && rep.ZoneGaps == 0 && rep.ZoneOverlaps == 0 && rep.UncoveredFraction == 0 {
+			if rep.Members == n && rep.StaleLinks == 0 && rep.Exact() {
 				break
 			}
 		}
