@@ -16,6 +16,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -219,6 +220,7 @@ type Node struct {
 	version uint64
 	history []*wire.Split
 	nbrs    []*Neighbor // sorted by ID: deterministic iteration
+	ids     []NodeID    // the ids of nbrs, in order: find searches them without touching the entries
 	// gone remembers the last zone version of nodes dropped from the table
 	// for a while, so that older second-hand information about them (still
 	// circulating in other nodes' heartbeats) cannot bring them back.
@@ -501,6 +503,7 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 			n.gone[nb.ID] = tombstone{nb.Version, now, n.version}
 		}
 	}
+	n.reindex()
 	// The joiner's last split is this one, seen from its side: we are its
 	// take-over node, and it is ours.
 	n.upsert(&Neighbor{ID: joiner, Zone: give, Version: 1, LastHeard: now, Heard: true, LastSplit: jHist[len(jHist)-1]})
@@ -726,11 +729,20 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 	if !decoded && len(lazy.List) > 0 {
 		hasList, digest = true, wire.ListDigest(lazy.List)
 	}
+	var dec *wire.ListDecoder
+	defer func() {
+		if dec != nil {
+			listDecoders.Put(dec)
+		}
+	}()
+	// neighbors decodes the list into a pooled decoder's reused entries,
+	// valid until we return: learn copies what it keeps.
 	neighbors := func() []*wire.NodeInfo {
 		if !decoded {
 			decoded = true
+			dec = listDecoders.Get().(*wire.ListDecoder)
 			var err error
-			if list, err = lazy.Neighbors(); err != nil {
+			if list, err = dec.Decode(lazy.List); err != nil {
 				n.status.BadMessages++
 			}
 		}
@@ -771,6 +783,12 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		nb.relayed, nb.relayedAt = digest, n.relayKey()
 	}
 }
+
+// listDecoders lend onHeartbeat a wire.ListDecoder: decoding a list into
+// reused entries allocates nothing, and one pool serves every node (a
+// decoder per node would hold ~7 KB of buffers per peer). Which decoder a
+// node gets changes nothing it computes.
+var listDecoders = sync.Pool{New: func() any { return new(wire.ListDecoder) }}
 
 // stateKey identifies the state relayed entries are judged against: our
 // zones (version), the neighbor table and tombstones (epoch), membership.
@@ -895,7 +913,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		if info.Version <= nb.Version {
 			return true // nothing new; table entries always abut our zone
 		}
-		nb.Zone, nb.Extra, nb.Version = z.Clone(), x, info.Version
+		nb.Zone, nb.Extra, nb.Version = z.Clone(), cloneZones(x), info.Version
 		n.touch()
 		if n.conflict(now, info, nb.Zone, nb.Extra) {
 			return false
@@ -903,7 +921,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		n.settleClaims(now, info, nb.Zone, nb.Extra)
 		if i, known = n.find(id); known && !n.abuts(nb.Zone, nb.Extra) {
 			n.gone[id] = tombstone{nb.Version, now, n.version}
-			n.nbrs = slices.Delete(n.nbrs, i, i+1)
+			n.deleteAt(i)
 			n.touch()
 			return false
 		}
@@ -926,7 +944,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 	if !n.abuts(z, x) {
 		return false
 	}
-	nb := &Neighbor{ID: id, Zone: z.Clone(), Extra: x, Version: info.Version, LastHeard: now, Heard: direct}
+	nb := &Neighbor{ID: id, Zone: z.Clone(), Extra: cloneZones(x), Version: info.Version, LastHeard: now, Heard: direct}
 	n.upsert(nb)
 	n.introduceRivals(nb)
 	if src == fromRelay && !told {
@@ -1011,7 +1029,7 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 	}
 	n.joined = false
 	n.zone, n.extra, n.history = can.Zone{}, nil, nil
-	n.nbrs, n.awaited, n.pending = nil, nil, nil
+	n.nbrs, n.ids, n.awaited, n.pending = nil, nil, nil, nil
 	n.touch()
 	clear(n.suspects)
 	n.holeSeen, n.holeKey = false, 0
@@ -1065,16 +1083,23 @@ func overlapAny(a, b *Neighbor) bool {
 	return false
 }
 
+// find looks id up in the neighbor table: its index, and whether it is there.
 func (n *Node) find(id NodeID) (int, bool) {
-	return slices.BinarySearchFunc(n.nbrs, id, func(nb *Neighbor, id NodeID) int {
-		switch {
-		case nb.ID < id:
-			return -1
-		case nb.ID > id:
-			return 1
-		}
-		return 0
-	})
+	return slices.BinarySearch(n.ids, id)
+}
+
+// deleteAt drops the table's i-th entry.
+func (n *Node) deleteAt(i int) {
+	n.nbrs = slices.Delete(n.nbrs, i, i+1)
+	n.ids = slices.Delete(n.ids, i, i+1)
+}
+
+// reindex rebuilds ids after the table was filtered in place.
+func (n *Node) reindex() {
+	n.ids = n.ids[:0]
+	for _, nb := range n.nbrs {
+		n.ids = append(n.ids, nb.ID)
+	}
 }
 
 func (n *Node) upsert(nb *Neighbor) {
@@ -1085,6 +1110,7 @@ func (n *Node) upsert(nb *Neighbor) {
 		return
 	}
 	n.nbrs = slices.Insert(n.nbrs, i, nb)
+	n.ids = slices.Insert(n.ids, i, nb.ID)
 }
 
 // heartbeat runs once per period: it declares silent neighbors failed
@@ -1263,7 +1289,7 @@ func (n *Node) await(now time.Duration, z can.Zone, x []can.Zone) {
 // forget drops a departed node from the table for good.
 func (n *Node) forget(id NodeID) {
 	if i, ok := n.find(id); ok {
-		n.nbrs = slices.Delete(n.nbrs, i, i+1)
+		n.deleteAt(i)
 	}
 	n.gone[id] = tombstone{departed, n.nextBeat, n.version}
 	n.touch()
@@ -1318,6 +1344,7 @@ func (n *Node) zoneChanged(now time.Duration, old []*Neighbor, others []*wire.No
 	}
 	clear(n.nbrs[len(kept):])
 	n.nbrs = kept
+	n.reindex()
 	upd := &wire.ZoneUpdate{Self: n.info(), Others: others, LastSplit: n.lastSplit()}
 	sent := map[NodeID]bool{}
 	for _, nb := range n.nbrs {
@@ -1438,7 +1465,7 @@ func (n *Node) settleClaims(now time.Duration, info *wire.NodeInfo, z can.Zone, 
 		old := slices.Clone(n.nbrs)
 		n.extra = kept
 		n.version++
-		n.zoneChanged(now, old, []*wire.NodeInfo{info})
+		n.zoneChanged(now, old, []*wire.NodeInfo{wire.CloneNodeInfo(info)}) // info may be a ListDecoder's
 	}
 	if tell {
 		n.send(id, &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()})
@@ -1907,7 +1934,21 @@ func extrasToWire(x []can.Zone) []*wire.Zone {
 	return out
 }
 
-// extrasFromWire copies a node's extra zones; ok is false if one is invalid.
+// cloneZones copies zones whose coordinates may alias a message (learn
+// keeps extras read from a ListDecoder's reused entries).
+func cloneZones(x []can.Zone) []can.Zone {
+	if len(x) == 0 {
+		return nil
+	}
+	out := make([]can.Zone, len(x))
+	for i, z := range x {
+		out[i] = z.Clone()
+	}
+	return out
+}
+
+// extrasFromWire views a node's extra zones (their coordinates alias the
+// message: cloneZones what is kept); ok is false if one is invalid.
 func extrasFromWire(w []*wire.Zone, dims int) ([]can.Zone, bool) {
 	if len(w) == 0 {
 		return nil, true
