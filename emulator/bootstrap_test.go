@@ -31,7 +31,7 @@ func TestAdoptedPeersStartAsMembersOverNATS(t *testing.T) {
 		points[i] = nd.Point
 	}
 	cfg := overlay.Config{HeartbeatPeriod: 30 * time.Second}
-	b, err := sim.BuildOverlay(sim.BootstrapOptions{Seed: seed, Overlay: cfg, Points: points, JoinWindow: 30 * time.Second})
+	b, err := sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: seed, Overlay: cfg, Points: points, JoinWindow: 30 * time.Second})
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}

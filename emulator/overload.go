@@ -23,6 +23,9 @@ import (
 //     fires on healthy neighbors and the experiment no longer means
 //     anything — and that lag grew lagGrowth-fold over those windows (a
 //     runaway, not a steady delay such as a slow race-detector build's),
+//     or it stayed farPeriods heartbeat periods late or more all along
+//     (peers that skip the beats they missed keep the lag bounded: a run
+//     hopelessly behind need not get later and later),
 //     or when the backlog — bus messages and expired timers waiting in
 //     mailboxes, and overdue timers (delayed messages in flight included)
 //     the timer goroutine has not handed out — is above backlogFloor and
@@ -35,6 +38,7 @@ const (
 	warnWindows    = 2
 	lagWindows     = 10
 	lagGrowth      = 4
+	farPeriods     = 10
 	growWindows    = 10
 	// backlogFloor: below this many waiting messages (a few hundred MB at
 	// most) a growing backlog is a burst, not a runaway.
@@ -48,12 +52,12 @@ type overloadGuard struct {
 	tolerance float64 // emulated seconds: LagTolerance × heartbeat period
 	abortLag  float64 // emulated seconds: one heartbeat period
 
-	lagStreak, warnStreak, growStreak int
-	lagFrom                           float64 // wall lag at the start of the streak
-	growFrom, lastBacklog             int64
-	pubFrom, lastPublished            uint64  // bus messages published, at the start of the growth streak
-	lastLag                           float64 // wall seconds, previous window
-	warned                            bool
+	lagStreak, warnStreak, growStreak, farStreak int
+	lagFrom                                      float64 // wall lag at the start of the streak
+	growFrom, lastBacklog                        int64
+	pubFrom, lastPublished                       uint64  // bus messages published, at the start of the growth streak
+	lastLag                                      float64 // wall seconds, previous window
+	warned                                       bool
 }
 
 func newOverloadGuard(scale float64, period time.Duration) *overloadGuard {
@@ -102,6 +106,11 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 	} else {
 		g.warnStreak = 0
 	}
+	if v.LagEmulated >= farPeriods*g.abortLag {
+		g.farStreak++
+	} else {
+		g.farStreak = 0
+	}
 	if v.LagEmulated >= g.abortLag {
 		if g.lagStreak == 0 {
 			g.lagFrom = lag
@@ -131,6 +140,10 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 		if grew := (lag - g.lagFrom) / (float64(g.lagStreak-1) * window.Seconds()); grew < 1 {
 			v.Sustained = g.scale * (1 - grew)
 		}
+	case g.farStreak >= lagWindows:
+		v.Trip = true
+		v.Reason = fmt.Sprintf("timers were handled more than %d heartbeat periods (%.3g s emulated) late for %.3g s of wall time in a row: failure detection declares live neighbors dead; now %.3g s emulated late",
+			farPeriods, farPeriods*g.abortLag, float64(g.farStreak)*window.Seconds(), v.LagEmulated)
 	case g.growStreak >= growWindows:
 		v.Trip = true
 		v.Reason = fmt.Sprintf("the mailboxes' backlog grew in every one of the last %d s of wall time, from %d to %d messages and timers",

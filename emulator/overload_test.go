@@ -15,7 +15,8 @@ import (
 
 // TestOverloadGuardDecides feeds the guard windows of pressure: a steady
 // small lag passes, a lag above the tolerance warns once, a steady lag
-// above a heartbeat period warns but does not trip, a growing one trips,
+// above a heartbeat period warns but does not trip, a growing one trips
+// and so does one steadily more than farPeriods periods late,
 // and so does a backlog that grows window after window.
 func TestOverloadGuardDecides(t *testing.T) {
 	const scale = 100.0
@@ -59,12 +60,18 @@ func TestOverloadGuardDecides(t *testing.T) {
 	if warns, trips, _, _ := run(repeat(60, live.Pressure{LagP99: 0.5, Timers: 100})); warns != 1 || trips != 0 {
 		t.Errorf("steady lag: %d warnings, %d trips; want 1 and 0", warns, trips)
 	}
+	// Steadily 4 s late (more than ten periods): hopeless even if it does
+	// not grow.
+	warns, trips, reason, at := run(repeat(30, live.Pressure{LagP99: 4, Timers: 100}))
+	if warns != 1 || trips == 0 || at != lagWindows-1 || !strings.Contains(reason, "heartbeat periods") {
+		t.Errorf("steady far lag: %d warnings, %d trips (first at window %d: %q); want 1 warning and a trip", warns, trips, at, reason)
+	}
 	// Lag growing by 0.2 s a window: a runaway.
 	var grow []live.Pressure
 	for i := range 30 {
 		grow = append(grow, live.Pressure{LagP99: 0.4 + 0.2*float64(i), Timers: 100})
 	}
-	warns, trips, reason, at := run(grow)
+	warns, trips, reason, at = run(grow)
 	if warns != 1 || trips == 0 || at != lagWindows-1 || !strings.Contains(reason, "later and later") {
 		t.Errorf("growing lag: %d warnings, %d trips (first at window %d: %q); want 1 warning and a trip", warns, trips, at, reason)
 	}

@@ -143,7 +143,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		for i, n := range nodes[:sc.Peers.Count] {
 			points[i] = n.Point
 		}
-		boot, err = sim.BuildOverlay(sim.BootstrapOptions{Seed: sc.Seed, Overlay: ocfg, Points: points, JoinWindow: sc.Peers.JoinWindow})
+		boot, err = sim.BuildOverlay(ctx, sim.BootstrapOptions{Seed: sc.Seed, Overlay: ocfg, Points: points, JoinWindow: sc.Peers.JoinWindow})
 		if err != nil {
 			return nil, fmt.Errorf("peers.bootstrap: direct: %w", err)
 		}

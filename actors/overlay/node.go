@@ -149,13 +149,11 @@ type Neighbor struct {
 	// LastSplit is the neighbor's last split as its heartbeats tell it: it
 	// says whether we are the neighbor's take-over node.
 	LastSplit *wire.Split
-	// List is the neighbor's neighbor list from its last full heartbeat,
-	// kept while we are its take-over node: we need it to take its zone over.
-	// A lazily decoded heartbeat's list is kept encoded instead (listBytes,
-	// a quarter of the memory) and decoded only for a take-over
-	// (takeoverList).
-	List      []*wire.NodeInfo
-	listBytes []byte
+	// kept is the neighbor's neighbor list from its last full heartbeat,
+	// kept while we are its take-over node: we need it to take its zone
+	// over (takeoverList). Most neighbors have none: one pointer here
+	// instead of the list's fields keeps tables of thousands of peers small.
+	kept *keptList
 	// Extra are the zones the neighbor holds besides its own (orphans it
 	// claimed); it is our neighbor if any of its zones abuts any of ours.
 	Extra []can.Zone
@@ -164,13 +162,22 @@ type Neighbor struct {
 	// up to a heartbeat period, as in the papers.
 	Load *wire.Load
 
-	// listDigest is the digest of the encoded list List was decoded from
-	// (lazily decoded heartbeats); relayed is the digest of the last list
-	// from this neighbor whose relayed entries changed nothing, at our
-	// state relayedAt. The same list at the same state would change
-	// nothing again, so it is not decoded (onHeartbeat).
-	listDigest, relayed uint64
-	relayedAt           stateKey
+	// relayed is the digest of the last list from this neighbor whose
+	// relayed entries changed nothing, at our state relayedAt. The same
+	// list at the same state would change nothing again, so it is not
+	// decoded (onHeartbeat).
+	relayed   uint64
+	relayedAt stateKey
+}
+
+// keptList is a neighbor's neighbor list kept by its take-over node: a
+// lazily decoded heartbeat's list is kept encoded (a quarter of the
+// memory) and decoded only for a take-over; an eagerly decoded one as it
+// came. digest is the digest of the encoded list (0: unknown).
+type keptList struct {
+	decoded []*wire.NodeInfo
+	encoded []byte
+	digest  uint64
 }
 
 // Status counts what a node did; drivers turn it into metrics.
@@ -221,6 +228,11 @@ type Node struct {
 	history []*wire.Split
 	nbrs    []*Neighbor // sorted by ID: deterministic iteration
 	ids     []NodeID    // the ids of nbrs, in order: find searches them without touching the entries
+	// boxes holds, for nbrs[i], its zone's Lo and Hi and a flag (1: it has
+	// extra zones) at boxes[i·(2·Dims+1):]: the scans every message runs
+	// over the table (routing, rival checks) read one contiguous array
+	// instead of a zone scattered on the heap per neighbor (issue 8).
+	boxes []uint64
 	// gone remembers the last zone version of nodes dropped from the table
 	// for a while, so that older second-hand information about them (still
 	// circulating in other nodes' heartbeats) cannot bring them back.
@@ -607,8 +619,13 @@ func (n *Node) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32
 func (n *Node) nextHop(p can.Point, hops *uint32) NodeID {
 	var next *Neighbor
 	bestD := 0.0
-	for _, nb := range n.nbrs {
-		if d := dist2(nb.Zone, nb.Extra, p); next == nil || d < bestD {
+	for i, nb := range n.nbrs {
+		z, extra := n.box(i)
+		d := z.Dist2(p)
+		if extra {
+			d = dist2(nb.Zone, nb.Extra, p)
+		}
+		if next == nil || d < bestD {
 			next, bestD = nb, d
 		}
 	}
@@ -682,7 +699,13 @@ func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []
 		mine := hist[len(hist)-1]
 		nb := n.nbrs[i]
 		nb.LastSplit = &wire.Split{Dim: mine.Dim, At: mine.At, Upper: !mine.Upper, Sibling: uint64(n.id)}
-		nb.List = nbrs[1:]
+		// Kept encoded, as heartbeat lists are (a quarter of the memory):
+		// decoded only for a take-over (takeoverList).
+		if b, err := proto.Marshal(&wire.Heartbeat{Neighbors: nbrs[1:]}); err == nil {
+			nb.kept = &keptList{encoded: b}
+		} else {
+			nb.kept = &keptList{decoded: nbrs[1:]}
+		}
 	}
 	n.ready.Joined = true
 	// Spread heartbeats over the period so that peers do not beat in step.
@@ -760,11 +783,11 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		}
 		if hasList {
 			if _, ours := n.takesOver(nb.Zone, nb.LastSplit); !ours {
-				nb.List, nb.listBytes, nb.listDigest = nil, nil, 0
+				nb.kept = nil
 			} else if lazy == nil {
-				nb.List, nb.listBytes, nb.listDigest = neighbors(), nil, digest
-			} else if nb.List == nil && nb.listBytes == nil || nb.listDigest != digest {
-				nb.List, nb.listBytes, nb.listDigest = nil, slices.Clone(lazy.List), digest
+				nb.kept = &keptList{decoded: neighbors()}
+			} else if nb.kept == nil || nb.kept.digest != digest {
+				nb.kept = &keptList{encoded: slices.Clone(lazy.List), digest: digest}
 			}
 		}
 	}
@@ -914,6 +937,7 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 			return true // nothing new; table entries always abut our zone
 		}
 		nb.Zone, nb.Extra, nb.Version = z.Clone(), cloneZones(x), info.Version
+		n.setBox(i)
 		n.touch()
 		if n.conflict(now, info, nb.Zone, nb.Extra) {
 			return false
@@ -1029,7 +1053,7 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 	}
 	n.joined = false
 	n.zone, n.extra, n.history = can.Zone{}, nil, nil
-	n.nbrs, n.ids, n.awaited, n.pending = nil, nil, nil, nil
+	n.nbrs, n.ids, n.boxes, n.awaited, n.pending = nil, nil, nil, nil, nil
 	n.touch()
 	clear(n.suspects)
 	n.holeSeen, n.holeKey = false, 0
@@ -1048,8 +1072,15 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 // (settleClaims, conflict). Without this, compact heartbeats — which relay
 // no lists to most neighbors — could leave such rivals apart for good.
 func (n *Node) introduceRivals(nb *Neighbor) {
-	for _, o := range n.nbrs {
-		if o == nb || !overlapAny(o, nb) {
+	for j, o := range n.nbrs {
+		if o == nb {
+			continue
+		}
+		if z, extra := n.box(j); !extra && len(nb.Extra) == 0 {
+			if !can.Overlaps(z, nb.Zone) {
+				continue
+			}
+		} else if !overlapAny(o, nb) {
 			continue
 		}
 		n.send(nb.ID, &wire.ZoneUpdate{Self: n.info(), Others: []*wire.NodeInfo{neighborInfo(o)}, LastSplit: n.lastSplit()})
@@ -1092,14 +1123,45 @@ func (n *Node) find(id NodeID) (int, bool) {
 func (n *Node) deleteAt(i int) {
 	n.nbrs = slices.Delete(n.nbrs, i, i+1)
 	n.ids = slices.Delete(n.ids, i, i+1)
+	w := n.stride()
+	n.boxes = slices.Delete(n.boxes, i*w, (i+1)*w)
 }
 
-// reindex rebuilds ids after the table was filtered in place.
+// reindex rebuilds ids and boxes after the table was filtered in place.
 func (n *Node) reindex() {
-	n.ids = n.ids[:0]
+	n.ids, n.boxes = n.ids[:0], n.boxes[:0]
 	for _, nb := range n.nbrs {
 		n.ids = append(n.ids, nb.ID)
+		n.boxes = appendBox(n.boxes, nb)
 	}
+}
+
+// stride is the length of one neighbor's record in boxes.
+func (n *Node) stride() int { return 2*n.cfg.Dims + 1 }
+
+// appendBox appends nb's record for boxes.
+func appendBox(dst []uint64, nb *Neighbor) []uint64 {
+	dst = append(dst, nb.Zone.Lo...)
+	dst = append(dst, nb.Zone.Hi...)
+	flag := uint64(0)
+	if len(nb.Extra) > 0 {
+		flag = 1
+	}
+	return append(dst, flag)
+}
+
+// setBox rewrites nbrs[i]'s record after its zones changed.
+func (n *Node) setBox(i int) {
+	w := n.stride()
+	appendBox(n.boxes[i*w:i*w], n.nbrs[i])
+}
+
+// box is nbrs[i]'s own zone, a view into boxes, and whether it holds
+// extra zones (then its Neighbor entry has them).
+func (n *Node) box(i int) (can.Zone, bool) {
+	d, w := n.cfg.Dims, n.stride()
+	b := n.boxes[i*w : (i+1)*w : (i+1)*w]
+	return can.Zone{Lo: b[:d:d], Hi: b[d : 2*d : 2*d]}, b[2*d] != 0
 }
 
 func (n *Node) upsert(nb *Neighbor) {
@@ -1107,10 +1169,14 @@ func (n *Node) upsert(nb *Neighbor) {
 	i, ok := n.find(nb.ID)
 	if ok {
 		n.nbrs[i] = nb
+		n.setBox(i)
 		return
 	}
 	n.nbrs = slices.Insert(n.nbrs, i, nb)
 	n.ids = slices.Insert(n.ids, i, nb.ID)
+	w := n.stride()
+	n.boxes = slices.Insert(n.boxes, i*w, make([]uint64, w)...)
+	n.setBox(i)
 }
 
 // heartbeat runs once per period: it declares silent neighbors failed
@@ -1163,10 +1229,13 @@ func (n *Node) heartbeat(now time.Duration) {
 // takeoverList is neighbor nb's list kept for taking its zone over,
 // decoded now if it was kept encoded.
 func (n *Node) takeoverList(nb *Neighbor) []*wire.NodeInfo {
-	if nb.List != nil || len(nb.listBytes) == 0 {
-		return nb.List
+	if nb.kept == nil || nb.kept.decoded != nil || len(nb.kept.encoded) == 0 {
+		if nb.kept == nil {
+			return nil
+		}
+		return nb.kept.decoded
 	}
-	list, err := (&wire.LazyHeartbeat{List: nb.listBytes}).Neighbors()
+	list, err := (&wire.LazyHeartbeat{List: nb.kept.encoded}).Neighbors()
 	if err != nil {
 		n.status.BadMessages++
 	}
@@ -1653,55 +1722,147 @@ func (n *Node) borderKey(now time.Duration) uint64 {
 // included), and departed neighbors' zones still awaited (all of them, or
 // only those whose take-over wait has not passed when waitingOnly is set).
 func (n *Node) knownZones(now time.Duration, waitingOnly bool) []can.Zone {
-	out := slices.Clone(n.zones())
+	return n.appendKnownZones(nil, now, waitingOnly)
+}
+
+// appendKnownZones appends knownZones' zones to dst.
+func (n *Node) appendKnownZones(dst []can.Zone, now time.Duration, waitingOnly bool) []can.Zone {
+	dst = append(dst, n.zone)
+	dst = append(dst, n.extra...)
 	for _, nb := range n.nbrs {
-		out = append(out, nb.Zone)
-		out = append(out, nb.Extra...)
+		dst = append(dst, nb.Zone)
+		dst = append(dst, nb.Extra...)
 	}
 	for _, a := range n.awaited {
 		if !waitingOnly || a.giveUp > now {
-			out = append(out, a.zones...)
+			dst = append(dst, a.zones...)
 		}
 	}
-	return out
+	return dst
+}
+
+// holeScratch is holeWitness's working memory, pooled: a node checks its
+// border at every heartbeat while its table changes (joins nearby), and
+// fresh zones for every face and part were most of a join phase's garbage
+// (docs/BENCHMARKS.md, issue 8). Which scratch a node gets changes nothing
+// it computes.
+type holeScratch struct {
+	known       []can.Zone
+	faces       [][]int32 // per face (2·dim + upper): indices into known of the zones abutting it
+	parts, rest []can.Zone
+	arena       []uint64 // the parts' coordinates
+}
+
+var holeScratches = sync.Pool{New: func() any { return new(holeScratch) }}
+
+// copy copies z into the arena. A full arena is replaced by a larger one;
+// zones already carved from the old one stay valid.
+func (s *holeScratch) copy(z can.Zone) can.Zone {
+	d := len(z.Lo)
+	if len(s.arena)+2*d > cap(s.arena) {
+		s.arena = make([]uint64, 0, max(2*cap(s.arena), 64*d))
+	}
+	i := len(s.arena)
+	s.arena = s.arena[:i+2*d]
+	c := can.Zone{Lo: s.arena[i : i+d : i+d], Hi: s.arena[i+d : i+2*d : i+2*d]}
+	copy(c.Lo, z.Lo)
+	copy(c.Hi, z.Hi)
+	return c
+}
+
+// subtractFace appends to dst the parts of face part a not covered by b
+// projected onto the face plane of dimension k (dimension k of a face is a
+// dummy [0, 1)): can.Subtract(a, b with dimension k set to [0, 1)), the
+// same parts in the same order, carved from the arena.
+func (s *holeScratch) subtractFace(dst []can.Zone, a, b can.Zone, k int) []can.Zone {
+	bounds := func(i int) (uint64, uint64) {
+		if i == k {
+			return 0, 1
+		}
+		return b.Lo[i], b.Hi[i]
+	}
+	for i := range a.Lo {
+		if lo, hi := bounds(i); !(a.Lo[i] < hi && lo < a.Hi[i]) {
+			return append(dst, a) // parts are never changed once made: no copy
+		}
+	}
+	rest := s.copy(a)
+	for i := range rest.Lo {
+		lo, hi := bounds(i)
+		if rest.Lo[i] < lo {
+			p := s.copy(rest)
+			p.Hi[i] = lo
+			dst = append(dst, p)
+			rest.Lo[i] = lo
+		}
+		if rest.Hi[i] > hi {
+			p := s.copy(rest)
+			p.Lo[i] = hi
+			dst = append(dst, p)
+			rest.Hi[i] = hi
+		}
+	}
+	return dst
 }
 
 // holeWitness returns a point just outside one of our zones' faces (not on
-// the space boundary) that no zone we know of covers, if there is one.
+// the space boundary) that no zone we know of covers, if there is one:
+// each face minus the faces of the known zones abutting it there
+// (002 §4.2.1's broken links, seen from the border; claimHoles).
 func (n *Node) holeWitness(now time.Duration) (can.Point, bool) {
-	known := n.knownZones(now, true)
+	s := holeScratches.Get().(*holeScratch)
+	defer func() {
+		clear(s.known) // hold no zones of ours while pooled
+		holeScratches.Put(s)
+	}()
+	s.known = n.appendKnownZones(s.known[:0], now, true)
 	d := n.cfg.Dims
-	for _, z := range n.zones() {
+	if len(s.faces) < 2*d {
+		s.faces = make([][]int32, 2*d)
+	}
+	for zi := 0; zi <= len(n.extra); zi++ {
+		z := n.zone
+		if zi > 0 {
+			z = n.extra[zi-1]
+		}
+		// The known zones abutting z, by face, in the order of known.
+		for f := range s.faces {
+			s.faces[f] = s.faces[f][:0]
+		}
+		for i, w := range s.known {
+			if dim, up, ok := can.Abut(z, w); ok {
+				f := 2 * dim
+				if up {
+					f++
+				}
+				s.faces[f] = append(s.faces[f], int32(i))
+			}
+		}
 		for k := 0; k < d; k++ {
-			for _, upper := range []bool{false, true} {
+			for f, upper := range [2]bool{false, true} {
 				if (!upper && z.Lo[k] == 0) || (upper && z.Hi[k] == can.Span) {
 					continue
 				}
+				s.arena = s.arena[:0]
 				// The face as a box whose dimension k is a dummy [0, 1).
-				face := z.Clone()
+				face := s.copy(z)
 				face.Lo[k], face.Hi[k] = 0, 1
-				parts := []can.Zone{face}
-				for _, w := range known {
-					dim, up, ok := can.Abut(z, w)
-					if !ok || dim != k || up != upper {
-						continue
+				s.parts = append(s.parts[:0], face)
+				for _, i := range s.faces[2*k+f] {
+					s.rest = s.rest[:0]
+					for _, p := range s.parts {
+						s.rest = s.subtractFace(s.rest, p, s.known[i], k)
 					}
-					proj := w.Clone()
-					proj.Lo[k], proj.Hi[k] = 0, 1
-					var rest []can.Zone
-					for _, p := range parts {
-						rest = append(rest, can.Subtract(p, proj)...)
-					}
-					if parts = rest; len(parts) == 0 {
+					if s.parts, s.rest = s.rest, s.parts; len(s.parts) == 0 {
 						break
 					}
 				}
-				if len(parts) == 0 {
+				if len(s.parts) == 0 {
 					continue
 				}
 				q := make(can.Point, d)
 				for j := range q {
-					q[j] = uint32(parts[0].Lo[j])
+					q[j] = uint32(s.parts[0].Lo[j])
 				}
 				if upper {
 					q[k] = uint32(z.Hi[k])

@@ -595,7 +595,7 @@ func TestZoneUpdateAfterSplit(t *testing.T) {
 	if ids := tIDs(jn); !slices.Equal(ids, []NodeID{1, 3}) {
 		t.Fatalf("joiner's table %v, want [1 3]", ids)
 	}
-	if own := tNeighbor(jn, 1); own.LastSplit == nil || own.LastSplit.Sibling != 4 || len(own.List) != 2 {
+	if own := tNeighbor(jn, 1); own.LastSplit == nil || own.LastSplit.Sibling != 4 || len(jn.takeoverList(own)) != 2 {
 		t.Fatalf("joiner's entry for the owner %+v: want its last split and its list", own)
 	}
 	// The owner keeps [0,½)×[0,½): 3 is now only a corner away.
@@ -1202,6 +1202,21 @@ func tCheckTiling(t *testing.T, nodes []*Node, d int, what string) {
 	}
 }
 
+// tCheckIndex checks that a node's id index and neighbor boxes agree with
+// its table.
+func tCheckIndex(t *testing.T, n *Node, what string) {
+	t.Helper()
+	if len(n.ids) != len(n.nbrs) || len(n.boxes) != len(n.nbrs)*n.stride() {
+		t.Fatalf("%s: node %d: %d ids, %d boxes for %d neighbors", what, n.id, len(n.ids), len(n.boxes), len(n.nbrs))
+	}
+	for i, nb := range n.nbrs {
+		z, extra := n.box(i)
+		if n.ids[i] != nb.ID || !z.Equal(nb.Zone) || extra != (len(nb.Extra) > 0) {
+			t.Fatalf("%s: node %d: index %d says %d %v %v, table %d %v %d extras", what, n.id, i, n.ids[i], z, extra, nb.ID, nb.Zone, len(nb.Extra))
+		}
+	}
+}
+
 // tCheckTables checks that every table holds exactly the true neighbors
 // with their current zones.
 func tCheckTables(t *testing.T, nodes []*Node, what string) {
@@ -1217,6 +1232,7 @@ func tCheckTables(t *testing.T, nodes []*Node, what string) {
 		if got := tIDs(n); !slices.Equal(got, want) {
 			t.Fatalf("%s: node %d table %v, true neighbors %v", what, n.id, got, want)
 		}
+		tCheckIndex(t, n, what)
 		for _, nb := range n.nbrs {
 			for _, m := range nodes {
 				if m.id == nb.ID && (!m.Zone().Equal(nb.Zone) || m.version != nb.Version || len(m.extra) != len(nb.Extra)) {
@@ -1702,7 +1718,7 @@ func TestRejoinWhileTakingOver(t *testing.T) {
 	// names X = [¾,1)×[0,1), a joiner A never heard of.
 	a.upsert(&Neighbor{ID: 4, Zone: tZone2(h, can.Span, 0, can.Span), Version: 1, Heard: true,
 		LastSplit: &wire.Split{Dim: 0, At: h, Upper: true, Sibling: 1},
-		List:      []*wire.NodeInfo{{Id: 5, Zone: zoneToWire(tZone2(q, can.Span, 0, can.Span)), Version: 1}}})
+		kept:      &keptList{decoded: []*wire.NodeInfo{{Id: 5, Zone: zoneToWire(tZone2(q, can.Span, 0, can.Span)), Version: 1}}}})
 	now := time.Duration(a.cfg.FailAfter+1) * a.cfg.HeartbeatPeriod
 	a.Tick(now, TimerHeartbeat)
 	r := tDrain(a)

@@ -12,6 +12,7 @@ package peer
 
 import (
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -33,6 +34,19 @@ type IO interface {
 	// SetTimer asks for Peer.Fire(kind) at emulated time at.
 	SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration)
 }
+
+// PublishCopier is implemented by an IO whose Publish is done with data
+// when it returns — the emulator's: NATS copies a message into its
+// connection's write buffer, and the fault layers copy what they delay.
+// Peers then encode their messages into a pooled buffer instead of a fresh
+// allocation per message and receiver (at 100,000 peers, hundreds of MB of
+// garbage per second; docs/BENCHMARKS.md).
+type PublishCopier interface {
+	PublishCopies() bool
+}
+
+// encodeBufs lends publish its encoding buffer when the IO copies.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // Env is what a driver provides to a peer.
 type Env interface {
@@ -224,7 +238,12 @@ func publish(io IO, traffic *metrics.Traffic, id overlay.NodeID, seq *uint64, ms
 	var (
 		last    proto.Message
 		payload []byte
+		buf     *[]byte // pooled encoding buffer, when io copies what it publishes
 	)
+	if c, ok := io.(PublishCopier); ok && c.PublishCopies() && len(msgs) > 0 {
+		buf = encodeBufs.Get().(*[]byte)
+		defer encodeBufs.Put(buf)
+	}
 	for _, out := range msgs {
 		if out.Msg != last {
 			var err error
@@ -235,12 +254,19 @@ func publish(io IO, traffic *metrics.Traffic, id overlay.NodeID, seq *uint64, ms
 		}
 		*seq++
 		typ := wire.TypeOf(out.Msg)
-		data, err := wire.Encode(nil, wire.Header{Type: typ, From: uint64(id), To: uint64(out.To), Seq: *seq, SentAt: int64(now)}, payload)
+		var dst []byte
+		if buf != nil {
+			dst = (*buf)[:0]
+		}
+		data, err := wire.Encode(dst, wire.Header{Type: typ, From: uint64(id), To: uint64(out.To), Seq: *seq, SentAt: int64(now)}, payload)
 		if err != nil {
 			continue
 		}
 		traffic.Sent(typ, len(data), wire.Entries(out.Msg))
 		io.Publish(out.To, data)
+		if buf != nil {
+			*buf = data[:0] // keep the grown buffer
+		}
 	}
 	for _, t := range timers {
 		io.SetTimer(id, t.Kind, t.At)

@@ -39,7 +39,9 @@ type Options struct {
 	Overlay   overlay.Config
 	Metrics   *metrics.Run
 	// Bus is the transport. Nil opens an embedded NATS server with BusURL
-	// and Connections.
+	// and Connections. Its Publish must be done with data when it returns
+	// (as bus.NATSBus and the faults layers are): peers reuse their
+	// encoding buffers (peer.PublishCopier).
 	Bus         bus.Bus
 	BusURL      string
 	Connections int
@@ -149,6 +151,10 @@ func (e *env) Now() time.Duration { return e.d.clock.Now() }
 func (e *env) Publish(to overlay.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data) // errors are counted by the bus
 }
+
+// PublishCopies tells peers they may reuse what they published: the NATS
+// bus and the fault layers copy it (Options.Bus must too).
+func (e *env) PublishCopies() bool { return true }
 
 func (e *env) SetTimer(_ overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
 	root, pid, queued := e.d.system.Root, e.pid, &e.d.timerBacklog

@@ -56,7 +56,10 @@ type Bootstrapped struct {
 // emulator then starts them over its bus already members, at emulated
 // time At. Nothing here is re-implemented: the cores join and split by
 // their own rules.
-func BuildOverlay(opts BootstrapOptions) (*Bootstrapped, error) {
+//
+// It stops with ctx's error when ctx ends (an interrupted command): it
+// looks at ctx every emulated second.
+func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, error) {
 	n := len(opts.Points)
 	if n == 0 {
 		return nil, fmt.Errorf("sim: no peers to bootstrap")
@@ -86,11 +89,18 @@ func BuildOverlay(opts BootstrapOptions) (*Bootstrapped, error) {
 	limit := opts.JoinWindow + settle
 	var rep oracle.Report
 	for t := opts.JoinWindow; ; t += period {
-		if err := d.AdvanceTo(context.Background(), t); err != nil {
-			return nil, err
+		// In steps of an emulated second, to notice ctx ending; the
+		// events and their order do not depend on the steps.
+		for s := d.w.now + time.Second; ; s += time.Second {
+			if err := d.AdvanceTo(ctx, min(s, t)); err != nil {
+				return nil, fmt.Errorf("sim: bootstrapping %d peers interrupted at emulated %v: %w", n, d.w.now, err)
+			}
+			if s >= t {
+				break
+			}
 		}
 		if d.members.Len() == n {
-			st, _ := d.Collect(context.Background())
+			st, _ := d.Collect(ctx)
 			snaps := make([]overlay.Snapshot, len(st))
 			for i := range st {
 				snaps[i] = st[i].Snapshot

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"testing"
@@ -44,7 +45,7 @@ func BenchmarkBuildOverlay(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		bo, err := sim.BuildOverlay(sim.BootstrapOptions{Seed: 1, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, Points: points, JoinWindow: window})
+		bo, err := sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: 1, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, Points: points, JoinWindow: window})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,7 +2,9 @@ package sim_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +40,7 @@ func TestBuildOverlayIsTheJoinPhase(t *testing.T) {
 		}
 		cfg := overlay.Config{HeartbeatPeriod: 30 * time.Second}
 		window := time.Minute
-		b, err := sim.BuildOverlay(sim.BootstrapOptions{Seed: tc.seed, Overlay: cfg, Points: points, JoinWindow: window})
+		b, err := sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: tc.seed, Overlay: cfg, Points: points, JoinWindow: window})
 		if err != nil {
 			t.Fatalf("seed %d %s d=%d: %v", tc.seed, tc.kind, tc.dims, err)
 		}
@@ -80,5 +82,24 @@ func TestBuildOverlayIsTheJoinPhase(t *testing.T) {
 			}
 		}
 		t.Logf("seed %d %s d=%d: %d peers, handover at %v, %d messages in memory", tc.seed, tc.kind, tc.dims, n, b.At, b.Messages)
+	}
+}
+
+// TestBuildOverlayStopsWhenInterrupted: an interrupted command does not
+// wait for the join phase: BuildOverlay returns ctx's error, saying when.
+func TestBuildOverlayStopsWhenInterrupted(t *testing.T) {
+	nodes, err := population.Generate(population.Mixed, 50, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := make([]can.Point, len(nodes))
+	for i, nd := range nodes {
+		points[i] = nd.Point
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = sim.BuildOverlay(ctx, sim.BootstrapOptions{Seed: 1, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, Points: points, JoinWindow: time.Minute})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("got %v, want an interruption wrapping context.Canceled", err)
 	}
 }
