@@ -371,27 +371,31 @@ func Extend(z, over Zone, k int) (Zone, bool) {
 // off along each dimension in turn the slabs of a that lie below and above
 // b. It yields at most 2·d zones. Nodes use it to find the part of a
 // departed node's zone that nobody has claimed (the orphan, CAN take-over).
-func Subtract(a, b Zone) []Zone {
+func Subtract(a, b Zone) []Zone { return SubtractInto(nil, a, b, Zone.Clone) }
+
+// SubtractInto is Subtract appending its zones to dst, with clone making
+// every copy of a it needs (Subtract uses Zone.Clone; a caller with
+// scratch memory can carve the copies from it and allocate nothing).
+func SubtractInto(dst []Zone, a, b Zone, clone func(Zone) Zone) []Zone {
 	if !Overlaps(a, b) {
-		return []Zone{a.Clone()}
+		return append(dst, clone(a))
 	}
-	var out []Zone
-	rest := a.Clone()
+	rest := clone(a)
 	for k := range rest.Lo {
 		if rest.Lo[k] < b.Lo[k] {
-			s := rest.Clone()
+			s := clone(rest)
 			s.Hi[k] = b.Lo[k]
-			out = append(out, s)
+			dst = append(dst, s)
 			rest.Lo[k] = b.Lo[k]
 		}
 		if rest.Hi[k] > b.Hi[k] {
-			s := rest.Clone()
+			s := clone(rest)
 			s.Lo[k] = b.Hi[k]
-			out = append(out, s)
+			dst = append(dst, s)
 			rest.Hi[k] = b.Hi[k]
 		}
 	}
-	return out
+	return dst
 }
 
 // EmptyBox returns a box containing p that overlaps none of avoid (none of

@@ -1770,41 +1770,6 @@ func (s *holeScratch) copy(z can.Zone) can.Zone {
 	return c
 }
 
-// subtractFace appends to dst the parts of face part a not covered by b
-// projected onto the face plane of dimension k (dimension k of a face is a
-// dummy [0, 1)): can.Subtract(a, b with dimension k set to [0, 1)), the
-// same parts in the same order, carved from the arena.
-func (s *holeScratch) subtractFace(dst []can.Zone, a, b can.Zone, k int) []can.Zone {
-	bounds := func(i int) (uint64, uint64) {
-		if i == k {
-			return 0, 1
-		}
-		return b.Lo[i], b.Hi[i]
-	}
-	for i := range a.Lo {
-		if lo, hi := bounds(i); !(a.Lo[i] < hi && lo < a.Hi[i]) {
-			return append(dst, a) // parts are never changed once made: no copy
-		}
-	}
-	rest := s.copy(a)
-	for i := range rest.Lo {
-		lo, hi := bounds(i)
-		if rest.Lo[i] < lo {
-			p := s.copy(rest)
-			p.Hi[i] = lo
-			dst = append(dst, p)
-			rest.Lo[i] = lo
-		}
-		if rest.Hi[i] > hi {
-			p := s.copy(rest)
-			p.Lo[i] = hi
-			dst = append(dst, p)
-			rest.Hi[i] = hi
-		}
-	}
-	return dst
-}
-
 // holeWitness returns a point just outside one of our zones' faces (not on
 // the space boundary) that no zone we know of covers, if there is one:
 // each face minus the faces of the known zones abutting it there
@@ -1849,9 +1814,12 @@ func (n *Node) holeWitness(now time.Duration) (can.Point, bool) {
 				face.Lo[k], face.Hi[k] = 0, 1
 				s.parts = append(s.parts[:0], face)
 				for _, i := range s.faces[2*k+f] {
+					// The abutting zone projected onto the face plane.
+					proj := s.copy(s.known[i])
+					proj.Lo[k], proj.Hi[k] = 0, 1
 					s.rest = s.rest[:0]
 					for _, p := range s.parts {
-						s.rest = s.subtractFace(s.rest, p, s.known[i], k)
+						s.rest = can.SubtractInto(s.rest, p, proj, s.copy)
 					}
 					if s.parts, s.rest = s.rest, s.parts; len(s.parts) == 0 {
 						break
