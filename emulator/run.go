@@ -260,7 +260,22 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			stopGuard()
 			return nil, fmt.Errorf("run interrupted at emulated %v: %w", drv.Now().Round(time.Second), err)
 		}
-		states, err := drv.Collect(ctx)
+		states, err := drv.Collect(gctx)
+		if err != nil && ctx.Err() == nil && ld != nil {
+			// The guard tripped while the oracle waited, or the peers are
+			// so far behind that they did not answer it: an overload, not
+			// a reason to lose the run's results.
+			oe, ok := context.Cause(gctx).(*overloadError)
+			if !ok {
+				oe = &overloadError{reason: err.Error() + " (their mailboxes are that far behind)"}
+				if opts.Logger != nil {
+					opts.Logger.Error("stopping the run: the emulator cannot keep up with its time scale: "+oe.reason+"; results so far are written with emulator.aborted",
+						"emulated", drv.Now().Round(time.Second), "time_scale", sc.TimeScale)
+				}
+			}
+			abort = oe
+			break
+		}
 		if err != nil {
 			stopGuard()
 			return nil, err
@@ -345,7 +360,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			sum.Emulator.KeptUp = false
 			// The run's lag p99 is the runaway's: the guard's estimate
 			// from what the peers sustained is the better suggestion.
-			sum.Emulator.SuggestedTimeScale = abort.suggested
+			if abort.suggested > 0 {
+				sum.Emulator.SuggestedTimeScale = abort.suggested
+			}
 		}
 		if !sum.Emulator.KeptUp && opts.Logger != nil {
 			opts.Logger.Warn("the emulator could not keep up with the time scale: its results are distorted by late timers",
