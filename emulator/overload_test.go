@@ -226,3 +226,28 @@ func TestOverloadWarnOnly(t *testing.T) {
 		t.Errorf("want the early warning and the guard's finding on the logger:\n%s", l)
 	}
 }
+
+// TestUnansweredSampleAbortsRun: an oracle sample the peers do not answer
+// in time (at 100,000 peers, stuck behind their mailboxes) stops the run
+// as an overload with its results — aborted, the reason saying so, a last
+// snapshot taken after the freeze — instead of failing it with none.
+func TestUnansweredSampleAbortsRun(t *testing.T) {
+	sc := keepUpScenario(t, 20, 60, 10*time.Minute)
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, sc, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), SampleWait: time.Nanosecond})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	s := res.Summary
+	if e := s.Emulator; e == nil || !e.Aborted || !strings.Contains(e.Reason, "oracle") {
+		t.Fatalf("seed %d: emulator section %+v, want aborted because the oracle got no answer", sc.Seed, e)
+	}
+	if s.Peers.Final == 0 || s.Invariants.OK {
+		t.Errorf("seed %d: %d peers in the last snapshot, invariants OK %v; want the frozen peers counted and a failed run_completed", sc.Seed, s.Peers.Final, s.Invariants.OK)
+	}
+	if !strings.Contains(logs.String(), "stopping the run") {
+		t.Errorf("no stop on the logger:\n%s", logs.String())
+	}
+}

@@ -7,6 +7,7 @@
 package emulator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,6 +95,11 @@ type Options struct {
 	// OverloadWindow is the wall time between two looks of the emulator's
 	// overload guard (overload.go); 0 means one second. Tests shorten it.
 	OverloadWindow time.Duration
+	// SampleWait bounds how long an oracle sample of the emulator waits
+	// for the peers' answers; 0 means a minute. Peers that do not answer
+	// in time are too far behind their mailboxes: the run stops as an
+	// overload, with its results. Tests shorten it.
+	SampleWait time.Duration
 }
 
 // Result is what a run produced.
@@ -260,7 +266,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			stopGuard()
 			return nil, fmt.Errorf("run interrupted at emulated %v: %w", drv.Now().Round(time.Second), err)
 		}
-		states, err := drv.Collect(gctx)
+		cctx, stopWait := gctx, context.CancelFunc(func() {})
+		if ld != nil {
+			cctx, stopWait = context.WithTimeout(gctx, cmp.Or(opts.SampleWait, time.Minute))
+		}
+		states, err := drv.Collect(cctx)
+		stopWait()
 		if err != nil && ctx.Err() == nil && ld != nil {
 			// The guard tripped while the oracle waited, or the peers are
 			// so far behind that they did not answer it: an overload, not

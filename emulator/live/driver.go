@@ -443,6 +443,9 @@ func (d *Driver) Now() time.Duration { return d.clock.Now() }
 // Collect asks every actor for a copy of its state through its mailbox
 // (never over the bus) and waits for all answers.
 func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("live: no peer asked for the oracle: the run's context had ended at emulated %v: %w", d.clock.Now().Round(time.Second), err)
+	}
 	d.mu.Lock()
 	pids := append([]*actor.PID(nil), d.pids...)
 	d.mu.Unlock()
