@@ -248,6 +248,16 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		}
 		return s
 	}
+	// collect takes the oracle's snapshot; on the emulator it waits at most
+	// wait for the peers' answers.
+	collect := func(ctx context.Context, wait time.Duration) ([]peer.State, error) {
+		if ld != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, wait)
+			defer cancel()
+		}
+		return drv.Collect(ctx)
+	}
 	var abort *overloadError
 	var snapshotGap string // why the aborted run's last snapshot is incomplete
 	// Samples at multiples of the interval (after the handover, with an
@@ -266,12 +276,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			stopGuard()
 			return nil, fmt.Errorf("run interrupted at emulated %v: %w", drv.Now().Round(time.Second), err)
 		}
-		cctx, stopWait := gctx, context.CancelFunc(func() {})
-		if ld != nil {
-			cctx, stopWait = context.WithTimeout(gctx, cmp.Or(opts.SampleWait, time.Minute))
-		}
-		states, err := drv.Collect(cctx)
-		stopWait()
+		states, err := collect(gctx, cmp.Or(opts.SampleWait, time.Minute))
 		if err != nil && ctx.Err() == nil && ld != nil {
 			// The guard tripped while the oracle waited, or the peers are
 			// so far behind that they did not answer it: an overload, not
@@ -312,7 +317,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		if jr != nil {
 			jr.aborted = true
 		}
-		states, err := drv.Collect(ctx)
+		states, err := collect(ctx, time.Minute) // frozen peers answer once their mailboxes drain
 		if err != nil && ctx.Err() == nil && len(states) > 0 {
 			// A peer that does not answer (stuck behind its mailbox)
 			// must not cost the results: the last snapshot goes without it.
