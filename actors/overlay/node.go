@@ -890,7 +890,7 @@ func (n *Node) validSender(from NodeID, self *wire.NodeInfo) bool {
 		n.status.BadMessages++
 		return false
 	}
-	if _, ok := zoneFromWire(self.Zone, n.cfg.Dims); !ok {
+	if self.Zone == nil || !(can.Zone{Lo: self.Zone.Lo, Hi: self.Zone.Hi}).Valid(n.cfg.Dims) {
 		n.status.BadMessages++
 		return false
 	}

@@ -62,6 +62,9 @@ func DecodeLazy(data []byte) (Header, proto.Message, error) {
 		}
 		return h, m, nil
 	}
+	if lh, ok := decodeHeartbeat(payload); ok {
+		return h, lh, nil
+	}
 	// The neighbors' records are usually one run (a marshaller writes
 	// fields in order); the fields around it are decoded in place, merged
 	// into one message. Records of field 2 scattered among others are

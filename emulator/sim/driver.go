@@ -51,6 +51,7 @@ func NewDriver(opts DriverOptions) *Driver {
 		opts.Traffic = metrics.NewTraffic()
 	}
 	w := New(opts.Seed, opts.Latency)
+	w.Recycle() // the peers and the job client copy what they keep
 	return &Driver{
 		w:    w,
 		bus:  w,
@@ -87,6 +88,9 @@ func (e env) Now() time.Duration { return e.d.w.now }
 func (e env) Publish(to overlay.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data)
 }
+// PublishCopies: the world copies what is published (World.Recycle), and
+// the fault layers between copy what they delay or duplicate.
+func (e env) PublishCopies() bool { return e.d.w.Copies() }
 func (e env) SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
 	e.d.w.SetTimer(bus.Address(id), kind, at)
 }

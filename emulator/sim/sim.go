@@ -67,12 +67,64 @@ type World struct {
 	stats    bus.Stats
 	events   uint64
 	closed   bool
+	// recycle makes Publish copy messages into buffers reused once they
+	// are delivered (Recycle); spare holds them by size class.
+	recycle bool
+	spare   [spareClasses][][]byte
 }
 
 // New returns a world at virtual time 0 whose event order derives from seed.
 // latency is the (constant) delay of every message on its bus.
 func New(seed uint64, latency time.Duration) *World {
 	return &World{rng: rand.New(rand.NewPCG(seed, 0x73696d)), latency: latency}
+}
+
+// Recycle makes the world copy every published message into a buffer of
+// its own and reuse that buffer once the message's handler has returned
+// (or the message turned out unroutable). Handlers must then not keep the
+// bytes they are given — the peers' do not (they copy what they keep) —
+// and publishers may reuse theirs at once (Copies). Without it a steady
+// overlay allocates a fresh envelope per message and receiver: two thirds
+// of the deterministic driver's garbage (docs/BENCHMARKS.md, issue 8).
+func (w *World) Recycle() { w.recycle = true }
+
+// Copies reports whether Publish copies what it is given (Recycle).
+func (w *World) Copies() bool { return w.recycle }
+
+// spareClasses are the size classes of recycled buffers: 64 B << k. Larger
+// messages are not recycled.
+const spareClasses = 12
+
+// sizeClass is the smallest class whose buffers hold n bytes, or
+// spareClasses if none does.
+func sizeClass(n int) int {
+	k := 0
+	for c := 64; c < n && k < spareClasses; c <<= 1 {
+		k++
+	}
+	return k
+}
+
+// buffer returns a copy of data in a recycled buffer.
+func (w *World) buffer(data []byte) []byte {
+	k := sizeClass(len(data))
+	if k == spareClasses {
+		return append([]byte(nil), data...)
+	}
+	var b []byte
+	if s := w.spare[k]; len(s) > 0 {
+		b, w.spare[k] = s[len(s)-1], s[:len(s)-1]
+	} else {
+		b = make([]byte, 0, 64<<k)
+	}
+	return append(b[:0], data...)
+}
+
+// release takes back a delivered message's buffer.
+func (w *World) release(b []byte) {
+	if k := sizeClass(cap(b)); k < spareClasses && cap(b) == 64<<k {
+		w.spare[k] = append(w.spare[k], b)
+	}
 }
 
 // Now is the current virtual time.
@@ -168,6 +220,9 @@ func (w *World) RunUntil(t time.Duration) {
 			} else {
 				w.stats.Unroutable++
 			}
+			if w.recycle {
+				w.release(e.data)
+			}
 		case evTimer:
 			if e.to >= farAddress {
 				if h := w.farTimer[e.to]; h != nil {
@@ -195,6 +250,9 @@ func (w *World) Publish(to bus.Address, data []byte) error {
 		return errors.New("sim: bus closed")
 	}
 	w.stats.Published++
+	if w.recycle {
+		data = w.buffer(data)
+	}
 	w.push(event{at: w.now + w.latency, kind: evDeliver, to: to, data: data})
 	return nil
 }
