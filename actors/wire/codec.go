@@ -220,6 +220,11 @@ type Header struct {
 // MarshalPayload encodes a payload message once, so that one heartbeat can be
 // wrapped into many envelopes without encoding it again.
 func MarshalPayload(m proto.Message) ([]byte, error) {
+	if hb, ok := m.(*Heartbeat); ok {
+		if b, ok := appendHeartbeat(nil, hb); ok {
+			return b, nil
+		}
+	}
 	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
 }
 

@@ -63,7 +63,7 @@ func TestDecodeHeartbeatFastPath(t *testing.T) {
 	self, _ := proto.Marshal(&Heartbeat{Self: &NodeInfo{Id: 8}})
 	list, _ := proto.Marshal(&Heartbeat{Neighbors: sampleHeartbeat().Neighbors})
 	unpacked := []byte{0x0a, 0x06, 0x12, 0x04, 0x08, 0x01, 0x10, 0x02} // Self{Zone{lo: 1, hi: 2}} unpacked
-	unknown := []byte{0x0a, 0x02, 0x28, 0x01}                         // Self{field 5: 1}
+	unknown := []byte{0x0a, 0x02, 0x28, 0x01}                          // Self{field 5: 1}
 	for name, q := range map[string][]byte{
 		"self twice": append(append([]byte{}, p...), self...),
 		"scattered":  append(append(append([]byte{}, list...), self...), list...),

@@ -88,6 +88,7 @@ func (e env) Now() time.Duration { return e.d.w.now }
 func (e env) Publish(to overlay.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data)
 }
+
 // PublishCopies: the world copies what is published (World.Recycle), and
 // the fault layers between copy what they delay or duplicate.
 func (e env) PublishCopies() bool { return e.d.w.Copies() }
