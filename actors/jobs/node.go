@@ -901,13 +901,24 @@ func (n *Node) finish(now time.Duration) {
 		n.ran[h.spec.Id] = true
 		n.event(Event{Kind: EvCompleted, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: h.owner})
 		n.send(overlay.NodeID(h.spec.Client), &wire.JobResult{Id: h.spec.Id, Attempt: h.spec.Attempt, Run: uint64(n.self)})
+		r := h.ref()
 		if h.owner == n.self {
 			if o, ok := n.owned[h.spec.Id]; ok {
 				n.complete(o, n.self)
+				continue
 			}
+			if _, handed := n.disowned[h.spec.Id]; !handed {
+				continue
+			}
+			// We handed its ownership on (disown) and no adopter has
+			// confirmed yet: the point's owner learns of the completion
+			// as of any disowned finished job (onDisowned, again each
+			// period until it acknowledges) — else it would find us
+			// silent and run the job again.
+			n.done = append(n.done, finished{ref: r, owner: n.self, spec: h.spec})
+			n.onDisowned(now, n.self, []*wire.JobRef{r})
 			continue
 		}
-		r := h.ref()
 		n.done = append(n.done, finished{ref: r, owner: h.owner, spec: h.spec})
 		n.send(h.owner, &wire.RunHeartbeat{Done: []*wire.JobRef{r}})
 	}
@@ -967,7 +978,7 @@ func (n *Node) periodic(now time.Duration) {
 			// adopted it yet: ask the point again (the first adoption may
 			// have found no route, or been lost).
 			var again []*wire.JobRef
-			for _, r := range owners.by[o].Held {
+			for _, r := range slices.Concat(owners.by[o].Held, owners.by[o].Done) {
 				if _, ok := n.owned[r.Id]; !ok {
 					if _, gone := n.disowned[r.Id]; gone {
 						again = append(again, r)
@@ -1050,6 +1061,8 @@ func (n *Node) periodic(now time.Duration) {
 	for id, t := range n.disowned {
 		if now-t > 4*timeout {
 			delete(n.disowned, id)
+			// A finished job we could not hand on is given up with it.
+			n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.owner == n.self && d.ref.Id == id })
 		}
 	}
 	for _, id := range sortedKeys(n.ended) {

@@ -1820,3 +1820,45 @@ func TestOwnerStatusAfterRematchFailedTheJob(t *testing.T) {
 		t.Fatalf("job timer not re-armed: %v", at)
 	}
 }
+
+// TestCompletionAfterDisownReachesAdopter: a node that owns and runs a job
+// hands its ownership on when the job's point leaves its zone (disown); if
+// the job then finishes before the point's new owner has confirmed the
+// adoption, the new owner must still learn of the completion — else it
+// would find the run node silent and run the job a second time (a
+// duplicate seen in TestJobsOverNATS under load). The completion goes to
+// the point's owner as a finished job's adoption (JobAdopt Done), and is
+// sent again each period until acknowledged.
+func TestCompletionAfterDisownReachesAdopter(t *testing.T) {
+	n, v := tHeld(t, true)
+	n.Tick(tTimeout+time.Second, TimerJobs) // owner 1 silent: we adopt it
+	tDrain(n)
+	if s := n.Snapshot(); !slices.Equal(s.Owned, []uint64{7}) {
+		t.Fatalf("not owned after adoption: %+v", s)
+	}
+	v.zone = zUp0() // a split took the job's point away
+	now := tTimeout + 11*time.Second
+	n.Tick(now, TimerJobs)
+	r := tDrain(n)
+	tOneEvent(t, r, EvDisowned)
+	if a := tOne[*wire.JobAdopt](t, r, 7); a.Done {
+		t.Fatalf("disown routed %v, want the running job", a)
+	}
+	// The job finishes before the new owner's word arrives.
+	n.Tick(time.Hour+time.Minute, TimerRunDone)
+	r = tDrain(n)
+	tOneEvent(t, r, EvCompleted)
+	a := tOne[*wire.JobAdopt](t, r, 7)
+	if !a.Done || a.Job.GetId() != 7 || a.Run != 2 {
+		t.Fatalf("after completion: JobAdopt %v, want the finished job", a)
+	}
+	// Not acknowledged: told again at the next period; acknowledged: no more.
+	n.Tick(time.Hour+time.Minute+tPeriod, TimerJobs)
+	if a := tOne[*wire.JobAdopt](t, tDrain(n), 7); !a.Done {
+		t.Fatalf("retry %v", a)
+	}
+	n.Step(time.Hour+2*time.Minute, 7, &wire.JobCancel{Job: &wire.JobRef{Id: 7, Epoch: a.Epoch, Moves: a.Moves}})
+	tDrain(n)
+	n.Tick(time.Hour+2*time.Minute+tPeriod, TimerJobs)
+	tNone[*wire.JobAdopt](t, tDrain(n))
+}
