@@ -1346,6 +1346,19 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 			h.owner = from // an adoption confirmed
 		}
 	}
+	// A finished job another owner lists was adopted after it finished
+	// (the adoption was on its way while it ran out): the adopter learns
+	// it is done — else it would find us silent and run it again.
+	var adopted []*wire.JobRef
+	for i, d := range n.done {
+		if d.owner != from && listed[d.ref.Id] {
+			n.done[i].owner = from
+			adopted = append(adopted, d.ref)
+		}
+	}
+	if len(adopted) > 0 {
+		n.send(from, &wire.RunHeartbeat{Done: adopted})
+	}
 	// Finished jobs the owner no longer lists are acknowledged.
 	n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.owner == from && !listed[d.ref.Id] })
 	if m.Leaving && now >= 0 {

@@ -1862,3 +1862,32 @@ func TestCompletionAfterDisownReachesAdopter(t *testing.T) {
 	n.Tick(time.Hour+2*time.Minute+tPeriod, TimerJobs)
 	tNone[*wire.JobAdopt](t, tDrain(n))
 }
+
+// TestFinishedJobAdoptedLaterReportsDone: a run node whose job finished
+// while an adoption of it was on its way (its owner had disowned it) hears
+// the adopter's owner heartbeat listing the job: it tells the adopter the
+// job is done, and reports it there from then on — else the adopter would
+// find the run node silent and run the job again (a duplicate seen in
+// TestJobsOverNATS under load).
+func TestFinishedJobAdoptedLaterReportsDone(t *testing.T) {
+	n, _ := tHeld(t, false)
+	n.Tick(time.Hour+time.Minute, TimerRunDone)
+	r := tDrain(n)
+	tOneEvent(t, r, EvCompleted)
+	if hb := tOne[*wire.RunHeartbeat](t, r, 1); !slices.Equal(tIDs(hb.Done), []uint64{7}) {
+		t.Fatalf("done report to the owner: %v", hb)
+	}
+	// Owner 9 adopted the job meanwhile and lists it.
+	n.Step(time.Hour+2*time.Minute, 9, &wire.OwnerHeartbeat{Jobs: []*wire.JobRef{{Id: 7, Epoch: 3}}})
+	if hb := tOne[*wire.RunHeartbeat](t, tDrain(n), 9); !slices.Equal(tIDs(hb.Done), []uint64{7}) {
+		t.Fatalf("to the adopter: %v, want job 7 done", hb)
+	}
+	n.Tick(time.Hour+2*time.Minute+tPeriod, TimerJobs)
+	r = tDrain(n)
+	if hb := tOne[*wire.RunHeartbeat](t, r, 9); !slices.Equal(tIDs(hb.Done), []uint64{7}) {
+		t.Fatalf("periodic report to the adopter: %v", hb)
+	}
+	if len(tTo[*wire.RunHeartbeat](r, 1)) != 0 {
+		t.Fatalf("still reporting to the old owner: %s", tMsgString(r))
+	}
+}
