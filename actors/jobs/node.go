@@ -1356,7 +1356,15 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 			adopted = append(adopted, d.ref)
 		}
 	}
-	if len(adopted) > 0 {
+	switch {
+	case len(adopted) == 0:
+	case from == n.self: // we adopted it ourselves (ownerBeat)
+		for _, r := range adopted {
+			if o, ok := n.owned[r.Id]; ok {
+				n.complete(o, n.self)
+			}
+		}
+	default:
 		n.send(from, &wire.RunHeartbeat{Done: adopted})
 	}
 	// Finished jobs the owner no longer lists are acknowledged.
