@@ -168,14 +168,6 @@ type Neighbor struct {
 	// decoded (onHeartbeat).
 	relayed   uint64
 	relayedAt stateKey
-	// relayedUntil is when the first tombstone consulted in judging that
-	// list expires (never: no tombstone was), relayedTomb how many
-	// tombstones had expired then (Node.tombExpired): the judgement holds
-	// while either says that no tombstone it consulted is gone. Only
-	// lists that named a tombstoned node are judged again as tombstones
-	// expire.
-	relayedUntil time.Duration
-	relayedTomb  uint64
 }
 
 // keptList is a neighbor's neighbor list kept by its take-over node: a
@@ -270,18 +262,10 @@ type Node struct {
 	holeAt  can.Point
 	// load rides on our heartbeats (SetLoad); nil sends none.
 	load *wire.Load
-	// epoch counts changes of the neighbor table and tombstones set
+	// epoch counts changes of the neighbor table and the tombstones
 	// (touch); with version and joined it is the state a relayed entry is
-	// judged against (learn), see stateKey. Tombstones that expire count
-	// in tombExpired instead, and learn notes in tombUntil when the first
-	// tombstone it consults expires (Neighbor.relayedUntil). Expiries
-	// bumped epoch before: the join phase's tombstones, expiring together
-	// a few periods later, made every peer decode and merge every
-	// neighbor's list again for about three periods — a second wave of
-	// work after a large overlay is built (docs/BENCHMARKS.md).
-	epoch       uint64
-	tombExpired uint64
-	tombUntil   time.Duration
+	// judged against (learn), see stateKey.
+	epoch uint64
 
 	ready  Ready
 	status Status
@@ -811,19 +795,15 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		return
 	}
 	cacheable := lazy != nil && nb != nil
-	if cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey() && (nb.relayedTomb == n.tombExpired || now <= nb.relayedUntil) {
+	if cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey() {
 		return
 	}
 	before := n.mark()
-	n.tombUntil = math.MaxInt64
 	for _, info := range neighbors() {
 		n.learn(now, info, fromRelay)
 	}
 	if cacheable && n.mark() == before {
-		// A tombstone is deleted only by a heartbeat later than its
-		// expiry (heartbeat): until then, those consulted still stand.
 		nb.relayed, nb.relayedAt = digest, n.relayKey()
-		nb.relayedUntil, nb.relayedTomb = n.tombUntil, n.tombExpired
 	}
 }
 
@@ -842,12 +822,7 @@ type stateKey struct {
 
 func (n *Node) relayKey() stateKey { return stateKey{n.version, n.epoch, n.joined} }
 
-// tombstoneTTL is how long a tombstone is kept (heartbeat expires it).
-func (n *Node) tombstoneTTL() time.Duration {
-	return time.Duration(n.cfg.FailAfter+tombstoneSlack) * n.cfg.HeartbeatPeriod
-}
-
-// touch records a change of the neighbor table or a tombstone set.
+// touch records a change of the neighbor table or the tombstones.
 func (n *Node) touch() { n.epoch++ }
 
 // change is what processing a message can change besides the state in
@@ -980,7 +955,6 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		return known
 	}
 	if t, ok := n.gone[id]; ok && !direct {
-		n.tombUntil = min(n.tombUntil, t.at+n.tombstoneTTL())
 		if t.version == departed || (info.Version <= t.version && t.ours == n.version) {
 			return false // a departed node, or older news of a node we dropped
 		}
@@ -1243,11 +1217,11 @@ func (n *Node) heartbeat(now time.Duration) {
 		n.nextBeat += n.cfg.HeartbeatPeriod
 	}
 	n.timer(TimerHeartbeat, n.nextBeat)
-	ttl := n.tombstoneTTL()
+	ttl := time.Duration(n.cfg.FailAfter+tombstoneSlack) * n.cfg.HeartbeatPeriod
 	for id, t := range n.gone { // deleting only: the order does not matter
 		if now-t.at > ttl {
 			delete(n.gone, id)
-			n.tombExpired++
+			n.touch()
 		}
 	}
 }
