@@ -32,6 +32,9 @@ type jobRun struct {
 	// that has not ended was cut short by the abort (some in messages the
 	// frozen peers never read), so none counts as lost.
 	aborted bool
+	// stopped says how: "aborted (the emulator could not keep up)" or
+	// "interrupted".
+	stopped string
 }
 
 // newJobRun draws the workload; peers are the initial population (the
@@ -341,7 +344,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, In
 	if j.aborted {
 		// Timers ran late before the abort: submissions due may not have
 		// happened, and the jobs not ended were cut short.
-		s.UnfinishedBecause = fmt.Sprintf("run aborted at %v emulated (the emulator could not keep up): %d jobs unfinished, %d due never submitted", t.Round(time.Second), tot.Unfinished, max(due-int(tot.Submitted), 0))
+		s.UnfinishedBecause = fmt.Sprintf("run %s at %v emulated: %d jobs unfinished, %d due never submitted", j.stopped, t.Round(time.Second), tot.Unfinished, max(due-int(tot.Submitted), 0))
 		c.OK = tot.Lost == 0 && tot.Duplicated == 0
 		c.Detail += "; " + s.UnfinishedBecause
 	}

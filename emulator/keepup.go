@@ -5,8 +5,11 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
 // LagTolerance is the clock lag, as a fraction of the heartbeat period in
@@ -20,6 +23,9 @@ const LagTolerance = 0.01
 // all cores, lag grows without bound (LIMITS.md: overload collapses).
 const cpuBudget = 0.6
 
+// minLagTimers is the fewest timer observations whose p99 keepUp judges.
+const minLagTimers = 100
+
 // EmulatorSummary says whether the emulator kept up with the requested
 // time scale (summary.json "emulator").
 type EmulatorSummary struct {
@@ -30,6 +36,11 @@ type EmulatorSummary struct {
 	// LagToleranceSeconds the emulated lag up to which the run kept up.
 	LagP99EmulatedSeconds float64 `json:"lag_p99_emulated_seconds"`
 	LagToleranceSeconds   float64 `json:"lag_tolerance_seconds"`
+	// LagJudged is the lag quantile KeptUp compared with the tolerance:
+	// "p99", or the median when fewer than minLagTimers timers fired.
+	LagJudged string `json:"lag_judged"`
+	// judged is that lag, in emulated seconds.
+	judged float64
 	// CPUSeconds is the process's CPU time (user + system) from the start
 	// of emulated time to the end of the run; CPUPerEmulatedSecond that
 	// divided by the emulated seconds; Cores the CPUs the process may use.
@@ -71,17 +82,27 @@ type SimSummary struct {
 // keepUp judges a finished emulator run: lagP99 is the clock lag p99 in
 // wall seconds, cpu the CPU time used over emulated seconds of run, drops
 // the messages the bus dropped.
-func keepUp(scale float64, period time.Duration, lagP99 float64, cpu time.Duration, emulated float64, drops uint64) *EmulatorSummary {
+//
+// The lag judged is the p99 — or, over fewer than minLagTimers timers,
+// where a p99 is a single timer (one hiccup while the peers spawn), the
+// median (LagJudged says which).
+func keepUp(scale float64, period time.Duration, lagP50, lagP99 float64, timers uint64, cpu time.Duration, emulated float64, drops uint64) *EmulatorSummary {
 	e := &EmulatorSummary{
 		LagP99EmulatedSeconds: lagP99 * scale,
 		LagToleranceSeconds:   LagTolerance * period.Seconds(),
 		CPUSeconds:            cpu.Seconds(),
 		Cores:                 runtime.GOMAXPROCS(0),
+		LagJudged:             "p99",
 	}
 	if emulated > 0 {
 		e.CPUPerEmulatedSecond = cpu.Seconds() / emulated
 	}
-	e.KeptUp = e.LagP99EmulatedSeconds <= e.LagToleranceSeconds && drops == 0
+	judged := e.LagP99EmulatedSeconds
+	if timers < minLagTimers {
+		judged, e.LagJudged = lagP50*scale, fmt.Sprintf("p50 (%d timers: too few for a p99)", timers)
+	}
+	e.judged = judged
+	e.KeptUp = judged <= e.LagToleranceSeconds && drops == 0
 	e.SuggestedTimeScale = suggestTimeScale(scale, e.KeptUp, lagP99, e.LagToleranceSeconds, e.CPUPerEmulatedSecond, e.Cores)
 	return e
 }
@@ -147,4 +168,67 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clampTo keeps the guard's instants within the run's figures: the
+// emulator's clock runs on while the oracle waits for late peers, so the
+// guard may trip at an emulated time past the run's last sample (or its
+// duration). Every report of an aborted run then names the same instant.
+func (e *EmulatorSummary) clampTo(end float64) {
+	for _, p := range []**float64{&e.BehindAtSeconds, &e.OverloadAtSeconds} {
+		if *p != nil && **p > end {
+			v := end
+			*p = &v
+		}
+	}
+}
+
+// check is the invariant kept_up: the clock lag p99 stayed within the
+// tolerance, the bus dropped nothing and the guard did not stop the run.
+func (e *EmulatorSummary) check(scale float64, drops uint64) InvariantCheck {
+	c := InvariantCheck{Name: "kept_up", OK: e.KeptUp && !e.Aborted}
+	if c.OK {
+		c.Detail = fmt.Sprintf("clock lag %s %.3g s emulated ≤ %.3g s (1%% of the heartbeat period), no bus drops", e.LagJudged, e.judged, e.LagToleranceSeconds)
+		return c
+	}
+	var what []string
+	if e.judged > e.LagToleranceSeconds {
+		what = append(what, fmt.Sprintf("clock lag %s %.3g s emulated > %.3g s (1%% of the heartbeat period)", e.LagJudged, e.judged, e.LagToleranceSeconds))
+	}
+	if drops > 0 {
+		what = append(what, fmt.Sprintf("the bus dropped %d messages (slow consumers)", drops))
+	}
+	if e.Aborted {
+		what = append(what, "the overload guard stopped the run")
+	}
+	c.Detail = fmt.Sprintf("%s: the machine could not keep up with time scale %g and the figures are distorted — try --set time_scale=%g",
+		strings.Join(what, "; "), scale, e.SuggestedTimeScale)
+	return c
+}
+
+// sustainedTimeScale suggests a time scale for a run that did not keep up,
+// from what the peers sustained over the whole live run (not from one bad
+// window): the protocol messages they handled per wall second (handled:
+// delivered less those still waiting in mailboxes when the run stopped)
+// against what the scenario needs per emulated second — vanilla-heartbeat
+// traffic of its population, peers.count × mean neighbors / period (2(d+1)
+// neighbors when the overlay never formed) — planned at cpuBudget of that
+// capacity and below 0.9 × the requested scale. Two significant digits,
+// rounded down. Falls back to the summary's own estimate when nothing was
+// handled.
+func sustainedTimeScale(sc scenario.Scenario, s Summary, wall time.Duration, handled float64) float64 {
+	fallback := s.Emulator.SuggestedTimeScale
+	if handled <= 0 || wall <= 0 {
+		return fallback
+	}
+	neighbors := s.Overlay.NeighborsMean
+	if neighbors <= 0 {
+		neighbors = float64(2 * (sc.Overlay.Dimensions + 1))
+	}
+	need := float64(sc.Peers.Count) * neighbors / sc.Overlay.Heartbeat.Period.Seconds()
+	if need <= 0 {
+		return fallback
+	}
+	sustained := handled / wall.Seconds() / need
+	return roundDown2(min(cpuBudget*sustained, 0.9*sc.TimeScale))
 }

@@ -40,22 +40,22 @@ type recorder struct {
 	windowFrom  time.Duration // start of the steady-state measurement window
 	windowStart *metrics.TrafficSnapshot
 	windowWall  time.Time // wall instant the window opened
-	steady      bool      // the window opened after all initial peers joined
 	allJoinedAt time.Duration
-	wallStart   time.Time
-	lastWall    time.Time
+	// formedBy is when population_formed is judged: the end of the join
+	// window plus one heartbeat period; formed is that judgement (nil until
+	// a sample at or after formedBy was taken).
+	formedBy time.Duration
+	formed   *formation
+	lastWall time.Time
 	// until is the end of the last disturbance (churn, faults), -1 if
 	// none; cleanSince the first sample from until on after which every
 	// sample was exact, -1 if none (yet).
-	until      time.Duration
-	cleanSince time.Duration
-	// wholeRunPeerMinutes is ∫ members dt over the whole run, for the
-	// rates when no steady-state window opened.
-	wholeRunPeerMinutes float64
-	peerMinutes         float64 // ∫ members dt over the window, in peer-minutes
-	brokenArea          float64 // ∫ broken links dt over the whole run
-	brokenMax           int
-	lastT               time.Duration
+	until       time.Duration
+	cleanSince  time.Duration
+	peerMinutes float64 // ∫ members dt over the window, in peer-minutes
+	brokenArea  float64 // ∫ broken links dt over the whole run
+	brokenMax   int
+	lastT       time.Duration
 }
 
 func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder {
@@ -63,12 +63,38 @@ func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder 
 	// heartbeat period after the join window, once every initial peer has
 	// joined. If that never happens the rates cover the whole run and the
 	// summary says they are not steady-state figures.
-	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, wallStart: time.Now(), until: disturbedUntil(sc), cleanSince: -1}
+	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, until: disturbedUntil(sc), cleanSince: -1}
 	r.windowFrom = sc.Peers.JoinWindow + sc.Overlay.Heartbeat.Period
+	r.formedBy = r.windowFrom
 	return r
 }
 
-func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, backlog int64) Sample {
+// FormedShare is the share of the peers that should be alive (spawned and
+// not departed) that must be members for the population to count as
+// formed (invariant population_formed).
+const FormedShare = 0.99
+
+// MinWindowPeriods is the shortest measurement window, in heartbeat
+// periods, whose per-node rates are reported (invariant measured): with
+// fewer, a rate is dominated by where the window's ends fall in the
+// heartbeat cycle.
+const MinWindowPeriods = 3
+
+// formation is the population_formed judgement: at emulated time At,
+// Members of Alive peers (spawned, not departed) were overlay members.
+type formation struct {
+	At             time.Duration
+	Members, Alive int
+}
+
+// ok reports whether the population had formed.
+func (f formation) ok() bool {
+	return float64(f.Members) >= FormedShare*float64(f.Alive) && f.Members > 0
+}
+
+// sample records the oracle's snapshot at t; alive is the number of peers
+// the driver runs that should be members (spawned, not departed).
+func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, backlog int64, alive int) Sample {
 	snaps := make([]overlay.Snapshot, len(states))
 	ev := map[string]uint64{}
 	for i := range states {
@@ -89,13 +115,18 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	if r.allJoinedAt < 0 && rep.Members >= r.sc.Peers.Count {
 		r.allJoinedAt = t
 	}
+	here := formation{At: t, Members: rep.Members, Alive: alive}
+	if r.formed == nil && t >= r.formedBy {
+		r.formed = &here
+	}
 	if r.windowStart != nil {
 		r.peerMinutes += float64(rep.Members) * dt
-	} else if t >= r.windowFrom && r.allJoinedAt >= 0 {
+	} else if t >= r.windowFrom && here.ok() {
+		// The window opens at the first sample from windowFrom on at
+		// which the population has formed.
 		ws := s.Traffic
-		r.windowStart, r.windowFrom, r.windowWall, r.steady = &ws, t, time.Now(), true
+		r.windowStart, r.windowFrom, r.windowWall = &ws, t, time.Now()
 	}
-	r.wholeRunPeerMinutes += float64(rep.Members) * dt
 	r.brokenArea += float64(rep.BrokenLinks) * dt
 	r.brokenMax = max(r.brokenMax, rep.BrokenLinks)
 	r.lastT, r.lastWall = t, time.Now()
@@ -171,9 +202,18 @@ func partitionName(i int, f scenario.Fault) string {
 	return fmt.Sprintf("partition-%d", i)
 }
 
-// invariants are the end-of-run checks: the overlay reconverged in time
-// after the last disturbance; job conservation joins once jobs exist.
-func (r *recorder) invariants(jobsCheck *InvariantCheck) InvariantsSummary {
+// invariants are the end-of-run checks the recorder can judge: the
+// population formed, a window was measured, the overlay reconverged in
+// time after the last disturbance; the workload's checks (jobChecks)
+// follow. None passes because nothing happened.
+func (r *recorder) invariants(jobChecks []InvariantCheck) InvariantsSummary {
+	v := InvariantsSummary{OK: true}
+	if len(r.series) == 0 {
+		v.add(InvariantCheck{Name: "population_formed", Detail: "no oracle sample was taken: the run ended before its first sample"})
+		return v
+	}
+	v.add(r.populationFormed())
+	v.add(r.measured())
 	last := r.series[len(r.series)-1]
 	period := r.sc.Overlay.Heartbeat.Period
 	limit := time.Duration(r.sc.Invariants.ReconvergePeriods) * period
@@ -185,6 +225,8 @@ func (r *recorder) invariants(jobsCheck *InvariantCheck) InvariantsSummary {
 		if !c.OK {
 			c.Detail = fmt.Sprintf("no churn or fault, yet at the end: %s", damage(last.Oracle))
 		}
+	case last.T < r.until:
+		c.Detail = fmt.Sprintf("not judged: the run ended at %v, before the last disturbance ended at %v", last.T, r.until)
 	case r.cleanSince < 0:
 		c.Detail = fmt.Sprintf("not exact at the end (%v after the last disturbance at %v): %s", last.T-r.until, r.until, damage(last.Oracle))
 	default:
@@ -192,11 +234,85 @@ func (r *recorder) invariants(jobsCheck *InvariantCheck) InvariantsSummary {
 		c.OK = took <= limit
 		c.Detail = fmt.Sprintf("exact %v after the last disturbance at %v and from then on; the limit is %v (%d heartbeat periods)", took, r.until, limit, r.sc.Invariants.ReconvergePeriods)
 	}
-	jobs := InvariantCheck{Name: "jobs_conserved", OK: true, Detail: "no jobs in this run"}
-	if jobsCheck != nil {
-		jobs = *jobsCheck
+	v.add(c)
+	if len(jobChecks) == 0 {
+		jobChecks = []InvariantCheck{{Name: "jobs_conserved", OK: true, Detail: "no jobs in this run"}}
 	}
-	return InvariantsSummary{OK: c.OK && jobs.OK, Checks: []InvariantCheck{c, jobs}}
+	for _, j := range jobChecks {
+		v.add(j)
+	}
+	return v
+}
+
+// populationFormed judges the invariant population_formed: by the end of
+// the join window (plus one heartbeat period for the last joiners'
+// heartbeats) at least FormedShare of the peers that should be alive —
+// spawned and not departed, so crashes and leaves are accounted — were
+// overlay members.
+func (r *recorder) populationFormed() InvariantCheck {
+	c := InvariantCheck{Name: "population_formed"}
+	jw := r.sc.Peers.JoinWindow
+	if r.formed == nil {
+		last := r.series[len(r.series)-1]
+		c.Detail = fmt.Sprintf("not judged: the run ended at %v, before the end of the join window plus one heartbeat period (%v); %d of %d peers had joined — make duration longer than %v",
+			last.T, r.formedBy, last.Oracle.Members, r.sc.Peers.Count, r.formedBy+MinWindowPeriods*r.sc.Overlay.Heartbeat.Period)
+		return c
+	}
+	f := *r.formed
+	c.OK = f.ok()
+	pct := 0.0
+	if f.Alive > 0 {
+		pct = 100 * float64(f.Members) / float64(f.Alive)
+	}
+	c.Detail = fmt.Sprintf("%d of %d peers that should be alive (%.1f%%) were members at %v (join window %v plus one heartbeat period; %.0f%% required)",
+		f.Members, f.Alive, pct, f.At, jw, 100*FormedShare)
+	if !c.OK {
+		c.Detail += ": the overlay did not form in time — joins are sequential, so make peers.join_window longer"
+		if lat := r.sc.Link.Latency.Mean; lat > 0 {
+			c.Detail += fmt.Sprintf(" (each join takes a few message delays of link.latency.mean %v) or lower the latency", lat)
+		}
+		if r.driver == DriverEmulator {
+			c.Detail += "; on the emulator, check kept_up: peers that fall behind their time scale join late"
+		}
+		if f.Members <= 1 {
+			c.Detail += "; with at most one member no peer could join at all"
+		}
+	}
+	return c
+}
+
+// measured judges the invariant measured: the measurement window of the
+// per-node figures holds at least MinWindowPeriods heartbeat periods.
+func (r *recorder) measured() InvariantCheck {
+	c := InvariantCheck{Name: "measured"}
+	period := r.sc.Overlay.Heartbeat.Period
+	need := MinWindowPeriods * period
+	minDuration := r.sc.Peers.JoinWindow + period + need
+	last := r.series[len(r.series)-1]
+	switch {
+	case r.windowStart == nil && last.T >= r.windowFrom:
+		c.Detail = fmt.Sprintf("no measurement window opened: it opens at the first sample from %v on (join window plus one heartbeat period) once %.0f%% of the peers that should be alive are members, which never happened (see population_formed); the per-node figures are null",
+			r.windowFrom, 100*FormedShare)
+	case r.windowStart == nil:
+		c.Detail = fmt.Sprintf("no measurement window opened: it opens at the first sample from %v on (join window plus one heartbeat period), and the run ended at %v; the per-node figures are null — make duration at least %v",
+			r.windowFrom, last.T, minDuration)
+	case last.T-r.windowFrom < need:
+		c.Detail = fmt.Sprintf("the measurement window %v–%v holds %v, less than %d heartbeat periods (%v); the per-node figures are null — make duration at least %v",
+			r.windowFrom, last.T, last.T-r.windowFrom, MinWindowPeriods, need, max(minDuration, r.windowFrom+need))
+	default:
+		c.OK = true
+		c.Detail = fmt.Sprintf("per-node figures measured over %v–%v (%.1f heartbeat periods)", r.windowFrom, last.T, float64(last.T-r.windowFrom)/float64(period))
+	}
+	return c
+}
+
+// steady reports whether the measurement window is long enough for the
+// per-node figures (invariant measured).
+func (r *recorder) steady() bool {
+	if r.windowStart == nil || len(r.series) == 0 {
+		return false
+	}
+	return r.series[len(r.series)-1].T-r.windowFrom >= MinWindowPeriods*r.sc.Overlay.Heartbeat.Period
 }
 
 // damage says what is wrong with the overlay.
@@ -234,6 +350,9 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["hole_claimed"] += st.HolesClaimed
 }
 
+// ptr returns a pointer to v (nullable summary figures).
+func ptr(v float64) *float64 { return &v }
+
 func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs bus.Stats) Summary {
 	last := r.series[len(r.series)-1]
 	s := Summary{
@@ -259,24 +378,23 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 		s.Messages.ByType[wire.Name(wire.MsgType(t))] = TypeCount{Count: tot.Count[t], Bytes: tot.Bytes[t]}
 	}
 	s.Messages.DecodeErrors = tot.DecodeErrors
-	// Rates: over the steady-state window (up to the last sample), or the
-	// whole run when no such window opened.
-	from, peerMinutes, fromWall := metrics.TrafficSnapshot{}, r.wholeRunPeerMinutes, r.wallStart
-	s.Messages.Window.FromSeconds = 0
+	// Rates: over the steady-state window (up to the last sample), and
+	// only when that window is long enough (invariant measured); null
+	// otherwise — a rate over the join phase or a sliver of a heartbeat
+	// period is not the figure a reader takes it for.
 	if r.windowStart != nil {
-		from, peerMinutes, fromWall = *r.windowStart, r.peerMinutes, r.windowWall
 		s.Messages.Window.FromSeconds = r.windowFrom.Seconds()
 	}
 	s.Messages.Window.ToSeconds = last.T.Seconds()
-	s.Messages.Window.Steady = r.steady
-	if peerMinutes > 0 {
-		d := last.Traffic.Sub(from)
+	s.Messages.Window.Steady = r.steady()
+	if s.Messages.Window.Steady && r.peerMinutes > 0 {
+		d := last.Traffic.Sub(*r.windowStart)
 		msgs, bytes := d.Total()
-		s.Messages.PerNodePerMinute = float64(msgs) / peerMinutes
-		s.Bytes.PerNodePerMinute = float64(bytes) / peerMinutes
-		s.Entries.PerNodePerMinute = float64(d.TotalEntries()) / peerMinutes
-		if w := r.lastWall.Sub(fromWall).Seconds(); w > 0 {
-			s.Messages.PerWallSecond = float64(msgs) / w
+		s.Messages.PerNodePerMinute = ptr(float64(msgs) / r.peerMinutes)
+		s.Bytes.PerNodePerMinute = ptr(float64(bytes) / r.peerMinutes)
+		s.Entries.PerNodePerMinute = ptr(float64(d.TotalEntries()) / r.peerMinutes)
+		if w := r.lastWall.Sub(r.windowWall).Seconds(); w > 0 {
+			s.Messages.PerWallSecond = ptr(float64(msgs) / w)
 		}
 	}
 	s.Messages.HeartbeatModelPerNodePerMinute = last.Oracle.NeighborsMean * 60 / r.sc.Overlay.Heartbeat.Period.Seconds()

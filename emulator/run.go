@@ -9,9 +9,9 @@ package emulator
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -80,6 +80,9 @@ type Driver interface {
 	Submit(spec *wire.JobSpec)
 	// Member reports whether peer id is a current member of the overlay.
 	Member(id overlay.NodeID) bool
+	// Alive is the number of peers that should be members: spawned (or
+	// adopted, or joined by churn) and not departed.
+	Alive() int
 }
 
 // Options are the run's settings that are not part of the scenario.
@@ -100,6 +103,14 @@ type Options struct {
 	// in time are too far behind their mailboxes: the run stops as an
 	// overload, with its results. Tests shorten it.
 	SampleWait time.Duration
+	// InterruptWait bounds how long an interrupted run (ctx cancelled)
+	// spends stopping: its last snapshot and halting the peers share it;
+	// 0 means 1.5 s, so that the command ends within 2 s of a signal.
+	InterruptWait time.Duration
+	// MemoryCeiling is the Go heap and runtime memory at which the run is
+	// stopped as overloaded (with its results); 0 means MemoryCeiling()
+	// of the process's memory limit, negative none.
+	MemoryCeiling int64
 }
 
 // Result is what a run produced.
@@ -117,8 +128,11 @@ type Result struct {
 	Jobs []JobRow
 }
 
-// Run executes scenario sc to its end (or until ctx is cancelled, which is
-// an error) and returns its results.
+// Run executes scenario sc to its end and returns its results. Cancelling
+// ctx interrupts the run: it stops within Options.InterruptWait and
+// returns what it measured so far, with outcome interrupted (not an
+// error). A run the overload guard or the memory ceiling stops returns
+// its results with outcome overloaded.
 func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
@@ -130,6 +144,19 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if m == nil {
 		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
 	}
+	// The hard memory ceiling (memory.go) watches the whole run, the join
+	// phase built in-process included; it stops the run as overloaded.
+	ceiling := opts.MemoryCeiling
+	if ceiling == 0 {
+		ceiling = MemoryCeiling(debug.SetMemoryLimit(-1))
+	}
+	mctx := ctx
+	if ceiling > 0 {
+		var stopMem func()
+		mctx, stopMem = watchMemory(ctx, ceiling, opts.Logger)
+		defer stopMem()
+	}
+	runStart := time.Now()
 	plan := churn.Plan(sc.Churn, sc.Duration, sc.Seed)
 	sessions := churn.Lifetimes(sc.Churn, sc.Peers.Count, sc.Duration, sc.Seed)
 	// Peers joining by churn continue the same population draw.
@@ -149,8 +176,14 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		for i, n := range nodes[:sc.Peers.Count] {
 			points[i] = n.Point
 		}
-		boot, err = sim.BuildOverlay(ctx, sim.BootstrapOptions{Seed: sc.Seed, Overlay: ocfg, Points: points, JoinWindow: sc.Peers.JoinWindow})
+		boot, err = sim.BuildOverlay(mctx, sim.BootstrapOptions{Seed: sc.Seed, Overlay: ocfg, Points: points, JoinWindow: sc.Peers.JoinWindow})
 		if err != nil {
+			oe, _ := context.Cause(mctx).(*overloadError)
+			if ctx.Err() != nil || oe != nil {
+				// Stopped before any peer ran on the bus: the results say
+				// so, and what the join phase had cost.
+				return stoppedBeforeLive(sc, opts.Driver, time.Since(runStart), oe), nil
+			}
 			return nil, fmt.Errorf("peers.bootstrap: direct: %w", err)
 		}
 		bootWall = time.Since(start)
@@ -217,6 +250,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	drv.Start()
+	liveStart := time.Now()
 	cpuStart := cpuTime()
 	rec := newRecorder(sc, drv.Name(), m)
 	origin := time.Duration(0) // emulated time at which the run goes live
@@ -227,10 +261,10 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 	// The overload guard (overload.go) watches the emulator while it runs
 	// and cancels gctx with an *overloadError when it must stop.
-	gctx, stopGuard := ctx, func() *overloadTrip { return nil }
+	gctx, stopGuard := mctx, func() *overloadTrip { return nil }
 	ld, _ := drv.(*live.Driver)
 	if ld != nil {
-		gctx, stopGuard = watchOverload(ctx, ld, sc, opts, cpuStart)
+		gctx, stopGuard = watchOverload(mctx, ld, sc, opts, cpuStart)
 	}
 	var finalStates []peer.State
 	take := func(t time.Duration, states []peer.State) Sample {
@@ -239,7 +273,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		if backlog != nil {
 			bl = backlog()
 		}
-		s := rec.sample(t, states, drv.BusStats(), bl)
+		s := rec.sample(t, states, drv.BusStats(), bl, drv.Alive())
 		if jr != nil {
 			s.JobEvents = jr.events()
 			jr.tally(t, states)
@@ -259,7 +293,20 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return drv.Collect(ctx)
 	}
 	var abort *overloadError
-	var snapshotGap string // why the aborted run's last snapshot is incomplete
+	interrupted := false
+	var snapshotGap string // why the stopped run's last snapshot is incomplete
+	// overloaded reports whether the guard (or the memory ceiling) stopped
+	// the run, and keeps its reason.
+	overloaded := func() bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		if oe, ok := context.Cause(gctx).(*overloadError); ok {
+			abort = oe
+			return true
+		}
+		return false
+	}
 	// Samples at multiples of the interval (after the handover, with an
 	// overlay built outside the bus).
 	for t := origin / sc.Oracle.Interval * sc.Oracle.Interval; ; {
@@ -268,28 +315,33 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			t = sc.Duration
 		}
 		err := drv.AdvanceTo(gctx, t)
-		if oe, ok := context.Cause(gctx).(*overloadError); ok && ctx.Err() == nil {
-			abort = oe
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
+		if overloaded() {
 			break
 		}
 		if err != nil {
 			stopGuard()
-			return nil, fmt.Errorf("run interrupted at emulated %v: %w", drv.Now().Round(time.Second), err)
+			return nil, fmt.Errorf("run stopped at emulated %v: %w", drv.Now().Round(time.Second), err)
 		}
 		states, err := collect(gctx, cmp.Or(opts.SampleWait, time.Minute))
-		if err != nil && ctx.Err() == nil && ld != nil {
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
+		if err != nil && ld != nil {
 			// The guard tripped while the oracle waited, or the peers are
 			// so far behind that they did not answer it: an overload, not
 			// a reason to lose the run's results.
-			oe, ok := context.Cause(gctx).(*overloadError)
-			if !ok {
-				oe = &overloadError{reason: err.Error() + " (their mailboxes are that far behind)"}
+			if !overloaded() {
+				abort = &overloadError{reason: err.Error() + " (their mailboxes are that far behind)"}
 				if opts.Logger != nil {
-					opts.Logger.Error("stopping the run: the emulator cannot keep up with its time scale: "+oe.reason+"; results so far are written with emulator.aborted",
+					opts.Logger.Error("stopping the run: the emulator cannot keep up with its time scale: "+abort.reason+"; results so far are written with emulator.aborted",
 						"emulated", drv.Now().Round(time.Second), "time_scale", sc.TimeScale)
 				}
 			}
-			abort = oe
 			break
 		}
 		if err != nil {
@@ -307,50 +359,77 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			break
 		}
 	}
+	liveWall := time.Since(liveStart)
+	var handled float64 // bus messages the peers had handled when the loop ended
+	if ld != nil {
+		handled = float64(ld.BusStats().Delivered) - float64(ld.Backlog())
+	}
 	end := sc.Duration
-	if abort != nil {
+	stopped := abort != nil || interrupted
+	if stopped {
 		// Stop every peer where it stands (mailboxes drain without work)
 		// and take a last snapshot, so the results say what the run had
-		// done when it was stopped.
+		// done when it was stopped. An interrupt must end within
+		// InterruptWait: its snapshot waits less, and a peer that does not
+		// answer costs only that snapshot (the previous samples stand).
 		end = min(max(drv.Now(), rec.lastT), sc.Duration)
-		ld.Freeze()
+		if ld != nil {
+			ld.Freeze()
+		}
 		if jr != nil {
 			jr.aborted = true
+			jr.stopped = "interrupted"
+			if abort != nil {
+				jr.stopped = "aborted (the emulator could not keep up)"
+			}
 		}
-		states, err := collect(ctx, time.Minute) // frozen peers answer once their mailboxes drain
-		if err != nil && ctx.Err() == nil && len(states) > 0 {
+		sctx, wait := ctx, time.Minute // frozen peers answer once their mailboxes drain
+		if interrupted {
+			sctx, wait = context.Background(), interruptWait(opts)/2
+		}
+		states, err := collect(sctx, wait)
+		switch {
+		case err != nil && interrupted:
+			snapshotGap = err.Error()
+			states = nil // keep the last complete sample
+		case err != nil && len(states) > 0:
 			// A peer that does not answer (stuck behind its mailbox)
 			// must not cost the results: the last snapshot goes without it.
 			snapshotGap = err.Error()
-			err = nil
-		}
-		if err != nil {
+		case err != nil:
 			stopGuard()
 			return nil, err
 		}
-		if end > rec.lastT || len(rec.series) == 0 {
+		switch {
+		case states != nil && (end > rec.lastT || len(rec.series) == 0):
 			s := take(end, states)
 			if opts.Progress != nil {
 				opts.Progress(s)
 			}
-		} else {
+		case states != nil:
 			finalStates = states
+		case len(rec.series) == 0:
+			take(end, nil) // nothing answered and nothing sampled: an empty snapshot
+		default:
+			end = rec.lastT
 		}
 	}
 	trip := stopGuard()
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return nil, ctx.Err()
-	}
 	cpu := cpuTime() - cpuStart
 	// Stop the peers before the final accounting, so that every message
-	// counted as sent is also accounted for by the bus.
+	// counted as sent is also accounted for by the bus. An interrupted run
+	// waits for that only briefly.
 	closed = true
-	if err := drv.Close(); err != nil {
-		if abort == nil {
+	closeWait := time.Duration(0)
+	if interrupted {
+		closeWait = interruptWait(opts) / 2
+	}
+	if err := closeWithin(drv, closeWait); err != nil {
+		if !stopped {
 			return nil, err
 		}
-		// The run was stopped for overload: a peer that does not halt in
-		// time must not cost the results either.
+		// The run was stopped: a peer that does not halt in time must not
+		// cost the results either.
 		snapshotGap = strings.TrimPrefix(snapshotGap+"; "+err.Error(), "; ")
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
@@ -361,9 +440,10 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		sum.Peers.BootstrapWallSeconds = bootWall.Seconds()
 		sum.Peers.BootstrapMessages = boot.Messages
 	}
+	keptUp := InvariantCheck{Name: "kept_up", OK: true, Detail: "deterministic driver: its clock is virtual and cannot fall behind"}
 	switch d := drv.(type) {
 	case *live.Driver:
-		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sum.Clock.LagSeconds.P99, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
+		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sum.Clock.LagSeconds.P50, sum.Clock.LagSeconds.P99, sum.Clock.Timers, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
 		sum.Emulator.Overload = sc.Emulator.Overload
 		sum.Emulator.PeerPanics = d.Panics()
 		trip.record(sum.Emulator)
@@ -374,12 +454,14 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 				sum.Emulator.OverloadAtSeconds = &v
 			}
 			sum.Emulator.KeptUp = false
-			// The run's lag p99 is the runaway's: the guard's estimate
-			// from what the peers sustained is the better suggestion.
-			if abort.suggested > 0 {
-				sum.Emulator.SuggestedTimeScale = abort.suggested
-			}
 		}
+		sum.Emulator.clampTo(end.Seconds())
+		if !sum.Emulator.KeptUp {
+			// Planned from what the peers sustained over the whole live
+			// run, not from one bad window.
+			sum.Emulator.SuggestedTimeScale = sustainedTimeScale(sc, sum, liveWall, handled)
+		}
+		keptUp = sum.Emulator.check(sc.TimeScale, sum.Bus.Dropped)
 		if !sum.Emulator.KeptUp && opts.Logger != nil {
 			opts.Logger.Warn("the emulator could not keep up with the time scale: its results are distorted by late timers",
 				"time_scale", sc.TimeScale, "lag_p99_emulated_seconds", sum.Emulator.LagP99EmulatedSeconds,
@@ -396,7 +478,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	sum.Churn = churned.summary()
 	sum.Faults = cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
-	var jobsCheck *InvariantCheck
+	var jobChecks []InvariantCheck
 	var waits []float64
 	var table []JobRow
 	if jr != nil {
@@ -404,16 +486,18 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		// At the last sample's time: the states are from then, and the
 		// emulator's clock ran on while the peers stopped.
 		sum.Jobs, c = jr.summary(end, finalStates)
-		jobsCheck = &c
+		jobChecks = append(jobChecks, c)
 		waits = jr.ledger.Figures().Wait
 		table = jr.jobTable()
 	}
-	sum.Invariants = rec.invariants(jobsCheck)
+	sum.Invariants = rec.invariants(jobChecks)
+	sum.Invariants.add(keptUp)
 	if e := sum.Emulator; e != nil && e.PeerPanics > 0 {
 		sum.Invariants.fail("no_peer_panics", fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics))
 	}
 	if abort != nil {
-		detail := fmt.Sprintf("aborted at %v emulated of %v: %s", end.Round(time.Second), sc.Duration, abort.reason)
+		detail := fmt.Sprintf("aborted at %v emulated of %v: %s; try --set time_scale=%g, or emulator.overload=warn to go on regardless",
+			end.Round(time.Second), sc.Duration, abort.reason, sum.Emulator.SuggestedTimeScale)
 		if snapshotGap != "" {
 			detail += "; while stopping: " + snapshotGap
 		}
@@ -423,6 +507,14 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		v := rec.until.Seconds()
 		sum.Faults.DisturbedUntilSeconds = &v
 	}
+	why := ""
+	if interrupted {
+		why = fmt.Sprintf("interrupted at %v emulated of %v; every figure covers the run up to there", end.Round(time.Second), sc.Duration)
+		if snapshotGap != "" {
+			why += " (while stopping: " + snapshotGap + ")"
+		}
+	}
+	sum.decide(why)
 	return &Result{Summary: sum, Series: rec.series, Scenario: sc, JobWaits: waits, Jobs: table}, nil
 }
 

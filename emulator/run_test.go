@@ -33,6 +33,15 @@ func runScenario(t *testing.T, sc scenario.Scenario, driver string) *emulator.Re
 	return res
 }
 
+// fig is a per-node figure that must have been measured.
+func fig(t *testing.T, v *float64) float64 {
+	t.Helper()
+	if v == nil {
+		t.Fatal("a per-node figure is null: no measurement window of at least 3 heartbeat periods")
+	}
+	return *v
+}
+
 // checkQuickstartShape asserts the Foundation's must-show properties of a
 // finished run without churn.
 func checkQuickstartShape(t *testing.T, s emulator.Summary) {
@@ -45,7 +54,7 @@ func checkQuickstartShape(t *testing.T, s emulator.Summary) {
 			s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.BrokenLinks.Final)
 	}
 	model := s.Messages.HeartbeatModelPerNodePerMinute
-	if got := s.Messages.PerNodePerMinute; math.Abs(got-model) > 0.10*model {
+	if got := fig(t, s.Messages.PerNodePerMinute); math.Abs(got-model) > 0.10*model {
 		t.Errorf("seed %d %s: %.2f messages per node per minute, want within 10%% of %.2f (mean neighbors × 60 / period)",
 			s.Seed, s.Driver, got, model)
 	}
@@ -67,7 +76,7 @@ func TestSimIsDeterministic(t *testing.T) {
 	b := runScenario(t, sc, emulator.DriverSim)
 	// Wall-clock fields are the only ones allowed to differ.
 	a.Summary.WallSeconds, b.Summary.WallSeconds = 0, 0
-	a.Summary.Messages.PerWallSecond, b.Summary.Messages.PerWallSecond = 0, 0
+	a.Summary.Messages.PerWallSecond, b.Summary.Messages.PerWallSecond = nil, nil
 	a.Summary.Sim.LoopSeconds, b.Summary.Sim.LoopSeconds = 0, 0
 	a.Summary.Sim.EventsPerSecond, b.Summary.Sim.EventsPerSecond = 0, 0
 	ja, _ := json.Marshal(a.Summary)
@@ -118,8 +127,8 @@ func TestQuickstartOnEmulatorAgreesWithSim(t *testing.T) {
 		}
 	}
 	within("neighbors per peer", emu.Overlay.NeighborsMean, sm.Overlay.NeighborsMean)
-	within("messages per node per minute", emu.Messages.PerNodePerMinute, sm.Messages.PerNodePerMinute)
-	within("bytes per node per minute", emu.Bytes.PerNodePerMinute, sm.Bytes.PerNodePerMinute)
+	within("messages per node per minute", fig(t, emu.Messages.PerNodePerMinute), fig(t, sm.Messages.PerNodePerMinute))
+	within("bytes per node per minute", fig(t, emu.Bytes.PerNodePerMinute), fig(t, sm.Bytes.PerNodePerMinute))
 	if emu.Clock.Timers == 0 {
 		t.Error("emulator recorded no timer lag observations")
 	}
@@ -294,7 +303,7 @@ func TestFastChurnSchemeOrdering(t *testing.T) {
 		sc.Churn.Interval = 5 * time.Second
 		got[mode] = runScenario(t, sc, emulator.DriverSim).Summary
 		s := got[mode]
-		t.Logf("%s: broken links mean %.3f, %.2f msgs, %.1f entries per node per minute", mode, s.Overlay.BrokenLinks.Mean, s.Messages.PerNodePerMinute, s.Entries.PerNodePerMinute)
+		t.Logf("%s: broken links mean %.3f, %.2f msgs, %.1f entries per node per minute", mode, s.Overlay.BrokenLinks.Mean, fig(t, s.Messages.PerNodePerMinute), fig(t, s.Entries.PerNodePerMinute))
 	}
 	v, c, a := got["vanilla"], got["compact"], got["adaptive"]
 	seed := v.Seed
@@ -309,11 +318,11 @@ func TestFastChurnSchemeOrdering(t *testing.T) {
 		if r := hb(s) / hb(v); r < 0.9 || r > 1.1 {
 			t.Errorf("seed %d %s: %.0f heartbeats, vanilla %.0f", seed, s.Overlay.HeartbeatMode, hb(s), hb(v))
 		}
-		if r := s.Messages.PerNodePerMinute / v.Messages.PerNodePerMinute; r > 1.2 {
-			t.Errorf("seed %d %s: %.2f messages per node per minute, vanilla %.2f", seed, s.Overlay.HeartbeatMode, s.Messages.PerNodePerMinute, v.Messages.PerNodePerMinute)
+		if r := fig(t, s.Messages.PerNodePerMinute) / fig(t, v.Messages.PerNodePerMinute); r > 1.2 {
+			t.Errorf("seed %d %s: %.2f messages per node per minute, vanilla %.2f", seed, s.Overlay.HeartbeatMode, fig(t, s.Messages.PerNodePerMinute), fig(t, v.Messages.PerNodePerMinute))
 		}
-		if s.Entries.PerNodePerMinute > 0.5*v.Entries.PerNodePerMinute {
-			t.Errorf("seed %d %s: %.1f node entries per node per minute, vanilla %.1f", seed, s.Overlay.HeartbeatMode, s.Entries.PerNodePerMinute, v.Entries.PerNodePerMinute)
+		if fig(t, s.Entries.PerNodePerMinute) > 0.5*fig(t, v.Entries.PerNodePerMinute) {
+			t.Errorf("seed %d %s: %.1f node entries per node per minute, vanilla %.1f", seed, s.Overlay.HeartbeatMode, fig(t, s.Entries.PerNodePerMinute), fig(t, v.Entries.PerNodePerMinute))
 		}
 	}
 }
@@ -341,8 +350,8 @@ func TestPerNodeCostFlatWithPeerCount(t *testing.T) {
 	small, large := 500, 2000
 	for _, split := range []string{scenario.SplitHalve, scenario.SplitKD} {
 		a, b := run(split, small), run(split, large)
-		msgs := b.Messages.PerNodePerMinute / a.Messages.PerNodePerMinute
-		bytes := b.Bytes.PerNodePerMinute / a.Bytes.PerNodePerMinute
+		msgs := fig(t, b.Messages.PerNodePerMinute) / fig(t, a.Messages.PerNodePerMinute)
+		bytes := fig(t, b.Bytes.PerNodePerMinute) / fig(t, a.Bytes.PerNodePerMinute)
 		t.Logf("%s: %d → %d peers: messages ×%.3f, bytes ×%.3f per node per minute", split, small, large, msgs, bytes)
 		switch {
 		case split == scenario.SplitHalve && (math.Abs(msgs-1) > 0.10 || math.Abs(bytes-1) > 0.15):

@@ -18,12 +18,20 @@ import (
 // summary.json. Its schema is documented in docs/RESULTS.md; keys are only
 // ever added.
 type Summary struct {
-	Scenario        string  `json:"scenario"`
-	Driver          string  `json:"driver"`
-	Seed            uint64  `json:"seed"`
-	TimeScale       float64 `json:"time_scale"`
-	EmulatedSeconds float64 `json:"emulated_seconds"`
-	WallSeconds     float64 `json:"wall_seconds"`
+	// Outcome is the run's one verdict: passed, failed (an invariant
+	// failed), overloaded (the machine could not keep up: the figures are
+	// distorted) or interrupted (stopped before its end; the figures cover
+	// the run so far) — outcome.go. OutcomeReasons are sentences naming
+	// each failed invariant or condition and what to change; empty when
+	// the run passed.
+	Outcome         string   `json:"outcome"`
+	OutcomeReasons  []string `json:"outcome_reasons"`
+	Scenario        string   `json:"scenario"`
+	Driver          string   `json:"driver"`
+	Seed            uint64   `json:"seed"`
+	TimeScale       float64  `json:"time_scale"`
+	EmulatedSeconds float64  `json:"emulated_seconds"`
+	WallSeconds     float64  `json:"wall_seconds"`
 	Peers           struct {
 		Initial int `json:"initial"`
 		Final   int `json:"final"`
@@ -46,29 +54,32 @@ type Summary struct {
 		ByType       map[string]TypeCount `json:"by_type"`
 		DecodeErrors uint64               `json:"decode_errors"`
 		// PerNodePerMinute is measured over Window (steady state, after
-		// the initial joins).
-		PerNodePerMinute float64 `json:"per_node_per_minute"`
+		// the initial joins); null when no window of at least
+		// MinWindowPeriods heartbeat periods was measured (the invariant
+		// measured then fails and says why).
+		PerNodePerMinute *float64 `json:"per_node_per_minute"`
 		// HeartbeatModelPerNodePerMinute is mean neighbors × 60 / period:
 		// what vanilla heartbeats alone should cost.
 		HeartbeatModelPerNodePerMinute float64 `json:"heartbeat_model_per_node_per_minute"`
 		// PerWallSecond is the protocol message rate over Window in wall
-		// time: how hard the run drove the bus.
-		PerWallSecond float64 `json:"per_wall_second"`
+		// time: how hard the run drove the bus (null as PerNodePerMinute).
+		PerWallSecond *float64 `json:"per_wall_second"`
 		Window        struct {
 			FromSeconds float64 `json:"from_seconds"`
 			ToSeconds   float64 `json:"to_seconds"`
-			// Steady is false when the initial peers had not all joined
-			// in time: the rates then cover the whole run, joins included.
+			// Steady is true when the window opened once the population
+			// had formed and lasted at least MinWindowPeriods heartbeat
+			// periods: only then are the rates given (else they are null).
 			Steady bool `json:"steady"`
 		} `json:"window"`
 	} `json:"messages"`
 	Bytes struct {
-		PerNodePerMinute float64 `json:"per_node_per_minute"`
+		PerNodePerMinute *float64 `json:"per_node_per_minute"`
 	} `json:"bytes"`
 	// Entries counts node descriptions carried by messages (wire.Entries):
 	// volume in the dissertation's unit, independent of the encoding.
 	Entries struct {
-		PerNodePerMinute float64 `json:"per_node_per_minute"`
+		PerNodePerMinute *float64 `json:"per_node_per_minute"`
 	} `json:"entries"`
 	Overlay struct {
 		Dimensions    int    `json:"dimensions"`
@@ -321,7 +332,7 @@ func (s Summary) PrintTable(w io.Writer) {
 	}
 	row("scenario", fmt.Sprintf("%s  driver=%s seed=%d", name, s.Driver, s.Seed))
 	row("time", fmt.Sprintf("%.0f s emulated in %.1f s wall (time scale %g)", s.EmulatedSeconds, s.WallSeconds, s.TimeScale))
-	row("peers", fmt.Sprintf("%d of %d joined", s.Peers.Final, s.Peers.Initial))
+	row("peers", fmt.Sprintf("%d members at the end (%d initial peers)", s.Peers.Final, s.Peers.Initial))
 	row("overlay", fmt.Sprintf("d=%d+virtual, %s splits, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.Split, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
 	row("zones", fmt.Sprintf("gaps %d, overlaps %d, extra zones held %d (%d orphans claimed)", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.ExtraZones, s.Overlay.OrphansClaimed))
 	row("broken links", fmt.Sprintf("final %d, max %d, mean %.2f", s.Overlay.BrokenLinks.Final, s.Overlay.BrokenLinks.Max, s.Overlay.BrokenLinks.Mean))
@@ -345,13 +356,16 @@ func (s Summary) PrintTable(w io.Writer) {
 		v := s.Messages.ByType[k]
 		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
 	}
-	row("per node per minute", fmt.Sprintf("%.2f msgs, %s, %.1f node entries (heartbeat model %.2f msgs; window %.0f–%.0f s)",
-		s.Messages.PerNodePerMinute, humanBytes(uint64(s.Bytes.PerNodePerMinute)), s.Entries.PerNodePerMinute, s.Messages.HeartbeatModelPerNodePerMinute,
-		s.Messages.Window.FromSeconds, s.Messages.Window.ToSeconds))
-	if !s.Messages.Window.Steady {
-		row("  warning", "the initial peers had not all joined by the end: rates cover the whole run, joins included")
+	if m := s.Messages.PerNodePerMinute; m != nil && s.Bytes.PerNodePerMinute != nil && s.Entries.PerNodePerMinute != nil {
+		row("per node per minute", fmt.Sprintf("%.2f msgs, %s, %.1f node entries (heartbeat model %.2f msgs; window %.0f–%.0f s)",
+			*m, humanBytes(uint64(*s.Bytes.PerNodePerMinute)), *s.Entries.PerNodePerMinute, s.Messages.HeartbeatModelPerNodePerMinute,
+			s.Messages.Window.FromSeconds, s.Messages.Window.ToSeconds))
+	} else {
+		row("per node per minute", fmt.Sprintf("not measured: no steady window of %d heartbeat periods (see invariant measured)", MinWindowPeriods))
 	}
-	row("message rate", fmt.Sprintf("%.0f msgs per wall second (window)", s.Messages.PerWallSecond))
+	if r := s.Messages.PerWallSecond; r != nil {
+		row("message rate", fmt.Sprintf("%.0f msgs per wall second (window)", *r))
+	}
 	if s.Driver == DriverEmulator {
 		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
 	}

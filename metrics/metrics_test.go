@@ -106,30 +106,40 @@ func TestQuantilesWithinBucketError(t *testing.T) {
 	}
 }
 
-func TestServerServesMetricsAndPprof(t *testing.T) {
+func TestServerServesMetricsAndPprofOnlyWhenAsked(t *testing.T) {
 	r := NewRun(RunInfo{Driver: "emulator", Mode: "vanilla", Population: "mixed"})
 	r.Peers.Set(42)
-	srv, err := Serve("127.0.0.1:0", r.Registry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	get := func(path string) string {
+	get := func(srv *Server, path string) (int, string) {
 		resp, err := http.Get("http://" + srv.Addr() + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: status %d", path, resp.StatusCode)
-		}
 		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		return resp.StatusCode, string(b)
 	}
-	if body := get("/metrics"); !strings.Contains(body, "gridbed_peers 42") {
-		t.Fatalf("/metrics lacks gridbed_peers 42:\n%.500s", body)
+	metricsOnly, err := Serve("127.0.0.1:0", r.Registry)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if body := get("/debug/pprof/"); !strings.Contains(body, "goroutine") {
-		t.Fatal("/debug/pprof/ does not list profiles")
+	defer metricsOnly.Close()
+	if code, body := get(metricsOnly, "/metrics"); code != http.StatusOK || !strings.Contains(body, "gridbed_peers 42") {
+		t.Fatalf("/metrics: status %d, lacks gridbed_peers 42:\n%.500s", code, body)
+	}
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/heap"} {
+		if code, _ := get(metricsOnly, path); code != http.StatusNotFound {
+			t.Errorf("%s on the metrics listener: status %d, want 404 (the profiler is served only when asked)", path, code)
+		}
+	}
+	both, err := ServeProfiler("127.0.0.1:0", r.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer both.Close()
+	if code, body := get(both, "/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Fatalf("/debug/pprof/: status %d, does not list profiles", code)
+	}
+	if code, body := get(both, "/metrics"); code != http.StatusOK || !strings.Contains(body, "gridbed_peers 42") {
+		t.Fatalf("/metrics beside the profiler: status %d", code)
 	}
 }

@@ -12,27 +12,44 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Server serves /metrics from a private registry and /debug/pprof/ on its
-// own mux (never http.DefaultServeMux).
+// Server serves /metrics from a private registry and, only when asked,
+// Go's profiler under /debug/pprof/ (never on the default mux).
 type Server struct {
 	srv *http.Server
 	ln  net.Listener
 }
 
-// Serve starts serving on addr (e.g. "127.0.0.1:9464"; port 0 picks a free
-// one). It returns once the listener is bound.
+// Serve starts serving /metrics of reg on addr (e.g. "127.0.0.1:9464";
+// port 0 picks a free one). It returns once the listener is bound.
 func Serve(addr string, reg *prometheus.Registry) (*Server, error) {
+	return serve(addr, reg, false)
+}
+
+// ServeProfiler starts serving Go's profiler under /debug/pprof/ on addr,
+// and /metrics of reg too when reg is not nil (one listener for both when
+// the user named the same address for them). The profiler reveals the
+// command line and memory of the process and can slow it down: serve it
+// only where the user asked for it.
+func ServeProfiler(addr string, reg *prometheus.Registry) (*Server, error) {
+	return serve(addr, reg, true)
+}
+
+func serve(addr string, reg *prometheus.Registry, profiler bool) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if reg != nil {
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	}
+	if profiler {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil

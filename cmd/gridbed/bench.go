@@ -1,21 +1,19 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
+	"runtime/debug"
 	"strconv"
-	"syscall"
+	"strings"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/bench"
+	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -36,7 +34,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	ceilingFor := fs.Duration("ceiling-duration", 5*time.Second, "how long the ceiling is measured (after 1 s of warm-up)")
 	ceilingActors := fs.Int("ceiling-actors", 0, "actors in the ceiling measurement (default 10000)")
 	ceilingSize := fs.Int("ceiling-size", 0, "ceiling message size in bytes (default: the scenario's mean message size)")
-	metricsAddr := fs.String("metrics-addr", "off", `serve /metrics and /debug/pprof/ here while running ("off" disables)`)
+	metricsAddr := fs.String("metrics-addr", "off", `serve /metrics here while running ("off" disables)`)
+	pprofAddr := fs.String("pprof-addr", "", `serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)`)
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -65,7 +64,19 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if *timeScale > 0 {
 		sets = append(sets, "time_scale="+strconv.FormatFloat(*timeScale, 'g', -1, 64))
 	}
+	var fitted string
 	if *duration > 0 {
+		// The scenario's join window was chosen for its own duration: fit
+		// it to the one asked for, so that a window is left to measure.
+		base, err := loadScenario(file, sets)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		if jw := fitJoinWindow(base, *duration); jw != base.Peers.JoinWindow && !setsKey(sets, "peers.join_window") {
+			sets = append(sets, "peers.join_window="+jw.String())
+			fitted = fmt.Sprintf("gridbed bench: peers.join_window fitted to %v (was %v) for --duration %v\n", jw, base.Peers.JoinWindow, *duration)
+		}
 		sets = append(sets, "duration="+duration.String())
 	}
 	sc, err := loadScenario(file, sets)
@@ -73,18 +84,20 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	fmt.Fprint(stderr, fitted)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
-	if *metricsAddr != "off" && *metricsAddr != "" {
-		srv, err := metrics.Serve(*metricsAddr, m.Registry)
-		if err != nil {
-			fmt.Fprintf(stderr, "gridbed bench: metrics disabled: %v\n", err)
-		} else {
-			defer srv.Close()
-			fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", srv.Addr())
-		}
+	if err := emulator.Admit(sc, *driver, debug.SetMemoryLimit(-1)); err != nil {
+		fmt.Fprintf(stderr, "gridbed bench: %v\n", err)
+		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ep, err := serveEndpoints("bench", m.Registry, *metricsAddr, true, *pprofAddr, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	defer ep.Close()
+	ctx, stop := interruptContext(stderr)
 	defer stop()
 	fmt.Fprintf(stderr, "bench %s: %d peers, %v emulated, driver %s, time scale %g\n", file, sc.Peers.Count, sc.Duration, *driver, sc.TimeScale)
 	rep, err := bench.Run(ctx, sc, bench.Options{
@@ -92,12 +105,16 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		Ceiling: bench.CeilingOptions{Duration: *ceilingFor, Actors: *ceilingActors, Size: *ceilingSize},
 	})
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "gridbed bench: interrupted")
-			return 130
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "gridbed bench: interrupted while measuring the ceiling")
+			return emulator.ExitInterrupted
 		}
 		fmt.Fprintf(stderr, "gridbed bench: %v\n", err)
 		return 1
+	}
+	code := 0
+	if rep.Outcome == emulator.OutcomeInterrupted {
+		code = emulator.ExitInterrupted
 	}
 	if *asJSON {
 		js, err := json.MarshalIndent(rep, "", "  ")
@@ -106,8 +123,36 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintln(stdout, string(js))
-		return 0
+		return code
 	}
 	rep.PrintTable(stdout)
-	return 0
+	return code
+}
+
+// fitJoinWindow is the join window for running sc for duration: the
+// scenario's own, unless that leaves less than the measured window
+// (emulator.MinWindowPeriods heartbeat periods after the join window and
+// one more period); then as long as leaves exactly that, or half the
+// duration when even that is not possible (the run's invariant measured
+// then says how long a duration is needed).
+func fitJoinWindow(sc scenario.Scenario, duration time.Duration) time.Duration {
+	period := sc.Overlay.Heartbeat.Period
+	jw := sc.Peers.JoinWindow
+	if room := duration - time.Duration(1+emulator.MinWindowPeriods)*period; jw > room {
+		jw = room
+	}
+	if jw <= 0 {
+		jw = duration / 2
+	}
+	return jw.Round(time.Second)
+}
+
+// setsKey reports whether the --set overrides assign key.
+func setsKey(sets []string, key string) bool {
+	for _, s := range sets {
+		if k, _, ok := strings.Cut(s, "="); ok && strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
 }

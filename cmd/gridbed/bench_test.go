@@ -10,7 +10,7 @@ import (
 // report whose required keys are present and sane (no timing asserted).
 func TestBenchJSON(t *testing.T) {
 	code, stdout, stderr := gridbed(t, "bench", "../../examples/bench.yaml", "--json",
-		"--peers", "40", "--duration", "2m", "--time-scale", "60", "--set", "peers.join_window=20s", "--set", "oracle.interval=30s",
+		"--peers", "40", "--duration", "2m30s", "--time-scale", "60", "--set", "peers.join_window=20s", "--set", "oracle.interval=30s",
 		"--ceiling-duration", "300ms", "--ceiling-actors", "200")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -36,6 +36,45 @@ func TestBenchJSON(t *testing.T) {
 	}
 	if num("clock_lag_p99_seconds") < 0 || num("bus_drops") != 0 {
 		t.Errorf("lag or drops insane:\n%s", stdout)
+	}
+}
+
+// TestBenchFitsJoinWindow: a --duration shorter than the scenario's join
+// window is not refused: the join window is fitted to it, and a window too
+// short to measure gives a null rate and a failed outcome that says how long
+// the duration must be — never 0 msgs/s reported as steady.
+func TestBenchFitsJoinWindow(t *testing.T) {
+	code, stdout, stderr := gridbed(t, "bench", "../../examples/bench.yaml", "--json", "--driver", "sim",
+		"--peers", "40", "--duration", "2m")
+	if code != 0 {
+		t.Fatalf("exit %d (bench.yaml's join window is 4m): %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "peers.join_window fitted to 1m0s") {
+		t.Errorf("stderr does not say the join window was fitted:\n%s", stderr)
+	}
+	var rep struct {
+		MessagesPerSecond *float64 `json:"messages_per_second"`
+		Steady            bool     `json:"steady"`
+		Outcome           string   `json:"outcome"`
+		Reasons           []string `json:"outcome_reasons"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if rep.MessagesPerSecond != nil || rep.Steady || rep.Outcome != "failed" || len(rep.Reasons) == 0 || !strings.Contains(rep.Reasons[0], "make duration at least") {
+		t.Errorf("a 30 s window: rate %v, steady %v, outcome %q, reasons %q; want a null rate, not steady, failed saying how long a duration is needed",
+			rep.MessagesPerSecond, rep.Steady, rep.Outcome, rep.Reasons)
+	}
+	// Long enough: the fitted window leaves 3 heartbeat periods.
+	code, stdout, stderr = gridbed(t, "bench", "../../examples/bench.yaml", "--json", "--driver", "sim", "--peers", "40", "--duration", "3m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.MessagesPerSecond == nil || *rep.MessagesPerSecond <= 0 || !rep.Steady || rep.Outcome != "passed" {
+		t.Errorf("--duration 3m (join window fitted to 1m): rate %v, steady %v, outcome %q %q", rep.MessagesPerSecond, rep.Steady, rep.Outcome, rep.Reasons)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Command gridbed runs emulation scenarios of P2P desktop-grid protocols.
 //
-//	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR]
+//	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR] [--pprof-addr ADDR] [--strict]
 //	gridbed sweep FILE --vary key=v1,v2 [--vary ...] [--set ...] [--driver sim] [--out DIR]
 //	gridbed validate FILE [--set key=value ...]
 //	gridbed bench [FILE] [--peers N] [--time-scale S] [--duration D] [--driver emulator|sim] [--json]
@@ -11,18 +11,14 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -46,20 +42,31 @@ Usage:
                                   --time-scale, --duration, --driver, --json)
 
 Run flags:
-  --out DIR              results directory (default results/<scenario file name>)
+  --out DIR              results directory (default results/<scenario file name>,
+                         results/<name>-sim for --driver sim); checked before the
+                         run, written as a whole at its end, an earlier run's
+                         results there replaced
   --set key=value        override a scenario key by dotted path; repeatable
   --driver NAME          emulator (actors over embedded NATS, default) or sim
                          (deterministic, virtual time)
-  --metrics-addr ADDR    serve /metrics and /debug/pprof/ here while running
-                         (default 127.0.0.1:9464; "off" disables)
+  --metrics-addr ADDR    serve /metrics here while running (default
+                         127.0.0.1:9464, which moves to a free port if busy;
+                         an address you give must be free; "off" disables)
+  --pprof-addr ADDR      serve Go's profiler (/debug/pprof/) here; a bare port
+                         means loopback (default: not served)
   --progress MODE        auto (a progress bar when stderr is a terminal), on, off
   --log-level LEVEL      debug, info, warn (default), error; logs go to stderr
-  --strict               exit with status 3 if an invariant failed (the overlay
-                         did not reconverge in time after the last fault)
-                         (a run the emulator stopped because it could not keep
-                         up, emulator.overload: abort, exits with status 4
-                         after writing its results)
+  --strict               exit non-zero unless the outcome is passed: 3 failed
+                         (an invariant failed), 4 overloaded (the machine could
+                         not keep up)
   --report=false         skip report.html and its figures (written by default)
+
+Every run ends with one outcome — passed, failed, overloaded, interrupted —
+on its last line and in summary.json. Exit status: 0 for a completed run
+(whatever its outcome, without --strict); 4 when the overload guard stopped
+it; 130 when interrupted (the first Ctrl-C stops the run and writes what it
+measured, a second exits at once); 2 when it could not start (bad scenario,
+results directory, memory, address).
 
 Sweep flags:
   --vary key=v1,v2,…     a grid axis; repeatable (the grid is their product)
@@ -206,10 +213,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "override a scenario key (key=value); repeatable")
 	out := fs.String("out", "", "results directory")
 	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
-	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9464", `serve /metrics here ("off" disables)`)
+	metricsAddr := fs.String("metrics-addr", defaultMetricsAddr, `serve /metrics here ("off" disables)`)
+	pprofAddr := fs.String("pprof-addr", "", `serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)`)
 	progress := fs.String("progress", "auto", "auto, on or off")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
-	strict := fs.Bool("strict", false, "exit with status 3 if an invariant failed")
+	strict := fs.Bool("strict", false, "exit non-zero unless the outcome is passed (3 failed, 4 overloaded)")
 	withReport := fs.Bool("report", true, "write report.html and its figures into the results directory")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -233,62 +241,94 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Join("results", strings.TrimSuffix(filepath.Base(pos[0]), filepath.Ext(pos[0])))
+		dir = defaultOut("", pos[0], *driver)
+	}
+	// Refuse what cannot work before anything runs: a results directory
+	// that cannot be written, a run that cannot fit in memory, a metrics
+	// address that is taken.
+	od, err := prepareOut("--out", dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
+		return 2
+	}
+	if err := emulator.Admit(sc, *driver, debug.SetMemoryLimit(-1)); err != nil {
+		od.Discard()
+		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
+		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-
 	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
-	if *metricsAddr != "off" && *metricsAddr != "" {
-		srv, err := metrics.Serve(*metricsAddr, m.Registry)
-		if err != nil {
-			fmt.Fprintf(stderr, "gridbed: cannot serve metrics on %s (%v); using a free port instead\n", *metricsAddr, err)
-			srv, err = metrics.Serve("127.0.0.1:0", m.Registry)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "gridbed: metrics disabled: %v\n", err)
-		} else {
-			defer srv.Close()
-			fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", srv.Addr())
-		}
+	ep, err := serveEndpoints("run", m.Registry, *metricsAddr, flagGiven(fs, "metrics-addr"), *pprofAddr, stderr)
+	if err != nil {
+		od.Discard()
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
+	defer ep.Close()
 
 	bar := newProgressBar(stderr, *progress)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(stderr)
 	defer stop()
 	fmt.Fprintf(stderr, "running %s: %d peers, %v emulated, driver %s, time scale %g\n", pos[0], sc.Peers.Count, sc.Duration, *driver, sc.TimeScale)
 	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m, Progress: bar.update, Logger: logger})
 	bar.done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "gridbed: interrupted; no results written")
-			return 130
-		}
+		od.Discard()
 		fmt.Fprintf(stderr, "gridbed: %v\n", err)
 		return 1
 	}
 	res.Summary.PrintTable(stdout)
-	if err := res.WriteFiles(dir); err != nil {
-		fmt.Fprintf(stderr, "gridbed: writing results: %v\n", err)
+	if code := writeRun(od, res, *withReport, stdout, stderr); code != 0 {
+		return code
+	}
+	fmt.Fprintln(stdout, res.Summary.OutcomeLine())
+	return res.Summary.ExitCode(*strict)
+}
+
+// writeRun writes a run's files into its results directory and puts it in
+// place. An interrupted run skips report.html (rendering its figures would
+// outlast the two seconds an interrupt may take).
+func writeRun(od *outDir, res *emulator.Result, withReport bool, stdout, stderr io.Writer) int {
+	if err := res.WriteFiles(od.Dir()); err != nil {
+		fmt.Fprintf(stderr, "gridbed: writing results: %v (partial files in %s)\n", err, od.Dir())
 		return 1
 	}
-	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "summary.json"))
-	if *withReport {
-		if _, err := report.WriteRun(dir, res); err != nil {
+	withFigures := withReport && res.Summary.Outcome != emulator.OutcomeInterrupted
+	if withFigures {
+		if _, err := report.WriteRun(od.Dir(), res); err != nil {
 			fmt.Fprintf(stderr, "gridbed: writing the report: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.html"))
 	}
-	if e := res.Summary.Emulator; e != nil && e.Aborted {
-		fmt.Fprintf(stderr, "gridbed: run aborted at %.0f s emulated of %.0f: the emulator could not keep up with time scale %g (%s); try --set time_scale=%g, or emulator.overload=warn to go on regardless\n",
-			res.Summary.EmulatedSeconds, sc.Duration.Seconds(), sc.TimeScale, e.Reason, e.SuggestedTimeScale)
-		return 4
+	if err := od.Commit(); err != nil {
+		fmt.Fprintf(stderr, "gridbed: %v\n", err)
+		return 1
 	}
-	if *strict && !res.Summary.Invariants.OK {
-		fmt.Fprintln(stderr, "gridbed: an invariant failed (--strict)")
-		return 3
+	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(od.final, "summary.json"))
+	if withFigures {
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(od.final, "report.html"))
+	} else if withReport {
+		fmt.Fprintln(stdout, "report: skipped (the run was interrupted)")
 	}
 	return 0
+}
+
+// defaultOut is the default results directory of a run (prefix "") or a
+// sweep (prefix "sweep-") of file on driver: the simulator's results go
+// beside the emulator's, not over them.
+func defaultOut(prefix, file, driver string) string {
+	name := prefix + strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	if driver == emulator.DriverSim {
+		name += "-sim"
+	}
+	return filepath.Join("results", name)
+}
+
+// flagGiven reports whether flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // progressBar draws emulated progress on a terminal.

@@ -59,8 +59,11 @@ func TestRunSimWritesResults(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "per node per minute") || !strings.Contains(stdout, "60 of 60 joined") {
+	if !strings.Contains(stdout, "per node per minute") || !strings.Contains(stdout, "60 members at the end") {
 		t.Fatalf("summary table missing:\n%s", stdout)
+	}
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); lines[len(lines)-1] != "outcome: passed — every invariant held" {
+		t.Fatalf("the last line is not the outcome:\n%s", stdout)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
@@ -116,14 +119,15 @@ func TestKeysListsScenarioKeys(t *testing.T) {
 func TestSweepTabulatesGrid(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := gridbed(t, "sweep", "../../examples/quickstart.yaml", "--driver", "sim", "--out", dir,
-		"--set", "peers.count=40", "--set", "duration=2m", "--set", "peers.join_window=30s",
+		"--set", "peers.count=40", "--set", "duration=2m30s", "--set", "peers.join_window=30s",
 		"--vary", "overlay.dimensions=1,3", "--vary", "overlay.heartbeat.mode=vanilla,compact")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	// header, separator, 4 rows, results line, report line
-	if len(lines) != 8 || !strings.HasPrefix(lines[2], "| 1 | vanilla | 40 |") || !strings.HasPrefix(lines[5], "| 3 | compact | 40 |") {
+	// header, separator, 4 rows, results line, report line, outcome line
+	if len(lines) != 9 || !strings.HasPrefix(lines[2], "| 1 | vanilla | passed | 40 |") || !strings.HasPrefix(lines[5], "| 3 | compact | passed | 40 |") ||
+		lines[8] != "outcome: passed — every point passed" {
 		t.Fatalf("table:\n%s", stdout)
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))

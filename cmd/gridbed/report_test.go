@@ -24,7 +24,7 @@ func readReport(t *testing.T, stdout, dir string) string {
 // TestRunWritesReport: gridbed run writes report.html and its figures
 // next to the results, and --report=false writes neither.
 func TestRunWritesReport(t *testing.T) {
-	args := []string{"run", "../../examples/quickstart.yaml", "--driver", "sim", "--metrics-addr", "off", "--set", "peers.count=40", "--set", "duration=2m"}
+	args := []string{"run", "../../examples/quickstart.yaml", "--driver", "sim", "--metrics-addr", "off", "--set", "peers.count=40", "--set", "duration=3m"}
 	dir := t.TempDir()
 	code, stdout, stderr := gridbed(t, append(args, "--out", dir)...)
 	if code != 0 {
@@ -59,7 +59,7 @@ func TestRunWritesReport(t *testing.T) {
 func TestSweepWritesReport(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := gridbed(t, "sweep", "../../examples/quickstart.yaml", "--driver", "sim", "--out", dir,
-		"--set", "peers.count=30", "--set", "duration=2m", "--vary", "overlay.heartbeat.mode=vanilla,compact,adaptive")
+		"--set", "peers.count=30", "--set", "duration=3m", "--vary", "overlay.heartbeat.mode=vanilla,compact,adaptive")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

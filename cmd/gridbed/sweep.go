@@ -1,16 +1,14 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/report"
@@ -80,11 +78,20 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
+		if err := emulator.Admit(sc, *driver, debug.SetMemoryLimit(-1)); err != nil {
+			fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", p.Name(axes), err)
+			return 2
+		}
 		scenarios[i] = sc
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Join("results", "sweep-"+strings.TrimSuffix(filepath.Base(pos[0]), filepath.Ext(pos[0])))
+		dir = defaultOut("sweep-", pos[0], *driver)
+	}
+	od, err := prepareOut("--out", dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed sweep: %v\n", err)
+		return 2
 	}
 	if *columns == "" {
 		*columns = strings.Join(defaultColumns, ",")
@@ -93,35 +100,44 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cols := strings.Split(*columns, ",")
+	if !slices.Contains(cols, "outcome") {
+		// Every point's verdict beside its figures: a point that did
+		// not pass measured something else than its scenario.
+		cols = append([]string{"outcome"}, cols...)
+	}
 	head := []string{}
 	for _, a := range axes {
 		head = append(head, a.Key)
 	}
 	head = append(head, cols...)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(stderr)
 	defer stop()
 	var rows [][]string
 	rep := &report.Sweep{Name: scenarios[0].Name, File: pos[0], Axes: axes, Columns: cols}
+	dir = od.Dir()
+	interrupted, notPassed := false, 0
 	for i, p := range grid {
 		sc := scenarios[i]
 		fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(grid), strings.Join(p.Assignments(axes), " "))
 		m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
 		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m})
 		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				fmt.Fprintln(stderr, "gridbed sweep: interrupted")
-				return 130
-			}
+			od.Discard()
 			fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", p.Name(axes), err)
 			return 1
+		}
+		interrupted = res.Summary.Outcome == emulator.OutcomeInterrupted
+		if res.Summary.Outcome != emulator.OutcomePassed {
+			notPassed++
+			fmt.Fprintf(stderr, "gridbed sweep: %s: %s\n", p.Name(axes), res.Summary.OutcomeLine())
 		}
 		sub := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
 		if err := res.WriteFiles(filepath.Join(dir, sub)); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: writing results: %v\n", err)
 			return 1
 		}
-		if *withReport {
+		if *withReport && !interrupted {
 			if _, err := report.WriteRun(filepath.Join(dir, sub), res); err != nil {
 				fmt.Fprintf(stderr, "gridbed sweep: writing the report: %v\n", err)
 				return 1
@@ -137,15 +153,15 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 		}
 		rows = append(rows, row)
 		rep.Add(p, sub, res, row[len(axes):])
+		if interrupted {
+			fmt.Fprintf(stderr, "gridbed sweep: interrupted at point %d of %d; writing the %d points run so far\n", i+1, len(grid), len(rows))
+			break
+		}
 	}
 	table := sweep.Markdown(head, rows)
 	csv := strings.Join(head, ",") + "\n"
 	for _, r := range rows {
 		csv += strings.Join(r, ",") + "\n"
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
 	}
 	if err := os.WriteFile(filepath.Join(dir, "sweep.csv"), []byte(csv), 0o644); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -155,14 +171,30 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fmt.Fprint(stdout, table)
-	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "sweep.csv"))
-	if *withReport {
+	withFigures := *withReport && !interrupted
+	if withFigures {
 		if _, err := rep.Write(dir); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: writing the report: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.html"))
+	}
+	if err := od.Commit(); err != nil {
+		fmt.Fprintf(stderr, "gridbed sweep: %v\n", err)
+		return 1
+	}
+	fmt.Fprint(stdout, table)
+	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(od.final, "sweep.csv"))
+	if withFigures {
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(od.final, "report.html"))
+	}
+	switch {
+	case interrupted:
+		fmt.Fprintf(stdout, "outcome: INTERRUPTED — %d of %d points run\n", len(rows), len(grid))
+		return emulator.ExitInterrupted
+	case notPassed > 0:
+		fmt.Fprintf(stdout, "outcome: %d of %d points did not pass (see the outcome column)\n", notPassed, len(grid))
+	default:
+		fmt.Fprintf(stdout, "outcome: passed — every point passed\n")
 	}
 	return 0
 }

@@ -65,10 +65,17 @@ type Report struct {
 
 	// MessagesPerSecond is gridbed's protocol message rate over the
 	// steady-state window (summary messages.per_wall_second); Steady
-	// whether that window opened (all peers joined).
-	MessagesPerSecond float64 `json:"messages_per_second"`
-	Steady            bool    `json:"steady"`
-	MessageBytesMean  float64 `json:"message_bytes_mean"`
+	// whether that window was measured (the population formed and the
+	// window held at least emulator.MinWindowPeriods heartbeat periods).
+	// Without one the rate is null, never 0.
+	MessagesPerSecond *float64 `json:"messages_per_second"`
+	Steady            bool     `json:"steady"`
+	// Outcome and OutcomeReasons are the run's verdict (summary
+	// outcome): a bench whose run did not pass measured something else
+	// than the scenario.
+	Outcome          string   `json:"outcome"`
+	OutcomeReasons   []string `json:"outcome_reasons"`
+	MessageBytesMean float64  `json:"message_bytes_mean"`
 	// CeilingMessagesPerSecond is the raw actor → NATS → actor rate
 	// measured in the same run (Ceiling), CeilingRatio the protocol's
 	// share of it.
@@ -177,11 +184,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		rep.KeptUp = true // virtual time never falls behind
 		rep.Events, rep.EventsPerSecond = sm.Events, sm.EventsPerSecond
 	}
-	if rep.KeptUp && rep.Steady && rep.BusDrops == 0 {
+	rep.Outcome, rep.OutcomeReasons = s.Outcome, s.OutcomeReasons
+	if rep.KeptUp && rep.Steady && rep.BusDrops == 0 && s.Outcome == emulator.OutcomePassed {
 		rep.PeersSustained = rep.Peers
 	}
 
-	if opts.Driver == emulator.DriverEmulator && !opts.NoCeiling {
+	if opts.Driver == emulator.DriverEmulator && !opts.NoCeiling && s.Outcome != emulator.OutcomeInterrupted {
 		// Free the scenario's heap first: the ceiling gets the machine
 		// the scenario had.
 		runtime.GC()
@@ -199,8 +207,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		}
 		rep.Ceiling = &c
 		rep.CeilingMessagesPerSecond = c.MessagesPerSecond
-		if c.MessagesPerSecond > 0 {
-			rep.CeilingRatio = rep.MessagesPerSecond / c.MessagesPerSecond
+		if c.MessagesPerSecond > 0 && rep.MessagesPerSecond != nil {
+			rep.CeilingRatio = *rep.MessagesPerSecond / c.MessagesPerSecond
 		}
 	}
 	rep.LoadAfter = loadAverage()
@@ -215,11 +223,11 @@ func (r *Report) PrintTable(w io.Writer) {
 	row("load average", "before %s, after %s", r.LoadBefore, r.LoadAfter)
 	row("peers", "%d of %d joined (d=%d+virtual, %s heartbeats every %gs); sustained: %d", r.Peers, r.PeersRequested, r.Dimensions, r.HeartbeatMode, r.HeartbeatSeconds, r.PeersSustained)
 	row("time", "%.0f s emulated in %.1f s wall: compression %.3g (time scale %g)", r.EmulatedSeconds, r.WallSeconds, r.TimeCompression, r.TimeScale)
-	steady := "steady window"
-	if !r.Steady {
-		steady = "NOT steady: not all peers joined, whole run"
+	if r.MessagesPerSecond != nil {
+		row("protocol messages", "%.0f msgs/s (steady window), mean %.0f B", *r.MessagesPerSecond, r.MessageBytesMean)
+	} else {
+		row("protocol messages", "not measured: no steady window (see the outcome below), mean %.0f B", r.MessageBytesMean)
 	}
-	row("protocol messages", "%.0f msgs/s (%s), mean %.0f B", r.MessagesPerSecond, steady, r.MessageBytesMean)
 	if c := r.Ceiling; c != nil {
 		row("ceiling", "%.0f msgs/s raw actor → NATS → actor (%d actors, %d in flight, %d B, %d connections; %d dropped)",
 			c.MessagesPerSecond, c.Options.Actors, c.Options.InFlight, c.Options.Size, c.Options.Connections, c.Dropped)
@@ -242,6 +250,7 @@ func (r *Report) PrintTable(w io.Writer) {
 		float64(r.HeapLiveBytes)/(1<<30), r.HeapLiveBytesPerPeer/1024)
 	row("bus", "dropped %d, lost %d", r.BusDrops, r.BusLost)
 	tw.Flush()
+	fmt.Fprintln(w, r.Summary.OutcomeLine())
 }
 
 // loadAverage is the first three fields of /proc/loadavg, or "unknown".

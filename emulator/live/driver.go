@@ -308,6 +308,14 @@ func (d *Driver) Submit(spec *wire.JobSpec) {
 	}
 }
 
+// Alive is the number of peers that should be members: spawned (or
+// adopted, or joined by churn) and not departed.
+func (d *Driver) Alive() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pids) - d.members.Departures()
+}
+
 // Member reports whether peer id is a current member of the overlay.
 func (d *Driver) Member(id overlay.NodeID) bool {
 	d.mu.Lock()

@@ -89,6 +89,9 @@ func (s *Set) IDs() []overlay.NodeID {
 // still says "joined") must not count as a member.
 func (s *Set) Departed(id overlay.NodeID) bool { return s.departed[id] }
 
+// Departures is how many members departed for good.
+func (s *Set) Departures() int { return len(s.departed) }
+
 // Has reports whether id is a member.
 func (s *Set) Has(id overlay.NodeID) bool { _, ok := s.pos[id]; return ok }
 

@@ -54,14 +54,15 @@ func runPage(res *emulator.Result) *Page {
 	kv := keyValue{t: Table{Caption: "Key numbers (summary.json)"}}
 	kv.add("peers", fmt.Sprintf("%d of %d joined", s.Peers.Final, s.Peers.Initial), "peers.final")
 	kv.add("overlay", fmt.Sprintf("d=%d+virtual, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean), "overlay.neighbors_mean")
+	kv.add("outcome", s.OutcomeLine(), "outcome")
 	w := s.Messages.Window
-	steady := ""
-	if !w.Steady {
-		steady = "; not steady: the initial peers had not all joined"
+	if m, b := s.Messages.PerNodePerMinute, s.Bytes.PerNodePerMinute; m != nil && b != nil {
+		kv.add("messages per node per minute", fmt.Sprintf("%s (heartbeat model %s; window %.0f–%.0f s)",
+			fmtNum(*m), fmtNum(s.Messages.HeartbeatModelPerNodePerMinute), w.FromSeconds, w.ToSeconds), "messages.per_node_per_minute")
+		kv.add("bytes per node per minute", fmtBytes(*b), "bytes.per_node_per_minute")
+	} else {
+		kv.add("messages per node per minute", "not measured: no steady window long enough (invariant measured)", "messages.per_node_per_minute")
 	}
-	kv.add("messages per node per minute", fmt.Sprintf("%s (heartbeat model %s; window %.0f–%.0f s%s)",
-		fmtNum(s.Messages.PerNodePerMinute), fmtNum(s.Messages.HeartbeatModelPerNodePerMinute), w.FromSeconds, w.ToSeconds, steady), "messages.per_node_per_minute")
-	kv.add("bytes per node per minute", fmtBytes(s.Bytes.PerNodePerMinute), "bytes.per_node_per_minute")
 	kv.add("messages", fmt.Sprintf("%d (%s)", s.Messages.Total, fmtBytes(float64(s.Messages.Bytes))), "messages.total")
 	kv.add("broken links", fmt.Sprintf("final %d, max %d, mean %.2f", s.Overlay.BrokenLinks.Final, s.Overlay.BrokenLinks.Max, s.Overlay.BrokenLinks.Mean), "overlay.broken_links")
 	kv.add("zones", fmt.Sprintf("gaps %d, overlaps %d, extra zones %d", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.ExtraZones), "overlay.zone_gaps")
@@ -220,7 +221,7 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 		scale, unit := 1.0, "messages"
 		if bytes {
 			scale, unit = 1, "bytes"
-			if window >= 10*1024 {
+			if window != nil && *window >= 10*1024 {
 				scale, unit = 1.0/1024, "KiB"
 			}
 		}
@@ -264,8 +265,10 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 			addLine(p, fmt.Sprintf("%d other types", len(types)-len(named)), len(named), byType[len(named)], 0)
 		}
 		w := res.Summary.Messages.Window
-		if w.ToSeconds > w.FromSeconds {
-			wl, _ := plotter.NewLine(plotter.XYs{{X: w.FromSeconds / 60, Y: window * scale}, {X: w.ToSeconds / 60, Y: window * scale}})
+		summary := "not measured (no steady window long enough)"
+		if window != nil && w.ToSeconds > w.FromSeconds {
+			summary = fmtNum(*window * scale)
+			wl, _ := plotter.NewLine(plotter.XYs{{X: w.FromSeconds / 60, Y: *window * scale}, {X: w.ToSeconds / 60, Y: *window * scale}})
 			wl.Color, wl.Dashes, wl.Width = color.Black, []vg.Length{vg.Points(6), vg.Points(3)}, vg.Points(1.5)
 			p.Add(wl)
 			p.Legend.Add("summary (window)", wl)
@@ -273,7 +276,7 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 		markTimes(p, "fault", faultMinutes(res.Summary))
 		return &figure{Figure: Figure{Name: name, Title: title, Caption: fmt.Sprintf(
 			"Protocol %s sent per member per emulated minute in each oracle interval (%s s), in total and for the %s with the most; the dashed line is the run's figure over the measurement window (%s = %s).%s",
-			unit, fmtNum(res.Summary.Oracle.IntervalSeconds), plural(len(named), "type", "types"), key, fmtNum(window*scale), faultText(res))},
+			unit, fmtNum(res.Summary.Oracle.IntervalSeconds), plural(len(named), "type", "types"), key, summary, faultText(res))},
 			panels: []*plot.Plot{p}}, Omitted{}
 	}
 }

@@ -99,6 +99,9 @@ func (s *Sweep) Write(dir string) (*Page, error) {
 
 	var figs []*figure
 	for i, col := range s.Columns {
+		if col == "outcome" {
+			continue // a verdict, tabulated, not drawn
+		}
 		f, o := s.columnFigure(i, col)
 		if f != nil {
 			figs = append(figs, f)

@@ -189,6 +189,10 @@ func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
 // Submit hands a job to the client (call it on the event loop, e.g. from At).
 func (d *Driver) Submit(spec *wire.JobSpec) { d.client.Submit(spec) }
 
+// Alive is the number of peers that should be members: spawned (or
+// adopted, or joined by churn) and not departed.
+func (d *Driver) Alive() int { return len(d.peers) - d.members.Departures() }
+
 // Member reports whether peer id is a current member of the overlay.
 func (d *Driver) Member(id overlay.NodeID) bool { return d.members.Has(id) }
 
@@ -258,8 +262,11 @@ func (d *Driver) AdvanceTo(ctx context.Context, t time.Duration) error {
 		return err
 	}
 	start := time.Now()
-	d.w.RunUntil(t)
+	done := d.w.RunUntilDone(t, ctx.Done())
 	d.loop += time.Since(start)
+	if !done {
+		return ctx.Err()
+	}
 	return nil
 }
 

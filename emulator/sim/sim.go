@@ -207,8 +207,21 @@ func (w *World) OnTimer(addr bus.Address, h TimerHandler) {
 }
 
 // RunUntil processes every event due at or before t, then sets the clock to t.
-func (w *World) RunUntil(t time.Duration) {
+func (w *World) RunUntil(t time.Duration) { w.RunUntilDone(t, nil) }
+
+// RunUntilDone is RunUntil that returns false, with virtual time at the
+// last event handled, as soon as done is closed (checked every 1,024
+// events): an interrupt or the memory ceiling stops a long stretch of
+// events within a fraction of a wall second.
+func (w *World) RunUntilDone(t time.Duration, done <-chan struct{}) bool {
 	for len(w.queue) > 0 && w.queue[0].at <= t {
+		if done != nil && w.events&1023 == 0 {
+			select {
+			case <-done:
+				return false
+			default:
+			}
+		}
 		e := w.pop()
 		w.now = e.at
 		w.events++
@@ -238,6 +251,7 @@ func (w *World) RunUntil(t time.Duration) {
 	if t > w.now {
 		w.now = t
 	}
+	return true
 }
 
 // The World is its own in-memory bus.
