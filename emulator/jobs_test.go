@@ -50,6 +50,17 @@ func conserved(t *testing.T, name string, seed uint64, j *emulator.JobsSummary, 
 	}
 }
 
+// checkJobHistories runs the job-history checker over a run with a
+// workload (every test that runs jobs calls it; runScenario does): every
+// job's events follow the job's state machine (ledger.Check), else the
+// test stops with the offending histories.
+func checkJobHistories(t *testing.T, res *emulator.Result) {
+	t.Helper()
+	if err := res.CheckJobs(); err != nil {
+		t.Fatalf("seed %d, driver %s: %v", res.Summary.Seed, res.Summary.Driver, err)
+	}
+}
+
 // 003 §5.4: pushing along aggregated load beats basic CAN by far, and the
 // centralized matchmaker with its global view is best. The ordering, not
 // the ratios, is asserted (docs/JOBS.md publishes the ratios).

@@ -30,6 +30,7 @@ func runScenario(t *testing.T, sc scenario.Scenario, driver string) *emulator.Re
 	if err != nil {
 		t.Fatalf("seed %d, driver %s: %v", sc.Seed, driver, err)
 	}
+	checkJobHistories(t, res)
 	return res
 }
 

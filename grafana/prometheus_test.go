@@ -294,6 +294,9 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := res.CheckJobs(); err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
 	runWall := time.Since(runStart)
 	if j := res.Summary.Jobs; j == nil || j.Completed == 0 || len(res.Summary.Faults.Events) == 0 {
 		t.Fatalf("the run must complete jobs and apply its fault for every panel to have data: jobs %+v, faults %+v", j, res.Summary.Faults)

@@ -399,7 +399,11 @@ faults:
 	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverSim, Metrics: m}); err != nil {
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverSim, Metrics: m})
+	if err != nil {
+		return nil, err
+	}
+	if err := res.CheckJobs(); err != nil {
 		return nil, err
 	}
 	return registryOf(m)

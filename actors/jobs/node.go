@@ -172,8 +172,9 @@ type Node struct {
 	// (or when we last asked for an adoption).
 	ownerHeard map[overlay.NodeID]time.Duration
 	// disowned are the jobs whose ownership we handed on (their point left
-	// our zone), and when: run nodes still reporting them to us are told.
-	disowned map[uint64]time.Duration
+	// our zone): run nodes still reporting them to us are told, and a
+	// completion one reports is handed on too.
+	disowned map[uint64]handedOn
 	// ended are the owned jobs that completed, kept for a while: a copy
 	// another owner placed meanwhile (a partition made each side repair
 	// on its own) is cancelled when it or its ownership reaches us.
@@ -214,7 +215,7 @@ func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
 	n := &Node{
 		cfg: cfg.withDefaults(), view: view, rng: rng, central: central, self: view.ID(),
 		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
-		disowned: map[uint64]time.Duration{}, ended: map[uint64]ended{}, hosted: map[overlay.NodeID]*hosted{},
+		disowned: map[uint64]handedOn{}, ended: map[uint64]ended{}, hosted: map[overlay.NodeID]*hosted{},
 	}
 	n.capacity = n.cfg.Res.Capacity(view.Point())
 	n.capacity[ResCores] = max(n.capacity[ResCores], 1)
@@ -369,6 +370,13 @@ func (n *Node) nbc() uint32 {
 	return 0
 }
 
+// handedOn is a job whose ownership we handed on: when (or when a copy of
+// it last reported to us), and its profile.
+type handedOn struct {
+	at   time.Duration
+	spec *wire.JobSpec
+}
+
 // ended is a completed job an owner remembers.
 type ended struct {
 	spec *wire.JobSpec
@@ -469,6 +477,14 @@ func (n *Node) own(now time.Duration, spec *wire.JobSpec, hops uint32) {
 	if _, done := n.ended[spec.Id]; done || n.ran[spec.Id] {
 		// A resubmission of a job that completed here: its result was lost.
 		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Done: []uint64{spec.Id}})
+		return
+	}
+	if h := n.holding(spec.Id); h != nil {
+		// A resubmission of a job we run (or queue) for an owner the
+		// client no longer hears from — we took over its zone, or it
+		// handed the job on and nobody took it up: we own our copy, as if
+		// it had asked us to adopt it, rather than place a second one.
+		n.onAdopt(now, &wire.JobAdopt{Job: spec, Run: uint64(n.self), Epoch: h.epoch, Moves: h.moves})
 		return
 	}
 	n.status.Owned++
@@ -965,7 +981,8 @@ func (n *Node) periodic(now time.Duration) {
 	var owners batches[wire.RunHeartbeat]
 	for _, h := range n.queue {
 		hb := owners.to(h.owner)
-		hb.Held = append(hb.Held, ref(h.spec.Id, h.epoch))
+		// The copy's moves too: an owner's cancel must name this copy.
+		hb.Held = append(hb.Held, h.ref())
 	}
 	for _, d := range n.done {
 		hb := owners.to(d.owner)
@@ -976,11 +993,15 @@ func (n *Node) periodic(now time.Duration) {
 			// We own these ourselves: nothing to watch — unless we handed
 			// one's ownership on (its point left our zone) and nobody has
 			// adopted it yet: ask the point again (the first adoption may
-			// have found no route, or been lost).
+			// have found no route, or been lost), for as long as we hold
+			// the copy or its unacknowledged completion — a copy nobody
+			// owns would run on unreported while the client resubmits.
 			var again []*wire.JobRef
 			for _, r := range slices.Concat(owners.by[o].Held, owners.by[o].Done) {
 				if _, ok := n.owned[r.Id]; !ok {
-					if _, gone := n.disowned[r.Id]; gone {
+					if h, gone := n.disowned[r.Id]; gone {
+						h.at = now
+						n.disowned[r.Id] = h
 						again = append(again, r)
 					}
 				}
@@ -1058,11 +1079,9 @@ func (n *Node) periodic(now time.Duration) {
 			delete(n.runHeard, id)
 		}
 	}
-	for id, t := range n.disowned {
-		if now-t > 4*timeout {
+	for id, h := range n.disowned { // deleting only: order does not matter
+		if now-h.at > 4*timeout {
 			delete(n.disowned, id)
-			// A finished job we could not hand on is given up with it.
-			n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.owner == n.self && d.ref.Id == id })
 		}
 	}
 	for _, id := range sortedKeys(n.ended) {
@@ -1095,7 +1114,7 @@ func (n *Node) periodic(now time.Duration) {
 func (n *Node) disown(now time.Duration, o *owned) {
 	id := o.spec.Id
 	delete(n.owned, id)
-	n.disowned[id] = now
+	n.disowned[id] = handedOn{at: now, spec: o.spec}
 	n.status.Disowned++
 	n.event(Event{Kind: EvDisowned, Job: id, Attempt: o.spec.Attempt, Other: o.run})
 	r := &wire.JobRef{Id: id, Epoch: o.epoch, Moves: o.moves}
@@ -1320,6 +1339,16 @@ func (n *Node) onRunHeartbeat(now time.Duration, from overlay.NodeID, m *wire.Ru
 	for _, r := range m.Done {
 		if o, ok := n.owned[r.Id]; ok {
 			n.complete(o, from)
+		} else if h, gone := n.disowned[r.Id]; gone {
+			// It finished before the point's new owner adopted it: that
+			// owner must learn the job is done — it may own a copy the
+			// client resubmitted meanwhile, or be asked again later — so
+			// we remember the completion and hand it on like our own
+			// (periodic), and acknowledge the run node.
+			if _, known := n.ended[r.Id]; !known {
+				n.ended[r.Id] = ended{spec: h.spec, at: n.now}
+				n.arm(n.now)
+			}
 		}
 		acked = true
 	}

@@ -1675,6 +1675,8 @@ type tNet struct {
 	client *Client
 	timers []tTimer
 	events []Event
+	// drop, if set, loses the messages it returns true for.
+	drop func(from, to overlay.NodeID, m proto.Message) bool
 }
 
 type tTimer struct {
@@ -1704,6 +1706,9 @@ func (net *tNet) deliver(now time.Duration, ms []tMsg) {
 	for len(ms) > 0 {
 		x := ms[0]
 		ms = ms[1:]
+		if net.drop != nil && net.drop(x.from, x.to, x.m) {
+			continue
+		}
 		if x.to == net.client.ID() {
 			net.client.Step(now, x.from, x.m)
 			ms = append(ms, net.collect(now, x.to, tDrain(net.client))...)

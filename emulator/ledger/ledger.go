@@ -61,6 +61,9 @@ type Record struct {
 	EndedAt  time.Duration
 	History  []Step
 	lastStep time.Duration
+
+	// HistoryDropped counts the steps past the history's bound, not kept.
+	HistoryDropped int
 }
 
 // node is a live peer in the global view.
@@ -240,6 +243,8 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 	}
 	if l.keepHistory == 0 || len(r.History) < l.keepHistory {
 		r.History = append(r.History, Step{At: at, Event: e.Kind.String(), Peer: e.Peer, Other: e.Other, Reason: e.Reason})
+	} else {
+		r.HistoryDropped++
 	}
 	r.lastStep = at
 	first := false
@@ -430,8 +435,9 @@ type RunNode struct {
 	Cores int
 }
 
-// Records returns a copy of every job's record, in job order, without the
-// state history, and the run nodes they name (for a per-job table).
+// Records returns a copy of every job's record, in job order, with its
+// state history so far (shared: read it, do not change it), and the run
+// nodes they name (for a per-job table and the history checker, Check).
 func (l *Ledger) Records() ([]Record, map[overlay.NodeID]RunNode) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -439,7 +445,7 @@ func (l *Ledger) Records() ([]Record, map[overlay.NodeID]RunNode) {
 	nodes := map[overlay.NodeID]RunNode{}
 	for _, r := range l.jobs {
 		c := *r
-		c.History, c.starts = nil, nil
+		c.History, c.starts = r.History[:len(r.History):len(r.History)], nil
 		out = append(out, c)
 		if nd, ok := l.nodes[r.RunNode]; ok && r.RunNode != 0 {
 			nodes[r.RunNode] = RunNode{Speed: nd.speed, Cores: nd.cores}

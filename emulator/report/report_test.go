@@ -33,6 +33,9 @@ func simRun(t testing.TB, yaml string) *emulator.Result {
 	if err != nil {
 		t.Fatalf("seed %d: %v", sc.Seed, err)
 	}
+	if err := res.CheckJobs(); err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
 	return res
 }
 

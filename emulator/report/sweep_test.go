@@ -32,6 +32,9 @@ func runGrid(t *testing.T, dir, base string, axes []sweep.Axis, cols []string) *
 		if err != nil {
 			t.Fatalf("%v (seed %d): %v", p, sc.Seed, err)
 		}
+		if err := res.CheckJobs(); err != nil {
+			t.Fatalf("%v (seed %d): %v", p, sc.Seed, err)
+		}
 		sub := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
 		writeReport(t, filepath.Join(dir, sub), res)
 		var cells []string
