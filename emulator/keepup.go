@@ -153,7 +153,7 @@ func roundDown2(v float64) float64 {
 // verdict is the summary table's line for e.
 func (e *EmulatorSummary) verdict(scale float64) string {
 	if e.Aborted {
-		return fmt.Sprintf("NO, ABORTED at %.0f s emulated: %s; time scale %g was too fast, try %g", *e.OverloadAtSeconds, e.Reason, scale, e.SuggestedTimeScale)
+		return fmt.Sprintf("NO, ABORTED: at %.0f s emulated the guard found %s; time scale %g was too fast, try %g", *e.OverloadAtSeconds, e.Reason, scale, e.SuggestedTimeScale)
 	}
 	if e.KeptUp {
 		return fmt.Sprintf("yes: lag p99 %.3g s emulated ≤ %.3g s (1%% of the heartbeat period); estimated headroom to time scale %g", e.LagP99EmulatedSeconds, e.LagToleranceSeconds, e.SuggestedTimeScale)
@@ -199,7 +199,7 @@ func (e *EmulatorSummary) check(scale float64, drops uint64) InvariantCheck {
 		what = append(what, fmt.Sprintf("the bus dropped %d messages (slow consumers)", drops))
 	}
 	if e.Aborted {
-		what = append(what, "the overload guard stopped the run")
+		what = append(what, "the run was stopped before its end (see run_completed)")
 	}
 	c.Detail = fmt.Sprintf("%s: the machine could not keep up with time scale %g and the figures are distorted — try --set time_scale=%g",
 		strings.Join(what, "; "), scale, e.SuggestedTimeScale)

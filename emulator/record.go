@@ -287,7 +287,11 @@ func (r *recorder) measured() InvariantCheck {
 	c := InvariantCheck{Name: "measured"}
 	period := r.sc.Overlay.Heartbeat.Period
 	need := MinWindowPeriods * period
-	minDuration := r.sc.Peers.JoinWindow + period + need
+	// The window opens at a sample: the first multiple of the oracle
+	// interval from the join window plus one period on.
+	interval := r.sc.Oracle.Interval
+	opens := (r.sc.Peers.JoinWindow + period + interval - 1) / interval * interval
+	minDuration := opens + need
 	last := r.series[len(r.series)-1]
 	switch {
 	case r.windowStart == nil && last.T >= r.windowFrom:

@@ -496,8 +496,10 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		sum.Invariants.fail("no_peer_panics", fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics))
 	}
 	if abort != nil {
-		detail := fmt.Sprintf("aborted at %v emulated of %v: %s; try --set time_scale=%g, or emulator.overload=warn to go on regardless",
-			end.Round(time.Second), sc.Duration, abort.reason, sum.Emulator.SuggestedTimeScale)
+		detail := fmt.Sprintf("aborted at %v emulated of %v: %s", end.Round(time.Second), sc.Duration, abort.reason)
+		if e := sum.Emulator; e != nil && !strings.HasPrefix(abort.reason, "memory:") {
+			detail += fmt.Sprintf("; try --set time_scale=%g, or emulator.overload=warn to go on regardless", e.SuggestedTimeScale)
+		}
 		if snapshotGap != "" {
 			detail += "; while stopping: " + snapshotGap
 		}

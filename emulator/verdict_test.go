@@ -93,8 +93,14 @@ func TestPopulationNeverFormedFails(t *testing.T) {
 // TestPopulationFormedAccountsDepartures: peers that crash during the join
 // window are not expected to be members: the population still formed.
 func TestPopulationFormedAccountsDepartures(t *testing.T) {
-	sc := verdictScenario(t, 200, 6*time.Minute)
-	if err := sc.SetAll("faults=[{at: 40s, crash: {fraction: 0.2}}]"); err != nil {
+	sc, err := scenario.Parse("crash-while-joining.yaml", []byte(`
+seed: 3
+duration: 9m
+peers: {count: 200, join_window: 4m}
+faults:
+  - {at: 40s, crash: {fraction: 0.2}}
+`))
+	if err != nil {
 		t.Fatal(err)
 	}
 	s := runVerdict(t, sc, Options{Driver: DriverSim})
@@ -170,13 +176,14 @@ func TestInterruptKeepsResults(t *testing.T) {
 // stopped as overloaded with its results — in the join phase built
 // in-process and, on the deterministic driver, between two events.
 func TestMemoryCeilingStopsRun(t *testing.T) {
-	sc := verdictScenario(t, 100, 10*time.Minute)
+	// Long enough that the watcher (every 250 ms of wall time) sees it.
+	sc := verdictScenario(t, 300, 12*time.Hour)
 	s := runVerdict(t, sc, Options{Driver: DriverSim, MemoryCeiling: 1})
 	wantCheck(t, s, "run_completed", false, "memory")
 	if s.Outcome != OutcomeOverloaded || s.ExitCode(false) != 0 || s.ExitCode(true) != ExitOverloaded || s.EmulatedSeconds >= sc.Duration.Seconds() {
 		t.Errorf("seed %d: outcome %q after %g s emulated, exit %d", s.Seed, s.Outcome, s.EmulatedSeconds, s.ExitCode(true))
 	}
-	sc = verdictScenario(t, 2000, 10*time.Minute, "peers.bootstrap=direct")
+	sc = verdictScenario(t, 10000, 10*time.Minute, "peers.bootstrap=direct") // seconds of join phase
 	s = runVerdict(t, sc, Options{Driver: DriverEmulator, MemoryCeiling: 1})
 	wantCheck(t, s, "run_completed", false, "join phase", "memory")
 	if s.Outcome != OutcomeOverloaded {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -87,7 +86,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stderr, fitted)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
-	if err := emulator.Admit(sc, *driver, debug.SetMemoryLimit(-1)); err != nil {
+	if err := emulator.Admit(sc, *driver, memoryLimit()); err != nil {
 		fmt.Fprintf(stderr, "gridbed bench: %v\n", err)
 		return 2
 	}
@@ -130,17 +129,18 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 }
 
 // fitJoinWindow is the join window for running sc for duration: the
-// scenario's own, unless that leaves less than the measured window
-// (emulator.MinWindowPeriods heartbeat periods after the join window and
-// one more period); then as long as leaves exactly that, or half the
-// duration when even that is not possible (the run's invariant measured
-// then says how long a duration is needed).
+// scenario's own, unless that leaves no measured window — the window opens
+// at the first oracle sample at least one heartbeat period after the join
+// window and must hold emulator.MinWindowPeriods periods — then the longest
+// that does, or half the duration when none does (the run's invariant
+// measured then says how long a duration is needed).
 func fitJoinWindow(sc scenario.Scenario, duration time.Duration) time.Duration {
-	period := sc.Overlay.Heartbeat.Period
-	jw := sc.Peers.JoinWindow
-	if room := duration - time.Duration(1+emulator.MinWindowPeriods)*period; jw > room {
-		jw = room
-	}
+	period, interval := sc.Overlay.Heartbeat.Period, sc.Oracle.Interval
+	need := time.Duration(emulator.MinWindowPeriods) * period
+	// Largest jw with the first sample from jw+period on at most
+	// duration-need.
+	room := (duration-need)/interval*interval - period
+	jw := min(sc.Peers.JoinWindow, room)
 	if jw <= 0 {
 		jw = duration / 2
 	}

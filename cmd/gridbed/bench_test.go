@@ -65,8 +65,9 @@ func TestBenchFitsJoinWindow(t *testing.T) {
 		t.Errorf("a 30 s window: rate %v, steady %v, outcome %q, reasons %q; want a null rate, not steady, failed saying how long a duration is needed",
 			rep.MessagesPerSecond, rep.Steady, rep.Outcome, rep.Reasons)
 	}
-	// Long enough: the fitted window leaves 3 heartbeat periods.
-	code, stdout, stderr = gridbed(t, "bench", "../../examples/bench.yaml", "--json", "--driver", "sim", "--peers", "40", "--duration", "3m")
+	// Long enough: the join window fitted to 1m30s leaves 4 heartbeat
+	// periods after the sample at 2 min (bench.yaml samples every 2 min).
+	code, stdout, stderr = gridbed(t, "bench", "../../examples/bench.yaml", "--json", "--driver", "sim", "--peers", "40", "--duration", "4m")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -74,7 +75,7 @@ func TestBenchFitsJoinWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.MessagesPerSecond == nil || *rep.MessagesPerSecond <= 0 || !rep.Steady || rep.Outcome != "passed" {
-		t.Errorf("--duration 3m (join window fitted to 1m): rate %v, steady %v, outcome %q %q", rep.MessagesPerSecond, rep.Steady, rep.Outcome, rep.Reasons)
+		t.Errorf("--duration 4m (join window fitted to 1m30s): rate %v, steady %v, outcome %q %q", rep.MessagesPerSecond, rep.Steady, rep.Outcome, rep.Reasons)
 	}
 }
 

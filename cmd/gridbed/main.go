@@ -251,7 +251,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
 		return 2
 	}
-	if err := emulator.Admit(sc, *driver, debug.SetMemoryLimit(-1)); err != nil {
+	if err := emulator.Admit(sc, *driver, memoryLimit()); err != nil {
 		od.Discard()
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
 		return 2

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -23,4 +25,14 @@ func physicalMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// memoryLimit is the soft memory limit runs are admitted against: the
+// process's (GOMEMLIMIT, or the half of the machine main sets), or half
+// the machine's memory when none is set (tests).
+func memoryLimit() int64 {
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		return l
+	}
+	return physicalMemory() / 2
 }

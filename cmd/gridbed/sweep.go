@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -78,7 +77,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
-		if err := emulator.Admit(sc, *driver, debug.SetMemoryLimit(-1)); err != nil {
+		if err := emulator.Admit(sc, *driver, memoryLimit()); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", p.Name(axes), err)
 			return 2
 		}
