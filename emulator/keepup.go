@@ -12,10 +12,10 @@ import (
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
-// LagTolerance is the clock lag, as a fraction of the heartbeat period in
-// emulated time, up to which a run counts as having kept up with its time
-// scale: a timer handled that late shifts the protocol's periodic work by
-// at most 1% of its period.
+// LagTolerance is the default clock lag (emulator.lag_tolerance), as a
+// fraction of the heartbeat period in emulated time, up to which a run
+// counts as having kept up with its time scale: a timer handled that late
+// shifts the protocol's periodic work by at most 1% of its period.
 const LagTolerance = 0.01
 
 // cpuBudget is the share of the machine's cores the suggested time scale
@@ -39,8 +39,9 @@ type EmulatorSummary struct {
 	// LagJudged is the lag quantile KeptUp compared with the tolerance:
 	// "p99", or the median when fewer than minLagTimers timers fired.
 	LagJudged string `json:"lag_judged"`
-	// judged is that lag, in emulated seconds.
-	judged float64
+	// judged is that lag, in emulated seconds; tolerance the fraction of
+	// the heartbeat period allowed (emulator.lag_tolerance).
+	judged, tolerance float64
 	// CPUSeconds is the process's CPU time (user + system) from the start
 	// of emulated time to the end of the run; CPUPerEmulatedSecond that
 	// divided by the emulated seconds; Cores the CPUs the process may use.
@@ -86,10 +87,11 @@ type SimSummary struct {
 // The lag judged is the p99 — or, over fewer than minLagTimers timers,
 // where a p99 is a single timer (one hiccup while the peers spawn), the
 // median (LagJudged says which).
-func keepUp(scale float64, period time.Duration, lagP50, lagP99 float64, timers uint64, cpu time.Duration, emulated float64, drops uint64) *EmulatorSummary {
+func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float64, timers uint64, cpu time.Duration, emulated float64, drops uint64) *EmulatorSummary {
 	e := &EmulatorSummary{
 		LagP99EmulatedSeconds: lagP99 * scale,
-		LagToleranceSeconds:   LagTolerance * period.Seconds(),
+		LagToleranceSeconds:   tolerance * period.Seconds(),
+		tolerance:             tolerance,
 		CPUSeconds:            cpu.Seconds(),
 		Cores:                 runtime.GOMAXPROCS(0),
 		LagJudged:             "p99",
@@ -156,9 +158,9 @@ func (e *EmulatorSummary) verdict(scale float64) string {
 		return fmt.Sprintf("NO, ABORTED: at %.0f s emulated the guard found %s; time scale %g was too fast, try %g", *e.OverloadAtSeconds, e.Reason, scale, e.SuggestedTimeScale)
 	}
 	if e.KeptUp {
-		return fmt.Sprintf("yes: lag p99 %.3g s emulated ≤ %.3g s (1%% of the heartbeat period); estimated headroom to time scale %g", e.LagP99EmulatedSeconds, e.LagToleranceSeconds, e.SuggestedTimeScale)
+		return fmt.Sprintf("yes: lag %s %.3g s emulated ≤ %.3g s (%g%% of the heartbeat period); estimated headroom to time scale %g", e.LagJudged, e.judged, e.LagToleranceSeconds, 100*e.tolerance, e.SuggestedTimeScale)
 	}
-	return fmt.Sprintf("NO: lag p99 %.3g s emulated > %.3g s (1%% of the heartbeat period) or bus drops; time scale %g was too fast, try %g", e.LagP99EmulatedSeconds, e.LagToleranceSeconds, scale, e.SuggestedTimeScale)
+	return fmt.Sprintf("NO: lag %s %.3g s emulated > %.3g s (%g%% of the heartbeat period) or bus drops; time scale %g was too fast, try %g", e.LagJudged, e.judged, e.LagToleranceSeconds, 100*e.tolerance, scale, e.SuggestedTimeScale)
 }
 
 // cpuTime is the process's CPU time so far (user + system).
@@ -188,12 +190,12 @@ func (e *EmulatorSummary) clampTo(end float64) {
 func (e *EmulatorSummary) check(scale float64, drops uint64) InvariantCheck {
 	c := InvariantCheck{Name: "kept_up", OK: e.KeptUp && !e.Aborted}
 	if c.OK {
-		c.Detail = fmt.Sprintf("clock lag %s %.3g s emulated ≤ %.3g s (1%% of the heartbeat period), no bus drops", e.LagJudged, e.judged, e.LagToleranceSeconds)
+		c.Detail = fmt.Sprintf("clock lag %s %.3g s emulated ≤ %.3g s (%g%% of the heartbeat period), no bus drops", e.LagJudged, e.judged, e.LagToleranceSeconds, 100*e.tolerance)
 		return c
 	}
 	var what []string
 	if e.judged > e.LagToleranceSeconds {
-		what = append(what, fmt.Sprintf("clock lag %s %.3g s emulated > %.3g s (1%% of the heartbeat period)", e.LagJudged, e.judged, e.LagToleranceSeconds))
+		what = append(what, fmt.Sprintf("clock lag %s %.3g s emulated > %.3g s (%g%% of the heartbeat period, emulator.lag_tolerance)", e.LagJudged, e.judged, e.LagToleranceSeconds, 100*e.tolerance))
 	}
 	if drops > 0 {
 		what = append(what, fmt.Sprintf("the bus dropped %d messages (slow consumers)", drops))

@@ -16,7 +16,7 @@ import (
 // the run eats memory without reaching its end). Once per window of wall
 // time it reads the driver's pressure (live.Pressure) and
 //
-//   - warns once, as soon as timers are handled later than LagTolerance of
+//   - warns once, as soon as timers are handled later than lag_tolerance of
 //     the heartbeat period (emulated) in warnWindows windows in a row;
 //   - trips when timers are handled at least a whole heartbeat period late
 //     (emulated) in lagWindows windows in a row — failure detection then
@@ -49,7 +49,7 @@ const (
 // behind. It is pure: time and pressure come in as arguments.
 type overloadGuard struct {
 	scale     float64 // time scale
-	tolerance float64 // emulated seconds: LagTolerance × heartbeat period
+	tolerance float64 // emulated seconds: emulator.lag_tolerance × heartbeat period
 	abortLag  float64 // emulated seconds: one heartbeat period
 
 	lagStreak, warnStreak, growStreak, farStreak int
@@ -60,8 +60,8 @@ type overloadGuard struct {
 	warned                                       bool
 }
 
-func newOverloadGuard(scale float64, period time.Duration) *overloadGuard {
-	return &overloadGuard{scale: scale, tolerance: LagTolerance * period.Seconds(), abortLag: period.Seconds()}
+func newOverloadGuard(scale float64, period time.Duration, tolerance float64) *overloadGuard {
+	return &overloadGuard{scale: scale, tolerance: tolerance * period.Seconds(), abortLag: period.Seconds()}
 }
 
 // overloadVerdict is what one window tells.
@@ -200,7 +200,7 @@ func watchOverload(ctx context.Context, ld *live.Driver, sc scenario.Scenario, o
 	if window <= 0 {
 		window = overloadWindow
 	}
-	g := newOverloadGuard(sc.TimeScale, sc.Overlay.Heartbeat.Period)
+	g := newOverloadGuard(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance)
 	abort := sc.Emulator.Overload != scenario.OverloadWarn
 	trip := &overloadTrip{}
 	ld.Pressure() // start the first window now

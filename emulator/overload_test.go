@@ -23,7 +23,7 @@ func TestOverloadGuardDecides(t *testing.T) {
 	period := 30 * time.Second // tolerance 0.3 s = 3 ms wall; a period is 300 ms wall
 	w := time.Second
 	run := func(ps []live.Pressure) (warns, trips int, reason string, tripAt int) {
-		g := newOverloadGuard(scale, period)
+		g := newOverloadGuard(scale, period, LagTolerance)
 		tripAt = -1
 		for i, p := range ps {
 			v := g.observe(p, w)
@@ -88,7 +88,7 @@ func TestOverloadGuardDecides(t *testing.T) {
 	_, trips, reason, at = run(flood)
 	// A quarter of what was published piled up: the peers sustained
 	// three quarters of the time scale.
-	g := newOverloadGuard(scale, period)
+	g := newOverloadGuard(scale, period, LagTolerance)
 	var sustained float64
 	for _, p := range flood {
 		if v := g.observe(p, w); v.Trip && sustained == 0 {

@@ -443,7 +443,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	keptUp := InvariantCheck{Name: "kept_up", OK: true, Detail: "deterministic driver: its clock is virtual and cannot fall behind"}
 	switch d := drv.(type) {
 	case *live.Driver:
-		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sum.Clock.LagSeconds.P50, sum.Clock.LagSeconds.P99, sum.Clock.Timers, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
+		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance, sum.Clock.LagSeconds.P50, sum.Clock.LagSeconds.P99, sum.Clock.Timers, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
 		sum.Emulator.Overload = sc.Emulator.Overload
 		sum.Emulator.PeerPanics = d.Panics()
 		trip.record(sum.Emulator)

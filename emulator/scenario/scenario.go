@@ -95,6 +95,9 @@ type Emulator struct {
 	// Overload is what the emulator does when it falls behind its time
 	// scale during the run: OverloadAbort or OverloadWarn.
 	Overload string
+	// LagTolerance is how late timers may fire, as a fraction of the
+	// heartbeat period (emulated), for the run to have kept up.
+	LagTolerance float64
 }
 
 // Values of Emulator.Overload.

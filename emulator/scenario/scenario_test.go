@@ -29,7 +29,7 @@ func TestDefault(t *testing.T) {
 		Jobs:        Jobs{ClientTimeout: 10 * time.Minute, MaxAttempts: 5},
 		Scheduling:  Scheduling{Mode: ModeVanilla, Period: 10 * time.Second, Contention: true, PullReach: 1},
 		Bus:         Bus{Connections: 8},
-		Emulator:    Emulator{Overload: OverloadAbort},
+		Emulator:    Emulator{Overload: OverloadAbort, LagTolerance: 0.01},
 		Oracle:      Oracle{Interval: 30 * time.Second},
 		Invariants:  Invariants{ReconvergePeriods: 20},
 	}
@@ -119,7 +119,7 @@ func TestLoadFull(t *testing.T) {
 		Jobs:        Jobs{ClientTimeout: 5 * time.Minute, MaxAttempts: 3},
 		Scheduling:  Scheduling{Mode: SchedLIQPull, Period: 5 * time.Second, Contention: false, PullReach: 3},
 		Bus:         Bus{URL: "nats://bus.example.org:4222", Connections: 16},
-		Emulator:    Emulator{Overload: OverloadWarn},
+		Emulator:    Emulator{Overload: OverloadWarn, LagTolerance: 0.05},
 		Oracle:      Oracle{Interval: time.Minute},
 		Invariants:  Invariants{ReconvergePeriods: 30},
 		Faults: []Fault{

@@ -174,6 +174,10 @@ var schema = []field{
 		[]string{OverloadAbort, OverloadWarn}, "an overload policy",
 		"What the emulator driver does when, during the run, it cannot keep up with time_scale (timers handled more than a heartbeat period late, or mailboxes growing steadily): abort (stop the run cleanly and write its results so far, summary.json emulator.aborted with the reason and a suggested time scale) or warn (warn on stderr and go on; memory may grow without bound). Either way a warning comes as soon as timers are late by more than 1% of the heartbeat period. The sim driver never falls behind."),
 
+	floatField("emulator.lag_tolerance", func(s *Scenario) *float64 { return &s.Emulator.LagTolerance }, 0.01,
+		func(v float64) bool { return v > 0 && v <= 1 }, "a valid lag tolerance", "a fraction of the heartbeat period above 0 and at most 1, e.g. 0.05",
+		"How late timers may be handled, as a fraction of the heartbeat period in emulated time, for an emulator run to count as having kept up with time_scale (invariant kept_up; the overload guard's early warning). 0.01 shifts the protocol's periodic work by at most 1%; a run whose figures do not depend on second-level timing (hour-long jobs at time scale 600) may accept more, e.g. 0.05. Above 0, at most 1."),
+
 	durationField("oracle.interval", func(s *Scenario) *time.Duration { return &s.Oracle.Interval }, 30*time.Second,
 		"Emulated time between ground-truth snapshots; a positive duration.",
 		positive("snapshot interval", 30*time.Second)),
