@@ -13,7 +13,7 @@ type Error struct {
 	Line, Column int    // 1-based position in Source; 0 if unknown
 	Key          string // dotted key the problem is about ("" for the whole file)
 	Msg          string
-	Set          string // the --set assignment the problem came from, "" otherwise
+	Set          string // the --set assignment the problem came from (`""` for an empty one), "" otherwise
 }
 
 // Error renders the problem as `file.yaml:12:3: peers.count: <sentence>`,

@@ -139,19 +139,25 @@ func (p *parser) fault(key string, e *yaml.Node) (Fault, bool) {
 	}
 	ok, sawAt := true, false
 	valid := append([]string{"at", "when"}, FaultKinds...)
+	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(e.Content); i += 2 {
 		k, v := e.Content[i], deref(e.Content[i+1])
+		name, named := p.mappingKey(k, key, "in a fault", valid, seen)
+		if !named {
+			ok = false
+			continue
+		}
 		switch {
-		case k.Value == "when":
+		case name == "when":
 			if sawAt {
-				p.add(k, key, "an entry has either at or when, not both — at: 10m, or when: {event: takeover}")
+				p.add(k, key, "an entry has either at or when, not both — keep one, e.g. at: 10m or when: {event: takeover}")
 				ok = false
 			}
 			sawAt = true
 			ok = p.trigger(key+".when", &f, v) && ok
-		case k.Value == "at":
+		case name == "at":
 			if sawAt {
-				p.add(k, key, "an entry has either at or when, not both — at: 10m, or when: {event: takeover}")
+				p.add(k, key, "an entry has either at or when, not both — keep one, e.g. at: 10m or when: {event: takeover}")
 				ok = false
 			}
 			sawAt = true
@@ -161,20 +167,16 @@ func (p *parser) fault(key string, e *yaml.Node) (Fault, bool) {
 				ok = false
 			}
 			f.At = d
-		case faultKeys[k.Value] != nil:
+		case faultKeys[name] != nil:
 			if f.Kind != "" {
-				p.add(k, key, fmt.Sprintf("one entry holds both %s and %s — write one fault per entry (two entries may have the same at)", f.Kind, k.Value))
+				p.add(k, key, fmt.Sprintf("one entry holds both %s and %s — write one fault per entry (two entries may have the same at)", f.Kind, name))
 				ok = false
 				continue
 			}
-			f.Kind = k.Value
-			ok = p.faultBody(key+"."+k.Value, &f, v) && ok
+			f.Kind = name
+			ok = p.faultBody(key+"."+name, &f, v) && ok
 		default:
-			msg := fmt.Sprintf("unknown key %q in a fault", k.Value)
-			if m := closest(k.Value, valid); m != "" {
-				msg += fmt.Sprintf(" — did you mean %q?", m)
-			}
-			p.add(k, key, msg+" Valid keys: "+strings.Join(valid, ", "))
+			p.add(k, key, unknownIn(name, "in a fault", valid))
 			ok = false
 		}
 	}
@@ -197,26 +199,34 @@ func (p *parser) trigger(key string, f *Fault, v *yaml.Node) bool {
 	}
 	f.Count = 1
 	ok := true
+	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, n := v.Content[i], deref(v.Content[i+1])
-		switch k.Value {
+		name, named := p.mappingKey(k, key, "in when", []string{"event", "count"}, seen)
+		if !named {
+			ok = false
+			continue
+		}
+		switch name {
 		case "event":
-			if !slices.Contains(TriggerEvents, n.Value) {
-				msg := fmt.Sprintf("%s is not a protocol event", show(n))
-				if m := closest(n.Value, TriggerEvents); m != "" {
-					msg += fmt.Sprintf(" — did you mean %q?", m)
+			if n.Kind != yaml.ScalarNode || n.ShortTag() != strTag || !slices.Contains(TriggerEvents, n.Value) {
+				msg := fmt.Sprintf("%s is not a protocol event", valueText(n))
+				if m := closest(n.Value, TriggerEvents); m != "" && n.Kind == yaml.ScalarNode {
+					msg += fmt.Sprintf(" — did you mean %q? Events: %s", m, strings.Join(TriggerEvents, ", "))
+				} else {
+					msg += " — write one of " + strings.Join(TriggerEvents, ", ")
 				}
-				p.add(n, key+".event", msg+" Events: "+strings.Join(TriggerEvents, ", "))
+				p.add(n, key+".event", msg)
 				ok = false
 			}
 			f.When = n.Value
 		case "count":
-			if !wholeNumber(n) || n.Decode(&f.Count) != nil || f.Count == 0 {
-				p.add(n, key+".count", fmt.Sprintf("%s is not a count — write a whole number from 1, e.g. count: 10", show(n)))
+			if n.Kind != yaml.ScalarNode || !wholeNumber(n) || n.Decode(&f.Count) != nil || f.Count == 0 {
+				p.add(n, key+".count", fmt.Sprintf("%s is not a count — write a whole number from 1, e.g. count: 10", valueText(n)))
 				ok = false
 			}
 		default:
-			p.add(k, key, fmt.Sprintf("unknown key %q in when — write event (and optionally count), e.g. when: {event: takeover, count: 5}", k.Value))
+			p.add(k, key, fmt.Sprintf("unknown key %q in when — write event (and optionally count), e.g. when: {event: takeover, count: 5}", name))
 			ok = false
 		}
 	}
@@ -241,28 +251,30 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 		p.add(n, key+"."+k, msg)
 		ok = false
 	}
+	valid := faultKeys[f.Kind]
+	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, n := v.Content[i], deref(v.Content[i+1])
-		valid := faultKeys[f.Kind]
-		if !slices.Contains(valid, k.Value) {
-			msg := fmt.Sprintf("unknown key %q in a %s fault", k.Value, f.Kind)
-			if m := closest(k.Value, valid); m != "" {
-				msg += fmt.Sprintf(" — did you mean %q?", m)
-			}
-			fail(k, k.Value, msg+" Valid keys: "+strings.Join(valid, ", "))
+		name, named := p.mappingKey(k, key, "in a "+f.Kind+" fault", valid, seen)
+		if !named {
+			ok = false
+			continue
+		}
+		if !slices.Contains(valid, name) {
+			fail(k, name, unknownIn(name, "in a "+f.Kind+" fault", valid))
 			continue
 		}
 		var msg string
-		switch k.Value {
+		switch name {
 		case "name":
 			if n.Kind != yaml.ScalarNode || isNull(n) {
-				msg = "write a name, e.g. name: west"
+				msg = fmt.Sprintf("found %s where a name belongs — write a name, e.g. name: west", kindName(n))
 			}
 			f.Name = n.Value
 		case "fraction", "p":
 			x, m := readFraction(n)
 			msg = m
-			if k.Value == "p" {
+			if name == "p" {
 				f.P = x
 			} else {
 				f.Fraction = x
@@ -270,29 +282,35 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 		case "region":
 			var r int
 			if !wholeNumber(n) || n.Decode(&r) != nil || r < 0 {
-				msg = fmt.Sprintf("%s is not a region — write a region number from 0 to link.regions − 1, e.g. region: 0", show(n))
+				msg = fmt.Sprintf("%s is not a region — write a region number from 0 to link.regions − 1, e.g. region: 0", valueText(n))
 			}
 			f.Region = r
 		case "peers":
-			if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-				msg = "write a list of peer ids, e.g. peers: [1, 2, 3]"
+			switch {
+			case n.Kind != yaml.SequenceNode:
+				msg = fmt.Sprintf("found %s where the list of peers belongs — write a list of peer ids, e.g. peers: [1, 2, 3]", kindName(n))
+			case len(n.Content) == 0:
+				msg = "the list of peers is empty — write at least one peer id, e.g. peers: [1, 2, 3]"
+			}
+			if msg != "" {
 				break
 			}
 			for _, x := range n.Content {
+				x = deref(x)
 				var id uint64
-				if !wholeNumber(x) || x.Decode(&id) != nil || id == 0 {
-					msg = fmt.Sprintf("%s is not a peer id — write ids from 1 up, e.g. peers: [1, 2, 3]", show(x))
+				if x.Kind != yaml.ScalarNode || !wholeNumber(x) || x.Decode(&id) != nil || id == 0 {
+					msg = fmt.Sprintf("%s is not a peer id — write ids from 1 up, e.g. peers: [1, 2, 3]", valueText(x))
 					break
 				}
 				f.Peers = append(f.Peers, id)
 			}
 		case "oneway":
-			if n.ShortTag() != "!!bool" || n.Decode(&f.OneWay) != nil {
-				msg = fmt.Sprintf("%s is not true or false — write oneway: true to cut only the side's messages to the rest", show(n))
+			if n.ShortTag() != boolTag || n.Decode(&f.OneWay) != nil {
+				msg = fmt.Sprintf("%s is not true or false — write oneway: true to cut only the side's messages to the rest", valueText(n))
 			}
 		case "dist":
 			if !slices.Contains(Dists, n.Value) {
-				msg = fmt.Sprintf("%s is not a delay distribution — write one of %s", show(n), strings.Join(Dists, ", "))
+				msg = fmt.Sprintf("%s is not a delay distribution — write one of %s", valueText(n), strings.Join(Dists, ", "))
 			}
 			f.Latency.Dist = n.Value
 		case "mean", "jitter", "restart_after", "down_for":
@@ -301,7 +319,7 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 				m = fmt.Sprintf("%s is negative — write 0s or a positive duration", fmtDuration(d))
 			}
 			msg = m
-			switch k.Value {
+			switch name {
 			case "mean":
 				f.Latency.Mean = d
 			case "jitter":
@@ -313,7 +331,7 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 			}
 		}
 		if msg != "" {
-			fail(n, k.Value, msg)
+			fail(n, name, msg)
 		}
 	}
 	if f.Kind == FaultLatency && f.Latency.Dist == "" {
@@ -322,9 +340,28 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 	return ok
 }
 
+// unknownIn explains an unknown key name in a fault's mapping (in says
+// where, e.g. "in a fault") whose valid keys are valid.
+func unknownIn(name, in string, valid []string) string {
+	msg := fmt.Sprintf("unknown key %q %s", name, in)
+	if m := closest(name, valid); m != "" {
+		return msg + fmt.Sprintf(" — did you mean %q? Valid keys: %s", m, strings.Join(valid, ", "))
+	}
+	return msg + " — write one of the valid keys: " + strings.Join(valid, ", ")
+}
+
+// valueText shows node n in a message: a scalar as show does, else its kind
+// ("a list").
+func valueText(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		return show(n)
+	}
+	return kindName(n)
+}
+
 func readDuration(n *yaml.Node) (time.Duration, string) {
 	if n.Kind != yaml.ScalarNode || isNull(n) {
-		return 0, "write a duration such as 10m or 90s"
+		return 0, fmt.Sprintf("found %s where a duration belongs — write a duration such as 10m or 90s", kindName(n))
 	}
 	d, err := time.ParseDuration(n.Value)
 	if err != nil {
@@ -340,7 +377,7 @@ func readDuration(n *yaml.Node) (time.Duration, string) {
 func readFraction(n *yaml.Node) (float64, string) {
 	var x float64
 	if t := n.ShortTag(); (t != intTag && t != floatTag) || n.Decode(&x) != nil || !(x >= 0 && x <= 1) {
-		return 0, fmt.Sprintf("%s is not a number from 0 to 1 — write e.g. 0.2", show(n))
+		return 0, fmt.Sprintf("%s is not a number from 0 to 1 — write e.g. 0.2", valueText(n))
 	}
 	return x, ""
 }
@@ -515,7 +552,10 @@ func (p *parser) regionMatrix(s *Scenario, v *yaml.Node) {
 		return
 	}
 	bad := func(n *yaml.Node, msg string) {
-		p.add(n, key, msg+" — write one row per region, each a list of durations, e.g. region_latency: [[0s, 80ms], [80ms, 0s]]")
+		if !strings.Contains(msg, " — ") {
+			msg += " — write one row per region, each a list of durations, e.g. region_latency: [[0s, 80ms], [80ms, 0s]]"
+		}
+		p.add(n, key, msg)
 		p.failed[key] = true
 		s.Link.RegionLatency = nil
 	}
@@ -533,7 +573,7 @@ func (p *parser) regionMatrix(s *Scenario, v *yaml.Node) {
 		for _, x := range row.Content {
 			d, msg := readDuration(deref(x))
 			if msg == "" && d < 0 {
-				msg = fmt.Sprintf("%s is negative", fmtDuration(d))
+				msg = fmt.Sprintf("%s is negative — write 0s or a positive duration, e.g. 80ms", fmtDuration(d))
 			}
 			if msg != "" {
 				bad(x, msg)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -73,30 +74,91 @@ func (p *parser) document(data []byte) *yaml.Node {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// syntax records a YAML syntax error, keeping yaml's line.
+var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+
+// syntax records a YAML syntax error with its line and what to write
+// instead.
 func (p *parser) syntax(err error, data []byte) {
-	text := err.Error()
+	text := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
-	if m := yamlLine.FindStringSubmatch(text); m != nil {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		text = m[2]
-	} else {
-		text = strings.TrimPrefix(text, "yaml: ")
-		// yaml.v3 drops "line 1:" from errors on the first line (its
-		// 0-based line is tested against 0); anchor errors carry no line.
-		if !strings.Contains(text, "anchor") && !strings.Contains(text, "alias") {
-			line = 1
-		}
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	tabbed := func(i int) bool { // 0-based line i is indented with a tab
+		return i >= 0 && i < len(lines) && bytes.HasPrefix(bytes.TrimLeft(lines[i], " "), []byte("\t"))
+	}
+	// yaml.v3 gives no line for errors on the first line (it tests its
+	// 0-based line against 0), for unknown anchors and for bad characters;
+	// the last two are found below.
+	if line == 0 {
+		line = 1
 	}
 	hint := "write valid YAML: check the indentation, colons and quotes on this line and the next"
-	if strings.Contains(text, "anchor") {
-		hint = "write each anchor (&name) before the aliases (*name) that use it"
-	} else if lines := bytes.Split(data, []byte("\n")); strings.Contains(text, "tab") ||
-		line > 0 && line <= len(lines) && bytes.HasPrefix(bytes.TrimLeft(lines[line-1], " "), []byte("\t")) ||
-		line > 0 && line < len(lines) && bytes.HasPrefix(bytes.TrimLeft(lines[line], " "), []byte("\t")) {
+	switch m := unknownAnchor.FindStringSubmatch(text); {
+	case m != nil:
+		line = max(aliasLine(data, m[1]), 1)
+		hint = fmt.Sprintf("write the anchor &%s on a value before the alias *%s that repeats it, or write the value itself", m[1], m[1])
+	case strings.Contains(text, "UTF-8") || strings.Contains(text, "Unicode"):
+		line = max(badCharLine(data), 1)
+		hint = "save the file as UTF-8 text"
+	case strings.Contains(text, "control characters"):
+		line = max(badCharLine(data), 1)
+		hint = `delete the control character, or write it as an escape inside double quotes, e.g. "a\x01b"`
+	case strings.Contains(text, "incompatible YAML document"):
+		hint = "delete the %YAML line: the YAML reader takes no version directive other than %YAML 1.1, and needs none"
+	case strings.Contains(text, "exceeded max depth"):
+		hint = "nest lists and mappings less deeply: a scenario needs four levels at most"
+	case strings.Contains(text, "tab") || tabbed(line-1) || tabbed(line):
 		hint = "write valid YAML indented with spaces; YAML does not allow tabs for indentation"
 	}
 	p.errs = append(p.errs, &Error{Source: p.source, Line: line, Msg: "YAML syntax error: " + text + " — " + hint})
+}
+
+// aliasLine is the 1-based line of the first alias *name in data outside a
+// comment, 0 if there is none.
+func aliasLine(data []byte, name string) int {
+	alias := []byte("*" + name)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], alias)
+		if i < 0 {
+			return 0
+		}
+		at, end := off+i, off+i+len(alias)
+		lineStart := bytes.LastIndexByte(data[:at], '\n') + 1
+		before := data[lineStart:at]
+		comment := bytes.HasPrefix(bytes.TrimLeft(before, " \t"), []byte("#")) || bytes.Contains(before, []byte(" #"))
+		if !comment && (end == len(data) || !anchorChar(data[end])) {
+			return bytes.Count(data[:at], []byte("\n")) + 1
+		}
+		off = end
+	}
+}
+
+// anchorChar reports whether yaml.v3 reads c as part of an anchor name.
+func anchorChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || c == '-'
+}
+
+// badCharLine is the 1-based line of the first byte of data that is not
+// UTF-8 or is a character YAML does not allow in a file (a control
+// character other than tab and line breaks), 0 if there is none.
+func badCharLine(data []byte) int {
+	for off := 0; off < len(data); {
+		r, size := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && size <= 1 || !yamlChar(r) {
+			return bytes.Count(data[:off], []byte("\n")) + 1
+		}
+		off += size
+	}
+	return 0
+}
+
+// yamlChar reports whether YAML allows r in a file (YAML 1.2 §5.1).
+func yamlChar(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 ||
+		r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff
 }
 
 // section reads the keys of one mapping; path is its dotted path ("" = top).
@@ -104,22 +166,11 @@ func (p *parser) section(s *Scenario, path string, m *yaml.Node) {
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], deref(m.Content[i+1])
-		name := k.Value
+		name, ok := p.mappingKey(k, path, where(path), sections[path], seen)
+		if !ok {
+			continue
+		}
 		key := joinKey(path, name)
-		switch {
-		case k.Kind != yaml.ScalarNode:
-			p.add(k, path, fmt.Sprintf("found %s used as a key %s — write a plain name; valid keys here: %s",
-				kindName(k), where(path), strings.Join(sections[path], ", ")))
-			continue
-		case k.ShortTag() == "!!merge":
-			p.add(k, path, "YAML merge keys (<<) are not supported — write the keys out in full")
-			continue
-		}
-		if first := seen[name]; first != nil {
-			p.add(k, key, fmt.Sprintf("duplicate key %q (already set on line %d) — keep only one of the two lines", name, first.Line))
-			continue
-		}
-		seen[name] = k
 		if key == "faults" {
 			p.faults(s, v)
 			continue
@@ -152,6 +203,29 @@ func (p *parser) section(s *Scenario, path string, m *yaml.Node) {
 		}
 		p.add(k, key, unknownKey(path, name))
 	}
+}
+
+// mappingKey reads key node k of a mapping at path (described by in, e.g.
+// `in a fault`, for messages), whose valid keys are valid. A key that is
+// not a plain name, a merge key (<<) and a key already in seen are
+// problems, recorded here; otherwise the name is returned and added to seen.
+func (p *parser) mappingKey(k *yaml.Node, path, in string, valid []string, seen map[string]*yaml.Node) (string, bool) {
+	n := deref(k)
+	switch {
+	case n.Kind != yaml.ScalarNode || isNull(n):
+		p.add(k, path, fmt.Sprintf("found %s used as a key %s — write a plain name; valid keys here: %s",
+			kindName(n), in, strings.Join(valid, ", ")))
+		return "", false
+	case n.ShortTag() == "!!merge":
+		p.add(k, path, "YAML merge keys (<<) are not supported — write the keys out in full")
+		return "", false
+	}
+	if first := seen[n.Value]; first != nil {
+		p.add(k, joinKey(path, n.Value), fmt.Sprintf("duplicate key %q (already set on line %d) — keep only one of the two lines", n.Value, first.Line))
+		return "", false
+	}
+	seen[n.Value] = k
+	return n.Value, true
 }
 
 // failSection marks every key under path (or path itself) as failed.
@@ -242,9 +316,16 @@ func assign(f *field, s *Scenario, n *yaml.Node, example string) string {
 		return fmt.Sprintf("found %s where a single value belongs — write %s, e.g. %s", kindName(n), f.want, example)
 	case isNull(n):
 		return fmt.Sprintf("has no value — write %s, e.g. %s (leave the key out to get the default)", f.want, example)
+	case n.Style&yaml.TaggedStyle != 0 && !slices.Contains(coreTags, n.ShortTag()):
+		return fmt.Sprintf("the YAML tag %s is not one a scenario reads — write the value without it, e.g. %s", n.Tag, example)
 	}
 	return f.decode(s, n)
 }
+
+// coreTags are the explicit YAML tags a scenario value may carry (e.g.
+// !!str 5 for the text "5"); any other tag (!foo, !!binary, !!timestamp) is
+// rejected rather than silently dropped.
+var coreTags = []string{strTag, intTag, floatTag, boolTag, nullTag}
 
 func fileExample(f *field) string {
 	d := Default()
@@ -257,23 +338,68 @@ func setExample(f *field) string {
 	return "--set " + f.key + "=" + scalarText(f.encode(&d))
 }
 
-// setNode reads the value of a --set assignment as a YAML scalar.
+// setNode reads the value of a --set assignment as one YAML value, or
+// says what is wrong with it and what to write instead. A free-text key
+// (f.literal) takes the text as written when YAML would not read it as one
+// scalar, or would drop a comment from it ("name=run #3"); an empty value
+// is then the empty string.
 func setNode(f *field, text string) (*yaml.Node, string) {
+	if !utf8.ValidString(text) {
+		return nil, fmt.Sprintf("%q is not valid UTF-8 — write %s, e.g. %s", text, f.want, setExample(f))
+	}
 	if strings.TrimSpace(text) == "" {
-		return strNode(""), ""
+		if f.literal {
+			return strNode(""), ""
+		}
+		return nil, fmt.Sprintf("the value is empty — write %s, e.g. %s", f.want, setExample(f))
 	}
-	var doc yaml.Node
-	err := yaml.Unmarshal([]byte(text), &doc)
-	if err == nil && len(doc.Content) > 0 && doc.Content[0].Kind == yaml.ScalarNode {
-		return doc.Content[0], ""
-	}
-	if f.literal { // free text such as "a: b" is taken as written
+	n, commented, problem := setValue(text)
+	if f.literal && (n == nil || n.Kind != yaml.ScalarNode || commented) {
 		return strNode(text), ""
 	}
-	if err != nil {
-		return nil, fmt.Sprintf("%q is not a single YAML value — write %s, e.g. %s", text, f.want, setExample(f))
+	switch {
+	case problem == "" && isNull(n):
+		problem = fmt.Sprintf("%q is read as YAML's null, leaving no value", text)
+	case problem == "":
+		return n, ""
 	}
-	return deref(doc.Content[0]), ""
+	msg := fmt.Sprintf("%s — write %s, e.g. %s", problem, f.want, setExample(f))
+	switch {
+	case strings.Contains(text, "#"):
+		msg += fmt.Sprintf(" (a # at the start of a value or after a space begins a YAML comment; to keep it, quote the value: '%s=\"%s\"')", f.key, strings.TrimSpace(text))
+	case f.literal && n != nil && isNull(n):
+		msg += fmt.Sprintf(" (to use the text itself, quote it: '%s=\"%s\"')", f.key, strings.TrimSpace(text))
+	}
+	return nil, msg
+}
+
+// setValue parses text as a YAML document holding one value. It returns
+// the value (aliases followed) and whether YAML read a comment beside it,
+// or a sentence saying why text is not one value.
+func setValue(text string) (n *yaml.Node, commented bool, problem string) {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	var doc yaml.Node
+	err := dec.Decode(&doc)
+	switch {
+	case errors.Is(err, io.EOF) && strings.Contains(text, "#"):
+		return nil, true, fmt.Sprintf("%q is read as a YAML comment, leaving no value", text)
+	case errors.Is(err, io.EOF) || err == nil && len(doc.Content) == 0:
+		return nil, false, fmt.Sprintf("%q holds no YAML value", text)
+	case err != nil:
+		reason := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "line 1: ")
+		return nil, false, fmt.Sprintf("%q is not a single YAML value (%s)", text, reason)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, false, fmt.Sprintf("%q holds more than one YAML document", text)
+	}
+	n = doc.Content[0]
+	return deref(n), hasComment(&doc) || hasComment(n), ""
+}
+
+// hasComment reports whether YAML attached a comment to n.
+func hasComment(n *yaml.Node) bool {
+	return n.HeadComment != "" || n.LineComment != "" || n.FootComment != ""
 }
 
 // unknownKey explains an unknown key name in section path.
@@ -382,6 +508,8 @@ func kindName(n *yaml.Node) string {
 			return "an empty value"
 		}
 		return "the value " + show(n)
+	case yaml.AliasNode:
+		return "an alias"
 	}
 	return "an unexpected YAML node"
 }

@@ -393,6 +393,9 @@ func (s *Scenario) SetAll(assignments ...string) error {
 		fail := func(msg string) error {
 			return Errors{{Source: s.Source, Key: key, Msg: msg, Set: assignment}}
 		}
+		if strings.TrimSpace(assignment) == "" {
+			return Errors{{Source: s.Source, Msg: `the assignment is empty — write key=value, e.g. --set peers.count=2000`, Set: `""`}}
+		}
 		if !found {
 			return fail(`missing "=" — write key=value, e.g. --set peers.count=2000`)
 		}

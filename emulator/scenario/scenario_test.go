@@ -208,6 +208,15 @@ var badCases = []badCase{
 	{"stopping_factor_too_big.yaml", 4, 20, "matchmaking.stopping_factor", `4 is not a valid stopping factor`, `write a whole number from 1 to 3`},
 	{"client_timeout_too_short.yaml", 8, 19, "jobs.client_timeout", `1m30s is shorter than 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (7m30s)`, `write at least 7m30s for jobs.client_timeout, or make overlay.heartbeat.period at most 12s`},
 	{"max_attempts_zero.yaml", 3, 17, "jobs.max_attempts", `0 is not a valid number of attempts`, `write a whole number from 1 to 100`},
+	{"merge_key.yaml", 3, 3, "peers", `YAML merge keys (<<) are not supported`, `write the keys out in full`},
+	{"unknown_anchor.yaml", 4, 0, "", `YAML syntax error: unknown anchor 'period' referenced`, `write the anchor &period on a value before the alias *period that repeats it`},
+	{"custom_tag.yaml", 2, 7, "seed", `the YAML tag !seed is not one a scenario reads`, `write the value without it, e.g. seed: 1`},
+	{"yaml_directive.yaml", 1, 0, "", `YAML syntax error: found incompatible YAML document`, `delete the %YAML line`},
+	{"not_utf8.yaml", 2, 0, "", `YAML syntax error: incomplete UTF-8 octet sequence`, `save the file as UTF-8 text`},
+	{"control_character.yaml", 2, 0, "", `YAML syntax error: control characters are not allowed`, `delete the control character, or write it as an escape inside double quotes`},
+	{"too_deep.yaml", 2, 0, "", `YAML syntax error: exceeded max depth of 10000`, `nest lists and mappings less deeply`},
+	{"huge_number.yaml", 2, 13, "time_scale", `2e308 is not a valid time scale (it is beyond the range of 64-bit numbers)`, `write a number of emulated seconds per wall-clock second`},
+	{"duplicate_fault_key.yaml", 4, 28, "faults[0].crash.fraction", `duplicate key "fraction" (already set on line 4)`, `keep only one of the two lines`},
 }
 
 func TestMalformedFiles(t *testing.T) {
@@ -275,7 +284,7 @@ func hasHint(msg string) bool {
 	if !ok {
 		return false
 	}
-	for _, verb := range []string{"write ", "did you mean", "make ", "keep ", "set "} {
+	for _, verb := range []string{"write ", "did you mean", "make ", "keep ", "set ", "delete ", "save ", "nest "} {
 		if strings.HasPrefix(fix, verb) {
 			return true
 		}
@@ -326,12 +335,16 @@ func TestParseInline(t *testing.T) {
 	cases := []struct{ in, want string }{
 		// yaml.v3 leaves "line 1" out of first-line errors; it is restored.
 		{"a: b: c\n", "in.yaml:1: YAML syntax error: mapping values are not allowed in this context — write valid YAML: check the indentation, colons and quotes on this line and the next"},
-		{"a: &x 1\nb: *y\n", "in.yaml: YAML syntax error: unknown anchor 'y' referenced — write each anchor (&name) before the aliases (*name) that use it"},
+		{"a: &x 1\nb: *y\n", "in.yaml:2: YAML syntax error: unknown anchor 'y' referenced — write the anchor &y on a value before the alias *y that repeats it, or write the value itself"},
 		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, workload, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, faults`},
 		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
 		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window, bootstrap`},
 		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},
 		{"time_scale: 2e6\n", "in.yaml:1:13: time_scale: 2e+06 is not a valid time scale — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60"},
+		{"seed: !!float 4\n", "in.yaml:1:7: seed: !!float 4 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
+		{"name: !!binary aGk=\n", `in.yaml:1:7: name: the YAML tag !!binary is not one a scenario reads — write the value without it, e.g. name: ""`},
+		{"*s: 1\n", "in.yaml:1: YAML syntax error: unknown anchor 's' referenced — write the anchor &s on a value before the alias *s that repeats it, or write the value itself"},
+		{"? [a]\n: 1\n", "in.yaml:1:3: found a list used as a key at the top level — write a plain name; valid keys here: name, seed, time_scale, duration, peers, overlay, churn, link, workload, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, faults"},
 		{"time_scale: .nan\n", "in.yaml:1:13: time_scale: NaN is not a valid time scale — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60"},
 		{"seed: 18446744073709551616\n", "in.yaml:1:7: seed: 18446744073709551616 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
 		{"bus:\n  url: localhost:4222\n", `in.yaml:2:8: bus.url: "localhost:4222" is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or "" for the embedded server (did you mean "nats://localhost:4222"?)`},
@@ -345,7 +358,7 @@ func TestParseInline(t *testing.T) {
 		}
 	}
 	// Edge values that are fine.
-	for _, in := range []string{"seed: 0\n", "seed: 18446744073709551615\n", "time_scale: 1e6\n", "time_scale: 0.001\n", "peers:\n  join_window: 0\n", "peers:\n  count: 1_000\n", "name: 2024\n", "bus:\n  url: \"\"\n", "---\nseed: 2\n---\n"} {
+	for _, in := range []string{"---\n", "--- # nothing\n...\n", "seed: 3\r\nname: x\r\n", "\ufeffseed: 3\n", "seed: !!int 3\n", "? seed\n: 3\n", "seed: 0\n", "seed: 18446744073709551615\n", "time_scale: 1e6\n", "time_scale: 0.001\n", "peers:\n  join_window: 0\n", "peers:\n  count: 1_000\n", "name: 2024\n", "bus:\n  url: \"\"\n", "---\nseed: 2\n---\n"} {
 		if _, err := Parse("ok.yaml", []byte(in)); err != nil {
 			t.Errorf("Parse(%q): %v", in, err)
 		}
@@ -446,6 +459,39 @@ func TestSetErrors(t *testing.T) {
 			`--set peers.join_window=20m: 20m is not shorter than duration 10m — make join_window shorter than the run, e.g. 1m`},
 		{"bus.url=localhost:4222",
 			`--set bus.url=localhost:4222: "localhost:4222" is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or "" for the embedded server (did you mean "nats://localhost:4222"?)`},
+		// A value YAML does not read as one value.
+		{"seed=#1",
+			`--set seed=#1: "#1" is read as a YAML comment, leaving no value — write a whole number from 0 to 18446744073709551615, e.g. --set seed=1 (a # at the start of a value or after a space begins a YAML comment; to keep it, quote the value: 'seed="#1"')`},
+		{"churn.interval=#ns",
+			`--set churn.interval=#ns: "#ns" is read as a YAML comment, leaving no value — write Go duration syntax such as 10m, 90s or 1h30m, e.g. --set churn.interval=0s (a # at the start of a value or after a space begins a YAML comment; to keep it, quote the value: 'churn.interval="#ns"')`},
+		{"churn.interval= # x",
+			`--set churn.interval= # x: " # x" is read as a YAML comment, leaving no value — write Go duration syntax such as 10m, 90s or 1h30m, e.g. --set churn.interval=0s (a # at the start of a value or after a space begins a YAML comment; to keep it, quote the value: 'churn.interval="# x"')`},
+		{"seed=",
+			`--set seed=: the value is empty — write a whole number from 0 to 18446744073709551615, e.g. --set seed=1`},
+		{"peers.population= ",
+			`--set peers.population= : the value is empty — write one of clustered, mixed, uniform, e.g. --set peers.population=mixed`},
+		{"seed=~",
+			`--set seed=~: "~" is read as YAML's null, leaving no value — write a whole number from 0 to 18446744073709551615, e.g. --set seed=1`},
+		{"name=null",
+			`--set name=null: "null" is read as YAML's null, leaving no value — write any text, e.g. --set name="" (to use the text itself, quote it: 'name="null"')`},
+		{"seed=1\n---\n2",
+			"--set seed=1\n---\n2: \"1\\n---\\n2\" holds more than one YAML document — write a whole number from 0 to 18446744073709551615, e.g. --set seed=1"},
+		{"seed=[1",
+			`--set seed=[1: "[1" is not a single YAML value (did not find expected ',' or ']') — write a whole number from 0 to 18446744073709551615, e.g. --set seed=1`},
+		{"seed=*a",
+			`--set seed=*a: "*a" is not a single YAML value (unknown anchor 'a' referenced) — write a whole number from 0 to 18446744073709551615, e.g. --set seed=1`},
+		{"seed=!foo 1",
+			`--set seed=!foo 1: the YAML tag !foo is not one a scenario reads — write the value without it, e.g. --set seed=1`},
+		{"seed=!!float 4",
+			`--set seed=!!float 4: !!float 4 is not a valid seed — write a whole number from 0 to 18446744073709551615`},
+		{"seed=\xff",
+			"--set seed=\xff: \"\\xff\" is not valid UTF-8 — write a whole number from 0 to 18446744073709551615, e.g. --set seed=1"},
+		{"name=caf\xe9",
+			"--set name=caf\xe9: \"caf\\xe9\" is not valid UTF-8 — write any text, e.g. --set name=\"\""},
+		{"time_scale=2e308",
+			`--set time_scale=2e308: 2e308 is not a valid time scale (it is beyond the range of 64-bit numbers) — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60`},
+		{"",
+			`--set "": the assignment is empty — write key=value, e.g. --set peers.count=2000`},
 	}
 	for _, c := range cases {
 		s := Default()
@@ -460,6 +506,49 @@ func TestSetErrors(t *testing.T) {
 		if !reflect.DeepEqual(s, Default()) {
 			t.Errorf("failed Set(%q) changed the scenario: %+v", c.assignment, s)
 		}
+	}
+}
+
+// TestSetHash: a free-text key takes a value holding a # as written; any
+// other key reads a trailing comment as YAML does.
+func TestSetHash(t *testing.T) {
+	for _, c := range []struct {
+		assignment string
+		name       string
+		seed       uint64
+	}{
+		{"name=#x", "#x", 1},
+		{"name=run #3", "run #3", 1},
+		{`name="#1"`, "#1", 1},
+		{"name=a: b # c", "a: b # c", 1},
+		{"seed=7 # the lucky one", "", 7},
+		{`seed="7"`, "", 0}, // a string: rejected below
+	} {
+		s := Default()
+		err := s.Set(c.assignment)
+		if c.seed == 0 {
+			if err == nil {
+				t.Errorf("Set(%q) accepted", c.assignment)
+			}
+			continue
+		}
+		if err != nil || s.Name != c.name || s.Seed != c.seed {
+			t.Errorf("Set(%q) = %v: name %q seed %d, want name %q seed %d", c.assignment, err, s.Name, s.Seed, c.name, c.seed)
+		}
+	}
+}
+
+// TestOddTextRoundTrips: free text that yaml.v3 would write in a block
+// style that loses line breaks ("\n\n" read back as "\n"), or that holds
+// control characters or surrounding spaces, reads back from YAML() as it
+// was.
+func TestOddTextRoundTrips(t *testing.T) {
+	for _, text := range []string{"\n", "\n\n", " \n ", "a\n", "a\n\n", "\tb", "\x01", "\u2028", " padded ", "\ufeff",
+		strings.Repeat("a  b ", 40), "line one\nline two\n"} {
+		s := Default()
+		s.Name = text
+		s.Faults = []Fault{{At: time.Minute, Kind: FaultPartition, Name: text, Fraction: 0.5, Region: -1}}
+		roundTrip(t, s)
 	}
 }
 
@@ -671,6 +760,19 @@ func TestFaultErrors(t *testing.T) {
 		{"faults:\n  - when: {event: takeovr}\n    heal: {}\n", `in.yaml:2:19: faults[0].when.event: "takeovr" is not a protocol event — did you mean "takeover"?`},
 		{"faults:\n  - at: 1m\n    when: {event: takeover}\n    heal: {}\n", `in.yaml:3:5: faults[0]: an entry has either at or when, not both`},
 		{"faults:\n  - when: {event: takeover, count: 0}\n    heal: {}\n", `in.yaml:2:36: faults[0].when.count: 0 is not a count`},
+		// Malformed mappings inside the timeline.
+		{"faults:\n  - {at: 1m, zzz: 1, heal: {}}\n", `in.yaml:2:14: faults[0]: unknown key "zzz" in a fault — write one of the valid keys: at, when, partition, heal`},
+		{"faults:\n  - {at: 1m, at: 2m, heal: {}}\n", `in.yaml:2:14: faults[0].at: duplicate key "at" (already set on line 2) — keep only one of the two lines`},
+		{"faults:\n  - {<<: {at: 1m}, heal: {}}\n", `in.yaml:2:6: faults[0]: YAML merge keys (<<) are not supported — write the keys out in full`},
+		{"faults:\n  - {[at]: 1m, heal: {}}\n", `in.yaml:2:6: faults[0]: found a list used as a key in a fault — write a plain name; valid keys here: at, when`},
+		{"faults:\n  - {when: {event: takeover, event: probe}, heal: {}}\n", `in.yaml:2:30: faults[0].when.event: duplicate key "event" (already set on line 2)`},
+		{"faults:\n  - {when: {event: [takeover]}, heal: {}}\n", `in.yaml:2:20: faults[0].when.event: a list is not a protocol event — write one of join_owned,`},
+		{"faults:\n  - {at: 1m, partition: {peers: []}}\n", `in.yaml:2:33: faults[0].partition.peers: the list of peers is empty — write at least one peer id`},
+		{"faults:\n  - {at: 1m, partition: {peers: [{}]}}\n", `in.yaml:2:33: faults[0].partition.peers: a mapping is not a peer id — write ids from 1 up`},
+		{"faults:\n  - {at: 1m, partition: {name: [a]}}\n", `in.yaml:2:32: faults[0].partition.name: found a list where a name belongs — write a name, e.g. name: west`},
+		{"faults:\n  - {at: [1m], heal: {}}\n", `in.yaml:2:10: faults[0].at: found a list where a duration belongs — write a duration such as 10m or 90s`},
+		{"faults:\n  - {at: 1m, loss: {p: {}}}\n", `in.yaml:2:24: faults[0].loss.p: a mapping is not a number from 0 to 1 — write e.g. 0.2`},
+		{"faults:\n  - {at: 1m, loss: {zz: 1}}\n", `in.yaml:2:21: faults[0].loss.zz: unknown key "zz" in a loss fault — write one of the valid keys: p`},
 	}
 	for _, c := range cases {
 		s, err := Parse("in.yaml", []byte(c.yaml))

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -23,7 +26,7 @@ import (
 var schema = []field{
 	stringField("name", func(s *Scenario) *string { return &s.Name }, "",
 		"Free-form label for the run, recorded with its results.",
-		`any text, e.g. "baseline"`, nil),
+		"any text", nil),
 	uintField("seed", func(s *Scenario) *uint64 { return &s.Seed }, 1, "a valid seed",
 		"Seed of every random choice; the same scenario and seed replay the same run. Any whole number from 0 to 18446744073709551615."),
 	positiveFloatField("time_scale", func(s *Scenario) *float64 { return &s.TimeScale }, 60, 1e6,
@@ -206,6 +209,7 @@ const (
 	intTag   = "!!int"
 	floatTag = "!!float"
 	nullTag  = "!!null"
+	boolTag  = "!!bool"
 )
 
 // leadingZero matches YAML 1.1 octal spellings such as 0500, which yaml.v3
@@ -281,6 +285,9 @@ func floatField(key string, p func(*Scenario) *float64, def float64, ok func(flo
 		decode: func(s *Scenario, n *yaml.Node) string {
 			var v float64
 			if t := n.ShortTag(); t != intTag && t != floatTag || n.Decode(&v) != nil {
+				if _, err := strconv.ParseFloat(n.Value, 64); errors.Is(err, strconv.ErrRange) && n.Style == 0 {
+					return fmt.Sprintf("%s is not %s (it is beyond the range of 64-bit numbers) — write %s", n.Value, noun, want)
+				}
 				return bad(show(n))
 			}
 			*p(s) = v
@@ -432,14 +439,14 @@ func boolField(key string, p func(*Scenario) *bool, def bool, doc string) field 
 		reset: func(s *Scenario) { *p(s) = def },
 		decode: func(s *Scenario, n *yaml.Node) string {
 			var v bool
-			if n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+			if n.ShortTag() != boolTag || n.Decode(&v) != nil {
 				return fmt.Sprintf("%s is not a boolean — write %s", show(n), want)
 			}
 			*p(s) = v
 			return ""
 		},
 		encode: func(s *Scenario) *yaml.Node {
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(*p(s))}
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: boolTag, Value: strconv.FormatBool(*p(s))}
 		},
 		check: func(*Scenario) string { return "" },
 	}
@@ -494,10 +501,13 @@ func stringField(key string, p func(*Scenario) *string, def, doc, want string, c
 		},
 		encode: func(s *Scenario) *yaml.Node { return strNode(*p(s)) },
 		check: func(s *Scenario) string {
-			if check == nil {
-				return ""
+			switch v := *p(s); {
+			case !utf8.ValidString(v):
+				return fmt.Sprintf("%q is not valid UTF-8 — write %s", v, want)
+			case check != nil:
+				return check(v)
 			}
-			return check(*p(s))
+			return ""
 		},
 	}
 }
@@ -534,8 +544,17 @@ func checkBusURL(v string) string {
 func plainNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
 
 // strNode is a string scalar; the encoder quotes it when YAML would
-// otherwise read it as something else.
-func strNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: strTag, Value: v} }
+// otherwise read it as something else. Text with line breaks, other
+// control or non-printing characters, or surrounding spaces is written
+// double-quoted with escapes: yaml.v3's block styles lose line breaks of
+// text that is only line breaks ("\n\n" reads back as "\n").
+func strNode(v string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: strTag, Value: v}
+	if strings.TrimSpace(v) != v || strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
 
 // scalarText is how a scalar node reads in YAML, for docs and examples.
 func scalarText(n *yaml.Node) string {
@@ -548,8 +567,11 @@ func scalarText(n *yaml.Node) string {
 // show renders a value found in the file for a message: strings quoted,
 // numbers and the like bare.
 func show(n *yaml.Node) string {
-	if n.ShortTag() == strTag {
+	switch {
+	case n.ShortTag() == strTag:
 		return strconv.Quote(n.Value)
+	case n.Style&yaml.TaggedStyle != 0: // !!float 4
+		return n.ShortTag() + " " + n.Value
 	}
 	return n.Value
 }
