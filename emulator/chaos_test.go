@@ -219,7 +219,7 @@ func TestChaosReplaysExactly(t *testing.T) {
 	a := runScenario(t, sc, emulator.DriverSim).Summary
 	b := runScenario(t, sc, emulator.DriverSim).Summary
 	for _, s := range []*emulator.Summary{&a, &b} {
-		s.WallSeconds, s.Messages.PerWallSecond = 0, nil
+		s.WallSeconds, s.Messages.PerWallSecond, s.Peers.BootstrapWallSeconds = 0, nil, 0
 		s.Sim.LoopSeconds, s.Sim.EventsPerSecond = 0, 0
 	}
 	ja, _ := json.Marshal(a)

@@ -39,7 +39,7 @@ func TestLazyHeartbeatsChangeNothing(t *testing.T) {
 			peer.EagerDecoding = eager
 			defer func() { peer.EagerDecoding = false }()
 			s := runScenario(t, sc, emulator.DriverSim).Summary
-			s.WallSeconds, s.Messages.PerWallSecond = 0, nil
+			s.WallSeconds, s.Messages.PerWallSecond, s.Peers.BootstrapWallSeconds = 0, nil, 0
 			s.Sim.LoopSeconds, s.Sim.EventsPerSecond = 0, 0
 			js, _ := json.Marshal(s)
 			return js
