@@ -172,8 +172,9 @@ func partitionName(i int, f scenario.Fault) string {
 }
 
 // invariants are the end-of-run checks: the overlay reconverged in time
-// after the last disturbance; job conservation joins once jobs exist.
-func (r *recorder) invariants(jobsCheck *InvariantCheck) InvariantsSummary {
+// after the last disturbance; the job checks (jobs_conserved, then
+// jobs_ran) join once jobs exist.
+func (r *recorder) invariants(jobChecks []InvariantCheck) InvariantsSummary {
 	last := r.series[len(r.series)-1]
 	period := r.sc.Overlay.Heartbeat.Period
 	limit := time.Duration(r.sc.Invariants.ReconvergePeriods) * period
@@ -192,11 +193,14 @@ func (r *recorder) invariants(jobsCheck *InvariantCheck) InvariantsSummary {
 		c.OK = took <= limit
 		c.Detail = fmt.Sprintf("exact %v after the last disturbance at %v and from then on; the limit is %v (%d heartbeat periods)", took, r.until, limit, r.sc.Invariants.ReconvergePeriods)
 	}
-	jobs := InvariantCheck{Name: "jobs_conserved", OK: true, Detail: "no jobs in this run"}
-	if jobsCheck != nil {
-		jobs = *jobsCheck
+	if len(jobChecks) == 0 {
+		jobChecks = []InvariantCheck{{Name: "jobs_conserved", OK: true, Detail: "no jobs in this run"}}
 	}
-	return InvariantsSummary{OK: c.OK && jobs.OK, Checks: []InvariantCheck{c, jobs}}
+	sum := InvariantsSummary{OK: c.OK, Checks: append([]InvariantCheck{c}, jobChecks...)}
+	for _, j := range jobChecks {
+		sum.OK = sum.OK && j.OK
+	}
+	return sum
 }
 
 // damage says what is wrong with the overlay.

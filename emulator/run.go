@@ -107,10 +107,12 @@ type Result struct {
 	Summary  Summary
 	Series   []Sample
 	Scenario scenario.Scenario
-	// JobWaits are the completed jobs' waits in emulated seconds (from
-	// submission to the start of the run that completed the job, as
-	// jobs.wait_seconds), in job order; nil without a workload. Not in
-	// summary.json: reports draw their distribution (emulator/report).
+	// JobWaits are every submitted job's wait in emulated seconds, as
+	// jobs.wait_seconds (from submission to the start of the run that
+	// completed the job or is still going; a job not started counts up to
+	// the end of the run, a failed one up to its failure: censored), in
+	// job order; nil without a workload. Not in summary.json: reports draw
+	// their distribution (emulator/report).
 	JobWaits []float64
 	// Jobs is the per-job table (jobs.csv), in job order; nil without a
 	// workload.
@@ -244,6 +246,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			s.JobEvents = jr.events()
 			jr.tally(t, states)
 			s.JobQueue, s.BusyNodes = jr.ledger.Live()
+			if t > sc.Duration {
+				s.Duration = sc.Horizon() // draining: progress displays count to the drain limit
+			}
 			rec.series[len(rec.series)-1] = s
 		}
 		return s
@@ -261,12 +266,17 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	var abort *overloadError
 	var snapshotGap string // why the aborted run's last snapshot is incomplete
 	// Samples at multiples of the interval (after the handover, with an
-	// overlay built outside the bus).
+	// overlay built outside the bus), and at duration. With
+	// workload.drain the run goes on past duration, an interval at a
+	// time, while jobs have not ended, up to the horizon (jobs.go
+	// draining); end is the last sample's time.
+	end := sc.Duration
 	for t := origin / sc.Oracle.Interval * sc.Oracle.Interval; ; {
 		t += sc.Oracle.Interval
-		if t > sc.Duration {
+		if t > sc.Duration && t-sc.Oracle.Interval < sc.Duration {
 			t = sc.Duration
 		}
+		t = min(t, sc.Horizon())
 		err := drv.AdvanceTo(gctx, t)
 		if oe, ok := context.Cause(gctx).(*overloadError); ok && ctx.Err() == nil {
 			abort = oe
@@ -297,22 +307,25 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			return nil, err
 		}
 		s := take(t, states)
-		if until, fired := cha.fire(s); fired && t < sc.Duration {
-			rec.extend(until)
+		end = t
+		// Triggered faults fire before duration only: a drain adds none.
+		if t < sc.Duration {
+			if until, fired := cha.fire(s); fired {
+				rec.extend(until)
+			}
 		}
 		if opts.Progress != nil {
 			opts.Progress(s)
 		}
-		if t >= sc.Duration {
+		if t >= sc.Duration && !jr.draining(t) {
 			break
 		}
 	}
-	end := sc.Duration
 	if abort != nil {
 		// Stop every peer where it stands (mailboxes drain without work)
 		// and take a last snapshot, so the results say what the run had
 		// done when it was stopped.
-		end = min(max(drv.Now(), rec.lastT), sc.Duration)
+		end = min(max(drv.Now(), rec.lastT), sc.Horizon())
 		ld.Freeze()
 		if jr != nil {
 			jr.aborted = true
@@ -396,19 +409,17 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	sum.Churn = churned.summary()
 	sum.Faults = cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
-	var jobsCheck *InvariantCheck
+	var jobChecks []InvariantCheck
 	var waits []float64
 	var table []JobRow
 	if jr != nil {
-		var c InvariantCheck
 		// At the last sample's time: the states are from then, and the
 		// emulator's clock ran on while the peers stopped.
-		sum.Jobs, c = jr.summary(end, finalStates)
-		jobsCheck = &c
-		waits = jr.ledger.Figures().Wait
+		sum.Jobs, jobChecks = jr.summary(end, finalStates)
+		waits = jr.waits
 		table = jr.jobTable()
 	}
-	sum.Invariants = rec.invariants(jobsCheck)
+	sum.Invariants = rec.invariants(jobChecks)
 	if e := sum.Emulator; e != nil && e.PeerPanics > 0 {
 		sum.Invariants.fail("no_peer_panics", fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics))
 	}
