@@ -2,7 +2,9 @@ package emulator_test
 
 import (
 	"fmt"
+	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +163,158 @@ faults:
 	if j.Completed < 60 {
 		t.Errorf("seed %d: only %d of %d jobs completed", sc.Seed, j.Completed, j.Submitted)
 	}
+}
+
+// TestCensoredWaits: with more work than the peers can do, jobs not
+// started by the end count their wait up to the end (censored), so the
+// mean over every job is at least the completed jobs' mean; the waits
+// behind the figures are one per submitted job, and the run's table
+// prints the job rows.
+func TestCensoredWaits(t *testing.T) {
+	sc := jobsScenario(t, 6, "can", 2, "")
+	if err := sc.SetAll("workload.interarrival=5s", "duration=1h"); err != nil {
+		t.Fatal(err)
+	}
+	res := runScenario(t, sc, emulator.DriverSim)
+	j := res.Summary.Jobs
+	conserved(t, "overloaded", sc.Seed, j, false)
+	if j.Unfinished == 0 || j.WaitCensored == 0 || j.WaitCensored < j.Failed || j.WaitCensored > j.Failed+j.Unfinished || j.Drained {
+		t.Fatalf("seed %d: %d unfinished, %d failed, %d waits censored, drained %v: want an overloaded run with censored waits",
+			sc.Seed, j.Unfinished, j.Failed, j.WaitCensored, j.Drained)
+	}
+	all, done := j.WaitSeconds.Mean, j.WaitSecondsCompleted.Mean
+	if all == nil || done == nil || *all < *done {
+		t.Fatalf("seed %d: mean wait over all jobs %v, over completed ones %v: want all ≥ completed", sc.Seed, all, done)
+	}
+	if uint64(len(res.JobWaits)) != j.Submitted {
+		t.Fatalf("seed %d: %d wait samples for %d submitted jobs", sc.Seed, len(res.JobWaits), j.Submitted)
+	}
+	var sum, longest float64
+	for _, w := range res.JobWaits {
+		sum += w
+		longest = max(longest, w)
+	}
+	if mean := sum / float64(len(res.JobWaits)); math.Abs(mean-*all) > 1e-9 || longest > (sc.Duration-sc.Workload.Start).Seconds() {
+		t.Fatalf("seed %d: samples' mean %v (summary %v), longest %v s in a run whose jobs start at %v", sc.Seed, mean, *all, longest, sc.Workload.Start)
+	}
+	t.Logf("seed %d: %d of %d jobs completed; mean wait %.0f s over all (%d censored), %.0f s over completed", sc.Seed, j.Completed, j.Submitted, *all, j.WaitCensored, *done)
+
+	var table strings.Builder
+	res.Summary.PrintTable(&table)
+	out := table.String()
+	for _, want := range []string{
+		fmt.Sprintf("%d submitted: %d completed, %d failed, %d unfinished, 0 lost, 0 duplicated; %d waits censored", j.Submitted, j.Completed, j.Failed, j.Unfinished, j.WaitCensored),
+		fmt.Sprintf("wait, all jobs               mean %.0f s", *all),
+		fmt.Sprintf("wait, completed              mean %.0f s", *done),
+		"turnaround", "matchmaking", "hops", "invariant jobs_ran",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	var bare strings.Builder
+	emulator.Summary{}.PrintTable(&bare)
+	if strings.Contains(bare.String(), "wait") {
+		t.Errorf("a run without jobs prints job rows:\n%s", bare.String())
+	}
+}
+
+// TestDrainEndsEveryJob: with workload.drain the run goes on past
+// duration, an oracle interval at a time, until every job has ended —
+// none submitted after duration — where the same run without it leaves
+// jobs unfinished.
+func TestDrainEndsEveryJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
+	sc := jobsScenario(t, 6, "can-p", 2, "")
+	if err := sc.SetAll("workload.interarrival=10s", "duration=1h"); err != nil {
+		t.Fatal(err)
+	}
+	cut := runScenario(t, sc, emulator.DriverSim).Summary
+	if err := sc.SetAll("workload.drain=true", "workload.drain_limit=6h"); err != nil {
+		t.Fatal(err)
+	}
+	res := runScenario(t, sc, emulator.DriverSim)
+	s, j := res.Summary, res.Summary.Jobs
+	conserved(t, "drained", sc.Seed, j, true)
+	if cut.Jobs.Unfinished == 0 || cut.Jobs.Drained || cut.EmulatedSeconds != sc.Duration.Seconds() || cut.Jobs.DrainLimitSeconds != nil {
+		t.Fatalf("seed %d without drain: %d unfinished, drained %v, %v s emulated: want jobs left at %v", sc.Seed, cut.Jobs.Unfinished, cut.Jobs.Drained, cut.EmulatedSeconds, sc.Duration)
+	}
+	if limit := j.DrainLimitSeconds; !j.Drained || j.Submitted != cut.Jobs.Submitted || j.Completed+j.Failed != j.Submitted || j.WaitCensored != j.Failed ||
+		limit == nil || *limit != sc.DrainLimit().Seconds() {
+		t.Fatalf("seed %d: drained %v (limit %v, %v s in summary.json), %d submitted (%d without drain), %d completed, %d failed, %d waits censored",
+			sc.Seed, j.Drained, sc.DrainLimit(), jsonNum(limit), j.Submitted, cut.Jobs.Submitted, j.Completed, j.Failed, j.WaitCensored)
+	}
+	if s.EmulatedSeconds <= sc.Duration.Seconds() || s.EmulatedSeconds > sc.Horizon().Seconds() {
+		t.Fatalf("seed %d: %v s emulated; want past duration %v, within %v", sc.Seed, s.EmulatedSeconds, sc.Duration, sc.Horizon())
+	}
+	// The samples past duration are an interval apart, and the last is
+	// the first at which every job had ended.
+	for i, x := range res.Series {
+		if x.T > sc.Duration && x.T-res.Series[i-1].T != sc.Oracle.Interval {
+			t.Fatalf("seed %d: samples at %v and %v past duration", sc.Seed, res.Series[i-1].T, x.T)
+		}
+	}
+	ended := func(x emulator.Sample) uint64 { return x.JobEvents["job_result"] + x.JobEvents["job_failed"] }
+	last, before := res.Series[len(res.Series)-1], res.Series[len(res.Series)-2]
+	if last.T.Seconds() != s.EmulatedSeconds || ended(last) != j.Submitted || ended(before) >= j.Submitted {
+		t.Errorf("seed %d: %d jobs ended by the last sample at %v, %d by the one before at %v, of %d", sc.Seed, ended(last), last.T, ended(before), before.T, j.Submitted)
+	}
+	for _, row := range res.Jobs {
+		if row.Record.Submitted > sc.Duration {
+			t.Fatalf("seed %d: job %d submitted at %v, after duration %v", sc.Seed, row.Job.ID, row.Record.Submitted, sc.Duration)
+		}
+	}
+	for _, c := range s.Invariants.Checks {
+		if !c.OK {
+			t.Errorf("seed %d: invariant %s: %s", sc.Seed, c.Name, c.Detail)
+		}
+	}
+	t.Logf("seed %d: drained at %v (duration %v, limit %v): %d completed, %d failed; mean wait %.0f s (cut at duration: %.0f s over all jobs, %.0f s over completed ones)",
+		sc.Seed, time.Duration(s.EmulatedSeconds*float64(time.Second)), sc.Duration, sc.DrainLimit(), j.Completed, j.Failed,
+		*j.WaitSeconds.Mean, *cut.Jobs.WaitSeconds.Mean, *cut.Jobs.WaitSecondsCompleted.Mean)
+}
+
+// jsonNum shows an optional figure as summary.json does.
+func jsonNum(v *float64) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprint(*v)
+}
+
+// TestDrainOverNATS: the emulator driver drains too — past duration,
+// until every job has ended — and every job ends exactly once.
+func TestDrainOverNATS(t *testing.T) {
+	peers, jobs := 40, 30
+	if testing.Short() {
+		peers, jobs = 20, 10
+	}
+	doc := fmt.Sprintf(`
+seed: 3
+duration: 20m
+time_scale: 1200
+peers: {count: %d, population: mixed, join_window: 30s}
+overlay: {dimensions: 3}
+workload: {jobs: %d, interarrival: 20s, runtime: 30m, start: 15m, drain: true, drain_limit: 3h}
+matchmaking: {scheme: can-p}
+`, peers, jobs)
+	sc, err := scenario.Parse("drain-nats.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runScenario(t, sc, emulator.DriverEmulator)
+	s, j := res.Summary, res.Summary.Jobs
+	conserved(t, "emulator", sc.Seed, j, true)
+	if !j.Drained || j.Completed+j.Failed != j.Submitted || s.EmulatedSeconds <= sc.Duration.Seconds() || s.EmulatedSeconds > sc.Horizon().Seconds() {
+		t.Fatalf("seed %d: drained %v, %d of %d jobs ended, %v s emulated (duration %v, horizon %v)",
+			sc.Seed, j.Drained, j.Completed+j.Failed, j.Submitted, s.EmulatedSeconds, sc.Duration, sc.Horizon())
+	}
+	for _, c := range s.Invariants.Checks {
+		if !c.OK {
+			t.Errorf("seed %d: invariant %s: %s", sc.Seed, c.Name, c.Detail)
+		}
+	}
+	t.Logf("seed %d: %d jobs drained at %.0f s emulated (duration %v) in %.1f s wall", sc.Seed, j.Submitted, s.EmulatedSeconds, sc.Duration, s.WallSeconds)
 }

@@ -50,7 +50,7 @@ func (j *jobRun) jobTable() []JobRow {
 // generated job with its requirements (empty: don't care), matchmaking,
 // migrations, run node, times in emulated seconds, and outcome. The
 // seconds columns are empty where the job never got that far; wait is
-// jobs.wait_seconds' per-job figure (completed jobs only).
+// jobs.wait_seconds_completed's per-job figure (completed jobs only).
 func (r *Result) WriteJobs(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	dims := r.Scenario.Overlay.Dimensions

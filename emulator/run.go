@@ -118,10 +118,12 @@ type Result struct {
 	Summary  Summary
 	Series   []Sample
 	Scenario scenario.Scenario
-	// JobWaits are the completed jobs' waits in emulated seconds (from
-	// submission to the start of the run that completed the job, as
-	// jobs.wait_seconds), in job order; nil without a workload. Not in
-	// summary.json: reports draw their distribution (emulator/report).
+	// JobWaits are every submitted job's wait in emulated seconds, as
+	// jobs.wait_seconds (from submission to the start of the run that
+	// completed the job or is still going; a job not started counts up to
+	// the end of the run, a failed one up to its failure: censored), in
+	// job order; nil without a workload. Not in summary.json: reports draw
+	// their distribution (emulator/report).
 	JobWaits []float64
 	// Jobs is the per-job table (jobs.csv), in job order; nil without a
 	// workload.
@@ -278,6 +280,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			s.JobEvents = jr.events()
 			jr.tally(t, states)
 			s.JobQueue, s.BusyNodes = jr.ledger.Live()
+			if t > sc.Duration {
+				s.Duration = sc.Horizon() // draining: progress displays count to the drain limit
+			}
 			rec.series[len(rec.series)-1] = s
 		}
 		return s
@@ -308,12 +313,17 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return false
 	}
 	// Samples at multiples of the interval (after the handover, with an
-	// overlay built outside the bus).
+	// overlay built outside the bus), and at duration. With
+	// workload.drain the run goes on past duration, an interval at a
+	// time, while jobs have not ended, up to the horizon (jobs.go
+	// draining); end is the last sample's time.
+	end := sc.Duration
 	for t := origin / sc.Oracle.Interval * sc.Oracle.Interval; ; {
 		t += sc.Oracle.Interval
-		if t > sc.Duration {
+		if t > sc.Duration && t-sc.Oracle.Interval < sc.Duration {
 			t = sc.Duration
 		}
+		t = min(t, sc.Horizon())
 		err := drv.AdvanceTo(gctx, t)
 		if ctx.Err() != nil {
 			interrupted = true
@@ -349,13 +359,17 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			return nil, err
 		}
 		s := take(t, states)
-		if until, fired := cha.fire(s); fired && t < sc.Duration {
-			rec.extend(until)
+		end = t
+		// Triggered faults fire before duration only: a drain adds none.
+		if t < sc.Duration {
+			if until, fired := cha.fire(s); fired {
+				rec.extend(until)
+			}
 		}
 		if opts.Progress != nil {
 			opts.Progress(s)
 		}
-		if t >= sc.Duration {
+		if t >= sc.Duration && !jr.draining(t) {
 			break
 		}
 	}
@@ -364,7 +378,6 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if ld != nil {
 		handled = float64(ld.BusStats().Delivered) - float64(ld.Backlog())
 	}
-	end := sc.Duration
 	stopped := abort != nil || interrupted
 	if stopped {
 		// Stop every peer where it stands (mailboxes drain without work)
@@ -372,7 +385,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		// done when it was stopped. An interrupt must end within
 		// InterruptWait: its snapshot waits less, and a peer that does not
 		// answer costs only that snapshot (the previous samples stand).
-		end = min(max(drv.Now(), rec.lastT), sc.Duration)
+		end = min(max(drv.Now(), rec.lastT), sc.Horizon())
 		if ld != nil {
 			ld.Freeze()
 		}
@@ -482,12 +495,10 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	var waits []float64
 	var table []JobRow
 	if jr != nil {
-		var c InvariantCheck
 		// At the last sample's time: the states are from then, and the
 		// emulator's clock ran on while the peers stopped.
-		sum.Jobs, c = jr.summary(end, finalStates)
-		jobChecks = append(jobChecks, c)
-		waits = jr.ledger.Figures().Wait
+		sum.Jobs, jobChecks = jr.summary(end, finalStates)
+		waits = jr.waits
 		table = jr.jobTable()
 	}
 	sum.Invariants = rec.invariants(jobChecks)

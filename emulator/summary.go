@@ -387,6 +387,7 @@ func (s Summary) PrintTable(w io.Writer) {
 		row("messages lost", fmt.Sprintf("partition %d, loss %d, bus outage %d, bus (in flight) %d; duplicated %d",
 			f.Dropped["partition"], f.Dropped["loss"], f.Dropped["bus_outage"], f.Dropped["bus_lost"], f.Duplicated))
 	}
+	s.Jobs.printRows(row)
 	for _, c := range s.Invariants.Checks {
 		verdict := "ok"
 		if !c.OK {

@@ -20,7 +20,7 @@ import (
 // workload (003 §5.3's metrics).
 var jobColumns = []string{
 	"jobs.completed", "jobs.failed", "jobs.unfinished", "jobs.lost", "jobs.duplicated",
-	"jobs.wait_seconds.mean", "jobs.wait_seconds.p90", "jobs.turnaround_seconds.mean",
+	"jobs.wait_seconds.mean", "jobs.wait_seconds.p90", "jobs.wait_censored", "jobs.turnaround_seconds.mean",
 	"jobs.matchmaking.hops_mean", "jobs.matchmaking.seconds_mean", "jobs.queue_length_mean", "jobs.pushed",
 	"messages.per_node_per_minute", "bytes.per_node_per_minute",
 }

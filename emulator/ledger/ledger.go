@@ -49,6 +49,12 @@ type Record struct {
 	// neighbor (000 §IV: internode scheduling and queue balancing).
 	Migrations int
 	starts     map[overlay.NodeID]time.Duration // latest start per run node
+	// runs are the runs that may still be going: their start, per run
+	// node; a run ends with its completion, or when its node drops the
+	// job (cancelled, handed back) or takes it in again (queued,
+	// migrated there). A crashed node's run stays here: Waits asks the
+	// peers' states whether it still goes on.
+	runs map[overlay.NodeID]time.Duration
 	// The run that completed first: when it started and ended, where.
 	Completions int
 	StartedAt   time.Duration
@@ -238,7 +244,7 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 	}
 	r, ok := l.jobs[e.Job]
 	if !ok {
-		r = &Record{ID: e.Job, Submitted: at, starts: map[overlay.NodeID]time.Duration{}}
+		r = &Record{ID: e.Job, Submitted: at, starts: map[overlay.NodeID]time.Duration{}, runs: map[overlay.NodeID]time.Duration{}}
 		l.jobs[e.Job] = r
 	}
 	if l.keepHistory == 0 || len(r.History) < l.keepHistory {
@@ -258,14 +264,22 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 		r.Pushed = true
 	case jobs.EvMigrated:
 		r.Migrations++
+		delete(r.runs, e.Peer)
 	case jobs.EvQueued:
+		delete(r.runs, e.Peer)
 		if !r.Queued {
 			r.Queued, r.QueuedAt, r.Hops, r.QueueSeen = true, at, e.Hops, e.Queue
 			first = true
 		}
 	case jobs.EvStarted:
 		r.starts[e.Peer] = at
+		r.runs[e.Peer] = at
+	case jobs.EvCancelled:
+		delete(r.runs, e.Peer)
+	case jobs.EvReturned:
+		delete(r.runs, e.Other) // the owner reports it; Other is the run node that left
 	case jobs.EvCompleted:
+		delete(r.runs, e.Peer)
 		r.Completions++
 		if r.Completions == 1 {
 			r.StartedAt, r.CompletedAt, r.RunNode = r.starts[e.Peer], at, e.Peer
@@ -301,6 +315,14 @@ func (l *Ledger) Migrations() map[string]uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.migrations)
+}
+
+// Seen reports whether the ledger has heard of job id (it was submitted).
+func (l *Ledger) Seen(id uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.jobs[id]
+	return ok
 }
 
 // Count is the number of events of kind k so far.
@@ -393,7 +415,7 @@ func (t *Totals) anomaly(r *Record, problem string) {
 
 // Figures are the job performance figures of a run (003 §5.3's metrics).
 type Figures struct {
-	Wait       []float64 // seconds from submission to the start of the run that completed, per completed job
+	Wait       []float64 // seconds from submission to the start of the run that completed, per completed job (Waits: every job)
 	Turnaround []float64 // seconds from submission to the client's receipt of the outcome, per completed job
 	MatchSecs  []float64 // seconds from submission to the first assignment, per assigned job
 	Hops       []float64 // matchmaking hops of the first assignment
@@ -429,6 +451,55 @@ func (l *Ledger) Figures() Figures {
 	return f
 }
 
+// Waits are the jobs' waits at emulated time end (003 §5.3's wait time,
+// from the first submission to the start of the run that completes the
+// job), over every submitted job, in job order, with how many of them are
+// censored (their start was not seen: the wait counted is a lower bound):
+//
+//   - a job that completed on some run node: to the start of the run that
+//     completed first (as Figures.Wait, whether or not its result has
+//     reached the client);
+//   - a job that ended failed without completing: to its failure
+//     (censored);
+//   - a job running at end: to the start of its earliest run still going —
+//     started there, neither completed nor dropped since, and, by running,
+//     its run node still holds the job (a crashed node's run does not
+//     count);
+//   - any other job — matching, queued, in recovery, its run lost —: to
+//     end (right-censored).
+func (l *Ledger) Waits(end time.Duration, running func(job uint64, node overlay.NodeID) bool) (waits []float64, censored int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]uint64, 0, len(l.jobs))
+	for id := range l.jobs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	waits = make([]float64, 0, len(ids))
+	for _, id := range ids {
+		r := l.jobs[id]
+		started, ok := time.Duration(0), false
+		for node, at := range r.runs { // the earliest: order does not matter
+			if (!ok || at < started) && running(id, node) {
+				started, ok = at, true
+			}
+		}
+		switch {
+		case r.Completions > 0:
+			started = r.StartedAt
+		case r.Ended && r.Failed:
+			started = r.EndedAt
+			censored++
+		case ok:
+		default:
+			started = max(end, r.Submitted)
+			censored++
+		}
+		waits = append(waits, (started - r.Submitted).Seconds())
+	}
+	return waits, censored
+}
+
 // RunNode is what the global view knows of a peer that ran a job.
 type RunNode struct {
 	Speed float64
@@ -445,7 +516,7 @@ func (l *Ledger) Records() ([]Record, map[overlay.NodeID]RunNode) {
 	nodes := map[overlay.NodeID]RunNode{}
 	for _, r := range l.jobs {
 		c := *r
-		c.History, c.starts = r.History[:len(r.History):len(r.History)], nil
+		c.History, c.starts, c.runs = r.History[:len(r.History):len(r.History)], nil, nil
 		out = append(out, c)
 		if nd, ok := l.nodes[r.RunNode]; ok && r.RunNode != 0 {
 			nodes[r.RunNode] = RunNode{Speed: nd.speed, Cores: nd.cores}

@@ -453,6 +453,51 @@ func TestFigures(t *testing.T) {
 	}
 }
 
+// TestWaitsCountEveryJob: Waits counts every submitted job — completed
+// ones to the start of their completing run, running ones to the start of
+// the run still going, failed ones to their failure and the rest to the
+// end of the run — and says how many were censored.
+func TestWaitsCountEveryJob(t *testing.T) {
+	l := New(nil, nil)
+	ret := ev(jobs.EvReturned, 6, 1) // owner 1 reports that run node 7 handed job 6 back
+	ret.Other = 7
+	feed(l,
+		// 1: completed, result at the client: 30 s.
+		tEv{10 * sec, ev(jobs.EvSubmitted, 1, 100)}, tEv{12 * sec, ev(jobs.EvQueued, 1, 3)}, tEv{40 * sec, ev(jobs.EvStarted, 1, 3)},
+		tEv{90 * sec, ev(jobs.EvCompleted, 1, 3)}, tEv{91 * sec, ev(jobs.EvResult, 1, 100)},
+		// 2: submitted at 20 s, queued, never started: censored at the end, 1000 − 20.
+		tEv{20 * sec, ev(jobs.EvSubmitted, 2, 100)}, tEv{21 * sec, ev(jobs.EvQueued, 2, 4)},
+		// 3: running at the end on node 5, started at 300 s: 300 − 50.
+		tEv{50 * sec, ev(jobs.EvSubmitted, 3, 100)}, tEv{51 * sec, ev(jobs.EvQueued, 3, 5)}, tEv{300 * sec, ev(jobs.EvStarted, 3, 5)},
+		// 4: started on node 6, which crashed (it no longer holds the job): censored, 1000 − 60.
+		tEv{60 * sec, ev(jobs.EvSubmitted, 4, 100)}, tEv{61 * sec, ev(jobs.EvQueued, 4, 6)}, tEv{70 * sec, ev(jobs.EvStarted, 4, 6)},
+		// 5: failed at 100 s without running: censored at its failure, 100 − 80.
+		tEv{80 * sec, ev(jobs.EvSubmitted, 5, 100)}, tEv{100 * sec, jobs.Event{Kind: jobs.EvFailed, Job: 5, Peer: 100, Reason: jobs.ReasonNoCapableNode}},
+		// 6: started on node 7, which left and handed it back; queued at 7
+		// again (still held there, not started): censored, 1000 − 0.
+		tEv{0, ev(jobs.EvSubmitted, 6, 100)}, tEv{5 * sec, ev(jobs.EvQueued, 6, 7)}, tEv{10 * sec, ev(jobs.EvStarted, 6, 7)},
+		tEv{20 * sec, ret}, tEv{30 * sec, ev(jobs.EvQueued, 6, 7)},
+		// 7: completed on node 8 (started at 400 s), its result not yet at
+		// the client: 400 − 200, not censored.
+		tEv{200 * sec, ev(jobs.EvSubmitted, 7, 100)}, tEv{201 * sec, ev(jobs.EvQueued, 7, 8)}, tEv{400 * sec, ev(jobs.EvStarted, 7, 8)},
+		tEv{900 * sec, ev(jobs.EvCompleted, 7, 8)},
+	)
+	holds := map[[2]uint64]bool{{2, 4}: true, {3, 5}: true, {6, 7}: true}
+	running := func(job uint64, node overlay.NodeID) bool { return holds[[2]uint64{job, uint64(node)}] }
+	waits, censored := l.Waits(1000*sec, running)
+	want := []float64{30, 980, 250, 940, 20, 1000, 200}
+	if !slices.Equal(waits, want) || censored != 4 {
+		t.Fatalf("waits %v, %d censored; want %v, 4 censored", waits, censored, want)
+	}
+	// Completed jobs only, as before: job 1 (job 7 has no result yet).
+	if f := l.Figures(); !slices.Equal(f.Wait, []float64{30}) {
+		t.Fatalf("completed waits %v, want [30]", f.Wait)
+	}
+	if w, c := New(nil, nil).Waits(time.Hour, running); len(w) != 0 || c != 0 {
+		t.Fatalf("no jobs: waits %v, %d censored", w, c)
+	}
+}
+
 func TestMeanQuantile(t *testing.T) {
 	if !math.IsNaN(Mean(nil)) || !math.IsNaN(Quantile(nil, 0.5)) {
 		t.Fatal("empty: want NaN")

@@ -64,9 +64,10 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	return p
 }
 
-// newCDFPlot is a panel for distributions of job wait.
+// newCDFPlot is a panel for distributions of job wait (every submitted
+// job, censored waits included).
 func newCDFPlot(title string) *plot.Plot {
-	p := newPlot(title, "wait (emulated s)", "fraction of completed jobs")
+	p := newPlot(title, "wait (emulated s)", "fraction of submitted jobs")
 	p.X.Min, p.Y.Max = 0, 1
 	return p
 }

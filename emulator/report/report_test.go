@@ -294,8 +294,8 @@ func TestRunReportWithScheduling(t *testing.T) {
 	if j == nil || j.Completed == 0 {
 		t.Fatalf("no jobs completed: %+v", j)
 	}
-	if n := uint64(len(res.JobWaits)); n == 0 || n > j.Completed {
-		t.Fatalf("%d wait samples for %d completed jobs", n, j.Completed)
+	if n := uint64(len(res.JobWaits)); n != j.Submitted {
+		t.Fatalf("%d wait samples for %d submitted jobs: want one per job", n, j.Submitted)
 	}
 	var sum float64
 	for _, w := range res.JobWaits {
@@ -327,7 +327,8 @@ func TestRunReportWithScheduling(t *testing.T) {
 }
 
 // TestRunReportNoJobCompleted: a workload whose jobs all arrive too late
-// to finish omits the CDF with its reason but keeps the queue figure.
+// to finish still draws the wait CDF — every submitted job counts, the
+// running ones to their start — and the queue figure.
 func TestRunReportNoJobCompleted(t *testing.T) {
 	res := simRun(t, `
 name: late-jobs
@@ -337,15 +338,44 @@ peers: {count: 20}
 overlay: {dimensions: 2}
 workload: {jobs: 5, interarrival: 1s, runtime: 2h}
 `)
-	if len(res.JobWaits) != 0 {
-		t.Fatalf("%d jobs completed; want none (runtime 2h in a 3m run)", len(res.JobWaits))
+	j := res.Summary.Jobs
+	if j.Completed != 0 || j.Submitted != 5 || len(res.JobWaits) != 5 {
+		t.Fatalf("%d of %d jobs completed, %d wait samples; want none of 5 (runtime 2h in a 3m run), 5 samples", j.Completed, j.Submitted, len(res.JobWaits))
+	}
+	if j.WaitSecondsCompleted.Mean != nil || j.WaitSeconds.Mean == nil {
+		t.Fatalf("wait over completed jobs %v (want null), over all jobs %v", j.WaitSecondsCompleted.Mean, j.WaitSeconds.Mean)
+	}
+	dir := t.TempDir()
+	page := writeReport(t, dir, res)
+	if !slices.Contains(figureNames(page), "wait_cdf") || !slices.Contains(figureNames(page), "jobs") {
+		t.Fatalf("figures %v: want the jobs figure and the wait CDF", figureNames(page))
+	}
+	html := checkPage(t, dir, page)
+	if !strings.Contains(html, "censored") {
+		t.Error("report.html does not say that censored waits are counted")
+	}
+}
+
+// TestRunReportNoJobSubmitted: a workload whose jobs are all due after the
+// end omits the CDF with its reason but keeps the queue figure.
+func TestRunReportNoJobSubmitted(t *testing.T) {
+	res := simRun(t, `
+name: no-jobs-due
+seed: 2
+duration: 3m
+peers: {count: 20}
+overlay: {dimensions: 2}
+workload: {jobs: 5, interarrival: 100h}
+`)
+	if j := res.Summary.Jobs; j == nil || j.Submitted != 0 || len(res.JobWaits) != 0 {
+		t.Fatalf("jobs %+v, %d wait samples; want none submitted (one every 100 h on average in a 3m run)", j, len(res.JobWaits))
 	}
 	dir := t.TempDir()
 	page := writeReport(t, dir, res)
 	if slices.Contains(figureNames(page), "wait_cdf") || !slices.Contains(figureNames(page), "jobs") {
 		t.Fatalf("figures %v: want the jobs figure and no wait CDF", figureNames(page))
 	}
-	if len(page.Omitted) == 0 || !strings.HasPrefix(page.Omitted[0].Reason, "no job completed") {
+	if len(page.Omitted) == 0 || page.Omitted[0].Reason != "no job was submitted" {
 		t.Fatalf("omitted %v", page.Omitted)
 	}
 	checkPage(t, dir, page)

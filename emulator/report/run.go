@@ -80,7 +80,8 @@ func runPage(res *emulator.Result) *Page {
 		kv.add("jobs", fmt.Sprintf("%s matchmaking, %s scheduling", j.Scheme, j.Mode), "jobs.scheme")
 		kv.add("jobs submitted", fmt.Sprintf("%d: %d completed, %d failed, %d unfinished", j.Submitted, j.Completed, j.Failed, j.Unfinished), "jobs.submitted")
 		kv.t.Rows = append(kv.t.Rows, []Cell{{Text: "jobs lost, duplicated"}, {Text: fmt.Sprintf("%d, %d", j.Lost, j.Duplicated), Note: "jobs.lost", Bad: j.Lost+j.Duplicated > 0}})
-		kv.add("job wait", fmt.Sprintf("mean %s, p50 %s, p90 %s, p99 %s", fmtOpt(j.WaitSeconds.Mean, "s"), fmtOpt(j.WaitSeconds.P50, "s"), fmtOpt(j.WaitSeconds.P90, "s"), fmtOpt(j.WaitSeconds.P99, "s")), "jobs.wait_seconds")
+		kv.add("job wait, all jobs", fmt.Sprintf("mean %s, p50 %s, p90 %s, p99 %s (%d censored)", fmtOpt(j.WaitSeconds.Mean, "s"), fmtOpt(j.WaitSeconds.P50, "s"), fmtOpt(j.WaitSeconds.P90, "s"), fmtOpt(j.WaitSeconds.P99, "s"), j.WaitCensored), "jobs.wait_seconds")
+		kv.add("job wait, completed", fmt.Sprintf("mean %s, p50 %s, p90 %s, p99 %s", fmtOpt(j.WaitSecondsCompleted.Mean, "s"), fmtOpt(j.WaitSecondsCompleted.P50, "s"), fmtOpt(j.WaitSecondsCompleted.P90, "s"), fmtOpt(j.WaitSecondsCompleted.P99, "s")), "jobs.wait_seconds_completed")
 		kv.add("turnaround", "mean "+fmtOpt(j.TurnaroundSeconds.Mean, "s"), "jobs.turnaround_seconds.mean")
 		kv.add("matchmaking", fmt.Sprintf("%s hops, %s", fmtOpt(j.Matchmaking.HopsMean, ""), fmtOpt(j.Matchmaking.SecondsMean, "s")), "jobs.matchmaking")
 		m := j.Migrations
@@ -155,8 +156,8 @@ func intervals(series []emulator.Sample, fn func(x, dt float64, prev, cur *emula
 	}
 }
 
-// waitCDF is the distribution of the completed jobs' waits (000 §V,
-// 003 §5.3).
+// waitCDF is the distribution of the jobs' waits (000 §V, 003 §5.3),
+// censored ones included.
 func waitCDF(res *emulator.Result) (*figure, Omitted) {
 	const title = "CDF of job wait"
 	j := res.Summary.Jobs
@@ -164,13 +165,13 @@ func waitCDF(res *emulator.Result) (*figure, Omitted) {
 		return nil, Omitted{title, "the scenario has no workload"}
 	}
 	if len(res.JobWaits) == 0 {
-		return nil, Omitted{title, fmt.Sprintf("no job completed (%d submitted)", j.Submitted)}
+		return nil, Omitted{title, "no job was submitted"}
 	}
 	p := newCDFPlot(title)
 	addLine(p, fmt.Sprintf("%s, %s", j.Scheme, j.Mode), 0, cdf(res.JobWaits), 2)
 	return &figure{Figure: Figure{Name: "wait_cdf", Title: title, Caption: fmt.Sprintf(
-		"Fraction of the completed jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them: %d of %d submitted jobs, mean %s, p50 %s, p90 %s, p99 %s (jobs.wait_seconds).",
-		len(res.JobWaits), j.Submitted, fmtOpt(j.WaitSeconds.Mean, "s"), fmtOpt(j.WaitSeconds.P50, "s"), fmtOpt(j.WaitSeconds.P90, "s"), fmtOpt(j.WaitSeconds.P99, "s"))},
+		"Fraction of the submitted jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them (or that is still going at the end): %d jobs, %d of them censored — not started by the end of the run (or failed), counted up to then —, mean %s, p50 %s, p90 %s, p99 %s (jobs.wait_seconds; over the %d completed jobs only, mean %s: jobs.wait_seconds_completed).",
+		len(res.JobWaits), j.WaitCensored, fmtOpt(j.WaitSeconds.Mean, "s"), fmtOpt(j.WaitSeconds.P50, "s"), fmtOpt(j.WaitSeconds.P90, "s"), fmtOpt(j.WaitSeconds.P99, "s"), j.Completed, fmtOpt(j.WaitSecondsCompleted.Mean, "s"))},
 		panels: []*plot.Plot{p}}, Omitted{}
 }
 

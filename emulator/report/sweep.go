@@ -303,7 +303,7 @@ func (s *Sweep) waitFigure() (*figure, Omitted) {
 	case !jobs:
 		return nil, Omitted{}
 	case !some:
-		return nil, Omitted{title, "no job completed at any grid point"}
+		return nil, Omitted{title, "no job was submitted at any grid point"}
 	}
 	p := newCDFPlot(title)
 	for i, pt := range s.points {
@@ -311,6 +311,6 @@ func (s *Sweep) waitFigure() (*figure, Omitted) {
 			addLine(p, s.label(pt, -1), i, cdf(pt.waits), 0)
 		}
 	}
-	return &figure{Figure: Figure{Name: "wait_cdf", Title: title, Caption: "Fraction of each grid point's completed jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them, one line per grid point."},
+	return &figure{Figure: Figure{Name: "wait_cdf", Title: title, Caption: "Fraction of each grid point's submitted jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them (or is still going at the end), one line per grid point; a job not started by the end of its run (or failed) counts its wait up to then (censored, jobs.wait_censored)."},
 		panels: []*plot.Plot{p}}, Omitted{}
 }

@@ -179,10 +179,36 @@ type Workload struct {
 	Classes         string        // ClassesIndependent or ClassesNodes: how requirements relate to the peers
 	Runtime         time.Duration // T: mean running time on a canonical node (speed 1.0)
 	RuntimeDist     string        // RuntimeUniform, RuntimeNormal or RuntimeExponential
+	// Drain lets the run go on after Duration (no job submitted then)
+	// until every job of the workload has ended, for at most DrainLimit
+	// more (0: Scenario.DrainLimit's default).
+	Drain      bool
+	DrainLimit time.Duration
 }
 
 // On reports whether the scenario submits any job.
 func (w Workload) On() bool { return w.Jobs > 0 }
+
+// DrainLimit is how long past duration a draining run may go on:
+// workload.drain_limit, or when that is 0 the longer of four mean running
+// times — a job submitted at the end of the run, matched to a slow node
+// (cpu_speed 0.5) behind a queue, still finishes — and two client
+// timeouts (a job whose owner and run node were lost is resubmitted once).
+func (s Scenario) DrainLimit() time.Duration {
+	if s.Workload.DrainLimit > 0 {
+		return s.Workload.DrainLimit
+	}
+	return max(4*s.Workload.Runtime, 2*s.Jobs.ClientTimeout)
+}
+
+// Horizon is the latest emulated time the run may reach: duration, plus
+// DrainLimit when the workload drains.
+func (s Scenario) Horizon() time.Duration {
+	if s.Workload.On() && s.Workload.Drain {
+		return s.Duration + s.DrainLimit()
+	}
+	return s.Duration
+}
 
 // Values of Workload.Kind: the population kinds, for jobs.
 const (

@@ -114,7 +114,8 @@ func TestLoadFull(t *testing.T) {
 			Loss: 0.01, Duplicate: 0.002, Regions: 3, InterRegion: Latency{Dist: "normal", Mean: 80 * time.Millisecond, Jitter: time.Millisecond},
 			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
 		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Start: 6 * time.Minute, ConstraintRatio: 0.8,
-			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential},
+			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential,
+			Drain: true, DrainLimit: 3 * time.Hour},
 		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3, Residue: ResidueBalloon},
 		Jobs:        Jobs{ClientTimeout: 5 * time.Minute, MaxAttempts: 3},
 		Scheduling:  Scheduling{Mode: SchedLIQPull, Period: 5 * time.Second, Contention: false, PullReach: 3},
@@ -123,17 +124,17 @@ func TestLoadFull(t *testing.T) {
 		Oracle:      Oracle{Interval: time.Minute},
 		Invariants:  Invariants{ReconvergePeriods: 30},
 		Faults: []Fault{
-			{At: 20 * time.Minute, Kind: FaultPartition, Line: 77, Name: "west", Region: 1, OneWay: true},
-			{At: 25 * time.Minute, Kind: FaultHeal, Line: 79, Name: "west", Region: -1},
-			{At: 26 * time.Minute, Kind: FaultPartition, Line: 81, Fraction: 0.3, Region: -1},
-			{At: 27 * time.Minute, Kind: FaultPartition, Line: 83, Peers: []uint64{1, 2, 3}, Region: -1},
-			{At: 28 * time.Minute, Kind: FaultHeal, Line: 85, Region: -1},
-			{At: 30 * time.Minute, Kind: FaultLatency, Line: 86, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
-			{At: 31 * time.Minute, Kind: FaultLoss, Line: 88, Region: -1, P: 0.1},
-			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 90, Region: -1, P: 0.05},
-			{At: 35 * time.Minute, Kind: FaultCrash, Line: 92, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
-			{At: 36 * time.Minute, Kind: FaultCrash, Line: 94, Region: 2},
-			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 96, Region: -1, DownFor: 5 * time.Second},
+			{At: 20 * time.Minute, Kind: FaultPartition, Line: 79, Name: "west", Region: 1, OneWay: true},
+			{At: 25 * time.Minute, Kind: FaultHeal, Line: 81, Name: "west", Region: -1},
+			{At: 26 * time.Minute, Kind: FaultPartition, Line: 83, Fraction: 0.3, Region: -1},
+			{At: 27 * time.Minute, Kind: FaultPartition, Line: 85, Peers: []uint64{1, 2, 3}, Region: -1},
+			{At: 28 * time.Minute, Kind: FaultHeal, Line: 87, Region: -1},
+			{At: 30 * time.Minute, Kind: FaultLatency, Line: 88, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
+			{At: 31 * time.Minute, Kind: FaultLoss, Line: 90, Region: -1, P: 0.1},
+			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 92, Region: -1, P: 0.05},
+			{At: 35 * time.Minute, Kind: FaultCrash, Line: 94, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
+			{At: 36 * time.Minute, Kind: FaultCrash, Line: 96, Region: 2},
+			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 98, Region: -1, DownFor: 5 * time.Second},
 		},
 		Source: path,
 	}
@@ -824,6 +825,10 @@ func TestWorkloadRules(t *testing.T) {
 			"in.yaml:2:20: matchmaking.stopping_factor: 0 is not a valid stopping factor — write a whole number from 1 to 3"},
 		{"workload:\n  jobs: 2e7\n",
 			"in.yaml:2:9: workload.jobs: 2e7 is not a valid job count — write a whole number from 0 to 10000000"},
+		{"workload:\n  drain: yes please\n",
+			`in.yaml:2:10: workload.drain: "yes please" is not a boolean — write true or false`},
+		{"workload:\n  drain_limit: -1h\n",
+			"in.yaml:2:16: workload.drain_limit: -1h is not a valid drain limit — write 0s or a positive duration such as 4h"},
 	}
 	for _, c := range bad {
 		_, err := Parse("in.yaml", []byte(c.in))
@@ -884,6 +889,31 @@ func TestWorkloadRules(t *testing.T) {
 		t.Errorf("after SetAll: %+v %+v", s.Workload, s.Matchmaking)
 	}
 	roundTrip(t, s)
+}
+
+// TestDrainLimit: a draining run may go on for workload.drain_limit past
+// duration, by default the longer of 4 mean running times and 2 client
+// timeouts; without drain (or without jobs) it ends at duration.
+func TestDrainLimit(t *testing.T) {
+	for _, c := range []struct {
+		set     []string
+		limit   time.Duration
+		horizon time.Duration
+	}{
+		{[]string{"workload.jobs=10", "duration=8h"}, 4 * time.Hour, 8 * time.Hour},
+		{[]string{"workload.jobs=10", "duration=8h", "workload.drain=true"}, 4 * time.Hour, 12 * time.Hour},
+		{[]string{"workload.jobs=10", "duration=8h", "workload.drain=true", "workload.runtime=1m"}, 20 * time.Minute, 8*time.Hour + 20*time.Minute},
+		{[]string{"workload.jobs=10", "duration=8h", "workload.drain=true", "workload.drain_limit=30m"}, 30 * time.Minute, 8*time.Hour + 30*time.Minute},
+		{[]string{"duration=8h", "workload.drain=true"}, 4 * time.Hour, 8 * time.Hour}, // no jobs: nothing to drain
+	} {
+		s := Default()
+		if err := s.SetAll(c.set...); err != nil {
+			t.Fatal(err)
+		}
+		if s.DrainLimit() != c.limit || s.Horizon() != c.horizon {
+			t.Errorf("%v: drain limit %v, horizon %v; want %v, %v", c.set, s.DrainLimit(), s.Horizon(), c.limit, c.horizon)
+		}
+	}
 }
 
 // TestExamplesLoad: every scenario file in examples/ loads and validates,

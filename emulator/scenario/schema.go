@@ -135,6 +135,11 @@ var schema = []field{
 	enumField("workload.runtime_dist", func(s *Scenario) *string { return &s.Workload.RuntimeDist }, RuntimeUniform,
 		RuntimeDists, "a running-time distribution",
 		"Distribution of a job's running time on a canonical node around workload.runtime T: uniform (in [0.5T, 1.5T], the papers'), normal (mean T, standard deviation T/4, at least 0.05T) or exponential (mean T)."),
+	boolField("workload.drain", func(s *Scenario) *bool { return &s.Workload.Drain }, false,
+		"false: the run ends at duration, jobs not ended then are unfinished (their waits censored). true: no job is submitted after duration, but the run goes on, one oracle interval at a time, until every job of the workload has ended (completed or failed), at most workload.drain_limit past duration; churn and the fault timeline stay as scheduled (nothing happens after duration). summary.json jobs.drained says whether every job ended, emulated_seconds how long the run went."),
+	durationField("workload.drain_limit", func(s *Scenario) *time.Duration { return &s.Workload.DrainLimit }, 0,
+		"With workload.drain, the longest the run may go on after duration; 0s: the longer of 4 × workload.runtime and 2 × jobs.client_timeout (2h40m for 40-minute jobs). 0s or a positive duration.",
+		nonNegative("drain limit", 4*time.Hour)),
 
 	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, SchemeCANP,
 		Schemes, "a matchmaking scheme",
