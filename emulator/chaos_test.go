@@ -276,8 +276,8 @@ faults:
 	if b.Lost == 0 || b.Lost < b.Refused {
 		t.Errorf("seed %d: lost %d, refused %d: a 10 s outage under heartbeats must lose messages, refused ones included", sc.Seed, b.Lost, b.Refused)
 	}
-	if in, out := b.Published+b.Refused, b.Delivered+b.Unroutable+b.Dropped+b.Lost; in != out {
-		t.Errorf("seed %d: published %d + refused %d ≠ delivered %d + unroutable %d + dropped %d + lost %d", sc.Seed, b.Published, b.Refused, b.Delivered, b.Unroutable, b.Dropped, b.Lost)
+	if in, out := b.Published+b.Refused, b.Delivered+b.Unroutable+b.Dropped+b.Lost+b.Discarded; in != out {
+		t.Errorf("seed %d: published %d + refused %d ≠ delivered %d + unroutable %d + dropped %d + lost %d + discarded %d", sc.Seed, b.Published, b.Refused, b.Delivered, b.Unroutable, b.Dropped, b.Lost, b.Discarded)
 	}
 	if s.Faults.ByKind["bus_restart"] != 1 {
 		t.Errorf("seed %d: faults section %+v does not report the outage", sc.Seed, s.Faults)

@@ -436,6 +436,7 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 
 	s.Bus = BusSummary{Published: bs.Published, Delivered: bs.Delivered, Unroutable: bs.Unroutable, Dropped: bs.Dropped, PublishErrors: bs.PublishErrs,
 		Refused: bs.Refused, Lost: bs.Lost, Outages: bs.Outages, Reconnects: bs.Reconnects}
+	s.Bus.Discarded = bs.Discarded // in flight at the end (accounting.go)
 	s.Oracle.Samples = len(r.series)
 	s.Oracle.IntervalSeconds = r.sc.Oracle.Interval.Seconds()
 	return s

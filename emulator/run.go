@@ -446,6 +446,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		snapshotGap = strings.TrimPrefix(snapshotGap+"; "+err.Error(), "; ")
 	}
 	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
+	sum.Accounting = readMessageCounts(drv, cha, m.Traffic.Snapshot()).accounting() // the message books (accounting.go)
 	sum.Peers.Bootstrap = sc.Peers.Bootstrap
 	if boot != nil {
 		at := boot.At.Seconds()
@@ -503,6 +504,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 	sum.Invariants = rec.invariants(jobChecks)
 	sum.Invariants.add(keptUp)
+	sum.Invariants.add(sum.Accounting.Check()) // messages_accounted (accounting.go)
 	if e := sum.Emulator; e != nil && e.PeerPanics > 0 {
 		sum.Invariants.fail("no_peer_panics", fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics))
 	}

@@ -133,6 +133,8 @@ type Summary struct {
 		Samples         int     `json:"samples"`
 		IntervalSeconds float64 `json:"interval_seconds"`
 	} `json:"oracle"`
+	// Accounting is where every message sent went (accounting.go).
+	Accounting Accounting `json:"accounting"`
 }
 
 // TypeCount is the traffic of one message type.
@@ -203,6 +205,9 @@ type BusSummary struct {
 	Lost       uint64 `json:"lost"`
 	Outages    uint64 `json:"outages"`
 	Reconnects uint64 `json:"reconnects"`
+	// Discarded: accepted messages still in a NATS subscription's buffer
+	// when the bus closed (bus.Stats.Discarded).
+	Discarded uint64 `json:"discarded"`
 }
 
 // WriteFiles writes summary.json, timeseries.csv, scenario.yaml (the
@@ -376,6 +381,7 @@ func (s Summary) PrintTable(w io.Writer) {
 		row("event loop", fmt.Sprintf("%d protocol events in %.1f s: %.0f events/s", sm.Events, sm.LoopSeconds, sm.EventsPerSecond))
 	}
 	row("bus", fmt.Sprintf("published %d, delivered %d, dropped %d, unroutable %d, lost %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Dropped, s.Bus.Unroutable, s.Bus.Lost))
+	row("accounting", s.Accounting.line())
 	if f := s.Faults; len(f.Events) > 0 || f.Dropped["loss"]+f.Dropped["partition"]+f.Duplicated > 0 {
 		for _, e := range f.Events {
 			healed := "not exact again before the next fault"

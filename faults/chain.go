@@ -23,6 +23,9 @@ type ChainStats struct {
 	DroppedLoss      uint64 // messages dropped by loss
 	Duplicated       uint64 // extra copies published by duplication
 	Delayed          uint64 // messages (copies included) delayed by more than 0
+	// DelayPending counts delayed messages (copies included) not yet due:
+	// at the end of a run, those still in the link-delay queue.
+	DelayPending uint64
 }
 
 // NewChain stacks the four decorators over inner. sched runs delayed
@@ -46,6 +49,7 @@ func (c *Chain) Faults() ChainStats {
 		DroppedLoss:      c.Loss.Faults().Dropped,
 		Duplicated:       c.Duplicate.Faults().Duplicated,
 		Delayed:          c.Delay.Faults().Delayed,
+		DelayPending:     c.Delay.Faults().Pending,
 	}
 }
 

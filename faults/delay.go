@@ -28,6 +28,7 @@ type Delay struct {
 	delayed     atomic.Uint64
 	total       atomic.Int64
 	publishErrs atomic.Uint64
+	pending     atomic.Int64
 }
 
 type delayConfig struct {
@@ -43,6 +44,12 @@ type DelayStats struct {
 	Delayed     uint64        // messages handed to the scheduler with a delay > 0
 	Total       time.Duration // sum of the delays of the Delayed messages
 	PublishErrs uint64        // delayed messages whose publish to the inner bus failed when due (e.g. bus closed)
+	// Pending counts the delayed messages not yet due: handed to the
+	// scheduler and not yet published to the inner bus. Once the scheduler
+	// has stopped for good (the end of a run) they are in flight for ever:
+	// Delayed = Pending + the delayed messages published (or failed) when
+	// due.
+	Pending uint64
 }
 
 // NewDelay returns a Delay over inner that delays nothing until SetLatency
@@ -157,8 +164,10 @@ func (d *Delay) Publish(to bus.Address, data []byte) error {
 	}
 	d.delayed.Add(1)
 	d.total.Add(int64(delay))
+	d.pending.Add(1)
 	cp := cloneBytes(data)
 	d.sched.At(addSat(d.sched.Now(), delay), func() {
+		d.pending.Add(-1)
 		if err := d.inner.Publish(to, cp); err != nil {
 			d.publishErrs.Add(1)
 		}
@@ -179,6 +188,7 @@ func (d *Delay) Faults() DelayStats {
 		Delayed:     d.delayed.Load(),
 		Total:       time.Duration(d.total.Load()),
 		PublishErrs: d.publishErrs.Load(),
+		Pending:     uint64(max(d.pending.Load(), 0)),
 	}
 }
 
@@ -192,5 +202,6 @@ func (d *Delay) Unregister(addr bus.Address) { d.inner.Unregister(addr) }
 func (d *Delay) Stats() bus.Stats { return d.inner.Stats() }
 
 // Close closes the inner bus. Messages still being delayed are published
-// when due, if the scheduler still runs then, and fail (PublishErrs).
+// when due, if the scheduler still runs then, and fail (PublishErrs); if it
+// does not, they stay in DelayStats.Pending.
 func (d *Delay) Close() error { return d.inner.Close() }

@@ -216,9 +216,12 @@ func TestDelaySchedules(t *testing.T) {
 	if n != 1 || len(s.fns) != 1 || s.ats[0] != 5*time.Millisecond {
 		t.Fatalf("5ms latency: %d delivered, scheduled at %v", n, s.ats)
 	}
+	if p := d.Faults().Pending; p != 1 {
+		t.Fatalf("5ms latency, not yet due: Pending = %d, want 1", p)
+	}
 	s.runAll()
-	if n != 2 {
-		t.Fatalf("after running the scheduler: %d delivered", n)
+	if n != 2 || d.Faults().Pending != 0 {
+		t.Fatalf("after running the scheduler: %d delivered, Pending = %d", n, d.Faults().Pending)
 	}
 	// A delayed message due after the bus closed counts as a publish error.
 	d.Publish(1, envelope(t, 0, 1, 3, 0))
@@ -231,6 +234,24 @@ func TestDelaySchedules(t *testing.T) {
 	}
 	if st := d.Stats(); st.Published != 2 || st.PublishErrs != 1 {
 		t.Errorf("inner Stats = %+v", st)
+	}
+}
+
+// TestDelayPendingWhenSchedulerStops: messages whose delay never ends (the
+// scheduler stops first, as at the end of a run) stay counted as pending —
+// in flight, not vanished.
+func TestDelayPendingWhenSchedulerStops(t *testing.T) {
+	const seed = 3
+	b, s := newSyncBus(), &recorder{}
+	d := faults.NewDelay(b, s, seed)
+	d.Register(1, func(bus.Address, []byte) {})
+	d.SetLatency(faults.Latency{Dist: faults.DistExponential, Mean: time.Second})
+	for i := range 10 {
+		d.Publish(1, envelope(t, 0, 1, uint64(i), 0))
+	}
+	s.fns[0]() // one comes due; the scheduler then stops
+	if f, st := d.Faults(), d.Stats(); f.Delayed != 10 || f.Pending != 9 || st.Published != 1 {
+		t.Fatalf("seed %d: Faults %+v, inner published %d: want 10 delayed, 9 pending, 1 published", seed, f, st.Published)
 	}
 }
 

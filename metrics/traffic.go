@@ -13,11 +13,13 @@ import (
 
 // Traffic counts protocol messages and bytes sent, by message type. The bytes
 // are the encoded envelopes handed to the bus, so the message-volume figures
-// include the wire format's overhead. Oracle traffic never passes through it.
-// Safe for concurrent use.
+// include the wire format's overhead. It also counts the messages handed to
+// an endpoint from the bus (received), for the run's message accounting.
+// Oracle traffic never passes through it. Safe for concurrent use.
 type Traffic struct {
 	msgs, bytes, entries []atomic.Uint64
 	decodeErrors         atomic.Uint64
+	received             atomic.Uint64
 }
 
 // NewTraffic returns zeroed counters for every message type.
@@ -43,10 +45,15 @@ func (t *Traffic) Sent(typ wire.MsgType, n, entries int) {
 // DecodeError counts a received message that could not be decoded.
 func (t *Traffic) DecodeError() { t.decodeErrors.Add(1) }
 
+// Received counts one message from the bus handed to a peer or the client
+// (decodable or not).
+func (t *Traffic) Received() { t.received.Add(1) }
+
 // TrafficSnapshot is a copy of the counters at one moment.
 type TrafficSnapshot struct {
 	Count, Bytes, Entries []uint64 // indexed by wire.MsgType
 	DecodeErrors          uint64
+	Received              uint64 // messages handed to endpoints (Traffic.Received)
 }
 
 // Snapshot copies the counters.
@@ -58,6 +65,7 @@ func (t *Traffic) Snapshot() TrafficSnapshot {
 		s.Entries[i] = t.entries[i].Load()
 	}
 	s.DecodeErrors = t.decodeErrors.Load()
+	s.Received = t.received.Load()
 	return s
 }
 
@@ -91,5 +99,6 @@ func (s TrafficSnapshot) Sub(o TrafficSnapshot) TrafficSnapshot {
 		}
 	}
 	d.DecodeErrors = s.DecodeErrors - o.DecodeErrors
+	d.Received = s.Received - o.Received
 	return d
 }

@@ -59,6 +59,10 @@ type Actor struct {
 	// and Halt, as if halted: the emulator freezes all peers at once to
 	// abort an overloaded run.
 	Frozen *atomic.Bool
+	// Discarded, if set, counts the Inbound messages the actor received
+	// after it had stopped (halted or frozen) and so never handed to its
+	// peer: bus messages that reached a stopped peer.
+	Discarded *atomic.Int64
 	// OnPanic, if set, hears of a panic while handling a message (the
 	// value and the stack); the message's work stops there and the peer
 	// goes on with the next one. Without it protoactor would recover the
@@ -92,6 +96,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		}
 		if !a.halted {
 			a.Peer.Deliver(m.Data)
+		} else if a.Discarded != nil {
+			a.Discarded.Add(1)
 		}
 	case *TimerFired:
 		if a.TimerBacklog != nil {

@@ -38,8 +38,10 @@ func (c *Client) Submit(spec *wire.JobSpec) {
 	c.flush()
 }
 
-// Deliver handles the bytes of one message received from the bus.
+// Deliver handles the bytes of one message received from the bus (counted
+// as received, like Peer.Deliver).
 func (c *Client) Deliver(data []byte) {
+	c.traffic.Received()
 	h, m, err := wire.Decode(data)
 	if err != nil || h.To != uint64(ClientAddress) {
 		c.traffic.DecodeError()
@@ -66,12 +68,13 @@ func (c *Client) flush() {
 type SubmitJob struct{ Spec *wire.JobSpec }
 
 // ClientActor is the thin protoactor adapter of a Client.
-// Backlog, TimerBacklog and Frozen work as in Actor.
+// Backlog, TimerBacklog, Frozen and Discarded work as in Actor.
 type ClientActor struct {
 	Client       *Client
 	Backlog      *atomic.Int64
 	TimerBacklog *atomic.Int64
 	Frozen       *atomic.Bool
+	Discarded    *atomic.Int64
 	OnPanic      func(v any, stack []byte) // as Actor.OnPanic
 	halted       bool
 }
@@ -89,6 +92,8 @@ func (a *ClientActor) Receive(ctx actor.Context) {
 		}
 		if !a.halted {
 			a.Client.Deliver(m.Data)
+		} else if a.Discarded != nil {
+			a.Discarded.Add(1)
 		}
 	case *TimerFired:
 		if a.TimerBacklog != nil {

@@ -144,8 +144,10 @@ func (p *Peer) Start() {
 // tests set it to prove that.
 var EagerDecoding = false
 
-// Deliver handles the bytes of one message received from the bus.
+// Deliver handles the bytes of one message received from the bus (counted
+// as received: delivered, in the run's message accounting).
 func (p *Peer) Deliver(data []byte) {
+	p.traffic.Received()
 	decode := wire.DecodeLazy
 	if EagerDecoding {
 		decode = wire.Decode

@@ -356,7 +356,7 @@ func (p *progressBar) update(s emulator.Sample) {
 	}
 	const width = 30
 	frac := float64(s.T) / float64(s.Duration)
-	n := int(frac * width)
+	n := min(max(int(frac*width), 0), width)
 	bar := strings.Repeat("█", n) + strings.Repeat("░", width-n)
 	fmt.Fprintf(p.w, "\r%s %5.1f%%  %v / %v  peers %d  broken links %d  lag p99 %s  wall %s ",
 		bar, 100*frac, s.T.Round(time.Second), s.Duration, s.Oracle.Members, s.Oracle.BrokenLinks,

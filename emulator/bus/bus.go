@@ -37,11 +37,12 @@ type Bus interface {
 //
 // Every message a peer publishes is either accepted (Published) or refused
 // (PublishErrs). An accepted message, or one refused because the transport
-// was down (Refused), ends up exactly once as Delivered, Unroutable, Dropped
-// or Lost, so once the bus is quiescent (no publishers, Flush returned and
-// the handlers have caught up)
+// was down (Refused), ends up exactly once as Delivered, Unroutable, Dropped,
+// Lost or — once the bus is closed — Discarded, so once the bus is quiescent
+// (no publishers, Flush returned and the handlers have caught up), and
+// always after Close,
 //
-//	Published + Refused == Delivered + Unroutable + Dropped + Lost
+//	Published + Refused == Delivered + Unroutable + Dropped + Lost + Discarded
 //
 // i.e. Unsettled() == 0. While messages are in flight Unsettled() counts
 // them; a bus that cannot see some of its losses (see NATSBus.Stats) also
@@ -63,11 +64,16 @@ type Stats struct {
 	Lost       uint64
 	Outages    uint64 // transport outages (NATS server stops)
 	Reconnects uint64 // transport connections re-established after a disconnect
+	// Discarded counts accepted messages that were still waiting for
+	// delivery inside the transport (a NATS subscription's pending buffer)
+	// when Close stopped delivery: in flight at the end, handed to nobody.
+	Discarded uint64
 }
 
 // Unsettled returns Published + Refused - Delivered - Unroutable - Dropped -
-// Lost: the messages still in flight, or lost without the bus noticing. It
-// is 0 for a quiescent bus that accounts for all its losses.
+// Lost - Discarded: the messages still in flight, or lost without the bus
+// noticing. It is 0 for a quiescent or closed bus that accounts for all its
+// losses.
 func (s Stats) Unsettled() int64 {
-	return int64(s.Published+s.Refused) - int64(s.Delivered+s.Unroutable+s.Dropped+s.Lost)
+	return int64(s.Published+s.Refused) - int64(s.Delivered+s.Unroutable+s.Dropped+s.Lost+s.Discarded)
 }

@@ -199,10 +199,10 @@ type shard struct {
 	mu       sync.RWMutex
 	handlers map[Address]Handler
 
-	// deliverMu is held while a Handler runs. The shard's subscription
-	// delivers on a single nats.go goroutine, so it is uncontended except
-	// when Close takes it to wait out the handler in progress and set
-	// stopped: after Close returns no Handler runs.
+	// deliverMu is held while onMsg runs (a Handler included). The
+	// shard's subscription delivers on a single nats.go goroutine, so it
+	// is uncontended except when Close takes it to wait out the handler in
+	// progress and set stopped: after Close returns no Handler runs.
 	deliverMu sync.Mutex
 	stopped   bool // guarded by deliverMu
 
@@ -214,6 +214,7 @@ type shard struct {
 	// ... and by this shard's delivery goroutine.
 	delivered   atomic.Uint64
 	unroutable  atomic.Uint64
+	discarded   atomic.Uint64 // received after Close stopped delivery
 	lastDropped atomic.Uint64 // highest sub.Dropped() seen, survives Close
 	_           [64]byte
 
@@ -434,8 +435,15 @@ func (b *NATSBus) Unregister(addr Address) {
 }
 
 // onMsg is shard s's subscription callback; nats.go calls it on one
-// goroutine per subscription, in arrival order.
+// goroutine per subscription, in arrival order. Once Close has stopped
+// delivery it only counts the message as Discarded.
 func (s *shard) onMsg(m *nats.Msg) {
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
+	if s.stopped {
+		s.discarded.Add(1)
+		return
+	}
 	subj := m.Subject
 	var (
 		a  uint64
@@ -462,17 +470,11 @@ func (s *shard) onMsg(m *nats.Msg) {
 		s.unroutable.Add(1)
 		return
 	}
-	s.deliverMu.Lock()
-	if s.stopped {
-		s.deliverMu.Unlock()
-		return
-	}
 	// m.Data is a private copy nats.go made for this message (it copies
 	// out of its read buffer in processMsg), so it is handed over without
 	// another copy; Handler's contract still says not to retain it.
 	h(to, m.Data)
 	s.delivered.Add(1) // before Unlock: Stats after Close sees every call
-	s.deliverMu.Unlock()
 }
 
 // parseAddr parses a decimal address token. Faster than strconv.ParseUint
@@ -526,7 +528,9 @@ func (b *NATSBus) Subject(addr Address) string {
 // Run; if other clients publish on it (through a listening server), their
 // messages make the count too low. Messages lost when the server cuts off a
 // slow connection without StopServer (see Disconnects) are not in Lost;
-// Stats.Unsettled shows them once the bus is quiescent.
+// Stats.Unsettled shows them once the bus is quiescent. Discarded counts,
+// one by one, the messages the subscriptions still held when Close stopped
+// delivery.
 func (b *NATSBus) Stats() Stats {
 	st := Stats{
 		PublishErrs: b.closedPublishErrs.Load(),
@@ -541,6 +545,7 @@ func (b *NATSBus) Stats() Stats {
 		st.Unroutable += s.unroutable.Load()
 		st.Dropped += s.dropped()
 		st.Reconnects += s.reconnects.Load()
+		st.Discarded += s.discarded.Load()
 	}
 	st.Lost += st.Refused
 	return st
@@ -625,11 +630,13 @@ func (b *NATSBus) flushAll() error {
 }
 
 // Close flushes the connections (so messages already published reach the
-// server), unsubscribes, waits for a Handler call in progress to return,
-// closes the connections and stops the embedded server. Messages still
-// queued for delivery are discarded; Flush and wait for Stats to settle
-// first if they matter. After Close returns no Handler is called, Publish,
-// Register and Flush return ErrClosed, and Stats still works. Close is
+// server), stops delivery (waiting for a Handler call in progress to
+// return), counts the messages still waiting in the subscriptions' pending
+// buffers as Stats().Discarded, unsubscribes, closes the connections and
+// stops the embedded server. Flush and wait for Stats to settle first if
+// those messages matter. After Close returns no Handler is called, Publish,
+// Register and Flush return ErrClosed, Stats still works and
+// Stats().Unsettled() is 0 unless a loss went unseen (see Stats). Close is
 // idempotent; it must not be called from a Handler. Closing while the
 // embedded server is stopped skips the flush (there is nothing to flush).
 func (b *NATSBus) Close() error {
@@ -647,19 +654,39 @@ func (b *NATSBus) Close() error {
 	return err
 }
 
-// teardown unsubscribes, stops delivery, closes the connections and shuts
-// the embedded server down. b.closed must already be set.
+// teardown stops delivery, lets the subscriptions count what they still
+// hold as discarded, unsubscribes, closes the connections and shuts the
+// embedded server down. b.closed must already be set.
 func (b *NATSBus) teardown() {
+	// From here on the callbacks hand nothing to a Handler; taking
+	// deliverMu waits out a Handler call in progress.
+	for _, s := range b.shards {
+		s.deliverMu.Lock()
+		s.stopped = true
+		s.deliverMu.Unlock()
+	}
+	// Let every subscription run through its pending buffer, each message
+	// counted as discarded: the messages in flight at the end are then
+	// known one by one. nats.go's Pending includes the message in the
+	// callback until the callback has returned.
+	if !pollUntil(flushTimeout, func() bool {
+		for _, s := range b.shards {
+			if s.sub == nil {
+				continue
+			}
+			if n, _, err := s.sub.Pending(); err == nil && n > 0 {
+				return false
+			}
+		}
+		return true
+	}) {
+		b.log.Warn("bus close: subscriptions still held messages after the wait; they are not counted as discarded", "wait", flushTimeout)
+	}
 	for _, s := range b.shards {
 		if s.sub != nil {
 			s.dropped()             // remember the final count before the sub goes away
 			_ = s.sub.Unsubscribe() // fails only if the connection is already closed
 		}
-	}
-	for _, s := range b.shards {
-		s.deliverMu.Lock()
-		s.stopped = true
-		s.deliverMu.Unlock()
 	}
 	for _, s := range b.shards {
 		if s.nc != nil {

@@ -309,7 +309,12 @@ func TestNATSClose(t *testing.T) {
 	if st.Published != 20000 || st.PublishErrs != 1 || st.Delivered != uint64(delivered.Load()) {
 		t.Errorf("Stats after Close = %+v (handlers ran %d times)", st, delivered.Load())
 	}
-	t.Logf("delivered %d of 20000 before Close", st.Delivered)
+	// What the subscriptions still held when Close stopped delivery is
+	// counted, one by one, as discarded: the books close.
+	if st.Discarded == 0 || st.Delivered+st.Discarded != 20000 || st.Unsettled() != 0 {
+		t.Errorf("Stats after Close = %+v: want delivered + discarded = 20000 published, some discarded, Unsettled 0 (got %d)", st, st.Unsettled())
+	}
+	t.Logf("delivered %d of 20000 before Close, %d discarded", st.Delivered, st.Discarded)
 }
 
 // TestNATSCloseWaitsForHandler: Close returns only after a handler call in

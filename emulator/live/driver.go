@@ -74,6 +74,19 @@ type Driver struct {
 	panics atomic.Int64
 	logger *slog.Logger
 
+	// discarded counts bus messages that reached the mailbox of a peer
+	// (or the client) that had stopped; endMark holds it and the bus's
+	// unroutable count when the run ended (Close or Freeze began), to tell
+	// messages stranded by the end of the run from those lost to crashes
+	// and leaves during it (Settlement).
+	discarded atomic.Int64
+	endOnce   sync.Once
+	endMark   struct { // guarded by mu
+		set        bool
+		unroutable uint64
+		discarded  int64
+	}
+
 	mu       sync.Mutex
 	pids     []*actor.PID // by peer index (id-1)
 	members  members.Set
@@ -240,7 +253,7 @@ func (d *Driver) addPeer(e *env, p *peer.Peer, slot time.Duration, initial bool)
 	if d.opts.Jobs != nil {
 		p.EnableJobs(d.opts.Jobs, sim.JobRand(d.opts.Seed, id))
 	}
-	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, OnPanic: d.onPanic}
+	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
 	e.pid = pid
 	d.mu.Lock()
@@ -282,7 +295,7 @@ func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
 		defer d.mu.Unlock()
 		return d.members.Pick(inj)
 	}
-	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic), Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, OnPanic: d.onPanic}
+	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic), Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
 	e.pid = pid
 	root := d.system.Root
@@ -494,10 +507,14 @@ func (d *Driver) Panics() int64 { return d.panics.Load() }
 // BusStats reports the bus counters.
 func (d *Driver) BusStats() bus.Stats { return d.raw.Stats() }
 
-// Close ends the run in an order that loses no accounting: timers stop,
+// Close ends the run in an order that loses no accounting: timers stop
+// (messages the fault layer still delays stay in its pending count),
 // bus deliveries to peers stop (later arrivals count as unroutable), every
-// actor halts (so nothing more is published), and only then the bus is
-// flushed and closed. Bus statistics stay readable afterwards.
+// actor halts (so nothing more is published), the bus is flushed and
+// closed (what its subscriptions still hold is counted as discarded), and
+// a last round trip through every mailbox makes sure each message the bus
+// handed to an actor has been received. Bus statistics and Settlement
+// stay readable afterwards.
 func (d *Driver) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -505,6 +522,9 @@ func (d *Driver) Close() error {
 		return nil
 	}
 	d.closed = true
+	d.mu.Unlock()
+	d.markEnd()
+	d.mu.Lock()
 	pids := d.pids
 	peers := len(d.pids)
 	if d.client != nil {
@@ -516,27 +536,86 @@ func (d *Driver) Close() error {
 	for i := range peers {
 		d.bus.Unregister(bus.Address(i + 1))
 	}
+	err := d.haltAll(pids)
+	if d.ownBus {
+		if cerr := d.raw.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		// No bus handler runs any more: a Halt sent now is behind every
+		// message the bus handed to a mailbox, so once all have answered
+		// the (halted) actors have received, and counted, each of them.
+		err = d.haltAll(pids)
+	}
+	d.system.Shutdown()
+	return err
+}
+
+// haltAll sends Halt to every actor and waits (at most a minute) until all
+// have answered.
+func (d *Driver) haltAll(pids []*actor.PID) error {
 	done := make(chan struct{}, len(pids))
 	for _, pid := range pids {
 		d.system.Root.Send(pid, &peer.Halt{Done: done})
 	}
 	deadline := time.NewTimer(time.Minute)
 	defer deadline.Stop()
-	var err error
-wait:
 	for range pids {
 		select {
 		case <-done:
 		case <-deadline.C:
-			err = errors.New("live: peers did not halt within a minute")
-			break wait
+			return errors.New("live: peers did not halt within a minute")
 		}
 	}
-	if d.ownBus {
-		if cerr := d.raw.Close(); err == nil {
-			err = cerr
-		}
+	return nil
+}
+
+// markEnd notes, once, where the run ended for the message accounting:
+// the bus's unroutable count and the messages stopped peers had discarded
+// when Close (or Freeze) began.
+func (d *Driver) markEnd() {
+	d.endOnce.Do(func() {
+		unroutable, discarded := d.raw.Stats().Unroutable, d.discarded.Load()
+		d.mu.Lock()
+		d.endMark.unroutable, d.endMark.discarded, d.endMark.set = unroutable, discarded, true
+		d.mu.Unlock()
+	})
+}
+
+// Settlement is where the bus messages that reached no running peer went,
+// as the emulator driver sees them (the run's message accounting,
+// emulator/accounting.go). The end of the run is when Close or Freeze
+// began; before it, nothing is "at the end".
+type Settlement struct {
+	// UnroutableInRun are the bus's unroutable messages until the end:
+	// addressed to a peer that had crashed or left (or to no peer).
+	// UnroutableAtEnd arrived afterwards, for peers the end unregistered.
+	UnroutableInRun, UnroutableAtEnd uint64
+	// DiscardedInRun are messages that reached the mailbox of a peer that
+	// had crashed or left, which ignored them, before the end;
+	// DiscardedAtEnd those that reached a peer the end had halted (or
+	// frozen) before it could handle them.
+	DiscardedInRun, DiscardedAtEnd uint64
+	// Mailbox are messages handed to a mailbox and never received by the
+	// actor (0 after a Close in which every peer halted).
+	Mailbox uint64
+}
+
+// Settlement reports where the messages that reached no running peer
+// went; read it after Close.
+func (d *Driver) Settlement() Settlement {
+	unroutable, discarded := d.raw.Stats().Unroutable, d.discarded.Load()
+	d.mu.Lock()
+	end := d.endMark
+	d.mu.Unlock()
+	var s Settlement
+	if end.set {
+		s.UnroutableInRun, s.UnroutableAtEnd = end.unroutable, unroutable-end.unroutable
+		s.DiscardedInRun, s.DiscardedAtEnd = uint64(end.discarded), uint64(discarded-end.discarded)
+	} else {
+		s.UnroutableInRun, s.DiscardedInRun = unroutable, uint64(discarded)
 	}
-	d.system.Shutdown()
-	return err
+	s.Mailbox = uint64(max(d.backlog.Load(), 0))
+	return s
 }

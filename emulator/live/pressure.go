@@ -86,6 +86,7 @@ func (d *Driver) Pressure() Pressure {
 // Messages discarded that way were delivered by the bus (its counters
 // stay exact) and are reported as the abort's cut.
 func (d *Driver) Freeze() {
+	d.markEnd()
 	d.frozen.Store(true)
 	d.timers.Stop()
 }

@@ -289,6 +289,12 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 	return out, nil
 }
 
+// InFlight counts the messages on the world's bus not yet delivered
+// (World.InFlight); after the last AdvanceTo, those in flight at the end.
+// Messages the fault layer still delays are not among them (they are not
+// on the world's bus yet).
+func (d *Driver) InFlight() uint64 { return d.w.InFlight() }
+
 // BusStats reports the in-memory bus counters.
 func (d *Driver) BusStats() bus.Stats { return d.bus.Stats() }
 

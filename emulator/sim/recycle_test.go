@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/sim"
@@ -61,4 +62,37 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestWorldInFlight: messages published on the world's bus and not yet
+// due are counted in flight until delivered (or found unroutable):
+// Published = Delivered + Unroutable + InFlight at every instant.
+func TestWorldInFlight(t *testing.T) {
+	const seed = 5
+	w := sim.New(seed, time.Second)
+	got := 0
+	if err := w.Register(1, func(bus.Address, []byte) { got++ }); err != nil {
+		t.Fatal(err)
+	}
+	w.At(0, func() {
+		for _, to := range []bus.Address{1, 1, 2} { // nobody is at 2
+			if err := w.Publish(to, []byte("m")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	w.SetTimer(1, 1, 2*time.Second) // timers are not messages
+	for _, c := range []struct {
+		at                         time.Duration
+		inFlight, delivered, unrtb uint64
+	}{{0, 3, 0, 0}, {500 * time.Millisecond, 3, 0, 0}, {time.Second, 0, 2, 1}} {
+		w.RunUntil(c.at)
+		st := w.Stats()
+		if w.InFlight() != c.inFlight || st.Delivered != c.delivered || st.Unroutable != c.unrtb || st.Published != st.Delivered+st.Unroutable+w.InFlight() {
+			t.Errorf("seed %d at %v: in flight %d, stats %+v; want %d in flight, %d delivered, %d unroutable", seed, c.at, w.InFlight(), st, c.inFlight, c.delivered, c.unrtb)
+		}
+	}
+	if got != 2 {
+		t.Errorf("seed %d: handler called %d times, want 2", seed, got)
+	}
 }

@@ -312,6 +312,19 @@ func (w *World) Unregister(addr bus.Address) {
 // Stats reports the bus counters.
 func (w *World) Stats() bus.Stats { return w.stats }
 
+// InFlight counts the messages published on the world's bus and not yet
+// delivered (due later than the virtual clock, or at it and not yet
+// taken): Published = Delivered + Unroutable + InFlight.
+func (w *World) InFlight() uint64 {
+	var n uint64
+	for i := range w.queue {
+		if w.queue[i].kind == evDeliver {
+			n++
+		}
+	}
+	return n
+}
+
 // Close makes further Publish calls fail.
 func (w *World) Close() error {
 	w.closed = true

@@ -1,0 +1,236 @@
+package emulator
+
+// The run's message books: where every protocol message the peers sent
+// went. Every message counted as sent (metrics.Traffic, in the peer
+// adapter: messages.total) and every extra copy the link model made ends
+// in exactly one bucket, each counted where it happens:
+//
+//	sent + duplicated = delivered
+//	                  + dropped.partition + dropped.loss + dropped.bus_outage + dropped.slow_consumer
+//	                  + refused + publish_failed + unroutable + stopped_peer + lost
+//	                  + in_flight_at_end.link_delay + in_flight_at_end.bus
+//	                  + in_flight_at_end.mailbox + in_flight_at_end.unregistered
+//	                  + unaccounted
+//
+// and unaccounted must be 0 (the invariant messages_accounted). Where each
+// term is counted, by driver:
+//
+//   - sent: metrics.Traffic.Sent, once per envelope a peer or the client
+//     publishes; duplicated: faults.Duplicate's extra copies.
+//   - delivered: metrics.Traffic.Received, once per message handed to
+//     peer.Peer.Deliver or peer.Client.Deliver (decode errors included).
+//   - dropped.partition, .loss: the faults.Partition and faults.Loss
+//     layers, at send time. dropped.bus_outage: the deterministic
+//     driver's outage switch (outageBus), for messages sent, or coming due
+//     after a delay, while the bus is down. dropped.slow_consumer: the NATS
+//     subscriptions' slow-consumer drops (bus.Stats.Dropped).
+//   - refused: publishes the NATS bus refused because the server was down
+//     (bus.Stats.Refused; a delayed copy coming due then included).
+//     publish_failed: other failed publishes (bus closed, oversized
+//     payload): bus.Stats.PublishErrs − Refused.
+//   - unroutable: messages that reached the bus for an address nobody had
+//     registered during the run — a peer that had crashed or left.
+//     stopped_peer (emulator): messages handed to the mailbox of a peer
+//     that had crashed or left, which ignored them (peer.Actor.Discarded,
+//     before the end).
+//   - lost: accepted by NATS and destroyed by a server stop (bus_restart):
+//     bus.Stats.Lost − Refused.
+//   - in_flight_at_end: still on their way when the run ended — held by
+//     the link model's delay (faults.DelayStats.Pending: the scheduler
+//     stopped first); on the transport (NATS subscription buffers when the
+//     bus closed, bus.Stats.Discarded; the simulator's event queue,
+//     sim.World.InFlight); in a mailbox, handed to a peer the end of the
+//     run had already halted or frozen (live.Settlement DiscardedAtEnd +
+//     Mailbox); arriving at the bus after the end had unregistered the
+//     peers (live.Settlement UnroutableAtEnd).
+//
+// The end of the run is when the emulator driver's Close (or, for an
+// aborted run, Freeze) began; the deterministic driver simply stops its
+// event loop, so it only has link_delay and bus in flight at the end.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/emulator/sim"
+	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// AccountingIdentity is the identity the accounting closes, written with
+// the keys of summary.json's accounting object.
+const AccountingIdentity = "sent + duplicated = delivered + dropped.partition + dropped.loss + dropped.bus_outage + dropped.slow_consumer" +
+	" + refused + publish_failed + unroutable + stopped_peer + lost" +
+	" + in_flight_at_end.link_delay + in_flight_at_end.bus + in_flight_at_end.mailbox + in_flight_at_end.unregistered + unaccounted"
+
+// Accounting is summary.json's accounting object: every term of
+// AccountingIdentity (see the top of this file for where each is counted).
+type Accounting struct {
+	Identity      string           `json:"identity"`
+	Sent          uint64           `json:"sent"`
+	Duplicated    uint64           `json:"duplicated"`
+	Delivered     uint64           `json:"delivered"`
+	Dropped       AccountingDrops  `json:"dropped"`
+	Refused       uint64           `json:"refused"`
+	PublishFailed uint64           `json:"publish_failed"`
+	Unroutable    uint64           `json:"unroutable"`
+	StoppedPeer   uint64           `json:"stopped_peer"`
+	Lost          uint64           `json:"lost"`
+	InFlightAtEnd AccountingFlight `json:"in_flight_at_end"`
+	// Unaccounted is sent + duplicated minus every other term: messages
+	// that vanished (positive) or were counted twice (negative). 0 in a
+	// run whose books close.
+	Unaccounted int64 `json:"unaccounted"`
+}
+
+// AccountingDrops are the messages dropped on purpose, by reason.
+type AccountingDrops struct {
+	Partition    uint64 `json:"partition"`
+	Loss         uint64 `json:"loss"`
+	BusOutage    uint64 `json:"bus_outage"`
+	SlowConsumer uint64 `json:"slow_consumer"`
+}
+
+// AccountingFlight are the messages still on their way when the run
+// ended, by where they were; Total is their sum.
+type AccountingFlight struct {
+	LinkDelay    uint64 `json:"link_delay"`
+	Bus          uint64 `json:"bus"`
+	Mailbox      uint64 `json:"mailbox"`
+	Unregistered uint64 `json:"unregistered"`
+	Total        uint64 `json:"total"`
+}
+
+// messageCounts are the counters the accounting is drawn up from, read
+// after the driver closed.
+type messageCounts struct {
+	traffic metrics.TrafficSnapshot
+	faults  faults.ChainStats
+	outage  uint64 // the deterministic driver's outage drops
+	bus     bus.Stats
+	// Driver-specific: the emulator's Settlement, or the simulator's
+	// messages still in its event queue.
+	live        *live.Settlement
+	simInFlight uint64
+}
+
+// readMessageCounts reads the counters of a run whose driver has closed.
+func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) messageCounts {
+	mc := messageCounts{traffic: traffic, bus: drv.BusStats()}
+	if c != nil && c.chain != nil {
+		mc.faults = c.chain.Faults()
+		if c.outage != nil {
+			mc.outage = c.outage.dropped.Load()
+		}
+	}
+	switch d := drv.(type) {
+	case *live.Driver:
+		s := d.Settlement()
+		mc.live = &s
+	case *sim.Driver:
+		mc.simInFlight = d.InFlight()
+	}
+	return mc
+}
+
+// accounting draws up the books (AccountingIdentity) from the counters.
+func (mc messageCounts) accounting() Accounting {
+	sent, _ := mc.traffic.Total()
+	a := Accounting{
+		Identity:   AccountingIdentity,
+		Sent:       sent,
+		Duplicated: mc.faults.Duplicated,
+		Delivered:  mc.traffic.Received,
+		Dropped: AccountingDrops{
+			Partition:    mc.faults.DroppedPartition,
+			Loss:         mc.faults.DroppedLoss,
+			BusOutage:    mc.outage,
+			SlowConsumer: mc.bus.Dropped,
+		},
+		Refused:       mc.bus.Refused,
+		PublishFailed: mc.bus.PublishErrs - min(mc.bus.Refused, mc.bus.PublishErrs),
+		Unroutable:    mc.bus.Unroutable,
+		Lost:          mc.bus.Lost - min(mc.bus.Refused, mc.bus.Lost),
+	}
+	f := &a.InFlightAtEnd
+	f.LinkDelay = mc.faults.DelayPending
+	f.Bus = mc.bus.Discarded + mc.simInFlight
+	if s := mc.live; s != nil {
+		a.Unroutable = s.UnroutableInRun
+		a.StoppedPeer = s.DiscardedInRun
+		f.Mailbox = s.DiscardedAtEnd + s.Mailbox
+		f.Unregistered = s.UnroutableAtEnd
+	}
+	f.Total = f.LinkDelay + f.Bus + f.Mailbox + f.Unregistered
+	in := a.Sent + a.Duplicated
+	out := a.Delivered + a.Dropped.Partition + a.Dropped.Loss + a.Dropped.BusOutage + a.Dropped.SlowConsumer +
+		a.Refused + a.PublishFailed + a.Unroutable + a.StoppedPeer + a.Lost + f.Total
+	a.Unaccounted = int64(in) - int64(out)
+	return a
+}
+
+// terms lists the nonzero terms of the right-hand side, in the identity's
+// order, as "name value".
+func (a Accounting) terms() []string {
+	var out []string
+	add := func(name string, v uint64) {
+		if v != 0 {
+			out = append(out, fmt.Sprintf("%s %d", name, v))
+		}
+	}
+	add("delivered", a.Delivered)
+	add("dropped.partition", a.Dropped.Partition)
+	add("dropped.loss", a.Dropped.Loss)
+	add("dropped.bus_outage", a.Dropped.BusOutage)
+	add("dropped.slow_consumer", a.Dropped.SlowConsumer)
+	add("refused", a.Refused)
+	add("publish_failed", a.PublishFailed)
+	add("unroutable", a.Unroutable)
+	add("stopped_peer", a.StoppedPeer)
+	add("lost", a.Lost)
+	add("in_flight_at_end.link_delay", a.InFlightAtEnd.LinkDelay)
+	add("in_flight_at_end.bus", a.InFlightAtEnd.Bus)
+	add("in_flight_at_end.mailbox", a.InFlightAtEnd.Mailbox)
+	add("in_flight_at_end.unregistered", a.InFlightAtEnd.Unregistered)
+	return out
+}
+
+// Check is the invariant messages_accounted: OK iff the books close
+// (Unaccounted == 0); the detail names every nonzero term.
+func (a Accounting) Check() InvariantCheck {
+	c := InvariantCheck{Name: "messages_accounted", OK: a.Unaccounted == 0}
+	if a.Sent == 0 && a.Duplicated == 0 && a.Unaccounted == 0 {
+		c.Detail = "no protocol message was sent: nothing to account for"
+		return c
+	}
+	lhs := fmt.Sprintf("sent %d", a.Sent)
+	if a.Duplicated != 0 {
+		lhs += fmt.Sprintf(" + duplicated %d", a.Duplicated)
+	}
+	rhs := strings.Join(a.terms(), " + ")
+	if rhs == "" {
+		rhs = "0"
+	}
+	c.Detail = fmt.Sprintf("%s = %s; unaccounted %d", lhs, rhs, a.Unaccounted)
+	if !c.OK {
+		c.Detail += " (positive: messages that vanished; negative: counted twice)"
+	}
+	return c
+}
+
+// line is the accounting in one line of the printed summary: the buckets
+// grouped.
+func (a Accounting) line() string {
+	d := a.Dropped
+	s := fmt.Sprintf("sent %d", a.Sent)
+	if a.Duplicated != 0 {
+		s += fmt.Sprintf(" + duplicated %d", a.Duplicated)
+	}
+	f := a.InFlightAtEnd
+	return s + fmt.Sprintf(" = delivered %d + dropped %d + unroutable %d + lost %d + in flight at end %d (delay %d, bus %d, mailbox %d, unregistered %d); unaccounted %d",
+		a.Delivered, d.Partition+d.Loss+d.BusOutage+d.SlowConsumer, a.Unroutable+a.StoppedPeer, a.Refused+a.PublishFailed+a.Lost,
+		f.Total, f.LinkDelay, f.Bus, f.Mailbox, f.Unregistered, a.Unaccounted)
+}
+
