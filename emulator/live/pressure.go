@@ -84,7 +84,9 @@ func (d *Driver) Pressure() Pressure {
 // every peer ignores what its mailbox still holds (so mailboxes drain
 // fast) but answers the oracle and Halt, so Collect and Close still work.
 // Messages discarded that way were delivered by the bus (its counters
-// stay exact) and are reported as the abort's cut.
+// stay exact) and are reported as the abort's cut; Freeze marks the end of
+// the run for the message accounting, so they count as in flight at the
+// end (Settlement).
 func (d *Driver) Freeze() {
 	d.markEnd()
 	d.frozen.Store(true)
