@@ -73,6 +73,18 @@ type Config struct {
 	// Split is the zone split rule at a join: SplitKD (default) or
 	// SplitHalve.
 	Split string
+	// VerifyLazy turns the list cache (onHeartbeat) into a check of
+	// itself: every list the cache would skip as changing nothing is
+	// merged anyway, and the node's whole state is compared before and
+	// after (lazyState), as it is whenever a judgement is about to be
+	// cached; a list that changed something is counted in
+	// Status.LazyMisjudged and told to OnMisjudged. The node then behaves
+	// as one that decodes every list. For tests and experiments: it costs
+	// a full merge of every list and a fingerprint of the state.
+	VerifyLazy bool
+	// OnMisjudged, if set, hears of each misjudgement VerifyLazy finds,
+	// in words. It is called from the node's Step (a driver's goroutine).
+	OnMisjudged func(id NodeID, what string)
 }
 
 func (c Config) withDefaults() Config {
@@ -207,6 +219,8 @@ type Status struct {
 	Conflicts        uint64 // nodes found owning part of our own zone (after a partition healed)
 	Rejoins          uint64 // times this node gave up its zones and joined again, losing a conflict
 	HolesClaimed     uint64 // unowned space next to our border that nobody was awaiting, claimed as an extra zone
+	ListsSkipped     uint64 // heartbeat lists the list cache judged to change nothing, not merged (with Config.VerifyLazy: merged and checked)
+	LazyMisjudged    uint64 // with Config.VerifyLazy: lists judged to change nothing that changed something
 }
 
 // Node is the overlay state machine of one peer.
@@ -795,14 +809,31 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		return
 	}
 	cacheable := lazy != nil && nb != nil
-	if cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey() {
+	cached := cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey()
+	verify := cacheable && n.cfg.VerifyLazy
+	if cached && !verify {
+		n.status.ListsSkipped++
 		return
+	}
+	var state lazyState
+	if verify {
+		state = n.lazyState()
 	}
 	before := n.mark()
 	for _, info := range neighbors() {
 		n.learn(now, info, fromRelay)
 	}
-	if cacheable && n.mark() == before {
+	same := n.mark() == before
+	if verify && (cached || same) {
+		if after := n.lazyState(); !same || after != state {
+			n.misjudged(now, from, cached, state, after, list)
+			same = false
+		}
+		if cached {
+			n.status.ListsSkipped++
+		}
+	}
+	if cacheable && same {
 		nb.relayed, nb.relayedAt = digest, n.relayKey()
 	}
 }
