@@ -2,6 +2,7 @@ package overlay
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -146,7 +147,12 @@ func (s lazyState) diff(t lazyState) string {
 		d = append(d, fmt.Sprintf("%d timers set", t.timers-s.timers))
 	}
 	if s.status != t.status {
-		d = append(d, fmt.Sprintf("counters %+v → %+v", s.status, t.status))
+		a, b := reflect.ValueOf(s.status), reflect.ValueOf(t.status)
+		for i := range a.NumField() {
+			if x, y := a.Field(i).Uint(), b.Field(i).Uint(); x != y {
+				d = append(d, fmt.Sprintf("%s %d → %d", a.Type().Field(i).Name, x, y))
+			}
+		}
 	}
 	return strings.Join(d, ", ")
 }
