@@ -84,6 +84,38 @@ func TestListCacheSkipsUnchangedLists(t *testing.T) {
 	}
 }
 
+// TestListCacheLapsesWhenTombstonesExpire: a tombstone's expiry ends the
+// judgements that consulted it: C's list, which names the dropped node B,
+// is merged again once B's tombstone is gone, and B comes back as a
+// neighbor. (It fails if expiries are left out of the key.)
+func TestListCacheLapsesWhenTombstonesExpire(t *testing.T) {
+	a, fromC, _, alive := tCacheRig(t, tConfig)
+	at := time.Second
+	fromC(at)
+	if tNeighbor(a, 2) != nil {
+		t.Fatal("setup: B's tombstone did not block C's news of it")
+	}
+	fromC(2 * at)
+	if s := a.Status().ListsSkipped; s != 1 {
+		t.Fatalf("%d lists skipped before the tombstone expired, want 1", s)
+	}
+	// The tombstone (set at 0) lives FailAfter+slack periods: the sweep
+	// of the heartbeat after that deletes it.
+	ttl := time.Duration(a.cfg.FailAfter+tombstoneSlack) * tPeriod
+	for beat := tPeriod; beat <= ttl+tPeriod; beat += tPeriod {
+		alive(beat - at)
+		a.Tick(beat, TimerHeartbeat)
+		if _, ok := a.gone[2]; ok != (beat <= ttl) {
+			t.Fatalf("setup: at %v B's tombstone is there: %v", beat, ok)
+		}
+	}
+	tDrain(a)
+	fromC(ttl + tPeriod + at)
+	if nb := tNeighbor(a, 2); nb == nil || a.Status().ListsSkipped != 1 {
+		t.Fatalf("after B's tombstone expired C's list was skipped (%d skipped), B is %v", a.Status().ListsSkipped, nb)
+	}
+}
+
 // TestVerifyLazyReportsMisjudgements: with Config.VerifyLazy, a cached
 // judgement whose inputs changed behind the key's back (here a tombstone
 // deleted without a sweep or a touch — a key with a gap) is merged anyway,
