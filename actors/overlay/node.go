@@ -177,12 +177,9 @@ type Neighbor struct {
 	// relayed is the digest of the last list from this neighbor whose
 	// relayed entries changed nothing, at our state relayedAt. The same
 	// list at the same state would change nothing again, so it is not
-	// decoded (onHeartbeat). relayedUntil is when the first tombstone that
-	// judgement consulted expires (math.MaxInt64: it consulted none): the
-	// judgement stands while no tombstone sweep has passed that time.
-	relayed      uint64
-	relayedAt    stateKey
-	relayedUntil time.Duration
+	// decoded (onHeartbeat).
+	relayed   uint64
+	relayedAt stateKey
 }
 
 // keptList is a neighbor's neighbor list kept by its take-over node: a
@@ -279,15 +276,10 @@ type Node struct {
 	holeAt  can.Point
 	// load rides on our heartbeats (SetLoad); nil sends none.
 	load *wire.Load
-	// epoch counts changes of the neighbor table and tombstones set or
-	// cleared by learning (touch); with version and joined it is the state
-	// a relayed entry is judged against (learn), see stateKey. Tombstones
-	// that expire do not count: sweptAt is when the last sweep ran
-	// (heartbeat), consulted the first expiry of the tombstones consulted
-	// while a list is merged (learn, onHeartbeat).
-	epoch     uint64
-	sweptAt   time.Duration
-	consulted time.Duration
+	// epoch counts changes of the neighbor table and the tombstones
+	// (touch); with version and joined it is the state a relayed entry is
+	// judged against (learn), see stateKey.
+	epoch uint64
 
 	ready  Ready
 	status Status
@@ -755,11 +747,10 @@ func (n *Node) onJoinReject(now time.Duration, from NodeID) {
 // (002 Fig 4.1: A learns B from C's heartbeat). A lazily decoded heartbeat
 // (lazy non-nil, m its decoded part) has its list decoded only when it is
 // needed: when it differs from the sender's last list that changed nothing
-// here, or our state changed since (see stateKey), or a tombstone that
-// judgement consulted has expired since (Neighbor.relayedUntil), or we
-// keep it as the sender's take-over node. Skipping a list is exactly
-// processing it: its entries would again change nothing. Config.VerifyLazy
-// checks that, list by list (lazycheck.go).
+// here, or our state changed since (see stateKey), or we keep it as the
+// sender's take-over node. Skipping a list is exactly processing it: its
+// entries would again change nothing. Config.VerifyLazy checks that, list
+// by list (lazycheck.go).
 func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, lazy *wire.LazyHeartbeat) {
 	if !n.joined {
 		return
@@ -819,7 +810,7 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		return
 	}
 	cacheable := lazy != nil && nb != nil
-	cached := cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey() && n.sweptAt <= nb.relayedUntil
+	cached := cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey()
 	verify := cacheable && n.cfg.VerifyLazy
 	if cached && !verify {
 		n.status.ListsSkipped++
@@ -830,7 +821,6 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		state = n.lazyState()
 	}
 	before := n.mark()
-	n.consulted = math.MaxInt64
 	for _, info := range neighbors() {
 		n.learn(now, info, fromRelay)
 	}
@@ -845,7 +835,7 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		}
 	}
 	if cacheable && same {
-		nb.relayed, nb.relayedAt, nb.relayedUntil = digest, n.relayKey(), n.consulted
+		nb.relayed, nb.relayedAt = digest, n.relayKey()
 	}
 }
 
@@ -856,9 +846,9 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 var listDecoders = sync.Pool{New: func() any { return new(wire.ListDecoder) }}
 
 // stateKey identifies the state relayed entries are judged against — with
-// the list's digest and Neighbor.relayedUntil, the key of the judgement
-// that a neighbor's list changes nothing (onHeartbeat). A relayed entry
-// goes through learn, which reads, and nothing else:
+// the list's digest, the key of the judgement that a neighbor's list
+// changes nothing (onHeartbeat). A relayed entry goes through learn, which
+// reads, and nothing else:
 //   - the entry itself (in the list's digest) and constants: our id, the
 //     number of dimensions;
 //   - membership (joined; a node not joined ignores heartbeats anyway);
@@ -871,17 +861,15 @@ var listDecoders = sync.Pool{New: func() any { return new(wire.ListDecoder) }}
 //     version bumps epoch (learn, upsert, forget, zoneChanged, onJoin,
 //     rejoin);
 //   - the node's tombstone, if any (version, and ours against version):
-//     tombstones set or cleared bump epoch; one that expires (a sweep in
-//     heartbeat, at sweptAt, deletes those older than the TTL) ends only
-//     the judgements that consulted it, through relayedUntil. This is the
-//     one clock-dependent input, and the comparison is between times of
-//     the node's own sweeps, not the message's now.
+//     every tombstone set, cleared or expired bumps epoch. Expiry is the
+//     one clock-dependent input: a sweep at each heartbeat deletes the
+//     tombstones older than their TTL, and each deletion touches.
 //
 // learn reads nothing else: not the neighbors' LastHeard, Heard, LastSplit,
 // kept lists or loads, not the awaited zones, suspects, hole state, pending
 // messages or heartbeat mode (the sender's mode is in what its list holds);
 // now only stamps what learn adds (a change). What the key does not hold
-// but a merge may do — ask for a message or a timer, count something —
+// but a merge may do — ask for a message or a timer, count an event —
 // makes the judgement "changed something" (mark), so it is not cached.
 // Config.VerifyLazy re-checks every cached judgement against the node's
 // whole state (lazyState).
@@ -892,8 +880,7 @@ type stateKey struct {
 
 func (n *Node) relayKey() stateKey { return stateKey{n.version, n.epoch, n.joined} }
 
-// touch records a change of the neighbor table, or a tombstone set or
-// cleared by learning (not one that expires: see stateKey).
+// touch records a change of the neighbor table or the tombstones.
 func (n *Node) touch() { n.epoch++ }
 
 // change is what processing a message can change besides the state in
@@ -1026,7 +1013,6 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 		return known
 	}
 	if t, ok := n.gone[id]; ok && !direct {
-		n.consulted = min(n.consulted, t.at+n.tombstoneTTL())
 		if t.version == departed || (info.Version <= t.version && t.ours == n.version) {
 			return false // a departed node, or older news of a node we dropped
 		}
@@ -1289,24 +1275,13 @@ func (n *Node) heartbeat(now time.Duration) {
 		n.nextBeat += n.cfg.HeartbeatPeriod
 	}
 	n.timer(TimerHeartbeat, n.nextBeat)
-	// Expiries end only the list judgements that consulted an expired
-	// tombstone (onHeartbeat: relayedUntil against sweptAt), not all of
-	// them: the join phase's tombstones expire together a few periods
-	// after a large overlay is built, and every peer merged every list
-	// again for three periods (docs/BENCHMARKS.md).
-	ttl := n.tombstoneTTL()
-	n.sweptAt = max(n.sweptAt, now)
+	ttl := time.Duration(n.cfg.FailAfter+tombstoneSlack) * n.cfg.HeartbeatPeriod
 	for id, t := range n.gone { // deleting only: the order does not matter
 		if now-t.at > ttl {
 			delete(n.gone, id)
+			n.touch()
 		}
 	}
-}
-
-// tombstoneTTL is how long a tombstone is kept: a sweep (heartbeat)
-// deletes it once it is older.
-func (n *Node) tombstoneTTL() time.Duration {
-	return time.Duration(n.cfg.FailAfter+tombstoneSlack) * n.cfg.HeartbeatPeriod
 }
 
 // takeoverList is neighbor nb's list kept for taking its zone over,
