@@ -73,6 +73,18 @@ type Config struct {
 	// Split is the zone split rule at a join: SplitKD (default) or
 	// SplitHalve.
 	Split string
+	// VerifyLazy turns the list cache (onHeartbeat) into a check of
+	// itself: every list the cache would skip as changing nothing is
+	// merged anyway, and the node's whole state is compared before and
+	// after (lazyState), as it is whenever a judgement is about to be
+	// cached; a list that changed something is counted in
+	// Status.LazyMisjudged and told to OnMisjudged. The node then behaves
+	// as one that decodes every list. For tests and experiments: it costs
+	// a full merge of every list and a fingerprint of the state.
+	VerifyLazy bool
+	// OnMisjudged, if set, hears of each misjudgement VerifyLazy finds,
+	// in words. It is called from the node's Step (a driver's goroutine).
+	OnMisjudged func(id NodeID, what string)
 }
 
 func (c Config) withDefaults() Config {
@@ -207,6 +219,8 @@ type Status struct {
 	Conflicts        uint64 // nodes found owning part of our own zone (after a partition healed)
 	Rejoins          uint64 // times this node gave up its zones and joined again, losing a conflict
 	HolesClaimed     uint64 // unowned space next to our border that nobody was awaiting, claimed as an extra zone
+	ListsSkipped     uint64 // heartbeat lists the list cache judged to change nothing, not merged (with Config.VerifyLazy: merged and checked)
+	LazyMisjudged    uint64 // with Config.VerifyLazy: lists judged to change nothing that changed something
 }
 
 // Node is the overlay state machine of one peer.
@@ -733,9 +747,10 @@ func (n *Node) onJoinReject(now time.Duration, from NodeID) {
 // (002 Fig 4.1: A learns B from C's heartbeat). A lazily decoded heartbeat
 // (lazy non-nil, m its decoded part) has its list decoded only when it is
 // needed: when it differs from the sender's last list that changed nothing
-// here, or our state changed since (see relayKey), or we keep it as the
+// here, or our state changed since (see stateKey), or we keep it as the
 // sender's take-over node. Skipping a list is exactly processing it: its
-// entries would again change nothing.
+// entries would again change nothing. Config.VerifyLazy checks that, list
+// by list (lazycheck.go).
 func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, lazy *wire.LazyHeartbeat) {
 	if !n.joined {
 		return
@@ -795,14 +810,31 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 		return
 	}
 	cacheable := lazy != nil && nb != nil
-	if cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey() {
+	cached := cacheable && nb.relayed == digest && nb.relayedAt == n.relayKey()
+	verify := cacheable && n.cfg.VerifyLazy
+	if cached && !verify {
+		n.status.ListsSkipped++
 		return
+	}
+	var state lazyState
+	if verify {
+		state = n.lazyState()
 	}
 	before := n.mark()
 	for _, info := range neighbors() {
 		n.learn(now, info, fromRelay)
 	}
-	if cacheable && n.mark() == before {
+	same := n.mark() == before
+	if verify && (cached || same) {
+		if after := n.lazyState(); !same || after != state {
+			n.misjudged(now, from, cached, state, after, list)
+			same = false
+		}
+		if cached {
+			n.status.ListsSkipped++
+		}
+	}
+	if cacheable && same {
 		nb.relayed, nb.relayedAt = digest, n.relayKey()
 	}
 }
@@ -813,8 +845,34 @@ func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, la
 // node gets changes nothing it computes.
 var listDecoders = sync.Pool{New: func() any { return new(wire.ListDecoder) }}
 
-// stateKey identifies the state relayed entries are judged against: our
-// zones (version), the neighbor table and tombstones (epoch), membership.
+// stateKey identifies the state relayed entries are judged against — with
+// the list's digest, the key of the judgement that a neighbor's list
+// changes nothing (onHeartbeat). A relayed entry goes through learn, which
+// reads, and nothing else:
+//   - the entry itself (in the list's digest) and constants: our id, the
+//     number of dimensions;
+//   - membership (joined; a node not joined ignores heartbeats anyway);
+//   - our own zone and extra zones, which abuts, conflict and settleClaims
+//     read: every change bumps version;
+//   - the table: whether the entry's node is in it and at which version
+//     (news at a version we hold changes nothing); other entries only
+//     when one is added or updated (introduceRivals), a change anyway.
+//     Every change of the table's membership or of an entry's zones or
+//     version bumps epoch (learn, upsert, forget, zoneChanged, onJoin,
+//     rejoin);
+//   - the node's tombstone, if any (version, and ours against version):
+//     every tombstone set, cleared or expired bumps epoch. Expiry is the
+//     one clock-dependent input: a sweep at each heartbeat deletes the
+//     tombstones older than their TTL, and each deletion touches.
+//
+// learn reads nothing else: not the neighbors' LastHeard, Heard, LastSplit,
+// kept lists or loads, not the awaited zones, suspects, hole state, pending
+// messages or heartbeat mode (the sender's mode is in what its list holds);
+// now only stamps what learn adds (a change). What the key does not hold
+// but a merge may do — ask for a message or a timer, count an event —
+// makes the judgement "changed something" (mark), so it is not cached.
+// Config.VerifyLazy re-checks every cached judgement against the node's
+// whole state (lazyState).
 type stateKey struct {
 	version, epoch uint64
 	joined         bool
