@@ -233,4 +233,3 @@ func (a Accounting) line() string {
 		a.Delivered, d.Partition+d.Loss+d.BusOutage+d.SlowConsumer, a.Unroutable+a.StoppedPeer, a.Refused+a.PublishFailed+a.Lost,
 		f.Total, f.LinkDelay, f.Bus, f.Mailbox, f.Unregistered, a.Unaccounted)
 }
-
