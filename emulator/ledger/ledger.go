@@ -423,17 +423,23 @@ type Figures struct {
 	Pushed     uint64    // jobs pushed at least once (CAN-P)
 }
 
-// Figures collects the per-job figures, in job order.
-func (l *Ledger) Figures() Figures {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// sortedIDs are the jobs' ids in increasing order (job order); call with
+// l.mu held.
+func (l *Ledger) sortedIDs() []uint64 {
 	ids := make([]uint64, 0, len(l.jobs))
 	for id := range l.jobs {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	return ids
+}
+
+// Figures collects the per-job figures, in job order.
+func (l *Ledger) Figures() Figures {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var f Figures
-	for _, id := range ids {
+	for _, id := range l.sortedIDs() {
 		r := l.jobs[id]
 		if r.Pushed {
 			f.Pushed++
@@ -470,11 +476,7 @@ func (l *Ledger) Figures() Figures {
 func (l *Ledger) Waits(end time.Duration, running func(job uint64, node overlay.NodeID) bool) (waits []float64, censored int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ids := make([]uint64, 0, len(l.jobs))
-	for id := range l.jobs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := l.sortedIDs()
 	waits = make([]float64, 0, len(ids))
 	for _, id := range ids {
 		r := l.jobs[id]
