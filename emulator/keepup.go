@@ -42,6 +42,7 @@ type EmulatorSummary struct {
 	// judged is that lag, in emulated seconds; tolerance the fraction of
 	// the heartbeat period allowed (emulator.lag_tolerance).
 	judged, tolerance float64
+	timers            uint64
 	// CPUSeconds is the process's CPU time (user + system) from the start
 	// of emulated time to the end of the run; CPUPerEmulatedSecond that
 	// divided by the emulated seconds; Cores the CPUs the process may use.
@@ -103,8 +104,10 @@ func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float
 	if timers < minLagTimers {
 		judged, e.LagJudged = lagP50*scale, fmt.Sprintf("p50 (%d timers: too few for a p99)", timers)
 	}
-	e.judged = judged
-	e.KeptUp = judged <= e.LagToleranceSeconds && drops == 0
+	e.judged, e.timers = judged, timers
+	// No timer handled at all is no evidence of keeping up: the peers'
+	// timers never came round (the run was over, or they were stuck).
+	e.KeptUp = judged <= e.LagToleranceSeconds && drops == 0 && timers > 0
 	e.SuggestedTimeScale = suggestTimeScale(scale, e.KeptUp, lagP99, e.LagToleranceSeconds, e.CPUPerEmulatedSecond, e.Cores)
 	return e
 }
@@ -194,6 +197,9 @@ func (e *EmulatorSummary) check(scale float64, drops uint64) InvariantCheck {
 		return c
 	}
 	var what []string
+	if e.timers == 0 {
+		what = append(what, "no peer handled a timer: nothing shows the clock was kept")
+	}
 	if e.judged > e.LagToleranceSeconds {
 		what = append(what, fmt.Sprintf("clock lag %s %.3g s emulated > %.3g s (%g%% of the heartbeat period, emulator.lag_tolerance)", e.LagJudged, e.judged, e.LagToleranceSeconds, 100*e.tolerance))
 	}
