@@ -61,6 +61,12 @@ func TestEmulatorWarnsWhenItCannotKeepUp(t *testing.T) {
 	if !strings.Contains(table.String(), "kept up") || !strings.Contains(table.String(), "NO:") {
 		t.Errorf("table does not say the run fell behind:\n%s", table.String())
 	}
+	// The verdict: overloaded, with kept_up first among the reasons;
+	// --strict exits 4.
+	s := res.Summary
+	if s.Outcome != OutcomeOverloaded || len(s.OutcomeReasons) == 0 || !strings.HasPrefix(s.OutcomeReasons[0], "kept_up: ") || s.ExitCode(true) != ExitOverloaded {
+		t.Errorf("seed %d: outcome %q, reasons %q, strict exit %d; want overloaded, kept_up first, 4", sc.Seed, s.Outcome, s.OutcomeReasons, s.ExitCode(true))
+	}
 }
 
 // TestEmulatorKeepsUpWhenGentle: 20 peers at time scale 3 leave the
