@@ -226,9 +226,9 @@ func (r *recorder) invariants(jobChecks []InvariantCheck) InvariantsSummary {
 			c.Detail = fmt.Sprintf("no churn or fault, yet at the end: %s", damage(last.Oracle))
 		}
 	case last.T < r.until:
-		c.Detail = fmt.Sprintf("not judged: the run ended at %v, before the last disturbance ended at %v", last.T, r.until)
+		c.Detail = fmt.Sprintf("not judged: the run ended at %v, before the last disturbance ended at %v", last.T.Round(time.Second), r.until)
 	case r.cleanSince < 0:
-		c.Detail = fmt.Sprintf("not exact at the end (%v after the last disturbance at %v): %s", last.T-r.until, r.until, damage(last.Oracle))
+		c.Detail = fmt.Sprintf("not exact at the end (%v after the last disturbance at %v): %s", (last.T-r.until).Round(time.Second), r.until, damage(last.Oracle))
 	default:
 		took := r.cleanSince - r.until
 		c.OK = took <= limit
@@ -255,7 +255,7 @@ func (r *recorder) populationFormed() InvariantCheck {
 	if r.formed == nil {
 		last := r.series[len(r.series)-1]
 		c.Detail = fmt.Sprintf("not judged: the run ended at %v, before the end of the join window plus one heartbeat period (%v); %d of %d peers had joined — make duration longer than %v",
-			last.T, r.formedBy, last.Oracle.Members, r.sc.Peers.Count, r.formedBy+MinWindowPeriods*r.sc.Overlay.Heartbeat.Period)
+			last.T.Round(time.Second), r.formedBy, last.Oracle.Members, r.sc.Peers.Count, r.formedBy+MinWindowPeriods*r.sc.Overlay.Heartbeat.Period)
 		return c
 	}
 	f := *r.formed
@@ -299,13 +299,13 @@ func (r *recorder) measured() InvariantCheck {
 			r.windowFrom, 100*FormedShare)
 	case r.windowStart == nil:
 		c.Detail = fmt.Sprintf("no measurement window opened: it opens at the first sample from %v on (join window plus one heartbeat period), and the run ended at %v; the per-node figures are null — make duration at least %v",
-			r.windowFrom, last.T, minDuration)
+			r.windowFrom, last.T.Round(time.Second), minDuration)
 	case last.T-r.windowFrom < need:
 		c.Detail = fmt.Sprintf("the measurement window %v–%v holds %v, less than %d heartbeat periods (%v); the per-node figures are null — make duration at least %v",
-			r.windowFrom, last.T, last.T-r.windowFrom, MinWindowPeriods, need, max(minDuration, r.windowFrom+need))
+			r.windowFrom, last.T.Round(time.Second), (last.T-r.windowFrom).Round(time.Second), MinWindowPeriods, need, max(minDuration, r.windowFrom+need))
 	default:
 		c.OK = true
-		c.Detail = fmt.Sprintf("per-node figures measured over %v–%v (%.1f heartbeat periods)", r.windowFrom, last.T, float64(last.T-r.windowFrom)/float64(period))
+		c.Detail = fmt.Sprintf("per-node figures measured over %v–%v (%.1f heartbeat periods)", r.windowFrom, last.T.Round(time.Second), float64(last.T-r.windowFrom)/float64(period))
 	}
 	return c
 }
