@@ -59,8 +59,10 @@ func (c *Client) Fire(kind overlay.TimerKind, at time.Duration) {
 
 func (c *Client) flush() {
 	r := c.core.Ready()
-	publish(c.io, c.traffic, ClientAddress, &c.seq, r.Messages, r.Timers)
+	// Events before messages, as Peer.flush: the ledger hears of a
+	// submission before any peer can act on it.
 	report(c.sink, c.io.Now(), ClientAddress, r)
+	publish(c.io, c.traffic, ClientAddress, &c.seq, r.Messages, r.Timers)
 }
 
 // SubmitJob hands a new job to a client actor (its mailbox also takes

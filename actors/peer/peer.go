@@ -205,9 +205,12 @@ func (p *Peer) flush() {
 	now := p.env.Now()
 	publish(p.env, p.traffic, p.id, &p.seq, r.Messages, r.Timers)
 	if p.jobs != nil {
+		// The job events first: the ledger must hear of a step before any
+		// message it caused can lead to another peer's (over NATS the
+		// receiver may run at once, on another goroutine).
 		jr := p.jobs.Ready()
-		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
 		report(p.sink, now, p.id, jr)
+		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
 	}
 	if r.Joined {
 		p.joined(now)
@@ -228,8 +231,8 @@ func (p *Peer) joined(now time.Duration) {
 		// Scheduling rounds start; CENT learns the residual resources.
 		p.jobs.Joined(now)
 		jr := p.jobs.Ready()
-		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
 		report(p.sink, now, p.id, jr)
+		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
 	}
 }
 
