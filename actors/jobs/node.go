@@ -100,12 +100,55 @@ func (c Config) withDefaults() Config {
 // owned is a job this node owns: it holds the profile until the job ends.
 type owned struct {
 	spec  *wire.JobSpec
-	run   overlay.NodeID // 0 while matchmaking
+	run   overlay.NodeID // the run node of the copy we follow; 0 while matchmaking
 	epoch uint32         // incremented by every (re)match
-	moves uint32         // migrations of the copy at run within the epoch
-	since time.Duration  // when the current matchmaking started
+	// runEpoch and moves name the copy at run (wire.JobRef): the epoch it
+	// was matched in — an older one than epoch when we took up a copy that
+	// reported while a newer match was on its way — and its migrations
+	// within it (000 §IV-B).
+	runEpoch, moves uint32
+	// assigned is the run node we assigned the current epoch's copy to
+	// ourselves (0: none, or the job was pushed on): a match that times
+	// out cancels it there.
+	assigned overlay.NodeID
+	since    time.Duration // when the current matchmaking started
 	// central: waiting in CENT's central queue (SchemeCENTQueue).
 	central bool
+	// left are the copies we placed and abandoned (a re-match), cancelled
+	// but not known gone: we never take one up again, and a completion
+	// cancels them once more.
+	left []placed
+}
+
+// placed names a copy of an owned job: its run node, the epoch it was
+// matched in and its migrations (wire.JobRef).
+type placed struct {
+	run          overlay.NodeID
+	epoch, moves uint32
+}
+
+// maxLeft bounds the abandoned copies an owner remembers per job (the
+// oldest are forgotten: their run nodes had the longest time to get the
+// cancel).
+const maxLeft = 16
+
+// leftRef names abandoned copy p of job id.
+func leftRef(id uint64, p placed) *wire.JobRef {
+	return &wire.JobRef{Id: id, Epoch: p.epoch, Moves: p.moves}
+}
+
+// copyRef names the copy we follow.
+func (o *owned) copyRef() *wire.JobRef {
+	return &wire.JobRef{Id: o.spec.Id, Epoch: o.runEpoch, Moves: o.moves}
+}
+
+// abandoned reports whether copy r at run node from is one we abandoned:
+// the same copy, or one that migrated on from it (more moves in its
+// epoch).
+func abandoned(left []placed, from overlay.NodeID, r *wire.JobRef) bool {
+	return slices.ContainsFunc(left, func(p placed) bool {
+		return p.epoch == r.Epoch && (p.run == from || r.Moves > p.moves)
+	})
 }
 
 // held is a job in this node's run queue.
@@ -118,6 +161,11 @@ type held struct {
 	demand   Vec
 	running  bool
 	finishAt time.Duration
+	// former is the owner an adoption replaced (confirmed by the new
+	// owner's heartbeat): its cancels are stale — it took us for failed
+	// and matched the job again while the new owner took it up — and are
+	// ignored.
+	former overlay.NodeID
 	// offeredTo is the neighbor a PUSH offer for this waiting job is
 	// outstanding at (0: none): the job neither starts nor moves meanwhile.
 	offeredTo overlay.NodeID
@@ -375,9 +423,13 @@ func (n *Node) nbc() uint32 {
 type handedOn struct {
 	at   time.Duration
 	spec *wire.JobSpec
+	// left are the copies we abandoned before (owned.left): cancelled if
+	// they report, not sent to the point's owner for adoption.
+	left []placed
 }
 
-// ended is a completed job an owner remembers.
+// ended is a completed job an owner remembers (or a failed one whose
+// abandoned copies may still report).
 type ended struct {
 	spec *wire.JobSpec
 	at   time.Duration
@@ -387,6 +439,18 @@ type ended struct {
 	// after a heal there may be no route yet, and a message may be lost.
 	handing   bool
 	next, gap time.Duration
+	// failed is the reason of a job that failed (forgetFailed); "" for
+	// a completed one.
+	failed string
+}
+
+// status is what the client is told of ended job id (the zero ended: a
+// job we ran to completion).
+func (e ended) status(id uint64) *wire.JobStatus {
+	if e.failed != "" {
+		return &wire.JobStatus{Failed: []*wire.JobFailure{{Id: id, Reason: e.failed}}}
+	}
+	return &wire.JobStatus{Done: []uint64{id}}
 }
 
 // endedKeep is how many heartbeat periods an owner remembers a completed
@@ -474,9 +538,9 @@ func (n *Node) own(now time.Duration, spec *wire.JobSpec, hops uint32) {
 		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Owned: []uint64{spec.Id}})
 		return
 	}
-	if _, done := n.ended[spec.Id]; done || n.ran[spec.Id] {
-		// A resubmission of a job that completed here: its result was lost.
-		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Done: []uint64{spec.Id}})
+	if e, done := n.ended[spec.Id]; done || n.ran[spec.Id] {
+		// A resubmission of a job that ended here: its outcome was lost.
+		n.send(overlay.NodeID(spec.Client), e.status(spec.Id))
 		return
 	}
 	if h := n.holding(spec.Id); h != nil {
@@ -499,8 +563,12 @@ func (n *Node) own(now time.Duration, spec *wire.JobSpec, hops uint32) {
 // match starts (or restarts) matchmaking for an owned job under the
 // configured scheme.
 func (n *Node) match(now time.Duration, o *owned, hops uint32) {
+	// The copies it replaces are cancelled once the new match is under
+	// way: a run node assigned the job again keeps its copy (onAssign
+	// merges it into the new epoch) and ignores the older epoch's cancel.
+	defer n.cancelCopies(o.spec.Id, n.abandon(o))
 	o.epoch++
-	o.run = 0
+	o.run, o.assigned = 0, 0
 	o.since = now
 	if n.cfg.Scheme == SchemeCENT || n.cfg.Scheme == SchemeCENTQueue {
 		r := overlay.NodeID(0)
@@ -523,6 +591,42 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 		return
 	}
 	n.matchStep(now, &wire.JobPush{Job: o.spec, Owner: uint64(n.self), Epoch: o.epoch, Hops: hops})
+}
+
+// abandon gives up the copies of an owned job that a new match replaces
+// (003 §4.1's owner–run-node monitoring presumes a silent run node
+// failed, but it may only be slow or cut off): the copy we follow, and
+// the one we assigned ourselves in the current epoch if no run node has
+// confirmed it. It returns them, to be cancelled (cancelCopies), and
+// remembers those of other nodes in o.left, so that none is taken up
+// again and a completion cancels them once more.
+func (n *Node) abandon(o *owned) []placed {
+	var gone []placed
+	if o.run != 0 {
+		gone = append(gone, placed{run: o.run, epoch: o.runEpoch, moves: o.moves})
+	}
+	if a := o.assigned; a != 0 && (a != o.run || o.runEpoch != o.epoch) {
+		gone = append(gone, placed{run: a, epoch: o.epoch})
+	}
+	for _, p := range gone {
+		if p.run == n.self {
+			continue // our own copy: dropped here and now
+		}
+		if len(o.left) == maxLeft {
+			o.left = slices.Delete(o.left, 0, 1)
+		}
+		o.left = append(o.left, p)
+	}
+	return gone
+}
+
+// cancelCopies cancels abandoned copies of job id — best effort: a dead
+// run node ignores it; a live one drops its copy, or, if it already
+// finished the job, reports the completion (onCancel).
+func (n *Node) cancelCopies(id uint64, gone []placed) {
+	for _, p := range gone {
+		n.cancel(p.run, leftRef(id, p))
+	}
 }
 
 // candidate is a possible run node seen from here.
@@ -736,6 +840,9 @@ func (n *Node) assignTo(now time.Duration, c candidate, m *wire.JobPush) {
 }
 
 func (n *Node) assign(now time.Duration, to overlay.NodeID, a *wire.JobAssign) {
+	if o, ok := n.owned[a.Job.Id]; ok && overlay.NodeID(a.Owner) == n.self && a.Epoch == o.epoch {
+		o.assigned = to
+	}
 	if to == n.self {
 		n.onAssign(now, a)
 		return
@@ -759,8 +866,20 @@ func (n *Node) failMatch(now time.Duration, m *wire.JobPush, reason string) {
 
 // fail ends an owned job as failed and tells the client.
 func (n *Node) fail(o *owned, reason string) {
-	delete(n.owned, o.spec.Id)
+	n.forgetFailed(o, reason)
 	n.send(overlay.NodeID(o.spec.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: o.spec.Id, Reason: reason}}})
+}
+
+// forgetFailed drops an owned job that failed. If we abandoned copies of
+// it (a re-match that found no capable node), we remember it like a
+// completed job, failed: a copy we cancelled that asks us to adopt it
+// later (its run node took us for silent) is cancelled again, not taken
+// up as a job to run.
+func (n *Node) forgetFailed(o *owned, reason string) {
+	delete(n.owned, o.spec.Id)
+	if len(o.left) > 0 {
+		n.ended[o.spec.Id] = ended{spec: o.spec, at: n.now, failed: reason}
+	}
 }
 
 // onOwnerStatus handles a JobStatus sent to this peer as an owner: a node
@@ -768,7 +887,7 @@ func (n *Node) fail(o *owned, reason string) {
 func (n *Node) onOwnerStatus(m *wire.JobStatus) {
 	for _, f := range m.Failed {
 		if o, ok := n.owned[f.Id]; ok && o.run == 0 {
-			delete(n.owned, f.Id)
+			n.forgetFailed(o, f.Reason)
 		}
 	}
 }
@@ -1026,7 +1145,7 @@ func (n *Node) periodic(now time.Duration) {
 	}
 	ids := n.sortedOwned()
 	var runs batches[wire.OwnerHeartbeat]
-	var stale, retry []*owned
+	var stale, retry, lost []*owned
 	for _, id := range ids {
 		o := n.owned[id]
 		switch {
@@ -1037,13 +1156,26 @@ func (n *Node) periodic(now time.Duration) {
 				stale = append(stale, o)
 			}
 		case o.run == n.self:
+			if n.holding(id) == nil && n.sched.outbound[id] == nil {
+				// Our own copy is gone — cancelled by a node that owned
+				// the job too (zone views that disagreed): nobody would
+				// ever notice.
+				lost = append(lost, o)
+			}
 		default:
 			if last := n.runHeard[o.run]; now-last > timeout {
 				stale = append(stale, o)
 				continue
 			}
 			hb := runs.to(o.run)
-			hb.Jobs = append(hb.Jobs, ref(id, o.epoch))
+			hb.Jobs = append(hb.Jobs, o.copyRef())
+		}
+	}
+	for _, id := range ids {
+		for _, p := range n.owned[id].left {
+			if hb, ok := runs.by[p.run]; ok {
+				hb.Jobs = append(hb.Jobs, leftRef(id, p)) // keeps its completion reported
+			}
 		}
 	}
 	for _, r := range runs.order {
@@ -1058,6 +1190,11 @@ func (n *Node) periodic(now time.Duration) {
 			reason = "run node silent"
 		}
 		n.rematch(now, o, reason)
+	}
+	for _, o := range lost {
+		if n.owned[o.spec.Id] == o {
+			n.rematch(now, o, "copy lost")
+		}
 	}
 	if now-n.lastStatus >= n.cfg.StatusEvery && len(ids) > 0 {
 		n.lastStatus = now
@@ -1089,6 +1226,7 @@ func (n *Node) periodic(now time.Duration) {
 		switch {
 		case now-e.at > endedKeep*n.cfg.Period:
 			delete(n.ended, id)
+		case e.failed != "": // kept for our abandoned copies, not handed on
 		case n.view.Joined() && !n.view.Owns(can.Point(e.spec.Req)):
 			// The point's new owner learns that the job completed and
 			// acknowledges; until then we try again, less and less often.
@@ -1114,10 +1252,10 @@ func (n *Node) periodic(now time.Duration) {
 func (n *Node) disown(now time.Duration, o *owned) {
 	id := o.spec.Id
 	delete(n.owned, id)
-	n.disowned[id] = handedOn{at: now, spec: o.spec}
+	n.disowned[id] = handedOn{at: now, spec: o.spec, left: o.left}
 	n.status.Disowned++
 	n.event(Event{Kind: EvDisowned, Job: id, Attempt: o.spec.Attempt, Other: o.run})
-	r := &wire.JobRef{Id: id, Epoch: o.epoch, Moves: o.moves}
+	r := o.copyRef()
 	switch o.run {
 	case 0:
 		n.onRoute(now, &wire.JobRoute{Job: proto.Clone(o.spec).(*wire.JobSpec)})
@@ -1181,13 +1319,13 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 	run := overlay.NodeID(m.Run)
 	r := &wire.JobRef{Id: m.Job.Id, Epoch: m.Epoch, Moves: m.Moves}
 	o, ok := n.owned[m.Job.Id]
-	if _, done := n.ended[m.Job.Id]; done && !ok {
-		// It completed under us: the copy goes (or, finished, is acknowledged).
+	if e, done := n.ended[m.Job.Id]; done && !ok {
+		// It ended under us: the copy goes (or, finished, is acknowledged).
 		if run != 0 {
 			n.cancel(run, r)
 		}
 		if !m.Done {
-			n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Done: []uint64{m.Job.Id}})
+			n.send(overlay.NodeID(m.Job.Client), e.status(m.Job.Id))
 		}
 		return
 	}
@@ -1221,12 +1359,22 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 	n.arm(now)
 }
 
-// ownerBeat sends run node r the list of jobs we own there now.
+// ownerBeat sends run node r the list of jobs we own there now, the
+// copies we abandoned there included: a run node keeps a finished job's
+// record, reporting it, for as long as its owner lists the job — a
+// heartbeat about other jobs must not acknowledge a completion we never
+// heard of (we matched the job again meanwhile, and would run it twice).
 func (n *Node) ownerBeat(r overlay.NodeID) {
 	hb := &wire.OwnerHeartbeat{}
 	for _, id := range n.sortedOwned() {
-		if o := n.owned[id]; o.run == r {
-			hb.Jobs = append(hb.Jobs, ref(id, o.epoch))
+		o := n.owned[id]
+		if o.run == r {
+			hb.Jobs = append(hb.Jobs, o.copyRef())
+		}
+		for _, p := range o.left {
+			if p.run == r {
+				hb.Jobs = append(hb.Jobs, leftRef(id, p))
+			}
 		}
 	}
 	if r == n.self {
@@ -1248,12 +1396,21 @@ func sortedKeys[V any](m map[uint64]V) []uint64 {
 }
 
 // complete ends an owned job that run node by finished: the client hears
-// it from us too, in case the run node's result was lost. Another copy
-// (matched again while by was cut off from us) is cancelled: the job must
-// not complete twice.
+// it from us too, in case the run node's result was lost. Every other copy
+// we know of — the one we follow, the one being matched, those we
+// abandoned (matched again while by was cut off from us) — is cancelled:
+// the job must not complete twice.
 func (n *Node) complete(o *owned, by overlay.NodeID) {
 	if o.run != 0 && o.run != by {
-		n.cancel(o.run, &wire.JobRef{Id: o.spec.Id, Epoch: o.epoch, Moves: o.moves})
+		n.cancel(o.run, o.copyRef())
+	}
+	if o.run == 0 && o.assigned != 0 && o.assigned != by {
+		n.cancel(o.assigned, &wire.JobRef{Id: o.spec.Id, Epoch: o.epoch})
+	}
+	for _, p := range o.left {
+		if p.run != by && p.run != o.run {
+			n.cancel(p.run, leftRef(o.spec.Id, p))
+		}
 	}
 	delete(n.owned, o.spec.Id)
 	n.ended[o.spec.Id] = ended{spec: o.spec, at: n.now}
@@ -1279,21 +1436,28 @@ func (n *Node) onQueued(now time.Duration, from overlay.NodeID, m *wire.JobQueue
 }
 
 // follow decides whether the copy r that run node from holds of owned job
-// o is the one the owner follows, and follows it: the run node it knows;
-// any when it knows none; one that moved further within the current
+// o is the one the owner follows, and follows it: never a copy it
+// abandoned (its cancel may be on its way); the run node it knows; any
+// when it knows none; one that moved further within the followed copy's
 // epoch (a migration, 000 §IV-B). The other copies are cancelled.
 func (o *owned) follow(from overlay.NodeID, r *wire.JobRef) bool {
 	switch {
+	case abandoned(o.left, from, r):
+		if !slices.Contains(o.left, placed{run: from, epoch: r.Epoch, moves: r.Moves}) && len(o.left) < maxLeft {
+			o.left = append(o.left, placed{run: from, epoch: r.Epoch, moves: r.Moves}) // it moved on: cancel it there
+		}
+		return false
 	case o.run == from:
-		if r.Epoch == o.epoch {
+		switch {
+		case r.Epoch == o.runEpoch:
 			o.moves = max(o.moves, r.Moves)
+		case r.Epoch > o.runEpoch: // matched there again
+			o.runEpoch, o.moves = r.Epoch, r.Moves
 		}
 	case o.run == 0:
-		o.run = from
-		if r.Epoch >= o.epoch {
-			o.epoch, o.moves = r.Epoch, r.Moves
-		}
-	case r.Epoch == o.epoch && r.Moves > o.moves:
+		o.run, o.runEpoch, o.moves = from, r.Epoch, r.Moves
+		o.epoch = max(o.epoch, r.Epoch)
+	case r.Epoch == o.runEpoch && r.Moves > o.moves:
 		o.run, o.moves = from, r.Moves
 	default:
 		return false
@@ -1305,7 +1469,7 @@ func (o *owned) follow(from overlay.NodeID, r *wire.JobRef) bool {
 // its ownership on (its point left our zone), the run node is told to have
 // it adopted at its point; otherwise the copy is cancelled.
 func (n *Node) unknownCopy(from overlay.NodeID, r *wire.JobRef) {
-	if _, ok := n.disowned[r.Id]; ok {
+	if h, ok := n.disowned[r.Id]; ok && !abandoned(h.left, from, r) {
 		n.send(from, &wire.OwnerHeartbeat{Disowned: []*wire.JobRef{r}})
 		return
 	}
@@ -1371,8 +1535,8 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 		listed[r.Id] = true
 	}
 	for _, h := range n.queue {
-		if listed[h.spec.Id] {
-			h.owner = from // an adoption confirmed
+		if listed[h.spec.Id] && h.owner != from {
+			h.former, h.owner = h.owner, from // an adoption confirmed
 		}
 	}
 	// A finished job another owner lists was adopted after it finished
@@ -1383,6 +1547,18 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 		if d.owner != from && listed[d.ref.Id] {
 			n.done[i].owner = from
 			adopted = append(adopted, d.ref)
+		}
+	}
+	// So is a job we ran to the end whose record its owner already
+	// acknowledged, listed by another owner that adopted it after all (the
+	// adoption was on its way for longer than the job ran, and the owner
+	// that heard of the completion did not tell it): it would find us
+	// silent and run the job again.
+	for _, r := range m.Jobs {
+		if n.ran[r.Id] && n.holding(r.Id) == nil && n.sched.outbound[r.Id] == nil &&
+			!slices.ContainsFunc(n.done, func(d finished) bool { return d.ref.Id == r.Id }) &&
+			!slices.ContainsFunc(adopted, func(a *wire.JobRef) bool { return a.Id == r.Id }) {
+			adopted = append(adopted, r)
 		}
 	}
 	switch {
@@ -1426,7 +1602,13 @@ func (n *Node) onReturn(now time.Duration, from overlay.NodeID, m *wire.JobRetur
 		}
 	}
 	for _, r := range m.Jobs {
-		if o, ok := n.owned[r.Id]; ok && (o.run == from || o.run == 0) {
+		o, ok := n.owned[r.Id]
+		if ok && abandoned(o.left, from, r) {
+			// A copy we abandoned is gone: nothing to match again.
+			o.left = slices.DeleteFunc(o.left, func(p placed) bool { return p.run == from && p.epoch == r.Epoch })
+			continue
+		}
+		if ok && (o.run == from || o.run == 0) {
 			n.status.Returns++
 			n.event(Event{Kind: EvReturned, Job: r.Id, Attempt: o.spec.Attempt, Other: from})
 			n.rematch(now, o, "run node left")
@@ -1442,14 +1624,34 @@ func (n *Node) onCancel(now time.Duration, from overlay.NodeID, m *wire.JobCance
 	if m.Job == nil {
 		return
 	}
-	// A finished job's record goes: its owner (or adopter) has it.
-	n.done = slices.DeleteFunc(n.done, func(d finished) bool { return d.ref.Id == m.Job.Id })
+	// A finished job's record goes: its owner (or adopter) has it —
+	// unless the cancel comes from the owner we report it to: that owner
+	// matched the job again without hearing of the completion (it found
+	// us silent) and cancels the copy it abandoned; it learns the job is
+	// done, and its heartbeat acknowledges the record as usual.
+	var report []*wire.JobRef
+	n.done = slices.DeleteFunc(n.done, func(d finished) bool {
+		if d.ref.Id != m.Job.Id {
+			return false
+		}
+		if d.owner == from && from != n.self {
+			report = append(report, d.ref)
+			return false
+		}
+		return true
+	})
+	if len(report) > 0 {
+		n.send(from, &wire.RunHeartbeat{Done: report})
+	}
 	// So does the memory of a completed job we were handing on.
 	if e, ok := n.ended[m.Job.Id]; ok && e.handing {
 		delete(n.ended, m.Job.Id)
 	}
 	for i, h := range n.queue {
 		if h.spec.Id == m.Job.Id && h.epoch == m.Job.Epoch && h.moves == m.Job.Moves {
+			if from == h.former {
+				return // its owner now is another
+			}
 			n.queue = slices.Delete(n.queue, i, i+1)
 			if h.running {
 				n.running--
@@ -1463,6 +1665,14 @@ func (n *Node) onCancel(now time.Duration, from overlay.NodeID, m *wire.JobCance
 			n.queueChanged()
 			return
 		}
+	}
+	// A copy we are moving to a neighbor (not yet acknowledged) is
+	// neither resent nor taken back: a copy the neighbor got reports to
+	// its owner, which cancels it.
+	if ob := n.sched.outbound[m.Job.Id]; ob != nil && ob.h.epoch == m.Job.Epoch && ob.h.moves == m.Job.Moves && from != ob.h.former {
+		delete(n.sched.outbound, m.Job.Id)
+		n.status.Cancels++
+		n.event(Event{Kind: EvCancelled, Job: m.Job.Id, Attempt: ob.h.spec.Attempt, Other: from})
 	}
 }
 
@@ -1512,7 +1722,7 @@ func (n *Node) Leave(now time.Duration) {
 		}
 		hb := runs.to(o.run)
 		hb.Leaving = true
-		hb.Jobs = append(hb.Jobs, ref(id, o.epoch))
+		hb.Jobs = append(hb.Jobs, o.copyRef())
 	}
 	for _, r := range runs.order {
 		n.send(r, runs.by[r])

@@ -245,7 +245,7 @@ func TestOwnerFollowsMigratedCopy(t *testing.T) {
 	v := &fakeView{id: tOwnerID, zone: zSelf(), point: pSelfNo()}
 	o := tNew(v, Config{Mode: ModeLIPull, Res: vRes{}}, 1, nil)
 	spec := tSpec(9, time.Hour)
-	o.owned[9] = &owned{spec: spec, run: 1, epoch: 1}
+	o.owned[9] = &owned{spec: spec, run: 1, epoch: 1, runEpoch: 1}
 	o.Step(time.Second, tB, &wire.JobQueued{Job: &wire.JobRef{Id: 9, Epoch: 1, Moves: 1}})
 	if r := tDrain(o); len(tTo[*wire.JobCancel](r, tB)) > 0 {
 		t.Fatal("owner cancelled the migrated copy")

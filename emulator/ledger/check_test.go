@@ -99,6 +99,21 @@ func TestCheckAcceptsLegalHistories(t *testing.T) {
 			{0, jobs.EvSubmitted, 0, 0, ""}, {1, jobs.EvOwned, 5, 0, ""}, {2, jobs.EvQueued, 7, 5, ""}, {2, jobs.EvStarted, 7, 5, ""},
 			{100, jobs.EvRematched, 5, 7, "run node silent"}, {100, jobs.EvFailed, 0, 6, jobs.ReasonNoCapableNode},
 			{500, jobs.EvCompleted, 7, 5, ""}}},
+		// The owner took a live run node for failed, matched the job again
+		// and cancelled the copy it left; that copy's run node was moving
+		// it to a neighbor, which reported it and had it cancelled too.
+		{"abandoned-copy-in-transfer", tCfg, []st{
+			{0, jobs.EvSubmitted, 0, 0, ""}, {1, jobs.EvOwned, 5, 0, ""}, {2, jobs.EvQueued, 7, 5, ""},
+			{100, jobs.EvRematched, 5, 7, "run node silent"}, {100, jobs.EvQueued, 9, 5, ""}, {100, jobs.EvStarted, 9, 5, ""},
+			{101, jobs.EvMigrated, 8, 7, jobs.MechInternodePush}, {101, jobs.EvStarted, 8, 5, ""},
+			{102, jobs.EvCancelled, 7, 5, ""}, {103, jobs.EvCancelled, 8, 5, ""},
+			{400, jobs.EvCompleted, 9, 5, ""}, {400, jobs.EvResult, 0, 9, ""}}},
+		// A re-match found no capable node: the job failed, and the copy
+		// the owner abandoned was cancelled after the failure.
+		{"failed-then-abandoned-copy-cancelled", tCfg, []st{
+			{0, jobs.EvSubmitted, 0, 0, ""}, {1, jobs.EvOwned, 5, 0, ""}, {2, jobs.EvQueued, 7, 5, ""}, {2, jobs.EvStarted, 7, 5, ""},
+			{100, jobs.EvRematched, 5, 7, "run node silent"}, {100, jobs.EvFailed, 0, 5, jobs.ReasonNoCapableNode},
+			{150, jobs.EvCancelled, 7, 5, ""}}},
 		// The client gave up; a copy it could not hear of completed later.
 		{"gave-up", tCfg, []st{
 			{0, jobs.EvSubmitted, 0, 0, ""}, {1, jobs.EvOwned, 5, 0, ""}, {2, jobs.EvQueued, 7, 5, ""}, {2, jobs.EvStarted, 7, 5, ""},
