@@ -26,10 +26,12 @@ func (r *Result) CheckJobs() error {
 	for _, f := range sc.Faults {
 		dup = dup || f.Kind == scenario.FaultDuplicate && f.P > 0
 	}
+	e := r.Summary.Emulator
 	return ledger.Check(recs, ledger.CheckConfig{
-		End:           time.Duration(r.Summary.EmulatedSeconds * float64(time.Second)),
-		ClientTimeout: sc.Jobs.ClientTimeout,
-		Aborted:       r.Summary.Emulator != nil && r.Summary.Emulator.Aborted,
-		Duplicating:   dup,
+		End:            time.Duration(r.Summary.EmulatedSeconds * float64(time.Second)),
+		ClientTimeout:  sc.Jobs.ClientTimeout,
+		Aborted:        e != nil && e.Aborted,
+		Duplicating:    dup,
+		FalseSuspicion: e != nil && !e.KeptUp,
 	})
 }

@@ -152,12 +152,9 @@ faults:
 		// time compression and a shorter run keep them in step.
 		sc.TimeScale, sc.Duration, sc.Workload.Jobs, minDone = 240, 80*time.Minute, 60, 30
 	}
-	j := runScenario(t, sc, emulator.DriverEmulator).Summary.Jobs
-	conserved(t, "emulator", sc.Seed, j, false)
-	if j.Completed < minDone {
-		t.Errorf("seed %d: only %d of %d jobs completed", sc.Seed, j.Completed, j.Submitted)
-	}
-	if j.Migrations.InternodePull == 0 {
+	s := runScenario(t, sc, emulator.DriverEmulator).Summary
+	conservedOverNATS(t, s, minDone, false)
+	if j := s.Jobs; j.Migrations.InternodePull == 0 {
 		t.Errorf("seed %d: no job was pulled (migrations %+v, pull rejects %d)", sc.Seed, j.Migrations, j.PullRejects)
 	}
 }

@@ -114,6 +114,14 @@ func TestCheckAcceptsLegalHistories(t *testing.T) {
 			{0, jobs.EvSubmitted, 0, 0, ""}, {1, jobs.EvOwned, 5, 0, ""}, {2, jobs.EvQueued, 7, 5, ""}, {2, jobs.EvStarted, 7, 5, ""},
 			{100, jobs.EvRematched, 5, 7, "run node silent"}, {100, jobs.EvFailed, 0, 5, jobs.ReasonNoCapableNode},
 			{150, jobs.EvCancelled, 7, 5, ""}}},
+		// An emulator that fell behind its time scale (kept_up failed): the
+		// owner took its live but late run node for failed and re-matched;
+		// both copies completed. A duplicate the ledger counts, explained
+		// by the overload — not a broken state machine.
+		{"ran-twice-under-false-suspicion", CheckConfig{End: 10 * time.Hour, ClientTimeout: 10 * time.Minute, FalseSuspicion: true}, []st{
+			{0, jobs.EvSubmitted, 0, 0, ""}, {1, jobs.EvOwned, 5, 0, ""}, {2, jobs.EvQueued, 7, 5, ""}, {2, jobs.EvStarted, 7, 5, ""},
+			{100, jobs.EvRematched, 5, 7, "run node silent"}, {100, jobs.EvQueued, 9, 5, ""}, {100, jobs.EvStarted, 9, 5, ""},
+			{400, jobs.EvCompleted, 7, 5, ""}, {400, jobs.EvResult, 0, 7, ""}, {450, jobs.EvCompleted, 9, 5, ""}}},
 		// The client gave up; a copy it could not hear of completed later.
 		{"gave-up", tCfg, []st{
 			{0, jobs.EvSubmitted, 0, 0, ""}, {1, jobs.EvOwned, 5, 0, ""}, {2, jobs.EvQueued, 7, 5, ""}, {2, jobs.EvStarted, 7, 5, ""},
