@@ -228,7 +228,7 @@ func (r *recorder) invariants(jobChecks []InvariantCheck) InvariantsSummary {
 	case last.T < r.until:
 		c.Detail = fmt.Sprintf("not judged: the run ended at %v, before the last disturbance ended at %v", last.T.Round(time.Second), r.until)
 	case r.cleanSince < 0:
-		c.Detail = fmt.Sprintf("not exact at the end (%v after the last disturbance at %v): %s", (last.T-r.until).Round(time.Second), r.until, damage(last.Oracle))
+		c.Detail = fmt.Sprintf("not exact at the end (%v after the last disturbance at %v): %s", (last.T - r.until).Round(time.Second), r.until, damage(last.Oracle))
 	default:
 		took := r.cleanSince - r.until
 		c.OK = took <= limit
@@ -302,7 +302,7 @@ func (r *recorder) measured() InvariantCheck {
 			r.windowFrom, last.T.Round(time.Second), minDuration)
 	case last.T-r.windowFrom < need:
 		c.Detail = fmt.Sprintf("the measurement window %v–%v holds %v, less than %d heartbeat periods (%v); the per-node figures are null — make duration at least %v",
-			r.windowFrom, last.T.Round(time.Second), (last.T-r.windowFrom).Round(time.Second), MinWindowPeriods, need, max(minDuration, r.windowFrom+need))
+			r.windowFrom, last.T.Round(time.Second), (last.T - r.windowFrom).Round(time.Second), MinWindowPeriods, need, max(minDuration, r.windowFrom+need))
 	default:
 		c.OK = true
 		c.Detail = fmt.Sprintf("per-node figures measured over %v–%v (%.1f heartbeat periods)", r.windowFrom, last.T.Round(time.Second), float64(last.T-r.windowFrom)/float64(period))
