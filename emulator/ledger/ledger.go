@@ -373,12 +373,7 @@ func (l *Ledger) Tally(now time.Duration, held func(id uint64) bool, timeout tim
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := Totals{FailedBy: map[string]uint64{}}
-	ids := make([]uint64, 0, len(l.jobs))
-	for id := range l.jobs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range l.sortedIDs() {
 		r := l.jobs[id]
 		t.Submitted++
 		if r.Completions > 1 {
