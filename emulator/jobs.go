@@ -28,12 +28,10 @@ type jobRun struct {
 	m      *metrics.Jobs
 	jobs   []workload.Job
 	member func(overlay.NodeID) bool // set once the driver exists
-	// aborted is set when the overload guard stopped the run: every job
-	// that has not ended was cut short by the abort (some in messages the
-	// frozen peers never read), so none counts as lost.
-	aborted bool
-	// stopped says how: "aborted (the emulator could not keep up)" or
-	// "interrupted".
+	// stopped says how the run was stopped before its end — "aborted
+	// (the emulator could not keep up)" or "interrupted" — or is "": every
+	// job not ended then was cut short (some in messages the frozen peers
+	// never read), so none counts as lost.
 	stopped string
 	// last is the latest tally (at the latest oracle sample).
 	last ledger.Totals
@@ -218,7 +216,7 @@ func (j *jobRun) tally(t time.Duration, states []peer.State) ledger.Totals {
 			}
 		}
 	}
-	tot := j.ledger.Tally(t, func(id uint64) bool { return j.aborted || held[id] }, j.sc.Jobs.ClientTimeout)
+	tot := j.ledger.Tally(t, func(id uint64) bool { return j.stopped != "" || held[id] }, j.sc.Jobs.ClientTimeout)
 	st := j.m.States
 	st.WithLabelValues("submitted").Set(float64(tot.Submitted))
 	st.WithLabelValues("completed").Set(float64(tot.Completed))
@@ -262,7 +260,8 @@ type JobsSummary struct {
 	// Unfinished jobs were still queued, running or in recovery at the end.
 	Unfinished uint64 `json:"unfinished"`
 	// UnfinishedBecause says why jobs are unfinished when the run did not
-	// reach its end: "run aborted: …" (emulator.aborted); "" otherwise.
+	// reach its end: "run aborted …" (emulator.aborted) or "run interrupted
+	// …"; "" otherwise.
 	UnfinishedBecause string            `json:"unfinished_because,omitempty"`
 	Lost              uint64            `json:"lost"`
 	Duplicated        uint64            `json:"duplicated"`
@@ -407,7 +406,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	c := InvariantCheck{Name: "jobs_conserved"}
 	c.OK = tot.Lost == 0 && tot.Duplicated == 0 && int(tot.Submitted) <= due
 	c.Detail = fmt.Sprintf("%d submitted of %d due: %d completed, %d failed, %d unfinished, %d lost; %d duplicated", tot.Submitted, due, tot.Completed, tot.Failed, tot.Unfinished, tot.Lost, tot.Duplicated)
-	if j.aborted {
+	if j.stopped != "" {
 		// Timers ran late before the abort: submissions due may not have
 		// happened, and the jobs not ended were cut short.
 		s.UnfinishedBecause = fmt.Sprintf("run %s at %v emulated: %d jobs unfinished, %d due never submitted", j.stopped, t.Round(time.Second), tot.Unfinished, max(due-int(tot.Submitted), 0))
@@ -430,7 +429,7 @@ func (j *jobRun) ran(t time.Duration) InvariantCheck {
 	for i, job := range j.jobs {
 		switch {
 		case j.ledger.Seen(job.ID):
-		case !j.aborted && job.At > t-j.inFlight && job.At <= t:
+		case j.stopped == "" && job.At > t-j.inFlight && job.At <= t:
 			inFlight++
 		default:
 			missing++
@@ -447,8 +446,8 @@ func (j *jobRun) ran(t time.Duration) InvariantCheck {
 	}
 	if missing > 0 {
 		why := "the client fell behind"
-		if j.aborted {
-			why = fmt.Sprintf("the run was aborted at %v", t.Round(time.Second))
+		if j.stopped != "" {
+			why = fmt.Sprintf("the run was %s at %v", j.stopped, t.Round(time.Second))
 		}
 		c.Detail += fmt.Sprintf("; %d never submitted (the first, job %d, due at %v): %s", missing, first.ID, first.At.Round(time.Second), why)
 	}

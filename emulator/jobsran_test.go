@@ -22,7 +22,10 @@ func TestJobsRanCheck(t *testing.T) {
 	}
 	wl := []workload.Job{{ID: 1, At: 5 * time.Minute}, {ID: 2, At: 20 * time.Minute}, {ID: 3, At: 40 * time.Minute}, {ID: 4, At: time.Hour - 10*time.Second}}
 	run := func(submitted []uint64, inFlight time.Duration, aborted bool, end time.Duration) InvariantCheck {
-		j := &jobRun{sc: sc, ledger: ledger.New(nil, nil), jobs: wl, inFlight: inFlight, aborted: aborted}
+		j := &jobRun{sc: sc, ledger: ledger.New(nil, nil), jobs: wl, inFlight: inFlight}
+		if aborted {
+			j.stopped = "aborted"
+		}
 		for _, id := range submitted {
 			j.ledger.JobEvent(wl[id-1].At, jobs.Event{Kind: jobs.EvSubmitted, Job: id, Attempt: 1})
 		}

@@ -164,8 +164,7 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 
 // overloadError is the cause of a run stopped by the guard.
 type overloadError struct {
-	reason    string
-	suggested float64
+	reason string
 }
 
 func (e *overloadError) Error() string {
@@ -267,7 +266,7 @@ func watchOverload(ctx context.Context, ld *live.Driver, sc scenario.Scenario, o
 					"; results so far are written with emulator.aborted (set emulator.overload: warn to go on regardless)",
 					"emulated", now.Round(time.Second), "time_scale", sc.TimeScale, "suggested_time_scale", suggested)
 			}
-			cancel(&overloadError{reason: v.Reason, suggested: suggested})
+			cancel(&overloadError{reason: v.Reason})
 			return
 		}
 	}()

@@ -390,7 +390,6 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			ld.Freeze()
 		}
 		if jr != nil {
-			jr.aborted = true
 			jr.stopped = "interrupted"
 			if abort != nil {
 				jr.stopped = "aborted (the emulator could not keep up)"

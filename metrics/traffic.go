@@ -1,7 +1,7 @@
 // Package metrics turns what gridbed's peers and drivers count into
 // Prometheus series on a private registry (never the global one), serves
-// /metrics (and Go's profiler only when asked), and keeps the quantile histograms the run
-// summary reports. Names follow Prometheus conventions: gridbed_ prefix, base
+// /metrics (and Go's profiler only when asked), and keeps the quantile
+// histograms the run summary reports. Names follow Prometheus conventions: gridbed_ prefix, base
 // units, _total counters, bounded labels (message type, event — never a peer).
 package metrics
 

@@ -245,7 +245,7 @@ type Node struct {
 	// boxes holds, for nbrs[i], its zone's Lo and Hi and a flag (1: it has
 	// extra zones) at boxes[i·(2·Dims+1):]: the scans every message runs
 	// over the table (routing, rival checks) read one contiguous array
-	// instead of a zone scattered on the heap per neighbor (issue 8).
+	// instead of a zone scattered on the heap per neighbor (docs/BENCHMARKS.md).
 	boxes []uint64
 	// gone remembers the last zone version of nodes dropped from the table
 	// for a while, so that older second-hand information about them (still
@@ -1823,7 +1823,7 @@ func (n *Node) appendKnownZones(dst []can.Zone, now time.Duration, waitingOnly b
 // holeScratch is holeWitness's working memory, pooled: a node checks its
 // border at every heartbeat while its table changes (joins nearby), and
 // fresh zones for every face and part were most of a join phase's garbage
-// (docs/BENCHMARKS.md, issue 8). Which scratch a node gets changes nothing
+// (docs/BENCHMARKS.md). Which scratch a node gets changes nothing
 // it computes.
 type holeScratch struct {
 	known       []can.Zone

@@ -16,7 +16,7 @@ import (
 // (joins, churn), every heartbeat's list must be processed, and decoding
 // it with proto.Unmarshal — five allocations per entry, ~32 entries at
 // d=4 — was most of a receiver's work and of the garbage collector's
-// (docs/BENCHMARKS.md, issue 8). The zero value is ready to use; a decoder
+// (docs/BENCHMARKS.md). The zero value is ready to use; a decoder
 // is not safe for concurrent use.
 type ListDecoder struct {
 	infos []*NodeInfo // reused entries, grown as needed

@@ -148,19 +148,31 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and a polling reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// watchBuffer is a bytes.Buffer safe for one writer and readers, which
+// closes seen once the text it watches for has been written.
+type watchBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	watch string
+	seen  chan struct{}
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func newWatchBuffer(watch string) *watchBuffer {
+	return &watchBuffer{watch: watch, seen: make(chan struct{})}
+}
+
+func (s *watchBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	if s.watch != "" && strings.Contains(s.b.String(), s.watch) {
+		s.watch = ""
+		close(s.seen)
+	}
+	return n, err
 }
 
-func (s *syncBuffer) String() string {
+func (s *watchBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -172,18 +184,18 @@ func (s *syncBuffer) String() string {
 func TestSIGINTKeepsResults(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "chaos")
 	var stdout bytes.Buffer
-	var stderr syncBuffer
+	stderr := newWatchBuffer("2m0s / 45m0s") // the progress bar at 2 emulated minutes
 	done := make(chan int)
 	go func() {
 		done <- run([]string{"run", "../../examples/chaos.yaml", "--metrics-addr", "off", "--progress", "on", "--out", dir,
-			"--set", "peers.count=100", "--set", "peers.join_window=30s"}, &stdout, &stderr)
+			"--set", "peers.count=100", "--set", "peers.join_window=30s"}, &stdout, stderr)
 	}()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(stderr.String(), "2m0s / 45m0s") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress to 2 emulated minutes within a minute:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling the progress bar with a deadline
+	select {
+	case <-stderr.seen:
+	case code := <-done:
+		t.Fatalf("the run ended (exit %d) before 2 emulated minutes:\n%s", code, stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("no progress to 2 emulated minutes within a minute:\n%s", stderr.String())
 	}
 	sent := time.Now()
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {

@@ -266,7 +266,7 @@ type piece struct {
 // which the pieces are narrowest in sum (the fewest open at a time): along
 // a fixed one, a skewed population — whose crowd of identical peers splits
 // only the virtual dimension — keeps most pieces open at once, and 100,000
-// peers took minutes (docs/BENCHMARKS.md, issue 8).
+// peers took minutes (docs/BENCHMARKS.md).
 func countOverlaps(pieces []piece) int {
 	if len(pieces) == 0 {
 		return 0

@@ -107,4 +107,3 @@ func checkErrors(t *testing.T, err error, source string, fromSet bool) {
 		}
 	}
 }
-

@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkBuildOverlay measures the in-process join phase of
-// peers.bootstrap: direct (issue 8, target 1) at the target's settings:
+// peers.bootstrap: direct (docs/BENCHMARKS.md, the 100,000-peer target) at the target's settings:
 // mixed peers, 4 resource dimensions + virtual, vanilla heartbeats every
 // 30 s, joins over a 4-minute window. GRIDBED_BENCH_PEERS sets the peer
 // count (default 10,000), GRIDBED_BENCH_WINDOW the join window.

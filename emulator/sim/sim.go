@@ -85,7 +85,7 @@ func New(seed uint64, latency time.Duration) *World {
 // bytes they are given — the peers' do not (they copy what they keep) —
 // and publishers may reuse theirs at once (Copies). Without it a steady
 // overlay allocates a fresh envelope per message and receiver: two thirds
-// of the deterministic driver's garbage (docs/BENCHMARKS.md, issue 8).
+// of the deterministic driver's garbage (docs/BENCHMARKS.md).
 func (w *World) Recycle() { w.recycle = true }
 
 // Copies reports whether Publish copies what it is given (Recycle).
