@@ -4,6 +4,7 @@
 //	gridbed sweep FILE --vary key=v1,v2 [--vary ...] [--set ...] [--driver sim] [--out DIR]
 //	gridbed validate FILE [--set key=value ...]
 //	gridbed bench [FILE] [--peers N] [--time-scale S] [--duration D] [--driver emulator|sim] [--json]
+//	gridbed reproduce NAME|all|FILE [--seeds N] [--seed S] [--scale F] [--smoke] [--out DIR] [--list]
 //	gridbed keys
 //
 // See README.md for a quick start and docs/ for the scenario keys and the
@@ -35,6 +36,9 @@ Usage:
   gridbed sweep FILE --vary k=a,b [flags]
                                   run a parameter grid and tabulate it
   gridbed validate FILE [flags]   check a scenario file (and --set overrides)
+  gridbed reproduce NAME|all      run a published experiment of examples/papers/
+                                  (replicated, deterministic) and judge the
+                                  paper's findings; --list, --seeds, --scale
   gridbed keys                    list every scenario key with its default
   gridbed bench [FILE] [flags]    measure speed: the raw actor → NATS → actor
                                   ceiling and a scenario's rate, lag, memory
@@ -111,11 +115,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdKeys(stdout)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
+	case "reproduce":
+		return cmdReproduce(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, sweep, validate, keys or bench\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, sweep, reproduce, validate, keys or bench\n\n%s", args[0], usage)
 	return 2
 }
 

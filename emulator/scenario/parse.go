@@ -21,6 +21,9 @@ type parser struct {
 	tree   bool                  // a node tree was read (no syntax error)
 	pos    map[string]*yaml.Node // dotted key → value node, for keys present in the file
 	failed map[string]bool       // keys whose value could not be read or is invalid
+	// expValues are the experiment block's vary values, checked once the
+	// rest of the scenario is valid.
+	expValues []expValue
 }
 
 func newParser(source string) *parser {
@@ -173,6 +176,10 @@ func (p *parser) section(s *Scenario, path string, m *yaml.Node) {
 		key := joinKey(path, name)
 		if key == "faults" {
 			p.faults(s, v)
+			continue
+		}
+		if key == "experiment" {
+			p.experiment(s, v)
 			continue
 		}
 		if key == "link.region_latency" {

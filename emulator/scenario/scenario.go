@@ -48,6 +48,9 @@ type Scenario struct {
 	Faults []Fault
 	// Invariants are the end-of-run checks (--strict fails the run on them).
 	Invariants Invariants
+	// Experiment is the optional experiment block (experiment.go): the
+	// published experiment this scenario reproduces. Runs ignore it.
+	Experiment *Experiment
 
 	// Source is the file the scenario came from, "" for Default().
 	// It is not a scenario key.
@@ -385,6 +388,9 @@ func Parse(source string, data []byte) (Scenario, error) {
 	if p.tree {
 		p.validate(&s)
 	}
+	if len(p.errs) == 0 {
+		p.checkExperiment(&s)
+	}
 	if len(p.errs) > 0 {
 		p.errs.sort()
 		return Scenario{}, p.errs
@@ -458,7 +464,21 @@ func Keys() []KeyDoc {
 		out = append(out, KeyDoc{Key: f.key, Default: scalarText(f.encode(&d)), Doc: f.doc})
 	}
 	out = append(out, KeyDoc{Key: "link.region_latency", Default: "[]", Doc: regionLatencyDoc})
-	return append(out, KeyDoc{Key: "faults", Default: "[]", Doc: faultsDoc + " Events for when: " + strings.Join(TriggerEvents, ", ") + "."})
+	out = append(out, KeyDoc{Key: "faults", Default: "[]", Doc: faultsDoc + " Events for when: " + strings.Join(TriggerEvents, ", ") + "."})
+	return append(out, KeyDoc{Key: "experiment", Default: "none", Doc: experimentDoc})
+}
+
+// experimentDoc documents the experiment block for `gridbed keys`.
+const experimentDoc = "The published experiment the file reproduces, read by `gridbed reproduce` and ignored by `gridbed run`: paper, section, figure, title; vary (the sweep's axes, each {key, values}); scale (key: exponent — `--scale F` multiplies the key's value by F^exponent); smoke (scale and findings of the test suite's reduced run); findings (id, claim, kind ratio|order|exponent, metric — a summary.json path —, of/over/where points, axis, order chain, paper value, tolerance, at_least/at_most, direction). docs/FIDELITY.md."
+
+// Value is key's value in s as a scenario file writes it (e.g. "11s",
+// "300"); false when key is not a scenario key.
+func (s Scenario) Value(key string) (string, bool) {
+	f := leaves[key]
+	if f == nil {
+		return "", false
+	}
+	return scalarText(f.encode(&s)), true
 }
 
 // YAML renders the effective scenario — every key, defaults filled in — as

@@ -625,7 +625,7 @@ func init() {
 			child = parent
 		}
 	}
-	sections[""] = append(sections[""], "faults")
+	sections[""] = append(sections[""], "faults", "experiment")
 	sections["link"] = append(sections["link"], "region_latency")
 	for path := range sections {
 		if leaves[path] != nil {

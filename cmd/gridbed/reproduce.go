@@ -1,0 +1,342 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/report"
+	"github.com/gridbed/gridbed/emulator/reproduce"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/examples/papers"
+)
+
+const reproduceUsage = `gridbed reproduce [NAME|all|FILE] [flags]
+
+Runs a published experiment of examples/papers/ (embedded: works from any
+directory) on the deterministic driver, replicated over seeds, and judges
+each of the paper's findings against gridbed's numbers: reproduced (the
+ordering holds and the magnitude is within tolerance — 30% unless the
+experiment says otherwise — of the paper's value, judged on the 95%
+confidence interval over the replicates), ordering (only the ordering
+holds) or not-reproduced. Writes reproduce.md, reproduce.json, figures
+with the paper's values beside gridbed's, and every run's results under
+runs/. docs/FIDELITY.md.
+
+Flags:
+  --list          name the experiments, with their paper, figure and title
+  --seeds N       replicates: seeds S, S+1, …, S+N-1 (default 3)
+  --seed S        the first seed (default 1)
+  --scale F       shrink the experiment: each scaled key (peers, jobs, and
+                  inter-arrival times to keep the load) × F^exponent
+                  (default 1, the experiment's size)
+  --smoke         each experiment's reduced version (its smoke scale, one
+                  seed): seconds, for a quick look; --scale/--seeds still win
+  --set key=value override a scenario key in every run (not a vary key);
+                  repeatable — how the explaining experiments change one
+                  thing at a time
+  --parallel P    runs at once (default: the number of CPUs)
+  --out DIR       results directory (default results/reproduce-NAME)
+  --strict        exit 3 when a finding is not reproduced
+  --report=false  skip the figures and report.html
+`
+
+func cmdReproduce(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, reproduceUsage) }
+	list := fs.Bool("list", false, "name the experiments")
+	seeds := fs.Int("seeds", 3, "replicates")
+	seed := fs.Uint64("seed", 1, "the first seed")
+	scale := fs.Float64("scale", 1, "size factor")
+	smoke := fs.Bool("smoke", false, "each experiment's reduced version")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
+	out := fs.String("out", "", "results directory")
+	strict := fs.Bool("strict", false, "exit 3 when a finding is not reproduced")
+	withReport := fs.Bool("report", true, "write figures and report.html")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a scenario key in every run (key=value); repeatable")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if *list {
+		return listExperiments(stdout, stderr)
+	}
+	if len(pos) != 1 {
+		fmt.Fprint(stderr, "gridbed reproduce: name one experiment, all, or a scenario file with an experiment block, e.g.\n  gridbed reproduce 003-fig6 --seeds 3\n  gridbed reproduce all --scale 0.1 --seeds 1\n  gridbed reproduce --list\n")
+		return 2
+	}
+	if *seeds < 1 || *parallel < 1 || !(*scale > 0) {
+		fmt.Fprintln(stderr, "gridbed reproduce: --seeds and --parallel take 1 or more, --scale a factor above 0 (e.g. --scale 0.1)")
+		return 2
+	}
+	type experiment struct {
+		name string
+		sc   scenario.Scenario
+	}
+	var exps []experiment
+	switch name := pos[0]; {
+	case name == "all":
+		for _, n := range papers.Names() {
+			sc, err := papers.Load(n)
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return 2
+			}
+			exps = append(exps, experiment{n, sc})
+		}
+	case strings.HasSuffix(name, ".yaml") || strings.ContainsRune(name, os.PathSeparator):
+		sc, err := scenario.Load(name)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		exps = append(exps, experiment{strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)), sc})
+	default:
+		sc, err := papers.Load(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce: %v\n", err)
+			return 2
+		}
+		exps = append(exps, experiment{name, sc})
+	}
+	// Plan every experiment before running any: a bad file or scale is
+	// refused at once.
+	cfgs := make([]reproduce.Config, len(exps))
+	for i, x := range exps {
+		if x.sc.Experiment == nil {
+			fmt.Fprintf(stderr, "gridbed reproduce: %s has no experiment block — see examples/papers/ and docs/FIDELITY.md for how to write one\n", x.sc.Source)
+			return 2
+		}
+		for _, kv := range sets {
+			key, _, _ := strings.Cut(kv, "=")
+			if x.sc.Experiment.Axis(strings.TrimSpace(key)) != nil {
+				fmt.Fprintf(stderr, "gridbed reproduce: --set %s: %s is an axis of %s — its values are the experiment's; set another key, or write your own experiment file\n", kv, key, x.name)
+				return 2
+			}
+		}
+		if err := x.sc.SetAll(sets...); err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce: %s: %v\n", x.name, err)
+			return 2
+		}
+		exps[i].sc = x.sc
+		opts := reproduce.Options{Seeds: *seeds, Seed: *seed, Scale: *scale, Set: sets}
+		if *smoke {
+			if !flagGiven(fs, "scale") {
+				opts.Scale = x.sc.Experiment.Smoke.Scale
+			}
+			if !flagGiven(fs, "seeds") {
+				opts.Seeds = 1
+			}
+		}
+		runs, err := reproduce.Plan(x.sc, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce: %v\n", err)
+			return 2
+		}
+		for _, r := range runs {
+			if err := emulator.Admit(r.Scenario, emulator.DriverSim, memoryLimit()); err != nil {
+				fmt.Fprintf(stderr, "gridbed reproduce: %s %s: %v\n", x.name, r.Name(x.sc.Experiment.Vary), err)
+				return 2
+			}
+		}
+		cfgs[i] = reproduce.Config{Options: opts, Parallel: *parallel}
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("results", "reproduce-"+pos[0])
+		if len(exps) == 1 {
+			dir = filepath.Join("results", "reproduce-"+exps[0].name)
+		}
+	}
+	od, err := prepareOut("--out", dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce: %v\n", err)
+		return 2
+	}
+	ctx, stop := interruptContext(stderr)
+	defer stop()
+	var reps []*reproduce.Report
+	notReproduced, interrupted := 0, false
+	for i, x := range exps {
+		sub := od.Dir()
+		if len(exps) > 1 || pos[0] == "all" {
+			sub = filepath.Join(od.Dir(), x.name)
+		}
+		cfg := cfgs[i]
+		cfg.Dir = sub
+		cfg.Progress = func(k, n int, r reproduce.Run) {
+			fmt.Fprintf(stderr, "[%s %d/%d] %s\n", x.name, k, n, r.Name(x.sc.Experiment.Vary))
+		}
+		rep, err := reproduce.Execute(ctx, x.name, x.sc, cfg)
+		if err != nil {
+			od.Discard()
+			fmt.Fprintf(stderr, "gridbed reproduce: %s: %v\n", x.name, err)
+			return 1
+		}
+		if err := writeReproduction(sub, rep, *withReport && !rep.Interrupted); err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce: %s: writing results: %v\n", x.name, err)
+			return 1
+		}
+		reps = append(reps, rep)
+		printFindings(stdout, rep)
+		for _, f := range rep.Findings {
+			if f.Verdict == reproduce.NotReproduced {
+				notReproduced++
+			}
+		}
+		if rep.Interrupted {
+			interrupted = true
+			break
+		}
+	}
+	if len(exps) > 1 || pos[0] == "all" {
+		if err := writeIndex(od.Dir(), reps); err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce: writing the index: %v\n", err)
+			return 1
+		}
+	}
+	if err := od.Commit(); err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(od.final, "reproduce.md"))
+	counts := map[string]int{}
+	total := 0
+	for _, r := range reps {
+		for _, f := range r.Findings {
+			counts[f.Verdict]++
+			total++
+		}
+	}
+	line := fmt.Sprintf("%d findings of %d experiment(s): %d reproduced, %d ordering only, %d not reproduced",
+		total, len(reps), counts[reproduce.Reproduced], counts[reproduce.Ordering], counts[reproduce.NotReproduced])
+	switch {
+	case interrupted:
+		fmt.Fprintf(stdout, "outcome: INTERRUPTED — %s so far\n", line)
+		return emulator.ExitInterrupted
+	case *strict && notReproduced > 0:
+		fmt.Fprintf(stdout, "outcome: %s\n", line)
+		return emulator.ExitFailed
+	}
+	fmt.Fprintf(stdout, "outcome: %s\n", line)
+	return 0
+}
+
+// writeReproduction writes one experiment's reproduce.json, reproduce.md
+// and (withFigures) its figures and report.html into dir.
+func writeReproduction(dir string, rep *reproduce.Report, withFigures bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "reproduce.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	md := rep.Markdown()
+	if withFigures {
+		figs, err := report.WriteReproduce(dir, rep)
+		if err != nil {
+			return err
+		}
+		md += "\n## Figures\n\n"
+		for _, f := range figs {
+			md += fmt.Sprintf("![%s](%s)\n\n", f.Title, f.SVG())
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "reproduce.md"), []byte(md), 0o644)
+}
+
+// writeIndex writes the top-level reproduce.md and reproduce.json of
+// `reproduce all` (or several experiments): every finding of every
+// experiment in one table.
+func writeIndex(dir string, reps []*reproduce.Report) error {
+	b, err := json.MarshalIndent(struct {
+		Experiments []*reproduce.Report `json:"experiments"`
+	}{reps}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "reproduce.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	var md strings.Builder
+	md.WriteString("# gridbed reproduce: the papers' findings beside gridbed's\n\n| experiment | finding | paper | gridbed (95% CI) | verdict |\n|---|---|---|---|---|\n")
+	for _, r := range reps {
+		for _, f := range r.Findings {
+			fmt.Fprintf(&md, "| [%s](%s/reproduce.md) | %s | %s | %s | %s |\n", r.Experiment, r.Experiment, f.ID, paperText(f), measuredText(f), f.Verdict)
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "reproduce.md"), []byte(md.String()), 0o644)
+}
+
+// printFindings prints an experiment's findings as a table.
+func printFindings(w io.Writer, rep *reproduce.Report) {
+	fmt.Fprintf(w, "%s (%s %s %s): %d runs, %.1f s wall\n", rep.Experiment, rep.Paper, rep.Section, rep.Figure, len(rep.Runs), rep.WallSeconds)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  finding\tpaper\tgridbed (95% CI)\tverdict")
+	for _, f := range rep.Findings {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.ID, paperText(f), measuredText(f), f.Verdict)
+	}
+	tw.Flush()
+}
+
+func paperText(f reproduce.Finding) string {
+	switch {
+	case f.Paper != nil:
+		return fmt.Sprintf("%.3g", *f.Paper)
+	case f.Kind == scenario.FindingOrder:
+		return "ordering"
+	case f.Band != nil:
+		return fmt.Sprintf("[%.3g, %.3g]", f.Band[0], f.Band[1])
+	}
+	return "direction"
+}
+
+func measuredText(f reproduce.Finding) string {
+	switch {
+	case f.Measured == nil:
+		return "not measured"
+	case f.Kind == scenario.FindingOrder:
+		return fmt.Sprintf("%d of %d links hold", int(*f.Measured*float64(len(f.Links))+0.5), len(f.Links))
+	case f.CI95 != nil && f.CI95[0] != f.CI95[1]:
+		return fmt.Sprintf("%.3g [%.3g, %.3g]", *f.Measured, f.CI95[0], f.CI95[1])
+	}
+	return fmt.Sprintf("%.3g", *f.Measured)
+}
+
+// listExperiments prints the experiments with their paper and figure.
+func listExperiments(stdout, stderr io.Writer) int {
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "experiment\tpaper\tfigure\truns\ttitle")
+	for _, n := range papers.Names() {
+		sc, err := papers.Load(n)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		e := sc.Experiment
+		if e == nil {
+			fmt.Fprintf(stderr, "%s has no experiment block\n", sc.Source)
+			return 2
+		}
+		points := 1
+		for _, a := range e.Vary {
+			points *= len(a.Values)
+		}
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%d per seed\t%s\n", n, e.Paper, e.Section, e.Figure, points, e.Title)
+	}
+	tw.Flush()
+	return 0
+}

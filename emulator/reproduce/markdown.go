@@ -1,0 +1,178 @@
+package reproduce
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Markdown renders the report as reproduce.md: the findings beside the
+// paper's values, the order chains link by link, and every point's figures
+// (mean over the replicates).
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s — %s\n\n", r.Experiment, r.cite())
+	if r.Title != "" {
+		fmt.Fprintf(&b, "%s.\n\n", r.Title)
+	}
+	fmt.Fprintf(&b, "Scenario `%s` on the deterministic driver; %s; scale %s; %d of %d runs (%s); %.1f s wall.\n\n",
+		r.File, seedText(r.Seeds), fmtG(r.Scale), len(r.Runs), r.RunsPlanned, r.outcomeText(), r.WallSeconds)
+	if len(r.Set) > 0 {
+		fmt.Fprintf(&b, "**A variant**: every run had `--set %s`.\n\n", strings.Join(r.Set, " --set "))
+	}
+	if r.Interrupted {
+		b.WriteString("**Interrupted**: the findings are judged on the runs that finished; points without runs count as not measured.\n\n")
+	}
+	fmt.Fprintf(&b, "**Verdict: %s** (the worst of the findings'). A finding is *reproduced* when its ordering holds over the whole 95%% interval and the interval reaches the paper's value ± tolerance (or the stated bound); *ordering* when only the ordering holds.\n\n", r.Verdict)
+	b.WriteString("| finding | claim | paper | gridbed (95% CI) | band | verdict |\n|---|---|---|---|---|---|\n")
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | **%s** |\n", f.ID, f.Claim, optG(f.Paper), f.measuredText(), bandText(f.Band), f.Verdict)
+	}
+	b.WriteString("\n")
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "- **%s** (%s of `%s`): %s.\n", f.ID, f.Kind, f.Metric, f.Why)
+	}
+	for _, f := range r.Findings {
+		if len(f.Links) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s link by link\n\n| link | ratio (95%% CI) | holds |\n|---|---|---|\n", f.ID)
+		for _, l := range f.Links {
+			ratio := "not measured"
+			if l.Ratio != nil {
+				ratio = fmt.Sprintf("%s [%s, %s]", fmtG(*l.Ratio), fmtG(l.CI95[0]), fmtG(l.CI95[1]))
+			}
+			fmt.Fprintf(&b, "| %s %s %s | %s | %v |\n", l.From, l.Rel, l.To, ratio, l.Holds)
+		}
+	}
+	// Every point's figures, mean over the replicates.
+	var metrics []string
+	for _, f := range r.Findings {
+		if !slices.Contains(metrics, f.Metric) {
+			metrics = append(metrics, f.Metric)
+		}
+	}
+	b.WriteString("\n## Points (mean over the replicates)\n\n|")
+	for _, a := range r.Axes {
+		fmt.Fprintf(&b, " %s |", a.Key)
+	}
+	for _, m := range metrics {
+		fmt.Fprintf(&b, " %s |", m)
+	}
+	b.WriteString(" outcomes |\n|")
+	b.WriteString(strings.Repeat("---|", len(r.Axes)+len(metrics)+1))
+	b.WriteString("\n")
+	for _, p := range r.Points() {
+		b.WriteString("|")
+		for _, v := range p.Point {
+			fmt.Fprintf(&b, " %s |", v)
+		}
+		for _, m := range metrics {
+			fmt.Fprintf(&b, " %s |", optG(p.Means[m]))
+		}
+		fmt.Fprintf(&b, " %s |\n", strings.Join(p.Outcomes, ", "))
+	}
+	return b.String()
+}
+
+// PointMeans are a grid point's figures averaged over its replicates.
+type PointMeans struct {
+	Point    []string
+	Means    map[string]*float64
+	Outcomes []string
+}
+
+// Points averages the runs by grid point, in the order they ran.
+func (r *Report) Points() []PointMeans {
+	var out []PointMeans
+	index := map[string]int{}
+	sums := map[string]map[string][2]float64{}
+	for _, m := range r.Runs {
+		key := strings.Join(m.Point, "\x00")
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, PointMeans{Point: m.Point, Means: map[string]*float64{}})
+			sums[key] = map[string][2]float64{}
+		}
+		out[i].Outcomes = append(out[i].Outcomes, m.Outcome)
+		for k, v := range m.Values {
+			s := sums[key][k]
+			if v != nil && !math.IsNaN(*v) {
+				s[0] += *v
+				s[1]++
+			}
+			sums[key][k] = s
+		}
+	}
+	for i := range out {
+		for k, s := range sums[strings.Join(out[i].Point, "\x00")] {
+			if s[1] > 0 {
+				v := s[0] / s[1]
+				out[i].Means[k] = &v
+			}
+		}
+	}
+	return out
+}
+
+func (r *Report) cite() string {
+	parts := []string{r.Paper}
+	for _, s := range []string{r.Section, r.Figure} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (r *Report) outcomeText() string {
+	var parts []string
+	for _, o := range []string{"passed", "failed", "overloaded", "interrupted"} {
+		if n := r.Outcomes[o]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none ran"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (f Finding) measuredText() string {
+	switch {
+	case f.Measured == nil:
+		return "not measured"
+	case f.Kind == "order":
+		return fmt.Sprintf("%s of the links hold", fmtG(*f.Measured))
+	case f.CI95 != nil && f.CI95[0] != f.CI95[1]:
+		return fmt.Sprintf("%s [%s, %s]", fmtG(*f.Measured), fmtG(f.CI95[0]), fmtG(f.CI95[1]))
+	}
+	return fmtG(*f.Measured)
+}
+
+func bandText(b *[2]float64) string {
+	if b == nil {
+		return "—"
+	}
+	return fmt.Sprintf("[%s, %s]", fmtG(b[0]), fmtG(b[1]))
+}
+
+func optG(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmtG(*v)
+}
+
+func seedText(seeds []uint64) string {
+	switch len(seeds) {
+	case 0:
+		return "no seeds"
+	case 1:
+		return fmt.Sprintf("seed %d", seeds[0])
+	}
+	return fmt.Sprintf("%d seeds (%d–%d)", len(seeds), seeds[0], seeds[len(seeds)-1])
+}

@@ -1,0 +1,114 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+const experimentFile = `duration: 1h
+workload: {jobs: 10}
+experiment:
+  paper: "003"
+  section: "§5.4"
+  figure: "Fig 6(a)"
+  title: Mean wait by scheme
+  vary:
+    - key: matchmaking.scheme
+      values: [cent, can-p2, can]
+    - key: workload.interarrival
+      values: [15s, 20s]
+  scale:
+    peers.count: 1
+    workload.interarrival: -1
+  smoke:
+    scale: 0.2
+    findings: [chain]
+  findings:
+    - id: p2
+      claim: CAN-P2 waits 1.5x CENT
+      kind: ratio
+      metric: jobs.wait_seconds.mean
+      of: {matchmaking.scheme: can-p2}
+      over: {matchmaking.scheme: cent}
+      paper: 1.5
+      tolerance: 0.25
+    - id: chain
+      claim: the order
+      kind: order
+      metric: jobs.wait_seconds.mean
+      axis: matchmaking.scheme
+      order: "cent < can-p2 <= can"
+    - id: tau
+      claim: wait falls with tau
+      kind: exponent
+      metric: jobs.wait_seconds.mean
+      axis: workload.interarrival
+      where: {matchmaking.scheme: cent}
+      paper: -2
+`
+
+func TestExperimentBlock(t *testing.T) {
+	s, err := Parse("e.yaml", []byte(experimentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.Experiment
+	if e == nil || e.Paper != "003" || e.Figure != "Fig 6(a)" || len(e.Vary) != 2 || e.Vary[1].Values[1] != "20s" {
+		t.Fatalf("experiment %+v", e)
+	}
+	if len(e.Scale) != 2 || e.Scale[1] != (ScaleRule{"workload.interarrival", -1}) || e.Smoke.Scale != 0.2 || e.Smoke.Findings[0] != "chain" {
+		t.Errorf("scale %+v smoke %+v", e.Scale, e.Smoke)
+	}
+	f := e.Findings[0]
+	if f.Kind != FindingRatio || *f.Paper != 1.5 || f.Tolerance != 0.25 || f.Of["matchmaking.scheme"] != "can-p2" || f.Line != 20 {
+		t.Errorf("finding %+v", f)
+	}
+	if e.Findings[1].Tolerance != 0.3 {
+		t.Errorf("default tolerance %v, want 0.3", e.Findings[1].Tolerance)
+	}
+	// A run ignores the block: the scenario is the file's, and the
+	// effective scenario leaves it out.
+	out, err := s.YAML()
+	if err != nil || strings.Contains(string(out), "experiment") {
+		t.Errorf("effective scenario mentions the experiment (%v):\n%s", err, out)
+	}
+}
+
+func TestExperimentErrors(t *testing.T) {
+	cases := []struct{ old, new, want string }{
+		{"  title: Mean", "  titel: Mean", `e.yaml:7:3: experiment.titel: unknown key "titel" in experiment — did you mean "title"?`},
+		{"values: [cent, can-p2, can]", "values: [cent, can-p2, can, can-p9]", "e.yaml:10:35: experiment.vary: the value can-p9 of the axis matchmaking.scheme:"},
+		{"- key: matchmaking.scheme", "- key: matchmaking.schema", `e.yaml:9:12: experiment.vary.key: unknown key "matchmaking.schema"`},
+		{"findings: [chain]", "findings: [chane]", `e.yaml:18:16: experiment.smoke.findings: no finding has the id "chane" — write one of: chain, p2, tau`},
+		{"of: {matchmaking.scheme: can-p2}", "of: {matchmaking.scheme: can-p4}", "e.yaml:24:32: experiment.findings.of: can-p4 is not a value of the axis matchmaking.scheme — write one of: cent, can-p2, can"},
+		{"kind: ratio", "kind: ratios", `e.yaml:22:13: experiment.findings.kind: "ratios" is not a kind of finding — write ratio, order or exponent`},
+		{`order: "cent < can-p2 <= can"`, `order: "cent < < can"`, "e.yaml:33:14: experiment.findings.order:"},
+		{"      paper: 1.5\n", "", "e.yaml:20:7: experiment.findings: the ratio p2 states nothing to compare"},
+		{"axis: workload.interarrival", "axis: matchmaking.scheme", "experiment.findings.axis: the exponent tau needs positive numbers on the axis matchmaking.scheme"},
+		{"- id: chain", "- id: p2", `experiment.findings.id: the finding id "p2" is used twice`},
+		{"  paper: \"003\"\n", "", "e.yaml:4:3: experiment.paper: the experiment names no paper"},
+		{"    peers.count: 1", "    peers.cnt: 1", `e.yaml:14:5: experiment.scale: unknown key "peers.cnt"`},
+		{"scale: 0.2", "scale: 2", "e.yaml:17:12: experiment.smoke.scale: 2 is not a scale for a reduced run"},
+	}
+	for _, c := range cases {
+		if !strings.Contains(experimentFile, c.old) {
+			t.Fatalf("the file lacks %q", c.old)
+		}
+		_, err := Parse("e.yaml", []byte(strings.Replace(experimentFile, c.old, c.new, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q → %q: got %v\nwant %s", c.old, c.new, err, c.want)
+		}
+	}
+}
+
+func TestOrderChain(t *testing.T) {
+	c, err := OrderChain("a < b <= c")
+	if err != nil || len(c) != 3 || c[0] != (OrderLink{"a", "<"}) || c[1] != (OrderLink{"b", "<="}) || c[2] != (OrderLink{"c", ""}) {
+		t.Errorf("%+v %v", c, err)
+	}
+	for _, bad := range []string{"a", "a <", "a > b", "a < < b", ""} {
+		if _, err := OrderChain(bad); err == nil {
+			t.Errorf("OrderChain(%q) accepted", bad)
+		}
+	}
+}
