@@ -155,6 +155,24 @@ type Central interface {
 	Pick(job *wire.JobSpec) overlay.NodeID
 }
 
+// FreshLoad is the global view's current load of a node: its jobs
+// (queued or running) and cores; ok is false for a node it does not know
+// or that is gone. Config.LoadView LoadViewOracle reads it instead of the
+// neighbors' last heartbeats — an experiment switch that removes the
+// staleness of 003 §4.4's periodic neighbor state, not a protocol.
+type FreshLoad interface {
+	NodeLoad(id overlay.NodeID) (queue, cores int, ok bool)
+}
+
+// Values of Config.LoadView: where CAN and CAN-P matchmaking read a
+// neighbor's queue length and whether it is free.
+const (
+	// LoadViewHeartbeat: from the neighbor's last heartbeat (003 §4.4).
+	LoadViewHeartbeat = "heartbeat"
+	// LoadViewOracle: the global view's current figures (FreshLoad).
+	LoadViewOracle = "oracle"
+)
+
 // CentralQueue is the single-queue centralized scheduler (000 §V-A):
 // PickNow returns a live node that can start job now, or 0 and whether
 // any live node is capable of it (then the job waits and is asked for

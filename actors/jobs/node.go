@@ -55,6 +55,11 @@ type Config struct {
 	// Residue is how a multi-core node's Residue-node is represented (002
 	// §3.1): ResidueNone (default) or ResidueBalloon.
 	Residue string
+	// LoadView is where matchmaking reads its neighbors' queue lengths:
+	// LoadViewHeartbeat (default, 003 §4.4) or LoadViewOracle (the
+	// central view's current figures, when it is a FreshLoad: an
+	// experiment switch that isolates the staleness of heartbeats).
+	LoadView string
 }
 
 func (c Config) withDefaults() Config {
@@ -652,9 +657,19 @@ func (n *Node) candidates(req []uint32) []candidate {
 		}
 		cs = append(cs, c)
 	}
+	fresh, _ := n.central.(FreshLoad)
+	if n.cfg.LoadView != LoadViewOracle {
+		fresh = nil
+	}
 	for _, nb := range n.view.Neighbors() {
 		if l := nb.Load; l != nil && Capable(l.Point, req) {
-			cs = append(cs, candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb})
+			c := candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb}
+			if fresh != nil {
+				if q, cores, ok := fresh.NodeLoad(nb.ID); ok {
+					c.util, c.free = float64(q)/float64(max(cores, 1)), q < cores
+				}
+			}
+			cs = append(cs, c)
 		}
 	}
 	return cs

@@ -184,6 +184,11 @@ type Workload struct {
 	// more (0: Scenario.DrainLimit's default).
 	Drain      bool
 	DrainLimit time.Duration
+	// Warmup is the steady-state window's start: jobs submitted before it
+	// are left out of the steady-state waits (003 §5.4 measures the steady
+	// state, "to avoid the transient effects of earlier jobs that see a
+	// largely empty system"). 0: every job counts.
+	Warmup time.Duration
 }
 
 // On reports whether the scenario submits any job.
@@ -237,7 +242,17 @@ type Matchmaking struct {
 	Scheme         string // SchemeCAN, SchemeCANP or SchemeCENT
 	StoppingFactor int    // SF of CAN-P's probabilistic stop, PS = 1/(1+n)^SF (003 Eq 4)
 	Residue        string // ResidueNone or ResidueBalloon (002 §3.1)
+	// LoadView is where CAN and CAN-P read their neighbors' load:
+	// LoadViewHeartbeat (003 §4.4) or LoadViewOracle (an experiment
+	// switch: the global view's current queue lengths).
+	LoadView string
 }
+
+// Values of Matchmaking.LoadView.
+const (
+	LoadViewHeartbeat = "heartbeat"
+	LoadViewOracle    = "oracle"
+)
 
 // Values of Matchmaking.Residue: how a multi-core node's Residue-node (its
 // currently free resources, 002 §3.1.1) takes part in matchmaking.
