@@ -145,6 +145,19 @@ var schema = []field{
 		"Start of the steady-state window: jobs submitted before this emulated time are left out of summary.json's jobs.wait_seconds_steady (003 §5.4 reports the steady state, not the transient of the first jobs meeting an empty system). 0s: every job counts. 0s or a positive duration, below duration.",
 		warmup, "duration"),
 
+	floatField("departures.fraction", func(s *Scenario) *float64 { return &s.Departures.Fraction }, 0,
+		func(v float64) bool { return v >= 0 && v < 1 }, "a valid departure fraction", "a number from 0 to below 1, e.g. 0.2",
+		"Share of the initial population that departs during the run, never replaced: departures.events entries added to the fault timeline, evenly spaced from departures.start to departures.stop, alternately crash and leave (003 §5.5: 10% to 30% of the nodes leave, gracefully or by failure). 0: none. Unlike faults, settable with --set and in a parameter grid."),
+	durationField("departures.start", func(s *Scenario) *time.Duration { return &s.Departures.Start }, time.Hour,
+		"Emulated time of the first departure entry; within the run.",
+		nonNegative("departures start", time.Hour)),
+	durationField("departures.stop", func(s *Scenario) *time.Duration { return &s.Departures.Stop }, 0,
+		"Emulated time of the last departure entry; 0s: half the run. Not before departures.start.",
+		departuresWindow, "duration", "departures.fraction", "departures.start"),
+	intField("departures.events", func(s *Scenario) *int { return &s.Departures.Events }, 4, 1, 1000,
+		"a valid number of departure entries",
+		"How many timeline entries the departures are split into, 1 to 1000: crashes and graceful leaves alternate, a crash first."),
+
 	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, SchemeCANP,
 		Schemes, "a matchmaking scheme",
 		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1) or cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode)."),
@@ -348,6 +361,23 @@ func nonNegative(noun string, example time.Duration) func(*Scenario, time.Durati
 		}
 		return ""
 	}
+}
+
+// departuresWindow checks departures.start and departures.stop: within
+// the run, stop not before start.
+func departuresWindow(s *Scenario, _ time.Duration) string {
+	d := s.Departures
+	if !d.On() {
+		return ""
+	}
+	stop := d.Stop
+	if stop <= 0 {
+		stop = s.Duration / 2
+	}
+	if d.Start < 0 || d.Start >= s.Duration || stop >= s.Duration || stop < d.Start {
+		return fmt.Sprintf("departures from %s to %s are not within the run (duration %s) in order — write a start and a stop below duration, the stop not before the start", fmtDuration(d.Start), fmtDuration(stop), fmtDuration(s.Duration))
+	}
+	return ""
 }
 
 // warmup checks workload.warmup: not negative, and before the end of the
