@@ -159,6 +159,7 @@ func (j *jobRun) setup() *peer.JobSetup {
 		PullReach: j.sc.Scheduling.PullReach,
 		Residue:   j.sc.Matchmaking.Residue,
 		LoadView:  j.sc.Matchmaking.LoadView,
+		StopNodes: j.sc.Matchmaking.StopNodes,
 	}
 	j.ledger.SetDemand(res.Demand)
 	return &peer.JobSetup{

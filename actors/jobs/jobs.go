@@ -173,6 +173,19 @@ const (
 	LoadViewOracle = "oracle"
 )
 
+// Values of Config.StopNodes: the node count of CAN-P's stop
+// probability (003 Eq 4).
+const (
+	// StopNodesOwn: AI_TD(N).Nodes, the stopping node's own aggregate
+	// along the target dimension (Eq 4 as written; Eq 1 weighs each upper
+	// neighbor by its overlap fraction, so a node with a small face
+	// counts few nodes above it).
+	StopNodesOwn = "own"
+	// StopNodesTarget: 1 + AI_TD(u).Nodes, the push target u and the
+	// nodes above it.
+	StopNodesTarget = "target"
+)
+
 // CentralQueue is the single-queue centralized scheduler (000 §V-A):
 // PickNow returns a live node that can start job now, or 0 and whether
 // any live node is capable of it (then the job waits and is asked for

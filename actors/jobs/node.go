@@ -55,6 +55,13 @@ type Config struct {
 	// Residue is how a multi-core node's Residue-node is represented (002
 	// §3.1): ResidueNone (default) or ResidueBalloon.
 	Residue string
+	// StopNodes is the node count n of CAN-P's stop probability
+	// 1/(1+n)^SF (003 Eq 4): StopNodesOwn (default), AI_TD(N).Nodes as
+	// Eq 4 writes it — this node's overlap-weighted count along the
+	// target dimension — or StopNodesTarget, 1 + AI_TD(u).Nodes of the
+	// chosen target u: the nodes the push would reach (003 §4.4 reads
+	// n as "the number of nodes above node N in the target dimension").
+	StopNodes string
 	// LoadView is where matchmaking reads its neighbors' queue lengths:
 	// LoadViewHeartbeat (default, 003 §4.4) or LoadViewOracle (the
 	// central view's current figures, when it is a FreshLoad: an
@@ -748,7 +755,10 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 	stop := target == nil || limit
 	if !stop && m.Best != nil {
 		nodes := 0.0
-		if td < len(n.ai) {
+		switch {
+		case n.cfg.StopNodes == StopNodesTarget:
+			nodes = 1 + aggOf(target.Load.Agg[td]).Nodes
+		case td < len(n.ai):
 			nodes = n.ai[td].Nodes
 		}
 		stop = n.rng.Float64() < load.StopProbability(nodes, n.cfg.StoppingFactor)

@@ -1933,3 +1933,31 @@ func TestFinishedJobAdoptedLaterReportsDone(t *testing.T) {
 		t.Fatalf("still reporting to the old owner: %s", tMsgString(r))
 	}
 }
+
+// TestCANPStopNodesReadings: with nothing aggregated above this node
+// (AI_TD(N) = 0) Eq 4 as written stops at once, while the target reading
+// counts the many nodes above the push target and pushes on.
+func TestCANPStopNodesReadings(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		for _, reading := range []string{StopNodesOwn, "", StopNodesTarget} {
+			n, v := tPushNode(seed, Config{StopNodes: reading})
+			loads := map[overlay.NodeID]*wire.Load{}
+			for _, nb := range v.nbs {
+				loads[nb.ID], nb.Load = nb.Load, nil
+			}
+			n.LoadInfo() // AI_d(N) = 0 in every dimension
+			for _, nb := range v.nbs {
+				nb.Load = loads[nb.ID]
+			}
+			n.Step(time.Second, 50, &wire.JobSubmit{Job: tSpec(7, time.Second)})
+			r := tDrain(n)
+			if reading == StopNodesTarget {
+				tNone[*wire.JobAssign](t, r)
+				tOne[*wire.JobPush](t, r, idU1)
+				continue
+			}
+			tNone[*wire.JobPush](t, r)
+			tOne[*wire.JobAssign](t, r, idU1) // the best score, U1's 2/4
+		}
+	}
+}

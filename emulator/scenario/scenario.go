@@ -249,7 +249,16 @@ type Matchmaking struct {
 	// LoadViewHeartbeat (003 §4.4) or LoadViewOracle (an experiment
 	// switch: the global view's current queue lengths).
 	LoadView string
+	// StopNodes is the node count of CAN-P's stop probability (003 Eq
+	// 4): StopNodesOwn or StopNodesTarget.
+	StopNodes string
 }
+
+// Values of Matchmaking.StopNodes.
+const (
+	StopNodesOwn    = "own"
+	StopNodesTarget = "target"
+)
 
 // Values of Matchmaking.LoadView.
 const (

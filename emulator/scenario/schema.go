@@ -172,6 +172,10 @@ var schema = []field{
 		[]string{LoadViewHeartbeat, LoadViewOracle}, "a load view",
 		"Where can and can-p read a neighbor's queue length and whether it is free: heartbeat (its last heartbeat, up to a period old — 003 §4.4's periodic neighbor state) or oracle (an experiment switch, not a protocol: the global view's current queue lengths, as cent sees them, to measure what the heartbeats' staleness costs). The aggregated load (Eq 1) always rides on heartbeats."),
 
+	enumField("matchmaking.stop_nodes", func(s *Scenario) *string { return &s.Matchmaking.StopNodes }, StopNodesOwn,
+		[]string{StopNodesOwn, StopNodesTarget}, "a stop-count reading",
+		"Which node count n CAN-P's stop probability 1/(1+n)^SF uses (003 Eq 4): own (AI_TD(N).NumberOfNodes as Eq 4 writes it: the stopping node's aggregate along the target dimension, which Eq 1 weighs by overlap fractions, so a node with a small face — the crowded low corner of the space — counts few nodes above it) or target (1 + AI_TD(u).NumberOfNodes of the push target u: the nodes the push would reach, 003 §4.4's \"number of nodes above node N in the target dimension\"). Used by can-p only."),
+
 	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, ModeVanilla,
 		SchedModes, "a scheduling mode",
 		"Dynamic scheduling at the run nodes (000 §IV-V): vanilla (initial matchmaking only, FCFS queues), l (local backfilling with backfilling counters), li-push / li-pull (plus internode scheduling: waiting jobs move to a neighbor's residual resources, pushed after a confirming handshake or pulled by the idle node), liq-push / liq-pull (plus queue balancing by normalized load). Combine with matchmaking.scheme: cent for the centralized comparison."),
