@@ -43,6 +43,11 @@ type jobRun struct {
 	// waits are every submitted job's waits at the end (ledger.Waits), for
 	// Result.JobWaits; set by summary.
 	waits []float64
+	// lastAt is when the last job of the workload was submitted, busy and
+	// live the peers holding a job and the live peers then (003 Fig 5's
+	// utilization); live is 0 until then.
+	lastAt     time.Duration
+	busy, live int
 }
 
 // newJobRun draws the workload; peers are the initial population (the
@@ -153,6 +158,8 @@ func (j *jobRun) setup() *peer.JobSetup {
 		Res:         res, Mode: j.sc.Scheduling.Mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
 		PullReach: j.sc.Scheduling.PullReach,
 		Residue:   j.sc.Matchmaking.Residue,
+		LoadView:  j.sc.Matchmaking.LoadView,
+		StopNodes: j.sc.Matchmaking.StopNodes,
 	}
 	j.ledger.SetDemand(res.Demand)
 	return &peer.JobSetup{
@@ -182,9 +189,19 @@ func (j *jobRun) start(drv Driver) error {
 	if err := drv.AddClient(jobs.ClientConfig{Timeout: j.sc.Jobs.ClientTimeout, MaxAttempts: j.sc.Jobs.MaxAttempts}); err != nil {
 		return err
 	}
-	for _, job := range j.jobs {
+	for i, job := range j.jobs {
 		spec := &wire.JobSpec{Id: job.ID, Req: job.Req, Work: int64(job.Work)}
-		drv.At(job.At, func() { drv.Submit(spec) })
+		if i < len(j.jobs)-1 {
+			drv.At(job.At, func() { drv.Submit(spec) })
+			continue
+		}
+		// The last submission: how busy the peers are as it is made (003
+		// Fig 5), before the job itself reaches any queue.
+		drv.At(job.At, func() {
+			j.lastAt = drv.Now()
+			j.busy, j.live = j.ledger.Busy()
+			drv.Submit(spec)
+		})
 	}
 	return nil
 }
@@ -313,7 +330,21 @@ type JobsSummary struct {
 	WaitSeconds          Quantiles `json:"wait_seconds"`
 	WaitCensored         uint64    `json:"wait_censored"`
 	WaitSecondsCompleted Quantiles `json:"wait_seconds_completed"`
-	TurnaroundSeconds    struct {
+	// WaitSecondsSteady are WaitSeconds over the SteadyJobs submitted at
+	// or after workload.warmup (003 §5.4's steady state; every job with no
+	// warm-up), SteadyCensored of them censored.
+	WaitSecondsSteady Quantiles `json:"wait_seconds_steady"`
+	SteadyJobs        uint64    `json:"steady_jobs"`
+	SteadyCensored    uint64    `json:"steady_censored"`
+	WarmupSeconds     float64   `json:"warmup_seconds"`
+	// UtilizationAtLastSubmission is the fraction of live peers holding a
+	// job (running it, or queuing it behind a running one) when the last
+	// job of the workload is submitted, at LastSubmissionSeconds (003 Fig
+	// 5's "percentage of active nodes when the last job is injected");
+	// null when the last job was never submitted (the run ended first).
+	UtilizationAtLastSubmission *float64 `json:"utilization_at_last_submission"`
+	LastSubmissionSeconds       *float64 `json:"last_submission_seconds"`
+	TurnaroundSeconds           struct {
 		Mean *float64 `json:"mean"`
 	} `json:"turnaround_seconds"`
 	Matchmaking struct {
@@ -386,6 +417,13 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	j.waits = slices.Clone(waits)
 	s.WaitSeconds, s.WaitCensored = quantiles(waits), uint64(censored)
 	s.WaitSecondsCompleted = quantiles(f.Wait)
+	steady, sc := j.ledger.WaitsFrom(t, j.sc.Workload.Warmup, func(job uint64, node overlay.NodeID) bool { return held[hold{node, job}] })
+	s.WaitSecondsSteady, s.SteadyJobs, s.SteadyCensored = quantiles(steady), uint64(len(steady)), uint64(sc)
+	s.WarmupSeconds = j.sc.Workload.Warmup.Seconds()
+	if j.live > 0 {
+		s.UtilizationAtLastSubmission = num(float64(j.busy) / float64(j.live))
+		s.LastSubmissionSeconds = num(j.lastAt.Seconds())
+	}
 	s.Drained = tot.Completed+tot.Failed == uint64(len(j.jobs))
 	if j.sc.Workload.Drain {
 		v := j.sc.DrainLimit().Seconds()
@@ -475,6 +513,12 @@ func (s *JobsSummary) printRows(row func(k string, v any)) {
 	}
 	row("  wait, all jobs", q(s.WaitSeconds)+fmt.Sprintf(" (%d censored: not started by the end, or failed, counted until then)", s.WaitCensored))
 	row("  wait, completed", q(s.WaitSecondsCompleted)+fmt.Sprintf(" (%d completed jobs)", s.Completed))
+	if s.WarmupSeconds > 0 {
+		row("  wait, steady state", q(s.WaitSecondsSteady)+fmt.Sprintf(" (%d jobs submitted from %s, %d censored)", s.SteadyJobs, time.Duration(s.WarmupSeconds*float64(time.Second)), s.SteadyCensored))
+	}
+	if u := s.UtilizationAtLastSubmission; u != nil {
+		row("  utilization", fmt.Sprintf("%.1f%% of live peers held a job at the last submission (%s)", 100**u, secs(s.LastSubmissionSeconds)))
+	}
 	row("  turnaround", "mean "+secs(s.TurnaroundSeconds.Mean)+" (completed jobs)")
 	row("  matchmaking", fmt.Sprintf("mean %s, %s hops", secs(s.Matchmaking.SecondsMean), fmtOpt(s.Matchmaking.HopsMean)))
 }

@@ -344,3 +344,49 @@ matchmaking: {scheme: can-p}
 	}
 	t.Logf("seed %d: %d jobs drained at %.0f s emulated (duration %v) in %.1f s wall", sc.Seed, j.Submitted, s.EmulatedSeconds, sc.Duration, s.WallSeconds)
 }
+
+// TestSteadyWaitsAndUtilization: jobs.wait_seconds_steady are the waits
+// of the jobs submitted from workload.warmup on, and
+// jobs.utilization_at_last_submission is measured when the last job of
+// the workload is submitted (003 §5.4, Fig 5).
+func TestSteadyWaitsAndUtilization(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
+	sc := jobsScenario(t, 4, "can-p", 2, "")
+	if err := sc.SetAll("workload.warmup=1h", "workload.drain=true", "workload.drain_limit=12h"); err != nil {
+		t.Fatal(err)
+	}
+	res := runScenario(t, sc, emulator.DriverSim)
+	j := res.Summary.Jobs
+	conserved(t, "steady", sc.Seed, j, true)
+	var steady []float64
+	var last time.Duration
+	for _, row := range res.Jobs {
+		last = max(last, row.Record.Submitted)
+		if row.Record.Submitted < time.Hour {
+			continue
+		}
+		switch row.Outcome() {
+		case "completed":
+			steady = append(steady, (row.Record.StartedAt - row.Record.Submitted).Seconds())
+		case "failed":
+			steady = append(steady, (row.Record.EndedAt - row.Record.Submitted).Seconds())
+		}
+	}
+	var sum float64
+	for _, w := range steady {
+		sum += w
+	}
+	if j.SteadyJobs != uint64(len(steady)) || j.SteadyJobs == 0 || j.SteadyJobs >= j.Submitted || j.WarmupSeconds != 3600 ||
+		j.WaitSecondsSteady.Mean == nil || math.Abs(*j.WaitSecondsSteady.Mean-sum/float64(len(steady))) > 1e-6 {
+		t.Fatalf("seed %d: %d steady jobs of %d (want %d), mean %s (want %.3f)", sc.Seed, j.SteadyJobs, j.Submitted, len(steady),
+			jsonNum(j.WaitSecondsSteady.Mean), sum/float64(len(steady)))
+	}
+	u, at := j.UtilizationAtLastSubmission, j.LastSubmissionSeconds
+	if u == nil || *u <= 0 || *u > 1 || at == nil || *at != last.Seconds() {
+		t.Fatalf("seed %d: utilization %s at %s s; want in (0, 1] at the last submission, %v", sc.Seed, jsonNum(u), jsonNum(at), last)
+	}
+	t.Logf("seed %d: %d of %d jobs in the steady state, mean wait %.0f s (all jobs %.0f s); %.0f%% of peers busy at %v",
+		sc.Seed, j.SteadyJobs, j.Submitted, *j.WaitSecondsSteady.Mean, *j.WaitSeconds.Mean, 100**u, last)
+}

@@ -155,6 +155,37 @@ type Central interface {
 	Pick(job *wire.JobSpec) overlay.NodeID
 }
 
+// FreshLoad is the global view's current load of a node: its jobs
+// (queued or running) and cores; ok is false for a node it does not know
+// or that is gone. Config.LoadView LoadViewOracle reads it instead of the
+// neighbors' last heartbeats — an experiment switch that removes the
+// staleness of 003 §4.4's periodic neighbor state, not a protocol.
+type FreshLoad interface {
+	NodeLoad(id overlay.NodeID) (queue, cores int, ok bool)
+}
+
+// Values of Config.LoadView: where CAN and CAN-P matchmaking read a
+// neighbor's queue length and whether it is free.
+const (
+	// LoadViewHeartbeat: from the neighbor's last heartbeat (003 §4.4).
+	LoadViewHeartbeat = "heartbeat"
+	// LoadViewOracle: the global view's current figures (FreshLoad).
+	LoadViewOracle = "oracle"
+)
+
+// Values of Config.StopNodes: the node count of CAN-P's stop
+// probability (003 Eq 4).
+const (
+	// StopNodesOwn: AI_TD(N).Nodes, the stopping node's own aggregate
+	// along the target dimension (Eq 4 as written; Eq 1 weighs each upper
+	// neighbor by its overlap fraction, so a node with a small face
+	// counts few nodes above it).
+	StopNodesOwn = "own"
+	// StopNodesTarget: 1 + AI_TD(u).Nodes, the push target u and the
+	// nodes above it.
+	StopNodesTarget = "target"
+)
+
 // CentralQueue is the single-queue centralized scheduler (000 §V-A):
 // PickNow returns a live node that can start job now, or 0 and whether
 // any live node is capable of it (then the job waits and is asked for

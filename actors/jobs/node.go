@@ -55,6 +55,18 @@ type Config struct {
 	// Residue is how a multi-core node's Residue-node is represented (002
 	// §3.1): ResidueNone (default) or ResidueBalloon.
 	Residue string
+	// StopNodes is the node count n of CAN-P's stop probability
+	// 1/(1+n)^SF (003 Eq 4): StopNodesOwn (default), AI_TD(N).Nodes as
+	// Eq 4 writes it — this node's overlap-weighted count along the
+	// target dimension — or StopNodesTarget, 1 + AI_TD(u).Nodes of the
+	// chosen target u: the nodes the push would reach (003 §4.4 reads
+	// n as "the number of nodes above node N in the target dimension").
+	StopNodes string
+	// LoadView is where matchmaking reads its neighbors' queue lengths:
+	// LoadViewHeartbeat (default, 003 §4.4) or LoadViewOracle (the
+	// central view's current figures, when it is a FreshLoad: an
+	// experiment switch that isolates the staleness of heartbeats).
+	LoadView string
 }
 
 func (c Config) withDefaults() Config {
@@ -652,9 +664,19 @@ func (n *Node) candidates(req []uint32) []candidate {
 		}
 		cs = append(cs, c)
 	}
+	fresh, _ := n.central.(FreshLoad)
+	if n.cfg.LoadView != LoadViewOracle {
+		fresh = nil
+	}
 	for _, nb := range n.view.Neighbors() {
 		if l := nb.Load; l != nil && Capable(l.Point, req) {
-			cs = append(cs, candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb})
+			c := candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb}
+			if fresh != nil {
+				if q, cores, ok := fresh.NodeLoad(nb.ID); ok {
+					c.util, c.free = float64(q)/float64(max(cores, 1)), q < cores
+				}
+			}
+			cs = append(cs, c)
 		}
 	}
 	return cs
@@ -733,7 +755,10 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 	stop := target == nil || limit
 	if !stop && m.Best != nil {
 		nodes := 0.0
-		if td < len(n.ai) {
+		switch {
+		case n.cfg.StopNodes == StopNodesTarget:
+			nodes = 1 + aggOf(target.Load.Agg[td]).Nodes
+		case td < len(n.ai):
 			nodes = n.ai[td].Nodes
 		}
 		stop = n.rng.Float64() < load.StopProbability(nodes, n.cfg.StoppingFactor)

@@ -490,6 +490,43 @@ func TestCANLeastLoadedCapable(t *testing.T) {
 	tOne[*wire.JobAssign](t, tDrain(n), idU1)
 }
 
+// freshCentral is a global view with current queue lengths
+// (FreshLoad).
+type freshCentral struct {
+	fakeCentral
+	queue map[overlay.NodeID]int
+}
+
+func (c *freshCentral) NodeLoad(id overlay.NodeID) (int, int, bool) {
+	q, ok := c.queue[id]
+	return q, 1, ok
+}
+
+// TestLoadViewOracle: with LoadViewOracle matchmaking reads the current
+// queue lengths of the central view, not the neighbors' last heartbeats;
+// with the default it ignores them.
+func TestLoadViewOracle(t *testing.T) {
+	setup := func(view string) *Node {
+		v := &fakeView{id: idS, zone: zSelf(), point: pSelfNo()}
+		v.nbs = []*overlay.Neighbor{
+			// By their heartbeats U0 is free and fast, U1 busy.
+			tNb(idU0, zUp0(), tLoad(0, 1, 4, pCap(1))),
+			tNb(idU1, zUp1(), tLoad(3, 0, 1, pCap(2))),
+		}
+		// In truth U0 has filled up since and U1 is idle.
+		c := &freshCentral{queue: map[overlay.NodeID]int{idU0: 5, idU1: 0}}
+		return tNew(v, Config{Scheme: SchemeCAN, LoadView: view}, 1, c)
+	}
+	for _, tc := range []struct {
+		view string
+		want overlay.NodeID
+	}{{LoadViewHeartbeat, idU0}, {"", idU0}, {LoadViewOracle, idU1}} {
+		n := setup(tc.view)
+		n.Step(0, 50, &wire.JobSubmit{Job: tSpec(7, time.Second)})
+		tOne[*wire.JobAssign](t, tDrain(n), tc.want)
+	}
+}
+
 // tPushNode is S under CAN-P with busy capable upper neighbors carrying
 // aggregated load. F_d per dimension: U0 1e-6 (d=0), U1 1e-7 (d=1), U2
 // 5e-7 (d=2); each also advertises F = 0 along dimensions where it is not
@@ -1894,5 +1931,33 @@ func TestFinishedJobAdoptedLaterReportsDone(t *testing.T) {
 	}
 	if len(tTo[*wire.RunHeartbeat](r, 1)) != 0 {
 		t.Fatalf("still reporting to the old owner: %s", tMsgString(r))
+	}
+}
+
+// TestCANPStopNodesReadings: with nothing aggregated above this node
+// (AI_TD(N) = 0) Eq 4 as written stops at once, while the target reading
+// counts the many nodes above the push target and pushes on.
+func TestCANPStopNodesReadings(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		for _, reading := range []string{StopNodesOwn, "", StopNodesTarget} {
+			n, v := tPushNode(seed, Config{StopNodes: reading})
+			loads := map[overlay.NodeID]*wire.Load{}
+			for _, nb := range v.nbs {
+				loads[nb.ID], nb.Load = nb.Load, nil
+			}
+			n.LoadInfo() // AI_d(N) = 0 in every dimension
+			for _, nb := range v.nbs {
+				nb.Load = loads[nb.ID]
+			}
+			n.Step(time.Second, 50, &wire.JobSubmit{Job: tSpec(7, time.Second)})
+			r := tDrain(n)
+			if reading == StopNodesTarget {
+				tNone[*wire.JobAssign](t, r)
+				tOne[*wire.JobPush](t, r, idU1)
+				continue
+			}
+			tNone[*wire.JobPush](t, r)
+			tOne[*wire.JobAssign](t, r, idU1) // the best score, U1's 2/4
+		}
 	}
 }

@@ -469,12 +469,21 @@ func (l *Ledger) Figures() Figures {
 //   - any other job — matching, queued, in recovery, its run lost —: to
 //     end (right-censored).
 func (l *Ledger) Waits(end time.Duration, running func(job uint64, node overlay.NodeID) bool) (waits []float64, censored int) {
+	return l.WaitsFrom(end, 0, running)
+}
+
+// WaitsFrom is Waits over the jobs submitted at or after from (a
+// steady-state window that leaves out the warm-up, 003 §5.4).
+func (l *Ledger) WaitsFrom(end, from time.Duration, running func(job uint64, node overlay.NodeID) bool) (waits []float64, censored int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ids := l.sortedIDs()
 	waits = make([]float64, 0, len(ids))
 	for _, id := range ids {
 		r := l.jobs[id]
+		if r.Submitted < from {
+			continue
+		}
 		started, ok := time.Duration(0), false
 		for node, at := range r.runs { // the earliest: order does not matter
 			if (!ok || at < started) && running(id, node) {
@@ -547,6 +556,38 @@ func Quantile(xs []float64, q float64) float64 {
 
 // Live is the number of jobs queued or running over all live nodes of the
 // global view, and the number of nodes with a non-empty queue.
+// NodeLoad is peer id's current jobs (queued or running) and cores, as
+// the global view knows them (jobs.FreshLoad); ok is false for a peer
+// it does not know or that is gone.
+func (l *Ledger) NodeLoad(id overlay.NodeID) (queue, cores int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	nd, known := l.nodes[id]
+	if !known || (l.alive != nil && !l.alive(id)) {
+		return 0, 0, false
+	}
+	return nd.queue, nd.cores, true
+}
+
+// Busy counts the live peers and those holding at least one job (queued
+// or running: a peer starts the head of its queue at once, so with
+// single-core peers these are the peers running a job) — 003 Fig 5's
+// utilization is busy/live at the last submission.
+func (l *Ledger) Busy() (busy, live int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, nd := range l.nodes {
+		if l.alive != nil && !l.alive(id) {
+			continue
+		}
+		live++
+		if nd.queue > 0 {
+			busy++
+		}
+	}
+	return busy, live
+}
+
 func (l *Ledger) Live() (queued, busy int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -493,6 +493,11 @@ func TestWaitsCountEveryJob(t *testing.T) {
 	if f := l.Figures(); !slices.Equal(f.Wait, []float64{30}) {
 		t.Fatalf("completed waits %v, want [30]", f.Wait)
 	}
+	// The steady-state window from 50 s: jobs 3, 4, 5 and 7 (job 3's
+	// submission at 50 s counts), 2 of them censored.
+	if w, c := l.WaitsFrom(1000*sec, 50*sec, running); !slices.Equal(w, []float64{250, 940, 20, 200}) || c != 2 {
+		t.Fatalf("waits from 50 s %v, %d censored; want [250 940 20 200], 2 censored", w, c)
+	}
 	if w, c := New(nil, nil).Waits(time.Hour, running); len(w) != 0 || c != 0 {
 		t.Fatalf("no jobs: waits %v, %d censored", w, c)
 	}
@@ -564,5 +569,33 @@ func TestPickNowOnlyStartable(t *testing.T) {
 	}
 	if got := l.Pick(job); got == 0 {
 		t.Fatal("Pick (queueing at a busy node) found no node")
+	}
+}
+
+// TestBusyAndNodeLoad: utilization counts the live peers holding a job;
+// NodeLoad is a peer's current queue, and nothing for a departed one.
+func TestBusyAndNodeLoad(t *testing.T) {
+	gone := map[overlay.NodeID]bool{}
+	l := New(func(id overlay.NodeID) bool { return !gone[id] }, nil)
+	for id := overlay.NodeID(1); id <= 4; id++ {
+		l.NodeJoined(id, can.Point{1, 1}, 1, 1)
+	}
+	l.QueueLen(1, 2)
+	l.QueueLen(2, 1)
+	if b, n := l.Busy(); b != 2 || n != 4 {
+		t.Fatalf("busy %d of %d, want 2 of 4", b, n)
+	}
+	gone[2] = true
+	if b, n := l.Busy(); b != 1 || n != 3 {
+		t.Fatalf("peer 2 gone: busy %d of %d, want 1 of 3", b, n)
+	}
+	if q, c, ok := l.NodeLoad(1); q != 2 || c != 1 || !ok {
+		t.Fatalf("NodeLoad(1) = %d, %d, %v; want 2, 1, true", q, c, ok)
+	}
+	if _, _, ok := l.NodeLoad(2); ok {
+		t.Fatal("NodeLoad of a departed peer: ok")
+	}
+	if _, _, ok := l.NodeLoad(9); ok {
+		t.Fatal("NodeLoad of an unknown peer: ok")
 	}
 }

@@ -466,6 +466,7 @@ func (s Scenario) SortedFaults() []Fault {
 			out = append(out, f)
 		}
 	}
+	out = append(out, s.Departures.faults(s.Duration)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
 	return out
 }

@@ -46,6 +46,9 @@ type Scenario struct {
 	Oracle   Oracle
 	// Faults is the fault timeline (faults.go): what goes wrong and when.
 	Faults []Fault
+	// Departures adds evenly spaced departures to the fault timeline
+	// (SortedFaults), a key so that a parameter grid can vary it.
+	Departures Departures
 	// Invariants are the end-of-run checks (--strict fails the run on them).
 	Invariants Invariants
 	// Experiment is the optional experiment block (experiment.go): the
@@ -187,6 +190,11 @@ type Workload struct {
 	// more (0: Scenario.DrainLimit's default).
 	Drain      bool
 	DrainLimit time.Duration
+	// Warmup is the steady-state window's start: jobs submitted before it
+	// are left out of the steady-state waits (003 §5.4 measures the steady
+	// state, "to avoid the transient effects of earlier jobs that see a
+	// largely empty system"). 0: every job counts.
+	Warmup time.Duration
 }
 
 // On reports whether the scenario submits any job.
@@ -240,7 +248,26 @@ type Matchmaking struct {
 	Scheme         string // SchemeCAN, SchemeCANP or SchemeCENT
 	StoppingFactor int    // SF of CAN-P's probabilistic stop, PS = 1/(1+n)^SF (003 Eq 4)
 	Residue        string // ResidueNone or ResidueBalloon (002 §3.1)
+	// LoadView is where CAN and CAN-P read their neighbors' load:
+	// LoadViewHeartbeat (003 §4.4) or LoadViewOracle (an experiment
+	// switch: the global view's current queue lengths).
+	LoadView string
+	// StopNodes is the node count of CAN-P's stop probability (003 Eq
+	// 4): StopNodesOwn or StopNodesTarget.
+	StopNodes string
 }
+
+// Values of Matchmaking.StopNodes.
+const (
+	StopNodesOwn    = "own"
+	StopNodesTarget = "target"
+)
+
+// Values of Matchmaking.LoadView.
+const (
+	LoadViewHeartbeat = "heartbeat"
+	LoadViewOracle    = "oracle"
+)
 
 // Values of Matchmaking.Residue: how a multi-core node's Residue-node (its
 // currently free resources, 002 §3.1.1) takes part in matchmaking.
@@ -539,4 +566,46 @@ func joinKey(section, name string) string {
 		return name
 	}
 	return section + "." + name
+}
+
+// Departures is a share of the initial population that departs during
+// the run, without replacement: Events entries evenly spaced from Start
+// to Stop, alternately crashes and graceful leaves, each removing
+// Fraction/Events of the initial population (003 §5.5's dynamic
+// workloads: 10% to 30% of the nodes leave, gracefully or by failure).
+type Departures struct {
+	Fraction    float64
+	Start, Stop time.Duration // Stop 0: half the run
+	Events      int
+}
+
+// On reports whether any peer departs.
+func (d Departures) On() bool { return d.Fraction > 0 }
+
+// faults are the departures' timeline entries.
+func (d Departures) faults(duration time.Duration) []Fault {
+	if !d.On() || d.Events <= 0 {
+		return nil
+	}
+	stop := d.Stop
+	if stop <= 0 {
+		stop = duration / 2
+	}
+	per := d.Fraction / float64(d.Events)
+	out := make([]Fault, d.Events)
+	for k := range out {
+		at := d.Start
+		if d.Events > 1 {
+			at += time.Duration(float64(stop-d.Start) * float64(k) / float64(d.Events-1))
+		}
+		kind := FaultCrash
+		if k%2 == 1 {
+			kind = FaultLeave
+		}
+		// A crash or leave takes a fraction of the current members: of
+		// what is left after the k entries before, per of the initial
+		// population.
+		out[k] = Fault{At: at, Kind: kind, Fraction: per / (1 - float64(k)*per), Region: -1}
+	}
+	return out
 }

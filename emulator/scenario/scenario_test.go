@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,12 +26,13 @@ func TestDefault(t *testing.T) {
 		Link:  Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
 		Workload: Workload{Interarrival: 15 * time.Second, Start: 2 * time.Minute, ConstraintRatio: 0.43,
 			Kind: WorkloadMixed, Classes: ClassesIndependent, Runtime: time.Hour, RuntimeDist: RuntimeUniform},
-		Matchmaking: Matchmaking{Scheme: SchemeCANP, StoppingFactor: 2, Residue: ResidueNone},
+		Matchmaking: Matchmaking{Scheme: SchemeCANP, StoppingFactor: 2, Residue: ResidueNone, LoadView: LoadViewHeartbeat, StopNodes: StopNodesOwn},
 		Jobs:        Jobs{ClientTimeout: 10 * time.Minute, MaxAttempts: 5},
 		Scheduling:  Scheduling{Mode: ModeVanilla, Period: 10 * time.Second, Contention: true, PullReach: 1},
 		Bus:         Bus{Connections: 8},
 		Emulator:    Emulator{Overload: OverloadAbort, LagTolerance: 0.01},
 		Oracle:      Oracle{Interval: 30 * time.Second},
+		Departures:  Departures{Start: time.Hour, Events: 4},
 		Invariants:  Invariants{ReconvergePeriods: 20},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
@@ -119,26 +121,27 @@ func TestLoadFull(t *testing.T) {
 			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
 		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Start: 6 * time.Minute, ConstraintRatio: 0.8,
 			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential,
-			Drain: true, DrainLimit: 3 * time.Hour},
-		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3, Residue: ResidueBalloon},
+			Drain: true, DrainLimit: 3 * time.Hour, Warmup: 30 * time.Minute},
+		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3, Residue: ResidueBalloon, LoadView: LoadViewOracle, StopNodes: StopNodesTarget},
 		Jobs:        Jobs{ClientTimeout: 5 * time.Minute, MaxAttempts: 3},
 		Scheduling:  Scheduling{Mode: SchedLIQPull, Period: 5 * time.Second, Contention: false, PullReach: 3},
 		Bus:         Bus{URL: "nats://bus.example.org:4222", Connections: 16},
 		Emulator:    Emulator{Overload: OverloadWarn, LagTolerance: 0.05},
 		Oracle:      Oracle{Interval: time.Minute},
 		Invariants:  Invariants{ReconvergePeriods: 30},
+		Departures:  Departures{Fraction: 0.2, Start: 40 * time.Minute, Stop: 50 * time.Minute, Events: 3},
 		Faults: []Fault{
-			{At: 20 * time.Minute, Kind: FaultPartition, Line: 79, Name: "west", Region: 1, OneWay: true},
-			{At: 25 * time.Minute, Kind: FaultHeal, Line: 81, Name: "west", Region: -1},
-			{At: 26 * time.Minute, Kind: FaultPartition, Line: 83, Fraction: 0.3, Region: -1},
-			{At: 27 * time.Minute, Kind: FaultPartition, Line: 85, Peers: []uint64{1, 2, 3}, Region: -1},
-			{At: 28 * time.Minute, Kind: FaultHeal, Line: 87, Region: -1},
-			{At: 30 * time.Minute, Kind: FaultLatency, Line: 88, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
-			{At: 31 * time.Minute, Kind: FaultLoss, Line: 90, Region: -1, P: 0.1},
-			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 92, Region: -1, P: 0.05},
-			{At: 35 * time.Minute, Kind: FaultCrash, Line: 94, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
-			{At: 36 * time.Minute, Kind: FaultCrash, Line: 96, Region: 2},
-			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 98, Region: -1, DownFor: 5 * time.Second},
+			{At: 20 * time.Minute, Kind: FaultPartition, Line: 82, Name: "west", Region: 1, OneWay: true},
+			{At: 25 * time.Minute, Kind: FaultHeal, Line: 84, Name: "west", Region: -1},
+			{At: 26 * time.Minute, Kind: FaultPartition, Line: 86, Fraction: 0.3, Region: -1},
+			{At: 27 * time.Minute, Kind: FaultPartition, Line: 88, Peers: []uint64{1, 2, 3}, Region: -1},
+			{At: 28 * time.Minute, Kind: FaultHeal, Line: 90, Region: -1},
+			{At: 30 * time.Minute, Kind: FaultLatency, Line: 91, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
+			{At: 31 * time.Minute, Kind: FaultLoss, Line: 93, Region: -1, P: 0.1},
+			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 95, Region: -1, P: 0.05},
+			{At: 35 * time.Minute, Kind: FaultCrash, Line: 97, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
+			{At: 36 * time.Minute, Kind: FaultCrash, Line: 99, Region: 2},
+			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 101, Region: -1, DownFor: 5 * time.Second},
 		},
 		Source: path,
 	}
@@ -341,7 +344,7 @@ func TestParseInline(t *testing.T) {
 		// yaml.v3 leaves "line 1" out of first-line errors; it is restored.
 		{"a: b: c\n", "in.yaml:1: YAML syntax error: mapping values are not allowed in this context — write valid YAML: check the indentation, colons and quotes on this line and the next"},
 		{"a: &x 1\nb: *y\n", "in.yaml:2: YAML syntax error: unknown anchor 'y' referenced — write the anchor &y on a value before the alias *y that repeats it, or write the value itself"},
-		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, workload, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, faults, experiment`},
+		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, workload, departures, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, faults, experiment`},
 		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
 		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window, bootstrap`},
 		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},
@@ -349,7 +352,7 @@ func TestParseInline(t *testing.T) {
 		{"seed: !!float 4\n", "in.yaml:1:7: seed: !!float 4 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
 		{"name: !!binary aGk=\n", `in.yaml:1:7: name: the YAML tag !!binary is not one a scenario reads — write the value without it, e.g. name: ""`},
 		{"*s: 1\n", "in.yaml:1: YAML syntax error: unknown anchor 's' referenced — write the anchor &s on a value before the alias *s that repeats it, or write the value itself"},
-		{"? [a]\n: 1\n", "in.yaml:1:3: found a list used as a key at the top level — write a plain name; valid keys here: name, seed, time_scale, duration, peers, overlay, churn, link, workload, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, faults, experiment"},
+		{"? [a]\n: 1\n", "in.yaml:1:3: found a list used as a key at the top level — write a plain name; valid keys here: name, seed, time_scale, duration, peers, overlay, churn, link, workload, departures, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, faults, experiment"},
 		{"time_scale: .nan\n", "in.yaml:1:13: time_scale: NaN is not a valid time scale — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60"},
 		{"seed: 18446744073709551616\n", "in.yaml:1:7: seed: 18446744073709551616 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
 		{"bus:\n  url: localhost:4222\n", `in.yaml:2:8: bus.url: "localhost:4222" is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or "" for the embedded server (did you mean "nats://localhost:4222"?)`},
@@ -931,5 +934,36 @@ func TestExamplesLoad(t *testing.T) {
 		if _, err := Load(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestDeparturesTimeline: departures.* adds evenly spaced entries to the
+// fault timeline, crashes and leaves alternating, that together remove
+// departures.fraction of the initial population.
+func TestDeparturesTimeline(t *testing.T) {
+	sc, err := Parse("d.yaml", []byte("duration: 8h\nfaults:\n  - {at: 30m, loss: {p: 0.01}}\ndepartures: {fraction: 0.3, start: 1h, stop: 4h, events: 4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := sc.SortedFaults()
+	if len(fs) != 5 || fs[0].Kind != FaultLoss {
+		t.Fatalf("timeline %+v: want the loss entry, then 4 departures", fs)
+	}
+	left := 1.0
+	for k, f := range fs[1:] {
+		kind := []string{FaultCrash, FaultLeave}[k%2]
+		if at := time.Hour + time.Duration(k)*time.Hour; f.Kind != kind || f.At != at || f.Region != -1 {
+			t.Fatalf("departure %d: %+v, want %s at %v", k, f, kind, at)
+		}
+		left -= left * f.Fraction
+	}
+	if math.Abs(left-0.7) > 1e-9 {
+		t.Fatalf("%.4f of the peers left after the departures, want 0.7", left)
+	}
+	if _, err := Parse("d.yaml", []byte("duration: 2h\ndepartures: {fraction: 0.1, start: 1h, stop: 3h}\n")); err == nil {
+		t.Fatal("departures past the end of the run: no error")
+	}
+	if sc, err := Parse("d.yaml", []byte("duration: 2h\n")); err != nil || len(sc.SortedFaults()) != 0 {
+		t.Fatalf("no departures by default: %v, %v", sc.SortedFaults(), err)
 	}
 }

@@ -141,6 +141,23 @@ var schema = []field{
 		"With workload.drain, the longest the run may go on after duration; 0s: the longer of 4 × workload.runtime and 2 × jobs.client_timeout (2h40m for 40-minute jobs). 0s or a positive duration.",
 		nonNegative("drain limit", 4*time.Hour)),
 
+	durationField("workload.warmup", func(s *Scenario) *time.Duration { return &s.Workload.Warmup }, 0,
+		"Start of the steady-state window: jobs submitted before this emulated time are left out of summary.json's jobs.wait_seconds_steady (003 §5.4 reports the steady state, not the transient of the first jobs meeting an empty system). 0s: every job counts. 0s or a positive duration, below duration.",
+		warmup, "duration"),
+
+	floatField("departures.fraction", func(s *Scenario) *float64 { return &s.Departures.Fraction }, 0,
+		func(v float64) bool { return v >= 0 && v < 1 }, "a valid departure fraction", "a number from 0 to below 1, e.g. 0.2",
+		"Share of the initial population that departs during the run, never replaced: departures.events entries added to the fault timeline, evenly spaced from departures.start to departures.stop, alternately crash and leave (003 §5.5: 10% to 30% of the nodes leave, gracefully or by failure). 0: none. Unlike faults, settable with --set and in a parameter grid."),
+	durationField("departures.start", func(s *Scenario) *time.Duration { return &s.Departures.Start }, time.Hour,
+		"Emulated time of the first departure entry; within the run.",
+		nonNegative("departures start", time.Hour)),
+	durationField("departures.stop", func(s *Scenario) *time.Duration { return &s.Departures.Stop }, 0,
+		"Emulated time of the last departure entry; 0s: half the run. Not before departures.start.",
+		departuresWindow, "duration", "departures.fraction", "departures.start"),
+	intField("departures.events", func(s *Scenario) *int { return &s.Departures.Events }, 4, 1, 1000,
+		"a valid number of departure entries",
+		"How many timeline entries the departures are split into, 1 to 1000: crashes and graceful leaves alternate, a crash first."),
+
 	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, SchemeCANP,
 		Schemes, "a matchmaking scheme",
 		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1) or cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode)."),
@@ -150,6 +167,14 @@ var schema = []field{
 	enumField("matchmaking.residue", func(s *Scenario) *string { return &s.Matchmaking.Residue }, ResidueNone,
 		Residues, "a residue representation",
 		"How a multi-core node's Residue-node — the cores, memory and disk it could start a job on now — takes part in matchmaking (002 §3.1): none (only its neighbors see it, on its heartbeat) or balloon (the Balloon model, 002 §3.1.3: a node running jobs with a free core attaches a Balloon at the residue's point to the owner of the zone containing it, beating to it every heartbeat period; matchmaking prefers a capable Balloon attached to the stopping node or its neighbors, and aggregation counts a Balloon's cores discounted by β = 1/(1+Ω), 002 Eqs 3.1 and 3.6). Needs the cores dimension (overlay.dimensions 4 or more) to have any effect; used by can and can-p."),
+
+	enumField("matchmaking.load_view", func(s *Scenario) *string { return &s.Matchmaking.LoadView }, LoadViewHeartbeat,
+		[]string{LoadViewHeartbeat, LoadViewOracle}, "a load view",
+		"Where can and can-p read a neighbor's queue length and whether it is free: heartbeat (its last heartbeat, up to a period old — 003 §4.4's periodic neighbor state) or oracle (an experiment switch, not a protocol: the global view's current queue lengths, as cent sees them, to measure what the heartbeats' staleness costs). The aggregated load (Eq 1) always rides on heartbeats."),
+
+	enumField("matchmaking.stop_nodes", func(s *Scenario) *string { return &s.Matchmaking.StopNodes }, StopNodesOwn,
+		[]string{StopNodesOwn, StopNodesTarget}, "a stop-count reading",
+		"Which node count n CAN-P's stop probability 1/(1+n)^SF uses (003 Eq 4): own (AI_TD(N).NumberOfNodes as Eq 4 writes it: the stopping node's aggregate along the target dimension, which Eq 1 weighs by overlap fractions, so a node with a small face — the crowded low corner of the space — counts few nodes above it) or target (1 + AI_TD(u).NumberOfNodes of the push target u: the nodes the push would reach, 003 §4.4's \"number of nodes above node N in the target dimension\"). Used by can-p only."),
 
 	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, ModeVanilla,
 		SchedModes, "a scheduling mode",
@@ -340,6 +365,35 @@ func nonNegative(noun string, example time.Duration) func(*Scenario, time.Durati
 		}
 		return ""
 	}
+}
+
+// departuresWindow checks departures.start and departures.stop: within
+// the run, stop not before start.
+func departuresWindow(s *Scenario, _ time.Duration) string {
+	d := s.Departures
+	if !d.On() {
+		return ""
+	}
+	stop := d.Stop
+	if stop <= 0 {
+		stop = s.Duration / 2
+	}
+	if d.Start < 0 || d.Start >= s.Duration || stop >= s.Duration || stop < d.Start {
+		return fmt.Sprintf("departures from %s to %s are not within the run (duration %s) in order — write a start and a stop below duration, the stop not before the start", fmtDuration(d.Start), fmtDuration(stop), fmtDuration(s.Duration))
+	}
+	return ""
+}
+
+// warmup checks workload.warmup: not negative, and before the end of the
+// run (else no job would be in the steady-state window).
+func warmup(s *Scenario, d time.Duration) string {
+	if d < 0 {
+		return fmt.Sprintf("%s is not a valid warm-up — write 0s or a positive duration such as 2h", fmtDuration(d))
+	}
+	if d > 0 && d >= s.Duration {
+		return fmt.Sprintf("%s is not before the end of the run (duration %s): no job would be in the steady state — write a shorter warm-up, e.g. %s", fmtDuration(d), fmtDuration(s.Duration), fmtDuration(s.Duration/4))
+	}
+	return ""
 }
 
 // churnStart checks churn.start: within the run, when churn is on.
