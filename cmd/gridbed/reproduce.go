@@ -299,7 +299,7 @@ func paperText(f reproduce.Finding) string {
 	case f.Kind == scenario.FindingOrder:
 		return "ordering"
 	case f.Band != nil:
-		return fmt.Sprintf("[%.3g, %.3g]", f.Band[0], f.Band[1])
+		return fmt.Sprintf("[%.3g, %.3g]", f.Band[0], f.Band[1]) // an open end prints as ±Inf
 	}
 	return "direction"
 }

@@ -1,9 +1,11 @@
 package reproduce
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -57,13 +59,43 @@ type Finding struct {
 	// Band is the range the magnitude must reach (the paper's value ±
 	// tolerance, or the finding's bound); null when only an ordering is
 	// claimed.
-	Band      *[2]float64 `json:"band"`
-	OrderHold bool        `json:"ordering_holds"`
-	MagHold   *bool       `json:"magnitude_holds"`
-	Links     []Link      `json:"links,omitempty"`
-	Verdict   string      `json:"verdict"`
+	Band      *Band  `json:"band"`
+	OrderHold bool   `json:"ordering_holds"`
+	MagHold   *bool  `json:"magnitude_holds"`
+	Links     []Link `json:"links,omitempty"`
+	Verdict   string `json:"verdict"`
 	// Why says in a sentence how the verdict follows from the numbers.
 	Why string `json:"why"`
+}
+
+// Band is a range [lo, hi] whose open ends are infinite; JSON writes
+// them as null ("at least 10" is [10, null]).
+type Band [2]float64
+
+// MarshalJSON writes the band with null for an infinite end.
+func (b Band) MarshalJSON() ([]byte, error) {
+	end := func(v float64) string {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return "null"
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return []byte("[" + end(b[0]) + "," + end(b[1]) + "]"), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (b *Band) UnmarshalJSON(data []byte) error {
+	var ends [2]*float64
+	if err := json.Unmarshal(data, &ends); err != nil {
+		return err
+	}
+	*b = Band{math.Inf(-1), math.Inf(1)}
+	for i, e := range ends {
+		if e != nil {
+			b[i] = *e
+		}
+	}
+	return nil
 }
 
 // Judge computes every finding of e from the runs' measurements (seeds
@@ -181,10 +213,10 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 	}
 
 	// The magnitude: the interval reaches the band.
-	var band *[2]float64
+	var band *Band
 	switch {
 	case f.AtLeast != nil || f.AtMost != nil:
-		b := [2]float64{math.Inf(-1), math.Inf(1)}
+		b := Band{math.Inf(-1), math.Inf(1)}
 		if f.AtLeast != nil {
 			b[0] = *f.AtLeast
 		}
@@ -194,7 +226,7 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 		band = &b
 	case f.Paper != nil:
 		p := *f.Paper
-		b := [2]float64{p - math.Abs(p)*f.Tolerance, p + math.Abs(p)*f.Tolerance}
+		b := Band{p - math.Abs(p)*f.Tolerance, p + math.Abs(p)*f.Tolerance}
 		band = &b
 	}
 	r.Band = band

@@ -153,7 +153,7 @@ func (f Finding) measuredText() string {
 	return fmtG(*f.Measured)
 }
 
-func bandText(b *[2]float64) string {
+func bandText(b *Band) string {
 	if b == nil {
 		return "—"
 	}

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -129,6 +130,14 @@ func TestJudgeVerdicts(t *testing.T) {
 	}
 	if m := *good["tau"].Measured; math.Abs(m+1) > 1e-9 {
 		t.Errorf("exponent %v, want -1", m)
+	}
+	if b, err := json.Marshal(good["can"]); err != nil || !strings.Contains(string(b), `"band":[10,null]`) {
+		t.Errorf("an open band in JSON: %s, %v", b, err)
+	} else {
+		var back Finding
+		if err := json.Unmarshal(b, &back); err != nil || back.Band[0] != 10 || !math.IsInf(back.Band[1], 1) {
+			t.Errorf("the band read back: %+v, %v", back.Band, err)
+		}
 	}
 	if m := *good["p2"].Measured; math.Abs(m-1.6) > 1e-9 {
 		t.Errorf("CAN-P2/CENT %v, want 1.6", m)
