@@ -55,7 +55,12 @@ type recorder struct {
 	peerMinutes float64 // ∫ members dt over the window, in peer-minutes
 	brokenArea  float64 // ∫ broken links dt over the whole run
 	brokenMax   int
-	lastT       time.Duration
+	// churnArea is ∫ broken links dt over the churn phase (churnFrom to
+	// churnTo), churnMinutes its length: 002 §4.3.2 tracks broken links
+	// while churn goes on (Fig 4.6).
+	churnArea, churnMinutes float64
+	churnFrom, churnTo      time.Duration
+	lastT                   time.Duration
 }
 
 func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder {
@@ -66,6 +71,13 @@ func newRecorder(sc scenario.Scenario, driver string, m *metrics.Run) *recorder 
 	r := &recorder{sc: sc, driver: driver, m: m, allJoinedAt: -1, until: disturbedUntil(sc), cleanSince: -1}
 	r.windowFrom = sc.Peers.JoinWindow + sc.Overlay.Heartbeat.Period
 	r.formedBy = r.windowFrom
+	r.churnFrom, r.churnTo = -1, -1
+	if sc.Churn.On() {
+		r.churnFrom, r.churnTo = sc.Churn.Start, sc.Churn.Stop
+		if r.churnTo <= 0 || r.churnTo > sc.Duration {
+			r.churnTo = sc.Duration
+		}
+	}
 	return r
 }
 
@@ -129,6 +141,10 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	}
 	r.brokenArea += float64(rep.BrokenLinks) * dt
 	r.brokenMax = max(r.brokenMax, rep.BrokenLinks)
+	if r.churnFrom >= 0 && r.lastT >= r.churnFrom && t <= r.churnTo {
+		r.churnArea += float64(rep.BrokenLinks) * dt
+		r.churnMinutes += dt
+	}
 	r.lastT, r.lastWall = t, time.Now()
 	r.series = append(r.series, s)
 
@@ -411,6 +427,9 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	o.BrokenLinks.Max = r.brokenMax
 	if last.T > 0 {
 		o.BrokenLinks.Mean = r.brokenArea / last.T.Minutes()
+	}
+	if r.churnMinutes > 0 {
+		o.BrokenLinks.ChurnMean = ptr(r.churnArea / r.churnMinutes)
 	}
 	o.StaleLinks = last.Oracle.StaleLinks
 	o.ZoneGaps = last.Oracle.ZoneGaps

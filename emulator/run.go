@@ -166,7 +166,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split}
+	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split,
+		QuietRepairs: !sc.Overlay.Heartbeat.AnnounceRepairs, NoZoneQueries: !sc.Overlay.Heartbeat.ZoneQueries, NoTakeoverRequest: !sc.Overlay.Heartbeat.TakeoverRequest}
 	var boot *sim.Bootstrapped
 	var bootWall time.Duration
 	if sc.Peers.Bootstrap == scenario.BootstrapDirect {

@@ -362,3 +362,39 @@ func TestPerNodeCostFlatWithPeerCount(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenLinksChurnMean: overlay.broken_links.churn_mean is the time
+// average of the oracle's broken-link count over the churn phase only (002
+// §4.3.2 tracks broken links while churn goes on), recomputed here from the
+// samples; it is null without churn.
+func TestBrokenLinksChurnMean(t *testing.T) {
+	sc := churnScenario(t)
+	sc.Overlay.Heartbeat.Mode, sc.Churn.Interval = "compact", 5*time.Second
+	res := runScenario(t, sc, emulator.DriverSim)
+	s := res.Summary
+	if s.Overlay.BrokenLinks.ChurnMean == nil {
+		t.Fatalf("seed %d: churn_mean null with churn", sc.Seed)
+	}
+	var area, minutes, total float64
+	prev := time.Duration(0)
+	for _, smp := range res.Series {
+		dt := (smp.T - prev).Minutes()
+		total += float64(smp.Oracle.BrokenLinks) * dt
+		if prev >= sc.Churn.Start && smp.T <= sc.Churn.Stop {
+			area += float64(smp.Oracle.BrokenLinks) * dt
+			minutes += dt
+		}
+		prev = smp.T
+	}
+	if total == 0 {
+		t.Fatalf("seed %d: no broken link at any sample: the test checks nothing", sc.Seed)
+	}
+	if got, want := *s.Overlay.BrokenLinks.ChurnMean, area/minutes; math.Abs(got-want) > 1e-9 {
+		t.Errorf("seed %d: churn_mean %v, recomputed %v", sc.Seed, got, want)
+	}
+	sc = churnScenario(t)
+	sc.Churn.Interval = 0
+	if cm := runScenario(t, sc, emulator.DriverSim).Summary.Overlay.BrokenLinks.ChurnMean; cm != nil {
+		t.Errorf("seed %d: churn_mean %v without churn, want null", sc.Seed, *cm)
+	}
+}

@@ -85,10 +85,19 @@ type Summary struct {
 		Dimensions    int    `json:"dimensions"`
 		HeartbeatMode string `json:"heartbeat_mode"`
 		Split         string `json:"split"`
-		BrokenLinks   struct {
-			Final int     `json:"final"`
-			Max   int     `json:"max"`
-			Mean  float64 `json:"mean"`
+		// BrokenLinks counts directed pairs of abutting members where the
+		// first lacks the second in its table (oracle.Report.BrokenLinks),
+		// at each oracle sample: the count at the end (Final), the largest
+		// (Max), the time average over the whole run (Mean) and over the
+		// churn phase only (ChurnMean: from churn.start to churn.stop or
+		// the end of the run; null without churn) — 002 §4.3.2 tracks the
+		// number of broken links while churn goes on and compares the
+		// levels reached (Fig 4.6).
+		BrokenLinks struct {
+			Final     int      `json:"final"`
+			Max       int      `json:"max"`
+			Mean      float64  `json:"mean"`
+			ChurnMean *float64 `json:"churn_mean"`
 		} `json:"broken_links"`
 		StaleLinks int `json:"stale_links"`
 		// Takeovers counts zones (or parts of zones) of departed peers

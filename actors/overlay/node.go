@@ -73,6 +73,23 @@ type Config struct {
 	// Split is the zone split rule at a join: SplitKD (default) or
 	// SplitHalve.
 	Split string
+	// The repairs below go beyond 002 §4.2, which leaves them open; each is
+	// on by default and can be turned off to run the dissertation's bare
+	// reading (docs/fidelity/002.md measures what each changes).
+	//
+	// QuietRepairs: a node that learns a neighbor from another node's list
+	// (002 Fig 4.1) does not introduce itself to it at once; the other side
+	// learns it from the node's next heartbeat.
+	QuietRepairs bool
+	// NoZoneQueries: a compact heartbeat from a node we do not know at
+	// that zone version is taken as a sign of life only; we do not ask the
+	// sender for a full update (002 §4.2.2: non-take-over neighbors
+	// receive "only aggregated load information").
+	NoZoneQueries bool
+	// NoTakeoverRequest: an adaptive take-over node does not ask its new
+	// neighborhood for full updates at once; like every adaptive node it
+	// asks when its border check finds a broken link (002 §4.2.3).
+	NoTakeoverRequest bool
 	// VerifyLazy turns the list cache (onHeartbeat) into a check of
 	// itself: every list the cache would skip as changing nothing is
 	// merged anyway, and the node's whole state is compared before and
@@ -911,6 +928,12 @@ func (n *Node) onShortHeartbeat(now time.Duration, from NodeID, m *wire.Heartbea
 		}
 		return
 	}
+	if n.cfg.NoZoneQueries {
+		if i, ok := n.find(from); ok {
+			n.nbrs[i].LastHeard, n.nbrs[i].Heard = now, true // alive, its zone unknown
+		}
+		return
+	}
 	n.status.ZoneQueries++
 	n.send(from, &wire.FullUpdateRequest{Self: n.info()})
 }
@@ -1032,8 +1055,10 @@ func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 	if src == fromRelay && !told {
 		// A repaired link (002 Fig 4.1): the other side may not know us
 		// either, so we introduce ourselves at once instead of at our next
-		// heartbeat.
+		// heartbeat (unless QuietRepairs).
 		n.status.LinksLearned++
+	}
+	if src == fromRelay && !told && !n.cfg.QuietRepairs {
 		n.send(id, &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()})
 	}
 	return true
@@ -1466,7 +1491,7 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 		}
 	}
 	n.zoneChanged(now, old, nil)
-	if n.cfg.Mode == ModeAdaptive {
+	if n.cfg.Mode == ModeAdaptive && !n.cfg.NoTakeoverRequest {
 		// The departed node's list may be stale (it changed after its last
 		// full heartbeat to us), and our new border is where a broken link
 		// would hide behind a neighbor not yet declared failed: ask our new

@@ -1411,10 +1411,17 @@ func TestLeavesKeepTheTiling(t *testing.T) {
 // returns every node, the dead ones included (for their counters).
 func tFailOneAtATime(t *testing.T, mode string, seed uint64, count int) []*Node {
 	t.Helper()
+	return tFailOneAtATimeWith(t, func(c *Config) { c.Mode = mode }, seed, count)
+}
+
+// tFailOneAtATimeWith is tFailOneAtATime with every node's config set by set.
+func tFailOneAtATimeWith(t *testing.T, set func(*Config), seed uint64, count int) []*Node {
+	t.Helper()
 	net, nodes := tGrown(t, seed, 3, 40)
 	for _, n := range nodes {
-		n.cfg.Mode = mode
+		set(&n.cfg)
 	}
+	mode := nodes[0].cfg.Mode
 	r := rand.New(rand.NewPCG(seed, 78))
 	net.lossy = true
 	all := slices.Clone(nodes)
@@ -1746,5 +1753,58 @@ func TestNextHopWhenNotJoined(t *testing.T) {
 	}
 	if n.Status().RouteDrops != 1 {
 		t.Fatalf("route drops %d, want 1", n.Status().RouteDrops)
+	}
+}
+
+// TestQuietRepairs: with Config.QuietRepairs a node that learns a neighbor
+// from another node's list (002 Fig 4.1) does not introduce itself at
+// once; the repair still counts.
+func TestQuietRepairs(t *testing.T) {
+	a, _, c := tTriangle(t, true)
+	a.cfg.QuietRepairs = true
+	now := c.nextBeat
+	c.Tick(now, TimerHeartbeat)
+	a.Step(now, 3, tTo[*wire.Heartbeat](t, tDrain(c), 1))
+	if !slices.Equal(tIDs(a), []NodeID{2, 3}) || a.Status().LinksLearned != 1 {
+		t.Fatalf("A's table %v, status %+v", tIDs(a), a.Status())
+	}
+	if r := tDrain(a); len(r.Messages) != 0 {
+		t.Fatalf("A sent %v", r.Messages)
+	}
+}
+
+// TestNoZoneQueries: with Config.NoZoneQueries a compact heartbeat at a
+// zone version the receiver does not know is a sign of life only: no
+// full-update request, the stale entry stays (002 §4.2.2's bare reading).
+func TestNoZoneQueries(t *testing.T) {
+	a, b := tStale(t)
+	a.cfg.NoZoneQueries = true
+	b.cfg.Mode = ModeCompact
+	tLink(b, a, true)
+	now := b.nextBeat
+	b.Tick(now, TimerHeartbeat)
+	a.Step(now, 2, tOnly[*wire.Heartbeat](t, tDrain(b), 1))
+	if r := tDrain(a); len(r.Messages) != 0 || a.Status().ZoneQueries != 0 {
+		t.Fatalf("A sent %v, status %+v", r.Messages, a.Status())
+	}
+	if nb := tNeighbor(a, 2); nb == nil || nb.Version != 1 || nb.LastHeard != now {
+		t.Fatalf("A's entry for B %+v", nb)
+	}
+}
+
+// TestNoTakeoverRequest: with Config.NoTakeoverRequest adaptive take-over
+// nodes no longer ask for full updates at every take-over (compare
+// TestFailuresInEveryMode), and one failure at a time still leaves the
+// overlay exact.
+func TestNoTakeoverRequest(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		var takeovers, reqs uint64
+		for _, n := range tFailOneAtATimeWith(t, func(c *Config) { c.Mode, c.NoTakeoverRequest = ModeAdaptive, true }, seed, 8) {
+			takeovers += n.Status().Takeovers
+			reqs += n.Status().FullUpdateReqs
+		}
+		if takeovers < 8 || reqs >= takeovers {
+			t.Fatalf("seed %d: %d full-update requests for %d take-overs", seed, reqs, takeovers)
+		}
 	}
 }

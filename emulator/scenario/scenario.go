@@ -88,6 +88,10 @@ type Heartbeat struct {
 	Period    time.Duration // emulated time between heartbeats
 	Mode      string        // ModeVanilla, ModeCompact or ModeAdaptive
 	FailAfter int           // consecutive missed heartbeats before a neighbor is declared failed
+	// Repairs beyond 002 §4.2, each on by default (overlay.Config):
+	AnnounceRepairs bool // a node that learns a neighbor from a relayed list introduces itself at once
+	ZoneQueries     bool // a compact heartbeat from a node not known at its zone version asks it for a full update
+	TakeoverRequest bool // an adaptive take-over node asks its new neighborhood for full updates at once
 }
 
 // Bus configures the message bus the emulated peers talk over.

@@ -20,7 +20,7 @@ func TestDefault(t *testing.T) {
 		Duration:  10 * time.Minute,
 		Peers:     Peers{Count: 500, Population: PopulationMixed, JoinWindow: time.Minute, Bootstrap: BootstrapJoins},
 		Overlay: Overlay{Dimensions: 2, Split: SplitKD, Heartbeat: Heartbeat{
-			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3,
+			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3, AnnounceRepairs: true, ZoneQueries: true, TakeoverRequest: true,
 		}},
 		Churn: Churn{Start: 2 * time.Minute, FailFraction: 0.5, Lifetime: Lifetime{Dist: LifetimeNone, Mean: 30 * time.Minute, Shape: 2}},
 		Link:  Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
@@ -112,7 +112,7 @@ func TestLoadFull(t *testing.T) {
 		Duration:  90 * time.Minute,
 		Peers:     Peers{Count: 2000, Population: PopulationClustered, JoinWindow: 5 * time.Minute, Bootstrap: BootstrapDirect},
 		Overlay: Overlay{Dimensions: 4, Split: SplitHalve, Heartbeat: Heartbeat{
-			Period: 10 * time.Second, Mode: ModeAdaptive, FailAfter: 5,
+			Period: 10 * time.Second, Mode: ModeAdaptive, FailAfter: 5, AnnounceRepairs: false, ZoneQueries: false, TakeoverRequest: false,
 		}},
 		Churn: Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25,
 			Lifetime: Lifetime{Dist: "weibull", Mean: 20 * time.Minute, Shape: 0.5}},
@@ -448,7 +448,7 @@ func TestSetErrors(t *testing.T) {
 		{"peers.cout=5",
 			`--set peers.cout=5: unknown key "peers.cout" — did you mean "peers.count"? Valid keys here: peers.count, peers.population, peers.join_window, peers.bootstrap`},
 		{"fail_after=5",
-			`--set fail_after=5: unknown key "fail_after" — did you mean "overlay.heartbeat.fail_after"? Valid keys here: overlay.heartbeat.period, overlay.heartbeat.mode, overlay.heartbeat.fail_after`},
+			`--set fail_after=5: unknown key "fail_after" — did you mean "overlay.heartbeat.fail_after"? Valid keys here: overlay.heartbeat.period, overlay.heartbeat.mode, overlay.heartbeat.fail_after, overlay.heartbeat.announce_repairs, overlay.heartbeat.zone_queries, overlay.heartbeat.takeover_request`},
 		{"overlay.heartbeat.mode=vanila",
 			`--set overlay.heartbeat.mode=vanila: "vanila" is not a heartbeat mode — write one of vanilla, compact, adaptive (did you mean "vanilla"?)`},
 		{"matchmaking.residue=baloon",

@@ -64,6 +64,12 @@ var schema = []field{
 	intField("overlay.heartbeat.fail_after", func(s *Scenario) *int { return &s.Overlay.Heartbeat.FailAfter }, 3, 1, 100,
 		"a valid missed-heartbeat limit",
 		"Consecutive missed heartbeats after which a neighbor is declared failed, 1 to 100."),
+	boolField("overlay.heartbeat.announce_repairs", func(s *Scenario) *bool { return &s.Overlay.Heartbeat.AnnounceRepairs }, true,
+		"A peer that learns a neighbor from another peer's list (a repaired broken link, 002 Fig 4.1) introduces itself to it at once; false: the neighbor learns it from the peer's next heartbeat (002 §4.2 leaves this open)."),
+	boolField("overlay.heartbeat.zone_queries", func(s *Scenario) *bool { return &s.Overlay.Heartbeat.ZoneQueries }, true,
+		"Compact and adaptive modes: a compact heartbeat from a peer not known at its zone version makes the receiver ask it for a full update; false: it only counts as a sign of life (002 §4.2.2: non-take-over neighbors get only load information)."),
+	boolField("overlay.heartbeat.takeover_request", func(s *Scenario) *bool { return &s.Overlay.Heartbeat.TakeoverRequest }, true,
+		"Adaptive mode: a peer that takes over a zone asks its new neighborhood for full updates at once; false: only when its border check finds a broken link (002 §4.2.3's rule)."),
 
 	durationField("churn.interval", func(s *Scenario) *time.Duration { return &s.Churn.Interval }, 0,
 		"Mean emulated time between churn events (Poisson); each is a join or a departure with equal probability. 0s: no churn.",
