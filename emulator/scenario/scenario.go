@@ -173,6 +173,12 @@ var Dists = []string{"constant", "uniform", "exponential", "normal", "pareto"}
 type Workload struct {
 	Jobs            int           // number of jobs the client submits; 0 = no workload
 	Interarrival    time.Duration // mean emulated time between submissions (Poisson)
+	// Load, when above 0, replaces Interarrival: the mean inter-arrival
+	// time is chosen so that the work submitted per second (cores × work
+	// on a canonical node) is Load times the peers' capacity (Σ cores ×
+	// CPU speed) — the same load per core whatever the population draws
+	// (package workload, Interarrival).
+	Load float64
 	Start           time.Duration // emulated time of the first possible submission
 	ConstraintRatio float64       // probability that each resource is constrained
 	Kind            string        // WorkloadMixed or WorkloadClustered
