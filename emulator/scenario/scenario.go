@@ -173,12 +173,7 @@ var Dists = []string{"constant", "uniform", "exponential", "normal", "pareto"}
 type Workload struct {
 	Jobs            int           // number of jobs the client submits; 0 = no workload
 	Interarrival    time.Duration // mean emulated time between submissions (Poisson)
-	// Load, when above 0, replaces Interarrival: the mean inter-arrival
-	// time is chosen so that the work submitted per second (cores × work
-	// on a canonical node) is Load times the peers' capacity (Σ cores ×
-	// CPU speed) — the same load per core whatever the population draws
-	// (package workload, Interarrival).
-	Load float64
+	Load            float64       // above 0: replaces Interarrival, submitting Load × the peers' Σ cores × CPU speed in work per second (workload.Interarrival)
 	Start           time.Duration // emulated time of the first possible submission
 	ConstraintRatio float64       // probability that each resource is constrained
 	Kind            string        // WorkloadMixed or WorkloadClustered
@@ -306,10 +301,36 @@ const (
 	SchedLIPull  = "li-pull"
 	SchedLIQPush = "liq-push"
 	SchedLIQPull = "liq-pull"
+	// SchedCENT is 000 §V-B's CENT as a scheduling mode, so that one
+	// sweep axis covers all seven of Fig 3's configurations: the
+	// single-queue centralized scheduler (matchmaking.scheme cent-queue,
+	// whatever the file says) with vanilla run nodes.
+	SchedCENT = "cent"
 )
 
 // SchedModes are the values of scheduling.mode.
-var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull}
+var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull, SchedCENT}
+
+// JobSchemes returns the matchmaking scheme, CAN-P's stopping factor and the run
+// nodes' scheduling mode a run uses: matchmaking.Resolved and
+// scheduling.mode, except that scheduling.mode cent is the cent-queue
+// scheme with vanilla run nodes.
+func (s Scenario) JobSchemes() (scheme string, stoppingFactor int, mode string) {
+	if s.Scheduling.Mode == SchedCENT {
+		return SchemeCENTQueue, s.Matchmaking.StoppingFactor, ModeVanilla
+	}
+	scheme, stoppingFactor = s.Matchmaking.Resolved()
+	return scheme, stoppingFactor, s.Scheduling.Mode
+}
+
+// SchemeName is matchmaking.scheme as the results name it: cent-queue
+// under scheduling.mode cent.
+func (s Scenario) SchemeName() string {
+	if s.Scheduling.Mode == SchedCENT {
+		return SchemeCENTQueue
+	}
+	return s.Matchmaking.Scheme
+}
 
 // Jobs configures how the client follows its jobs.
 type Jobs struct {

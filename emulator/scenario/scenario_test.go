@@ -929,3 +929,25 @@ func TestExamplesLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedModeCENT: scheduling.mode cent runs 000's CENT — the
+// cent-queue scheme with vanilla run nodes — whatever matchmaking.scheme
+// says; every other mode keeps the file's scheme.
+func TestSchedModeCENT(t *testing.T) {
+	s := Default()
+	s.Matchmaking.Scheme = "can-p2"
+	s.Scheduling.Mode = SchedCENT
+	if scheme, _, mode := s.JobSchemes(); scheme != SchemeCENTQueue || mode != ModeVanilla {
+		t.Fatalf("mode cent: scheme %q, run-node mode %q; want %q, %q", scheme, mode, SchemeCENTQueue, ModeVanilla)
+	}
+	if got := s.SchemeName(); got != SchemeCENTQueue {
+		t.Fatalf("mode cent: results name the scheme %q, want %q", got, SchemeCENTQueue)
+	}
+	s.Scheduling.Mode = SchedLIQPull
+	if scheme, sf, mode := s.JobSchemes(); scheme != SchemeCANP || sf != 2 || mode != SchedLIQPull {
+		t.Fatalf("mode liq-pull with can-p2: %q, SF %d, %q; want %q, 2, %q", scheme, sf, mode, SchemeCANP, SchedLIQPull)
+	}
+	if got := s.SchemeName(); got != "can-p2" {
+		t.Fatalf("mode liq-pull: results name the scheme %q, want can-p2", got)
+	}
+}
