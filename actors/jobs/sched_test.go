@@ -589,7 +589,7 @@ func TestCENTQueueWaitsForAFreeNode(t *testing.T) {
 // neighbors (000 §IV-C): a free (L = 0) less capable neighbor does not stop
 // it, a less capable neighbor with a smaller non-zero L does.
 func TestQueuePullFromNonZeroLocalMinimum(t *testing.T) {
-	weak := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(2, 4)}
+	weak := can.Point{uint32(tQ1) + 10, uint32(tQ1) + 5, vAmt(2, 4)} // at most ours: less capable
 	strong := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(8, 16)}
 	for _, tc := range []struct {
 		name  string

@@ -306,28 +306,39 @@ const (
 	// single-queue centralized scheduler (matchmaking.scheme cent-queue,
 	// whatever the file says) with vanilla run nodes.
 	SchedCENT = "cent"
+	// SchedCENTGreedy is the other reading of 000 §V-A's "greedy online
+	// centralized scheduler": each job placed at its arrival by the
+	// global view (matchmaking.scheme cent) into a node's FIFO queue,
+	// with vanilla run nodes.
+	SchedCENTGreedy = "cent-greedy"
 )
 
 // SchedModes are the values of scheduling.mode.
-var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull, SchedCENT}
+var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull, SchedCENT, SchedCENTGreedy}
 
 // JobSchemes returns the matchmaking scheme, CAN-P's stopping factor and the run
 // nodes' scheduling mode a run uses: matchmaking.Resolved and
 // scheduling.mode, except that scheduling.mode cent is the cent-queue
-// scheme with vanilla run nodes.
+// scheme and cent-greedy the cent scheme, both with vanilla run nodes.
 func (s Scenario) JobSchemes() (scheme string, stoppingFactor int, mode string) {
-	if s.Scheduling.Mode == SchedCENT {
+	switch s.Scheduling.Mode {
+	case SchedCENT:
 		return SchemeCENTQueue, s.Matchmaking.StoppingFactor, ModeVanilla
+	case SchedCENTGreedy:
+		return SchemeCENT, s.Matchmaking.StoppingFactor, ModeVanilla
 	}
 	scheme, stoppingFactor = s.Matchmaking.Resolved()
 	return scheme, stoppingFactor, s.Scheduling.Mode
 }
 
 // SchemeName is matchmaking.scheme as the results name it: cent-queue
-// under scheduling.mode cent.
+// under scheduling.mode cent, cent under cent-greedy.
 func (s Scenario) SchemeName() string {
-	if s.Scheduling.Mode == SchedCENT {
+	switch s.Scheduling.Mode {
+	case SchedCENT:
 		return SchemeCENTQueue
+	case SchedCENTGreedy:
+		return SchemeCENT
 	}
 	return s.Matchmaking.Scheme
 }

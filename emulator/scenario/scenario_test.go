@@ -943,6 +943,10 @@ func TestSchedModeCENT(t *testing.T) {
 	if got := s.SchemeName(); got != SchemeCENTQueue {
 		t.Fatalf("mode cent: results name the scheme %q, want %q", got, SchemeCENTQueue)
 	}
+	s.Scheduling.Mode = SchedCENTGreedy
+	if scheme, _, mode := s.JobSchemes(); scheme != SchemeCENT || mode != ModeVanilla || s.SchemeName() != SchemeCENT {
+		t.Fatalf("mode cent-greedy: scheme %q (named %q), run-node mode %q; want %q, %q", scheme, s.SchemeName(), mode, SchemeCENT, ModeVanilla)
+	}
 	s.Scheduling.Mode = SchedLIQPull
 	if scheme, sf, mode := s.JobSchemes(); scheme != SchemeCANP || sf != 2 || mode != SchedLIQPull {
 		t.Fatalf("mode liq-pull with can-p2: %q, SF %d, %q; want %q, 2, %q", scheme, sf, mode, SchemeCANP, SchedLIQPull)

@@ -156,7 +156,7 @@ var schema = []field{
 
 	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, ModeVanilla,
 		SchedModes, "a scheduling mode",
-		"Dynamic scheduling at the run nodes (000 §IV-V): vanilla (initial matchmaking only, FCFS queues), l (local backfilling with backfilling counters), li-push / li-pull (plus internode scheduling: waiting jobs move to a neighbor's residual resources, pushed after a confirming handshake or pulled by the idle node), liq-push / liq-pull (plus queue balancing by normalized load). cent is 000 §V-B's CENT: matchmaking.scheme cent-queue (whatever the file says) with vanilla run nodes, so that one sweep axis covers Fig 3's seven configurations."),
+		"Dynamic scheduling at the run nodes (000 §IV-V): vanilla (initial matchmaking only, FCFS queues), l (local backfilling with backfilling counters), li-push / li-pull (plus internode scheduling: waiting jobs move to a neighbor's residual resources, pushed after a confirming handshake or pulled by the idle node), liq-push / liq-pull (plus queue balancing by normalized load). cent is 000 §V-B's CENT: matchmaking.scheme cent-queue (whatever the file says) with vanilla run nodes, so that one sweep axis covers Fig 3's seven configurations; cent-greedy the other reading of CENT, matchmaking.scheme cent (each job placed at its arrival) with vanilla run nodes."),
 	durationField("scheduling.period", func(s *Scenario) *time.Duration { return &s.Scheduling.Period }, 10*time.Second,
 		"Emulated time between a node's internode-scheduling and queue-balancing rounds (each node's rounds start at a random offset); a positive duration. Used by the li-* and liq-* modes.",
 		positive("scheduling period", 10*time.Second)),
