@@ -57,7 +57,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 		return nil
 	}
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers)}
-	scheme := sc.Matchmaking.Scheme
+	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id overlay.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()
 		switch e.Kind {
@@ -148,14 +148,14 @@ func (j *jobRun) setup() *peer.JobSetup {
 	if j == nil {
 		return nil
 	}
-	scheme, sf := j.sc.Matchmaking.Resolved()
+	scheme, sf, mode := j.sc.JobSchemes()
 	dims := j.sc.Overlay.Dimensions
 	res := resources{dims: dims}
 	cfg := jobs.Config{
 		Scheme: scheme, StoppingFactor: sf,
 		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
 		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
-		Res:         res, Mode: j.sc.Scheduling.Mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
+		Res:         res, Mode: mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
 		PullReach: j.sc.Scheduling.PullReach,
 		Residue:   j.sc.Matchmaking.Residue,
 		LoadView:  j.sc.Matchmaking.LoadView,
@@ -380,12 +380,12 @@ func num(v float64) *float64 {
 func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []InvariantCheck) {
 	tot := j.tally(t, states)
 	s := &JobsSummary{
-		Scheme: j.sc.Matchmaking.Scheme, Submitted: tot.Submitted, Completed: tot.Completed, Failed: tot.Failed,
+		Scheme: j.sc.SchemeName(), Submitted: tot.Submitted, Completed: tot.Completed, Failed: tot.Failed,
 		Unfinished: tot.Unfinished, Lost: tot.Lost, Duplicated: tot.Duplicated, FailedBy: tot.FailedBy, Anomalies: tot.Anomalies,
 		Resubmitted: j.ledger.Count(jobs.EvResubmitted), Rematched: j.ledger.Count(jobs.EvRematched), Adopted: j.ledger.Count(jobs.EvAdopted),
 		Returned: j.ledger.Count(jobs.EvReturned), Cancelled: j.ledger.Count(jobs.EvCancelled), RouteDrops: j.ledger.Count(jobs.EvRouteDrop),
 	}
-	if scheme, sf := j.sc.Matchmaking.Resolved(); scheme == jobs.SchemeCANP {
+	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP {
 		s.StoppingFactor = sf
 	}
 	f := j.ledger.Figures()

@@ -263,3 +263,28 @@ func TestJobTableAgreesWithSummary(t *testing.T) {
 		t.Errorf("seed %d: jobs.csv mean wait %.3f s, summary (completed jobs) %v", sc.Seed, mean, j.WaitSecondsCompleted.Mean)
 	}
 }
+
+// scheduling.mode cent is 000's CENT: the same run, bit for bit, as
+// matchmaking.scheme cent-queue with vanilla run nodes, and its summary
+// names the scheme cent-queue.
+func TestSchedModeCENTIsCentQueue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
+	const seed = 3
+	a := schedScenario(t, seed, "cent", "")
+	b := schedScenario(t, seed, "vanilla", "")
+	b.Matchmaking.Scheme = scenario.SchemeCENTQueue
+	ja := runScenario(t, a, emulator.DriverSim).Summary.Jobs
+	jb := runScenario(t, b, emulator.DriverSim).Summary.Jobs
+	if ja.Scheme != "cent-queue" || ja.Mode != "cent" {
+		t.Errorf("seed %d: mode cent's summary says scheme %q, mode %q; want cent-queue, cent", seed, ja.Scheme, ja.Mode)
+	}
+	if ja.WaitSeconds.Mean == nil || jb.WaitSeconds.Mean == nil || ja.Completed == 0 {
+		t.Fatalf("seed %d: no wait figure or no completed job", seed)
+	}
+	if *ja.WaitSeconds.Mean != *jb.WaitSeconds.Mean || ja.Completed != jb.Completed || ja.Pushed != jb.Pushed {
+		t.Errorf("seed %d: mode cent waits %.3f s, %d completed, %d pushed; cent-queue with vanilla %.3f s, %d, %d — want the same run",
+			seed, *ja.WaitSeconds.Mean, ja.Completed, ja.Pushed, *jb.WaitSeconds.Mean, jb.Completed, jb.Pushed)
+	}
+}

@@ -549,7 +549,10 @@ func (n *Node) pullWhenIdle(now time.Duration) {
 
 // pullQueue is queue-balancing PULL (000 §IV-C): the node with the
 // locally minimum non-zero L among its equal-or-less capable neighbors
-// asks its most loaded neighbor (not asked recently) for a job.
+// asks its most loaded neighbor (not asked recently) for a job. A
+// neighbor with L = 0 does not count against the minimum: "zero local
+// load means a free node, internode scheduling handles that case" (000
+// §IV-C) — the minimum is over the non-zero loads.
 func (n *Node) pullQueue(now time.Duration) bool {
 	if n.sched.pulling != 0 {
 		return false
@@ -561,7 +564,7 @@ func (n *Node) pullQueue(now time.Duration) bool {
 	var best *known
 	for _, k := range n.knownNeighbors() {
 		l := float64(k.l.NormLoad)
-		if Capable(n.view.Point(), k.l.Point) && l < L {
+		if Capable(n.view.Point(), k.l.Point) && l > 0 && l < L {
 			return false // a less capable neighbor is less loaded
 		}
 		if l > L && !n.askedRecently(k.nb.ID, now) && (best == nil || k.l.NormLoad > best.l.NormLoad) {

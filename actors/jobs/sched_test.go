@@ -583,3 +583,30 @@ func TestCENTQueueWaitsForAFreeNode(t *testing.T) {
 		t.Fatal("a job no node can run did not fail")
 	}
 }
+
+// TestQueuePullFromNonZeroLocalMinimum: queue-balancing PULL starts at the
+// node with the locally minimum non-zero L among its equal-or-less capable
+// neighbors (000 §IV-C): a free (L = 0) less capable neighbor does not stop
+// it, a less capable neighbor with a smaller non-zero L does.
+func TestQueuePullFromNonZeroLocalMinimum(t *testing.T) {
+	weak := can.Point{uint32(tQ1) + 10, uint32(tQ1) + 5, vAmt(2, 4)} // at most ours: less capable
+	strong := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(8, 16)}
+	for _, tc := range []struct {
+		name  string
+		weakL float32
+		pull  bool
+	}{{"free weaker neighbor", 0, true}, {"less loaded weaker neighbor", 0.25, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, _ := vNode(t, ModeLIQPull,
+				tNb(tB, zUp0(), vLoad(weak, Vec{2, 4, 0}, 0, 0, tc.weakL)),
+				tNb(3, zUp1(), vLoad(strong, Vec{}, 4, 0, 3)))
+			vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
+			vAssign(n, 0, vSpec(2, 2, 0, time.Hour)) // waiting: L = 2/4
+			n.Tick(5*time.Second, TimerSched)
+			reqs, to := tAll[*wire.PullRequest](tDrain(n))
+			if got := len(reqs) == 1 && reqs[0].Kind == wire.MigrateKind_MIGRATE_QUEUE && to[0] == 3; got != tc.pull {
+				t.Fatalf("PULL requests %v, want a queue-balancing PULL to the most loaded neighbor: %v", reqs, tc.pull)
+			}
+		})
+	}
+}

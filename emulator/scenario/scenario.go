@@ -183,6 +183,7 @@ var Dists = []string{"constant", "uniform", "exponential", "normal", "pareto"}
 type Workload struct {
 	Jobs            int           // number of jobs the client submits; 0 = no workload
 	Interarrival    time.Duration // mean emulated time between submissions (Poisson)
+	Load            float64       // above 0: replaces Interarrival, submitting Load × the peers' Σ cores × CPU speed in work per second (workload.Interarrival)
 	Start           time.Duration // emulated time of the first possible submission
 	ConstraintRatio float64       // probability that each resource is constrained
 	Kind            string        // WorkloadMixed or WorkloadClustered
@@ -334,10 +335,47 @@ const (
 	SchedLIPull  = "li-pull"
 	SchedLIQPush = "liq-push"
 	SchedLIQPull = "liq-pull"
+	// SchedCENT is 000 §V-B's CENT as a scheduling mode, so that one
+	// sweep axis covers all seven of Fig 3's configurations: the
+	// single-queue centralized scheduler (matchmaking.scheme cent-queue,
+	// whatever the file says) with vanilla run nodes.
+	SchedCENT = "cent"
+	// SchedCENTGreedy is the other reading of 000 §V-A's "greedy online
+	// centralized scheduler": each job placed at its arrival by the
+	// global view (matchmaking.scheme cent) into a node's FIFO queue,
+	// with vanilla run nodes.
+	SchedCENTGreedy = "cent-greedy"
 )
 
 // SchedModes are the values of scheduling.mode.
-var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull}
+var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull, SchedCENT, SchedCENTGreedy}
+
+// JobSchemes returns the matchmaking scheme, CAN-P's stopping factor and the run
+// nodes' scheduling mode a run uses: matchmaking.Resolved and
+// scheduling.mode, except that scheduling.mode cent is the cent-queue
+// scheme and cent-greedy the cent scheme, both with vanilla run nodes.
+func (s Scenario) JobSchemes() (scheme string, stoppingFactor int, mode string) {
+	switch s.Scheduling.Mode {
+	case SchedCENT:
+		return SchemeCENTQueue, s.Matchmaking.StoppingFactor, ModeVanilla
+	case SchedCENTGreedy:
+		return SchemeCENT, s.Matchmaking.StoppingFactor, ModeVanilla
+	}
+	scheme, stoppingFactor = s.Matchmaking.Resolved()
+	return scheme, stoppingFactor, s.Scheduling.Mode
+}
+
+// SchemeName is matchmaking.scheme as the results name it: cent-queue
+// under scheduling.mode cent, cent under cent-greedy.
+func (s Scenario) SchemeName() string {
+	switch s.Scheduling.Mode {
+	case SchedCENT:
+		return SchemeCENTQueue
+	case SchedCENTGreedy:
+		return SchemeCENT
+	}
+	return s.Matchmaking.Scheme
+}
 
 // Jobs configures how the client follows its jobs.
 type Jobs struct {

@@ -119,7 +119,7 @@ func TestLoadFull(t *testing.T) {
 		Link: Link{Latency: Latency{Dist: "exponential", Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond},
 			Loss: 0.01, Duplicate: 0.002, Regions: 3, InterRegion: Latency{Dist: "normal", Mean: 80 * time.Millisecond, Jitter: time.Millisecond},
 			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
-		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Start: 6 * time.Minute, ConstraintRatio: 0.8,
+		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Load: 0.75, Start: 6 * time.Minute, ConstraintRatio: 0.8,
 			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential,
 			Drain: true, DrainLimit: 3 * time.Hour, Warmup: 30 * time.Minute},
 		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3, Residue: ResidueBalloon, LoadView: LoadViewOracle, StopNodes: StopNodesTarget},
@@ -131,17 +131,17 @@ func TestLoadFull(t *testing.T) {
 		Invariants:  Invariants{ReconvergePeriods: 30},
 		Departures:  Departures{Fraction: 0.2, Start: 40 * time.Minute, Stop: 50 * time.Minute, Events: 3},
 		Faults: []Fault{
-			{At: 20 * time.Minute, Kind: FaultPartition, Line: 82, Name: "west", Region: 1, OneWay: true},
-			{At: 25 * time.Minute, Kind: FaultHeal, Line: 84, Name: "west", Region: -1},
-			{At: 26 * time.Minute, Kind: FaultPartition, Line: 86, Fraction: 0.3, Region: -1},
-			{At: 27 * time.Minute, Kind: FaultPartition, Line: 88, Peers: []uint64{1, 2, 3}, Region: -1},
-			{At: 28 * time.Minute, Kind: FaultHeal, Line: 90, Region: -1},
-			{At: 30 * time.Minute, Kind: FaultLatency, Line: 91, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
-			{At: 31 * time.Minute, Kind: FaultLoss, Line: 93, Region: -1, P: 0.1},
-			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 95, Region: -1, P: 0.05},
-			{At: 35 * time.Minute, Kind: FaultCrash, Line: 97, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
-			{At: 36 * time.Minute, Kind: FaultCrash, Line: 99, Region: 2},
-			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 101, Region: -1, DownFor: 5 * time.Second},
+			{At: 20 * time.Minute, Kind: FaultPartition, Line: 86, Name: "west", Region: 1, OneWay: true},
+			{At: 25 * time.Minute, Kind: FaultHeal, Line: 88, Name: "west", Region: -1},
+			{At: 26 * time.Minute, Kind: FaultPartition, Line: 90, Fraction: 0.3, Region: -1},
+			{At: 27 * time.Minute, Kind: FaultPartition, Line: 92, Peers: []uint64{1, 2, 3}, Region: -1},
+			{At: 28 * time.Minute, Kind: FaultHeal, Line: 94, Region: -1},
+			{At: 30 * time.Minute, Kind: FaultLatency, Line: 95, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
+			{At: 31 * time.Minute, Kind: FaultLoss, Line: 97, Region: -1, P: 0.1},
+			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 99, Region: -1, P: 0.05},
+			{At: 35 * time.Minute, Kind: FaultCrash, Line: 101, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
+			{At: 36 * time.Minute, Kind: FaultCrash, Line: 103, Region: 2},
+			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 105, Region: -1, DownFor: 5 * time.Second},
 		},
 		Source: path,
 	}
@@ -965,5 +965,31 @@ func TestDeparturesTimeline(t *testing.T) {
 	}
 	if sc, err := Parse("d.yaml", []byte("duration: 2h\n")); err != nil || len(sc.SortedFaults()) != 0 {
 		t.Fatalf("no departures by default: %v, %v", sc.SortedFaults(), err)
+	}
+}
+
+// TestSchedModeCENT: scheduling.mode cent runs 000's CENT — the
+// cent-queue scheme with vanilla run nodes — whatever matchmaking.scheme
+// says; every other mode keeps the file's scheme.
+func TestSchedModeCENT(t *testing.T) {
+	s := Default()
+	s.Matchmaking.Scheme = "can-p2"
+	s.Scheduling.Mode = SchedCENT
+	if scheme, _, mode := s.JobSchemes(); scheme != SchemeCENTQueue || mode != ModeVanilla {
+		t.Fatalf("mode cent: scheme %q, run-node mode %q; want %q, %q", scheme, mode, SchemeCENTQueue, ModeVanilla)
+	}
+	if got := s.SchemeName(); got != SchemeCENTQueue {
+		t.Fatalf("mode cent: results name the scheme %q, want %q", got, SchemeCENTQueue)
+	}
+	s.Scheduling.Mode = SchedCENTGreedy
+	if scheme, _, mode := s.JobSchemes(); scheme != SchemeCENT || mode != ModeVanilla || s.SchemeName() != SchemeCENT {
+		t.Fatalf("mode cent-greedy: scheme %q (named %q), run-node mode %q; want %q, %q", scheme, s.SchemeName(), mode, SchemeCENT, ModeVanilla)
+	}
+	s.Scheduling.Mode = SchedLIQPull
+	if scheme, sf, mode := s.JobSchemes(); scheme != SchemeCANP || sf != 2 || mode != SchedLIQPull {
+		t.Fatalf("mode liq-pull with can-p2: %q, SF %d, %q; want %q, 2, %q", scheme, sf, mode, SchemeCANP, SchedLIQPull)
+	}
+	if got := s.SchemeName(); got != "can-p2" {
+		t.Fatalf("mode liq-pull: results name the scheme %q, want can-p2", got)
 	}
 }

@@ -122,6 +122,9 @@ var schema = []field{
 	durationField("workload.interarrival", func(s *Scenario) *time.Duration { return &s.Workload.Interarrival }, 15*time.Second,
 		"Mean emulated time between job submissions (Poisson arrivals); a positive duration. 003 §5.4 uses 15s to 20s for lightly-constrained workloads.",
 		positive("mean inter-arrival time", 15*time.Second)),
+	floatField("workload.load", func(s *Scenario) *float64 { return &s.Workload.Load }, 0,
+		func(v float64) bool { return v >= 0 && v <= 10 }, "a valid offered load", "a number from 0 to 10, e.g. 0.9",
+		"Offered load, 0 to 10; above 0 it replaces workload.interarrival: the mean inter-arrival time is chosen, per run, so that the work submitted per second (each job's cores times its running time on a canonical node, averaged over the workload's jobs) is this fraction of the initial peers' capacity (the sum of cores × cpu_speed). 0: use workload.interarrival. Keeps the load per core when the population's draw (a clustered population's classes) or size changes; 1 is saturation before contention and packing losses."),
 	durationField("workload.start", func(s *Scenario) *time.Duration { return &s.Workload.Start }, 2*time.Minute,
 		"Emulated time from which jobs are submitted (the first arrives one inter-arrival time later on average); jobs due after the end of the run are not submitted. When workload.jobs is above 0: at least peers.join_window and shorter than duration.",
 		workloadStart, "duration", "peers.join_window", "workload.jobs"),
@@ -184,7 +187,7 @@ var schema = []field{
 
 	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, ModeVanilla,
 		SchedModes, "a scheduling mode",
-		"Dynamic scheduling at the run nodes (000 §IV-V): vanilla (initial matchmaking only, FCFS queues), l (local backfilling with backfilling counters), li-push / li-pull (plus internode scheduling: waiting jobs move to a neighbor's residual resources, pushed after a confirming handshake or pulled by the idle node), liq-push / liq-pull (plus queue balancing by normalized load). Combine with matchmaking.scheme: cent for the centralized comparison."),
+		"Dynamic scheduling at the run nodes (000 §IV-V): vanilla (initial matchmaking only, FCFS queues), l (local backfilling with backfilling counters), li-push / li-pull (plus internode scheduling: waiting jobs move to a neighbor's residual resources, pushed after a confirming handshake or pulled by the idle node), liq-push / liq-pull (plus queue balancing by normalized load). cent is 000 §V-B's CENT: matchmaking.scheme cent-queue (whatever the file says) with vanilla run nodes, so that one sweep axis covers Fig 3's seven configurations; cent-greedy the other reading of CENT, matchmaking.scheme cent (each job placed at its arrival) with vanilla run nodes."),
 	durationField("scheduling.period", func(s *Scenario) *time.Duration { return &s.Scheduling.Period }, 10*time.Second,
 		"Emulated time between a node's internode-scheduling and queue-balancing rounds (each node's rounds start at a random offset); a positive duration. Used by the li-* and liq-* modes.",
 		positive("scheduling period", 10*time.Second)),

@@ -61,8 +61,48 @@ const stream = 0x6a6f6273
 // peers capable of them. Every job thus has a capable peer and demand
 // follows supply. peers may be nil otherwise.
 func Generate(w scenario.Workload, dims int, duration time.Duration, seed uint64, peers []population.Node) []Job {
+	w.Interarrival = Interarrival(w, dims, seed, peers)
 	jobs, _ := generate(w, dims, duration, seed, peers)
 	return jobs
+}
+
+// Interarrival is the mean inter-arrival time Generate uses: w.Interarrival,
+// or with w.Load > 0 (workload.load) the one that submits Load times the
+// peers' capacity in work per second — E[cores × work] / (Load × Σ cores ×
+// cpu_speed), the expectation over the workload's w.Jobs jobs (their
+// requirements and work come from streams of their own, so they do not
+// depend on the inter-arrival time), cores read from the requirement's and
+// the peers' cores dimension (1 without one; a job that leaves cores
+// unconstrained uses 1). With no peers it is w.Interarrival.
+func Interarrival(w scenario.Workload, dims int, seed uint64, peers []population.Node) time.Duration {
+	if w.Load <= 0 || len(peers) == 0 || w.Jobs <= 0 {
+		return w.Interarrival
+	}
+	given := w.Interarrival
+	var capacity float64
+	for _, p := range peers {
+		capacity += cores(p.Point, dims, false) * population.CapabilityAt(p.Point, 0)
+	}
+	w.Interarrival = time.Second
+	jobs, _ := generate(w, dims, time.Duration(math.MaxInt64), seed, peers)
+	var work float64
+	for _, j := range jobs {
+		work += cores(j.Req, dims, true) * j.Work.Seconds()
+	}
+	if capacity <= 0 || work <= 0 {
+		return given
+	}
+	return time.Duration(work / float64(len(jobs)) / (w.Load * capacity) * float64(time.Second))
+}
+
+// cores is the cores of a peer, or those a job requires, at point p: the
+// cores dimension (3) read back through the catalog, 1 without it or — a
+// requirement — when unconstrained.
+func cores(p can.Point, dims int, req bool) float64 {
+	if dims <= 3 || req && p[3] == 0 {
+		return 1
+	}
+	return max(math.Round(population.CapabilityAt(p, 3)), 1)
 }
 
 // generate is Generate, also returning each job's level positions per

@@ -532,3 +532,38 @@ func TestPeerClassesWeighedBySupply(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSetsInterarrival: workload.load picks the inter-arrival time that
+// submits that share of the peers' capacity (Σ cores × speed), measured over
+// the generated arrivals, and double the load halves it.
+func TestLoadSetsInterarrival(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		peers, err := population.Generate(population.Clustered, 200, 4, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := scenario.Workload{Jobs: 2000, Interarrival: 20 * time.Second, Start: 2 * time.Minute, ConstraintRatio: 0.5,
+			Kind: scenario.WorkloadClustered, Classes: scenario.ClassesNodes, Runtime: time.Hour, RuntimeDist: scenario.RuntimeUniform}
+		if got := Interarrival(w, 4, seed, peers); got != w.Interarrival {
+			t.Fatalf("seed %d: load 0: inter-arrival %v, want workload.interarrival %v", seed, got, w.Interarrival)
+		}
+		w.Load = 0.8
+		tau := Interarrival(w, 4, seed, peers)
+		var capacity, work float64
+		for _, p := range peers {
+			capacity += cores(p.Point, 4, false) * p.Capability(0)
+		}
+		jobs := Generate(w, 4, 1000*time.Hour, seed, peers)
+		for _, j := range jobs {
+			work += cores(j.Req, 4, true) * j.Work.Seconds()
+		}
+		span := (jobs[len(jobs)-1].At - w.Start).Seconds()
+		if rho := work / span / capacity; math.Abs(rho-0.8) > 0.08 {
+			t.Errorf("seed %d: offered load %.3f over %d jobs (inter-arrival %v), want 0.8 ± 10%%", seed, rho, len(jobs), tau)
+		}
+		w.Load = 1.6
+		if half := Interarrival(w, 4, seed, peers); math.Abs(float64(half)*2-float64(tau)) > float64(time.Millisecond) {
+			t.Errorf("seed %d: load 1.6 gives %v, want half of load 0.8's %v", seed, half, tau)
+		}
+	}
+}
