@@ -182,7 +182,7 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gridbed reproduce: %s: %v\n", x.name, err)
 			return 1
 		}
-		if err := writeReproduction(sub, rep, *withReport && !rep.Interrupted); err != nil {
+		if err := writeReproduction(sub, rep, *withReport && !rep.Interrupted, stderr); err != nil {
 			fmt.Fprintf(stderr, "gridbed reproduce: %s: writing results: %v\n", x.name, err)
 			return 1
 		}
@@ -233,7 +233,7 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 
 // writeReproduction writes one experiment's reproduce.json, reproduce.md
 // and (withFigures) its figures and report.html into dir.
-func writeReproduction(dir string, rep *reproduce.Report, withFigures bool) error {
+func writeReproduction(dir string, rep *reproduce.Report, withFigures bool, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -246,13 +246,16 @@ func writeReproduction(dir string, rep *reproduce.Report, withFigures bool) erro
 	}
 	md := rep.Markdown()
 	if withFigures {
-		figs, err := report.WriteReproduce(dir, rep)
-		if err != nil {
-			return err
-		}
-		md += "\n## Figures\n\n"
-		for _, f := range figs {
-			md += fmt.Sprintf("![%s](%s)\n\n", f.Title, f.SVG())
+		// The figures are not worth the measurements: a drawing
+		// failure is reported and the results are kept.
+		if figs, err := report.WriteReproduce(dir, rep); err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce: %s: %v (the results are kept without figures)\n", rep.Experiment, err)
+			md += fmt.Sprintf("\n## Figures\n\nNot drawn: %v.\n", err)
+		} else {
+			md += "\n## Figures\n\n"
+			for _, f := range figs {
+				md += fmt.Sprintf("![%s](%s)\n\n", f.Title, f.SVG())
+			}
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, "reproduce.md"), []byte(md), 0o644)

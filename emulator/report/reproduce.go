@@ -23,7 +23,14 @@ import (
 // metric against the experiment's numeric axis (the paper's figure redrawn
 // from gridbed's runs, e.g. 003 Fig 6(a): wait against τ by scheme). It
 // returns the figures written, in page order.
-func WriteReproduce(dir string, rep *reproduce.Report) ([]Figure, error) {
+func WriteReproduce(dir string, rep *reproduce.Report) (figs []Figure, err error) {
+	// gonum/plot panics on some degenerate data; a figure is not worth
+	// losing the reproduction's results for.
+	defer func() {
+		if r := recover(); r != nil {
+			figs, err = nil, fmt.Errorf("drawing the figures: %v", r)
+		}
+	}()
 	page := &Page{
 		Title:    fmt.Sprintf("gridbed reproduce: %s (%s %s %s)", rep.Experiment, rep.Paper, rep.Section, rep.Figure),
 		Subtitle: fmt.Sprintf("%s; %d runs, scale %s; verdict %s", rep.Title, len(rep.Runs), strconv.FormatFloat(rep.Scale, 'g', -1, 64), rep.Verdict),
@@ -49,14 +56,14 @@ func WriteReproduce(dir string, rep *reproduce.Report) ([]Figure, error) {
 			{Text: f.Verdict, Bad: f.Verdict == reproduce.NotReproduced, OK: f.Verdict == reproduce.Reproduced}})
 	}
 	page.Tables = []Table{t}
-	var figs []*figure
+	var drawn []*figure
 	if f := findingsFigure(rep); f != nil {
-		figs = append(figs, f)
+		drawn = append(drawn, f)
 	} else {
 		page.Omitted = append(page.Omitted, Omitted{Title: "Paper vs gridbed", Reason: "no finding with a published value was measured"})
 	}
-	figs = append(figs, metricFigures(rep)...)
-	if err := write(dir, page, figs); err != nil {
+	drawn = append(drawn, metricFigures(rep)...)
+	if err := write(dir, page, drawn); err != nil {
 		return nil, err
 	}
 	return page.Figures, nil
@@ -116,6 +123,10 @@ func findingsFigure(rep *reproduce.Report) *figure {
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	if logY {
+		// gonum's log axis needs a positive range: give it one, with room.
+		p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
+	}
 	if chars := len(strings.Join(names, "  ")); chars > 60 {
 		p.X.Tick.Label.Rotation = math.Pi / 8
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter

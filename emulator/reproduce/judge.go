@@ -168,7 +168,7 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			r.Replicates = nil
 			r.Verdict = NotReproduced
-			r.Why = fmt.Sprintf("nothing to compare: %s is null or zero at a point of the finding in some replicate (see the runs' outcomes)", f.Metric)
+			r.Why = fmt.Sprintf("nothing to compare: %s is null at a point of the finding, or 0 where it divides (a ratio over 0 is undefined), in some replicate — see the points' figures and the runs' outcomes", f.Metric)
 			return r
 		}
 	}
@@ -262,23 +262,33 @@ func judgeOrder(e *scenario.Experiment, f scenario.Finding, ms []Measurement, se
 	var broken []string
 	for i := 0; i+1 < len(chain); i++ {
 		a, b := chain[i], chain[i+1]
+		floor := 1.0
+		if a.Rel == "<=" {
+			floor = 0.9
+		}
 		var rs []float64
-		ok := true
+		measured, zero, direct := true, false, true
 		for _, s := range seeds {
-			x := at(e, ms, s, f.Metric, f.Where, map[string]string{f.Axis: b.Value}) / at(e, ms, s, f.Metric, f.Where, map[string]string{f.Axis: a.Value})
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				ok = false
+			va := at(e, ms, s, f.Metric, f.Where, map[string]string{f.Axis: a.Value})
+			vb := at(e, ms, s, f.Metric, f.Where, map[string]string{f.Axis: b.Value})
+			if math.IsNaN(va) || math.IsNaN(vb) {
+				measured = false
+				continue
 			}
-			rs = append(rs, x)
+			// A zero leaves the ratio undefined; the comparison itself
+			// still says whether the link holds in this replicate.
+			zero = zero || va == 0
+			direct = direct && (vb > va*floor || a.Rel == "<=" && vb >= va*floor)
+			rs = append(rs, vb/va)
 		}
 		l := Link{From: a.Value, Rel: a.Rel, To: b.Value}
-		if ok {
+		switch {
+		case !measured:
+		case zero:
+			l.Holds = direct
+		default:
 			mean, lo, hi := ci95(rs)
 			l.Ratio, l.CI95 = &mean, &[2]float64{lo, hi}
-			floor := 1.0
-			if a.Rel == "<=" {
-				floor = 0.9
-			}
 			l.Holds = lo > floor || (a.Rel == "<=" && lo >= floor)
 		}
 		if l.Holds {

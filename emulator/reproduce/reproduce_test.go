@@ -174,6 +174,18 @@ func TestJudgeVerdicts(t *testing.T) {
 		t.Errorf("a ratio whose interval straddles 1: %s %v", f.Verdict, f.CI95)
 	}
 
+	// Zeros: a chain link compares the values themselves (0 < x holds,
+	// 0 <= 0 holds, 0 < 0 does not); a ratio over 0 is not measured.
+	zeros := byID(Judge(e, measured(func(s string, tau float64, seed uint64) float64 {
+		return map[string]float64{"cent": 0, "can-p2": 0, "can": 3}[s]
+	}), seeds))
+	if l := zeros["chain"].Links; len(l) != 2 || l[0].Holds || !l[1].Holds || l[1].Ratio != nil {
+		t.Errorf("chain over zeros: %+v; want cent < can-p2 broken (0 < 0), can-p2 <= can holding without a ratio", l)
+	}
+	if zeros["p2"].Verdict != NotReproduced || zeros["p2"].Measured != nil {
+		t.Errorf("0/0 judged %s", zeros["p2"].Verdict)
+	}
+
 	// A metric missing at a point: nothing to compare, never a pass.
 	missing := measured(func(string, float64, uint64) float64 { return 1 })
 	missing[0].Values["m"] = nil
