@@ -158,7 +158,7 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 			var xs, ys []float64
 			for _, v := range ax.Values {
 				x, _ := scenario.AxisNumber(v)
-				xs = append(xs, math.Log(x))
+				xs = append(xs, math.Log(x+f.AxisOffset))
 				ys = append(ys, math.Log(at(e, ms, s, f.Metric, f.Where, map[string]string{f.Axis: v})))
 			}
 			r.Replicates = append(r.Replicates, slope(xs, ys))

@@ -131,6 +131,18 @@ func TestJudgeVerdicts(t *testing.T) {
 	if m := *good["tau"].Measured; math.Abs(m+1) > 1e-9 {
 		t.Errorf("exponent %v, want -1", m)
 	}
+	// The same data against τ + 10: x doubles from 20 to 30 while the
+	// metric halves, so the slope is ln(1/2)/ln(3/2).
+	shifted := *e
+	shifted.Findings = append([]scenario.Finding(nil), e.Findings...)
+	for i := range shifted.Findings {
+		shifted.Findings[i].AxisOffset = 10
+	}
+	if m := *byID(Judge(&shifted, measured(func(s string, tau float64, seed uint64) float64 {
+		return factor[s] * noise[seed] * 1000 / tau
+	}), seeds))["tau"].Measured; math.Abs(m-math.Log(0.5)/math.Log(1.5)) > 1e-9 {
+		t.Errorf("exponent with axis_offset 10: %v, want %v", m, math.Log(0.5)/math.Log(1.5))
+	}
 	if b, err := json.Marshal(good["can"]); err != nil || !strings.Contains(string(b), `"band":[10,null]`) {
 		t.Errorf("an open band in JSON: %s, %v", b, err)
 	} else {

@@ -67,6 +67,10 @@ type Finding struct {
 	Of, Over, Where map[string]string
 	// Axis is the axis an order chain or an exponent's x runs along.
 	Axis string
+	// AxisOffset is added to an exponent's axis values before the fit:
+	// the paper's x when it counts differently (002 counts the virtual
+	// dimension: its d is overlay.dimensions + 1).
+	AxisOffset float64
 	// Order is the chain, e.g. "cent < can-p3 <= can-p2" (OrderChain).
 	Order string
 	// Paper is the published value (nil when the paper gives only an
@@ -136,7 +140,7 @@ var experimentKeys = map[string][]string{
 	"experiment": {"paper", "section", "figure", "title", "vary", "scale", "smoke", "findings"},
 	"vary":       {"key", "values"},
 	"smoke":      {"scale", "findings"},
-	"finding":    {"id", "claim", "kind", "metric", "of", "over", "where", "axis", "order", "paper", "tolerance", "at_least", "at_most", "direction"},
+	"finding":    {"id", "claim", "kind", "metric", "of", "over", "where", "axis", "axis_offset", "order", "paper", "tolerance", "at_least", "at_most", "direction"},
 }
 
 var findingID = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -349,6 +353,9 @@ func (p *parser) finding(e *Experiment, n *yaml.Node) (Finding, bool) {
 		return m
 	}
 	f.Of, f.Over, f.Where = points("of"), points("over"), points("where")
+	if fields["axis_offset"] != nil && f.Kind != FindingExponent {
+		p.add(fields["axis_offset"], key+".axis_offset", fmt.Sprintf("axis_offset shifts an exponent's x; the finding %s is a %s — drop it", f.ID, f.Kind))
+	}
 	if x := fields["direction"]; x != nil {
 		if f.Direction = p.expScalar(x, key+".direction", "below or above"); f.Direction != "below" && f.Direction != "above" {
 			p.add(x, key+".direction", fmt.Sprintf("%q is not a direction — write below (the ratio is under 1) or above", f.Direction))
@@ -389,9 +396,12 @@ func (p *parser) finding(e *Experiment, n *yaml.Node) (Finding, bool) {
 			f.Order = o
 		}
 	case FindingExponent:
+		if o := opt("axis_offset"); o != nil {
+			f.AxisOffset = *o
+		}
 		if ax := axis(); ax != nil {
 			for _, v := range ax.Values {
-				if x, ok := AxisNumber(v); !ok || x <= 0 {
+				if x, ok := AxisNumber(v); !ok || x+f.AxisOffset <= 0 {
 					p.add(fields["axis"], key+".axis", fmt.Sprintf("the exponent %s needs positive numbers on the axis %s, and %q is not one — fit it along an axis of numbers or durations such as overlay.dimensions", f.ID, ax.Key, v))
 					break
 				}

@@ -44,6 +44,7 @@ experiment:
       metric: jobs.wait_seconds.mean
       axis: workload.interarrival
       where: {matchmaking.scheme: cent}
+      axis_offset: 0.5
       paper: -2
 `
 
@@ -62,6 +63,9 @@ func TestExperimentBlock(t *testing.T) {
 	f := e.Findings[0]
 	if f.Kind != FindingRatio || *f.Paper != 1.5 || f.Tolerance != 0.25 || f.Of["matchmaking.scheme"] != "can-p2" || f.Line != 20 {
 		t.Errorf("finding %+v", f)
+	}
+	if e.Findings[2].AxisOffset != 0.5 {
+		t.Errorf("axis_offset %v, want 0.5", e.Findings[2].AxisOffset)
 	}
 	if e.Findings[1].Tolerance != 0.3 {
 		t.Errorf("default tolerance %v, want 0.3", e.Findings[1].Tolerance)
@@ -89,6 +93,8 @@ func TestExperimentErrors(t *testing.T) {
 		{"  paper: \"003\"\n", "", "e.yaml:4:3: experiment.paper: the experiment names no paper"},
 		{"    peers.count: 1", "    peers.cnt: 1", `e.yaml:14:5: experiment.scale: unknown key "peers.cnt"`},
 		{"scale: 0.2", "scale: 2", "e.yaml:17:12: experiment.smoke.scale: 2 is not a scale for a reduced run"},
+		{"axis_offset: 0.5", "axis_offset: -30", "the exponent tau needs positive numbers on the axis workload.interarrival"},
+		{"      tolerance: 0.25\n", "      tolerance: 0.25\n      axis_offset: 1\n", "axis_offset shifts an exponent's x; the finding p2 is a ratio"},
 	}
 	for _, c := range cases {
 		if !strings.Contains(experimentFile, c.old) {
