@@ -212,7 +212,7 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 		ordWhy = strings.Replace(ordWhy, "lies", "does not lie", 1)
 	}
 
-	// The magnitude: the interval reaches the band.
+	// The magnitude: the band the value must fall in.
 	var band *Band
 	switch {
 	case f.AtLeast != nil || f.AtMost != nil:
@@ -230,24 +230,32 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 		band = &b
 	}
 	r.Band = band
-	if band != nil {
-		hold := hi >= band[0] && lo <= band[1]
-		r.MagHold = &hold
-	}
 	magWhy := ""
 	if band != nil {
-		verb := "reaches"
-		if !*r.MagHold {
-			verb = "misses"
+		// The mean must lie in the band, and the interval must be no
+		// wider than the band: replicates too scattered to tell whether
+		// the value is in the band do not reproduce it.
+		inside := mean >= band[0] && mean <= band[1]
+		precise := math.IsInf(band[0], 0) || math.IsInf(band[1], 0) || hi-lo <= band[1]-band[0]
+		hold := inside && precise
+		r.MagHold = &hold
+		switch {
+		case !inside:
+			magWhy = fmt.Sprintf("; the mean %s lies outside the band [%s, %s]", fmtG(mean), fmtG(band[0]), fmtG(band[1]))
+		case !precise:
+			magWhy = fmt.Sprintf("; the mean %s lies in the band [%s, %s] but the interval is wider than the band — more seeds are needed to tell", fmtG(mean), fmtG(band[0]), fmtG(band[1]))
+		default:
+			magWhy = fmt.Sprintf("; the mean %s lies in the band [%s, %s]", fmtG(mean), fmtG(band[0]), fmtG(band[1]))
 		}
-		magWhy = fmt.Sprintf("; it %s the band [%s, %s]", verb, fmtG(band[0]), fmtG(band[1]))
 	}
 	switch {
 	case r.OrderHold && (r.MagHold == nil || *r.MagHold):
 		r.Verdict = Reproduced
-	case r.OrderHold:
+	case r.OrderHold && side != 0:
 		r.Verdict = Ordering
 	default:
+		// Without an ordering to hold (a claim of ≈), a missed
+		// magnitude is the whole claim missed.
 		r.Verdict = NotReproduced
 	}
 	r.Why = ordWhy + magWhy

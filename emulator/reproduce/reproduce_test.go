@@ -186,6 +186,19 @@ func TestJudgeVerdicts(t *testing.T) {
 		t.Errorf("a ratio whose interval straddles 1: %s %v", f.Verdict, f.CI95)
 	}
 
+	// Scattered replicates around the paper's value: the mean is in the
+	// band but the interval is wider than it — not reproduced, whatever
+	// the mean.
+	scattered := byID(Judge(e, measured(func(s string, tau float64, seed uint64) float64 {
+		if s == "can-p2" {
+			return []float64{1.3, 1.5, 1.7}[seed-1]
+		}
+		return 1
+	}), seeds))
+	if f := scattered["p2"]; f.Verdict != Ordering || *f.MagHold || !strings.Contains(f.Why, "more seeds") {
+		t.Errorf("scattered: %s (%s)", f.Verdict, f.Why)
+	}
+
 	// Zeros: a chain link compares the values themselves (0 < x holds,
 	// 0 <= 0 holds, 0 < 0 does not); a ratio over 0 is not measured.
 	zeros := byID(Judge(e, measured(func(s string, tau float64, seed uint64) float64 {
