@@ -32,6 +32,11 @@ runs/. docs/FIDELITY.md.
 
 Flags:
   --list          name the experiments, with their paper, figure and title
+  --judge DIR     judge again the runs an earlier reproduction recorded in
+                  DIR/reproduce.json against the experiment's findings as
+                  they are now (after a finding's value, tolerance or rule
+                  changed), without running anything; rewrites DIR's
+                  reproduce.md, reproduce.json and figures
   --seeds N       replicates: seeds S, S+1, …, S+N-1 (default 3)
   --seed S        the first seed (default 1)
   --scale F       shrink the experiment: each scaled key (peers, jobs, and
@@ -53,6 +58,7 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, reproduceUsage) }
 	list := fs.Bool("list", false, "name the experiments")
+	judgeDir := fs.String("judge", "", "judge an earlier reproduction's runs again")
 	seeds := fs.Int("seeds", 3, "replicates")
 	seed := fs.Uint64("seed", 1, "the first seed")
 	scale := fs.Float64("scale", 1, "size factor")
@@ -69,6 +75,9 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	if *list {
 		return listExperiments(stdout, stderr)
+	}
+	if *judgeDir != "" {
+		return judgeAgain(*judgeDir, pos, *withReport, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		fmt.Fprint(stderr, "gridbed reproduce: name one experiment, all, or a scenario file with an experiment block, e.g.\n  gridbed reproduce 003-fig6 --seeds 3\n  gridbed reproduce all --scale 0.1 --seeds 1\n  gridbed reproduce --list\n")
@@ -342,4 +351,60 @@ func listExperiments(stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return 0
+}
+
+// judgeAgain re-judges the runs recorded in dir/reproduce.json against the
+// findings of the experiment (by its name, or the file given) as they are
+// now, and rewrites dir's reproduce.md, reproduce.json and figures.
+func judgeAgain(dir string, pos []string, withFigures bool, stdout, stderr io.Writer) int {
+	b, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce --judge: %v — give the directory of an earlier `gridbed reproduce NAME`\n", err)
+		return 2
+	}
+	var rep reproduce.Report
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Experiment == "" {
+		fmt.Fprintf(stderr, "gridbed reproduce --judge: %s/reproduce.json is not one experiment's reproduction (%v) — give an experiment's own directory\n", dir, err)
+		return 2
+	}
+	var sc scenario.Scenario
+	switch {
+	case len(pos) == 1:
+		sc, err = scenario.Load(pos[0])
+	case len(pos) == 0:
+		sc, err = papers.Load(rep.Experiment)
+	default:
+		err = fmt.Errorf("give at most the experiment's file")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce --judge: %v\n", err)
+		return 2
+	}
+	e := sc.Experiment
+	if e == nil || !sameAxes(e.Vary, rep.Axes) {
+		fmt.Fprintf(stderr, "gridbed reproduce --judge: %s's sweep is not the one the runs in %s had — run the experiment again\n", sc.Source, dir)
+		return 2
+	}
+	rep.Findings = reproduce.Judge(e, rep.Runs, rep.Seeds)
+	rep.Verdict = reproduce.Worst(rep.Findings)
+	if err := writeReproduction(dir, &rep, withFigures && !rep.Interrupted, stderr); err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce --judge: %v\n", err)
+		return 1
+	}
+	printFindings(stdout, &rep)
+	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(dir, "reproduce.md"))
+	return 0
+}
+
+// sameAxes reports whether two sweeps have the same axes and values.
+func sameAxes(a, b []scenario.ExperimentAxis) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key || strings.Join(a[i].Values, ",") != strings.Join(b[i].Values, ",") {
+			return false
+		}
+	}
+	return true
 }

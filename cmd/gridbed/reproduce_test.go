@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,64 @@ func TestReproduceUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestReproduceFileAndJudgeAgain: an experiment file of the user's own
+// runs through the command, and --judge re-judges its recorded runs after
+// the finding's published value changed, without running anything.
+func TestReproduceFileAndJudgeAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the deterministic driver")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.yaml")
+	exp := `duration: 12m
+peers: {count: 30, join_window: 30s}
+experiment:
+  paper: "002"
+  vary:
+    - {key: overlay.heartbeat.mode, values: [vanilla, compact]}
+  findings:
+    - {id: cheaper, claim: "compact sends fewer bytes", kind: ratio, metric: bytes.per_node_per_minute, of: {overlay.heartbeat.mode: compact}, over: {overlay.heartbeat.mode: vanilla}, paper: PAPER}
+`
+	if err := os.WriteFile(file, []byte(strings.Replace(exp, "PAPER", "0.01", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := gridbed(t, "reproduce", file, "--seeds", "2", "--out", out, "--report=false")
+	if code != 0 || !strings.Contains(stdout, "cheaper") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	read := func() reproduce.Report {
+		var rep reproduce.Report
+		b, err := os.ReadFile(filepath.Join(out, "reproduce.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &rep)
+		}
+		if err != nil || len(rep.Findings) != 1 {
+			t.Fatalf("reproduce.json: %v %+v", err, rep)
+		}
+		return rep
+	}
+	first := read()
+	if f := first.Findings[0]; f.Verdict != reproduce.Ordering || len(first.Runs) != 4 {
+		t.Fatalf("against a paper value of 0.01: %s (%s), %d runs", f.Verdict, f.Why, len(first.Runs))
+	}
+	// The published value corrected to what was measured: the same runs
+	// now reproduce it.
+	measured := *first.Findings[0].Measured
+	if err := os.WriteFile(file, []byte(strings.Replace(exp, "PAPER", fmt.Sprint(measured), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := gridbed(t, "reproduce", "--judge", out, file); code != 0 {
+		t.Fatalf("--judge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	again := read()
+	if f := again.Findings[0]; *f.Paper != measured || len(again.Runs) != 4 || *f.Measured != measured {
+		t.Errorf("judged again: paper %v, measured %v over %d runs; want the paper value %v and the same runs", *f.Paper, *f.Measured, len(again.Runs), measured)
+	}
+	if code, _, stderr := gridbed(t, "reproduce", "--judge", dir); code != 2 || !strings.Contains(stderr, "give the directory of an earlier") {
+		t.Errorf("--judge on a directory without a reproduction: exit %d, %q", code, stderr)
 	}
 }
