@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -385,6 +386,19 @@ func judgeAgain(dir string, pos []string, withFigures bool, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "gridbed reproduce --judge: %s's sweep is not the one the runs in %s had — run the experiment again\n", sc.Source, dir)
 		return 2
 	}
+	// A finding's metric the runs did not record cannot be judged; a
+	// figure they did not record is left out.
+	rep.Metrics = nil
+	for _, m := range e.Metrics() {
+		recorded := len(rep.Runs) == 0 || hasValue(rep.Runs, m)
+		if !recorded && !slices.Contains(e.Figures, m) {
+			fmt.Fprintf(stderr, "gridbed reproduce --judge: the runs in %s did not record %s — run the experiment again to measure it\n", dir, m)
+			return 2
+		}
+		if recorded {
+			rep.Metrics = append(rep.Metrics, m)
+		}
+	}
 	rep.Findings = reproduce.Judge(e, rep.Runs, rep.Seeds)
 	rep.Verdict = reproduce.Worst(rep.Findings)
 	if err := writeReproduction(dir, &rep, withFigures && !rep.Interrupted, stderr); err != nil {
@@ -407,4 +421,10 @@ func sameAxes(a, b []scenario.ExperimentAxis) bool {
 		}
 	}
 	return true
+}
+
+// hasValue reports whether the runs recorded metric m.
+func hasValue(runs []reproduce.Measurement, m string) bool {
+	_, ok := runs[0].Values[m]
+	return ok
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -146,12 +145,7 @@ func metricFigures(rep *reproduce.Report) []*figure {
 			xAxis = i
 		}
 	}
-	var metrics []string
-	for _, f := range rep.Findings {
-		if !slices.Contains(metrics, f.Metric) {
-			metrics = append(metrics, f.Metric)
-		}
-	}
+	metrics := rep.MetricPaths()
 	points := rep.Points()
 	var out []*figure
 	for k, m := range metrics {

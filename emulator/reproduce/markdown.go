@@ -47,12 +47,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	// Every point's figures, mean over the replicates.
-	var metrics []string
-	for _, f := range r.Findings {
-		if !slices.Contains(metrics, f.Metric) {
-			metrics = append(metrics, f.Metric)
-		}
-	}
+	metrics := r.metrics()
 	b.WriteString("\n## Points (mean over the replicates)\n\n|")
 	for _, a := range r.Axes {
 		fmt.Fprintf(&b, " %s |", a.Key)
@@ -176,3 +171,20 @@ func seedText(seeds []uint64) string {
 	}
 	return fmt.Sprintf("%d seeds (%d–%d)", len(seeds), seeds[0], seeds[len(seeds)-1])
 }
+
+// metrics are the paths the runs recorded (older reports: the findings').
+func (r *Report) metrics() []string {
+	if len(r.Metrics) > 0 {
+		return r.Metrics
+	}
+	var out []string
+	for _, f := range r.Findings {
+		if !slices.Contains(out, f.Metric) {
+			out = append(out, f.Metric)
+		}
+	}
+	return out
+}
+
+// MetricPaths are the summary.json paths the runs recorded, in order.
+func (r *Report) MetricPaths() []string { return r.metrics() }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +29,11 @@ type Report struct {
 	// experiment, not the experiment itself.
 	Set []string `json:"set,omitempty"`
 	// Axes are the sweep's axes (values as written in the experiment).
-	Axes     []scenario.ExperimentAxis `json:"axes"`
-	Findings []Finding                 `json:"findings"`
+	Axes []scenario.ExperimentAxis `json:"axes"`
+	// Metrics are the summary.json paths every run recorded: the
+	// findings' and the experiment's figures.
+	Metrics  []string  `json:"metrics"`
+	Findings []Finding `json:"findings"`
 	// Verdict is the worst of the findings' verdicts.
 	Verdict string `json:"verdict"`
 	// Runs are every run's figures; RunsPlanned how many the plan had
@@ -68,16 +70,11 @@ func Execute(ctx context.Context, name string, base scenario.Scenario, cfg Confi
 	}
 	e := base.Experiment
 	rep := &Report{Experiment: name, File: base.Source, Paper: e.Paper, Section: e.Section, Figure: e.Figure, Title: e.Title,
-		Scale: cfg.Scale, Set: cfg.Set, Axes: e.Vary, RunsPlanned: len(runs), Outcomes: map[string]int{}}
+		Scale: cfg.Scale, Set: cfg.Set, Axes: e.Vary, Metrics: e.Metrics(), RunsPlanned: len(runs), Outcomes: map[string]int{}}
 	for k := 0; k < cfg.Seeds; k++ {
 		rep.Seeds = append(rep.Seeds, cfg.Seed+uint64(k))
 	}
-	var metricsUsed []string
-	for _, f := range e.Findings {
-		if !slices.Contains(metricsUsed, f.Metric) {
-			metricsUsed = append(metricsUsed, f.Metric)
-		}
-	}
+	metricsUsed := e.Metrics()
 	results := make([]*Measurement, len(runs))
 	errs := make([]error, len(runs))
 	next := make(chan int)

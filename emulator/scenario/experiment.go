@@ -31,6 +31,27 @@ type Experiment struct {
 	// Smoke is the reduced version the test suite runs.
 	Smoke    Smoke
 	Findings []Finding
+	// Figures are summary.json paths recorded and drawn beside the
+	// findings' metrics, e.g. the utilization that says which load an
+	// experiment ran at (003 Fig 5).
+	Figures []string
+}
+
+// Metrics are the summary.json paths the experiment records: the
+// findings' metrics, then its figures, each once.
+func (e *Experiment) Metrics() []string {
+	var out []string
+	for _, f := range e.Findings {
+		if !slices.Contains(out, f.Metric) {
+			out = append(out, f.Metric)
+		}
+	}
+	for _, m := range e.Figures {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // ExperimentAxis is one varied key and its values, as written.
@@ -137,7 +158,7 @@ func AxisNumber(v string) (float64, bool) {
 
 // experimentKeys are the keys of each mapping of the block, in order.
 var experimentKeys = map[string][]string{
-	"experiment": {"paper", "section", "figure", "title", "vary", "scale", "smoke", "findings"},
+	"experiment": {"paper", "section", "figure", "title", "vary", "scale", "smoke", "findings", "figures"},
 	"vary":       {"key", "values"},
 	"smoke":      {"scale", "findings"},
 	"finding":    {"id", "claim", "kind", "metric", "of", "over", "where", "axis", "axis_offset", "order", "paper", "tolerance", "at_least", "at_most", "direction"},
@@ -251,6 +272,13 @@ func (p *parser) experiment(s *Scenario, v *yaml.Node) {
 			ids[f.ID] = f.ID != ""
 			if ok {
 				e.Findings = append(e.Findings, f)
+			}
+		}
+	}
+	if n := fields["figures"]; n != nil {
+		for _, x := range p.expList(n, "experiment.figures") {
+			if m := p.expScalar(x, "experiment.figures", "a summary.json path"); m != "" {
+				e.Figures = append(e.Figures, m)
 			}
 		}
 	}

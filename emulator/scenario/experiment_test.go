@@ -46,6 +46,7 @@ experiment:
       where: {matchmaking.scheme: cent}
       axis_offset: 0.5
       paper: -2
+  figures: [jobs.utilization_at_last_submission, jobs.wait_seconds.mean]
 `
 
 func TestExperimentBlock(t *testing.T) {
@@ -63,6 +64,9 @@ func TestExperimentBlock(t *testing.T) {
 	f := e.Findings[0]
 	if f.Kind != FindingRatio || *f.Paper != 1.5 || f.Tolerance != 0.25 || f.Of["matchmaking.scheme"] != "can-p2" || f.Line != 20 {
 		t.Errorf("finding %+v", f)
+	}
+	if m := e.Metrics(); strings.Join(m, " ") != "jobs.wait_seconds.mean jobs.utilization_at_last_submission" {
+		t.Errorf("metrics %v: want the findings' once, then the figures'", m)
 	}
 	if e.Findings[2].AxisOffset != 0.5 {
 		t.Errorf("axis_offset %v, want 0.5", e.Findings[2].AxisOffset)
