@@ -152,7 +152,11 @@ func metricFigures(rep *reproduce.Report) []*figure {
 		title := fmt.Sprintf("%s by %s", m, axisNames(rep))
 		var p *plot.Plot
 		if xAxis >= 0 {
-			p = newPlot(title, rep.Axes[xAxis].Key, m)
+			xlabel := rep.Axes[xAxis].Key
+			if _, err := strconv.ParseFloat(rep.Axes[xAxis].Values[0], 64); err != nil {
+				xlabel += " (s)" // durations, drawn in seconds
+			}
+			p = newPlot(title, xlabel, m)
 			series := map[string]plotter.XYs{}
 			var order []string
 			for _, pt := range points {
