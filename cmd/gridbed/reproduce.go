@@ -128,6 +128,10 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, kv := range sets {
 			key, _, _ := strings.Cut(kv, "=")
+			if strings.TrimSpace(key) == "seed" {
+				fmt.Fprintf(stderr, "gridbed reproduce: --set %s: the replicates' seeds come from --seed S and --seeds N — write --seed instead\n", kv)
+				return 2
+			}
 			if x.sc.Experiment.Axis(strings.TrimSpace(key)) != nil {
 				fmt.Fprintf(stderr, "gridbed reproduce: --set %s: %s is an axis of %s — its values are the experiment's; set another key, or write your own experiment file\n", kv, key, x.name)
 				return 2

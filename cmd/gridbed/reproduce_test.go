@@ -82,6 +82,7 @@ func TestReproduceUsage(t *testing.T) {
 		{[]string{"reproduce", "all", "--seeds", "0"}, "--seeds and --parallel take 1 or more"},
 		{[]string{"reproduce", "../../examples/quickstart.yaml"}, "has no experiment block"},
 		{[]string{"reproduce", papers.Names()[0], "--set", "no.such.key=1"}, `unknown key "no.such.key"`},
+		{[]string{"reproduce", papers.Names()[0], "--set", "seed=4"}, "write --seed instead"},
 	} {
 		code, _, stderr := gridbed(t, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
