@@ -236,7 +236,12 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 		// wider than the band: replicates too scattered to tell whether
 		// the value is in the band do not reproduce it.
 		inside := mean >= band[0] && mean <= band[1]
-		precise := math.IsInf(band[0], 0) || math.IsInf(band[1], 0) || hi-lo <= band[1]-band[0]
+		// An open band (a bound) asks the whole interval to lie past the
+		// bound; a closed one asks it to be no wider than the band.
+		precise := hi-lo <= band[1]-band[0]
+		if math.IsInf(band[0], 0) || math.IsInf(band[1], 0) {
+			precise = lo >= band[0] && hi <= band[1]
+		}
 		hold := inside && precise
 		r.MagHold = &hold
 		switch {

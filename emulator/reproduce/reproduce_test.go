@@ -199,6 +199,18 @@ func TestJudgeVerdicts(t *testing.T) {
 		t.Errorf("scattered: %s (%s)", f.Verdict, f.Why)
 	}
 
+	// A bound: the whole interval must lie past it. CAN at 8, 12, 16×
+	// CENT has a mean above 10 but an interval reaching below.
+	bound := byID(Judge(e, measured(func(s string, tau float64, seed uint64) float64 {
+		if s == "can" {
+			return []float64{8, 12, 16}[seed-1]
+		}
+		return 1
+	}), seeds))
+	if f := bound["can"]; f.Verdict != Ordering || *f.MagHold {
+		t.Errorf("an interval across the bound: %s (%s)", f.Verdict, f.Why)
+	}
+
 	// Zeros: a chain link compares the values themselves (0 < x holds,
 	// 0 <= 0 holds, 0 < 0 does not); a ratio over 0 is not measured.
 	zeros := byID(Judge(e, measured(func(s string, tau float64, seed uint64) float64 {
