@@ -48,7 +48,13 @@ func WriteReproduce(dir string, rep *reproduce.Report) (figs []Figure, err error
 				measured += fmt.Sprintf(" [%s, %s]", fmtNum(f.CI95[0]), fmtNum(f.CI95[1]))
 			}
 			if f.Kind == "order" {
-				measured = fmt.Sprintf("%s of the links hold", fmtNum(*f.Measured))
+				held := 0
+				for _, l := range f.Links {
+					if l.Holds {
+						held++
+					}
+				}
+				measured = fmt.Sprintf("%d of %d links hold", held, len(f.Links))
 			}
 		}
 		t.Rows = append(t.Rows, []Cell{{Text: f.ID}, {Text: f.Claim, Note: f.Why}, {Text: paper}, {Text: measured, Note: f.Metric},

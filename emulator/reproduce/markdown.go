@@ -24,7 +24,7 @@ func (r *Report) Markdown() string {
 	if r.Interrupted {
 		b.WriteString("**Interrupted**: the findings are judged on the runs that finished; points without runs count as not measured.\n\n")
 	}
-	fmt.Fprintf(&b, "**Verdict: %s** (the worst of the findings'). A finding is *reproduced* when its ordering holds over the whole 95%% interval and the interval reaches the paper's value ± tolerance (or the stated bound); *ordering* when only the ordering holds.\n\n", r.Verdict)
+	fmt.Fprintf(&b, "**Verdict: %s** (the worst of the findings'). A finding is *reproduced* when its ordering holds over the whole 95%% interval and its mean lies in the paper's value ± tolerance with an interval no wider than that band (or the whole interval lies past the stated bound); *ordering* when only the ordering holds.\n\n", r.Verdict)
 	b.WriteString("| finding | claim | paper | gridbed (95% CI) | band | verdict |\n|---|---|---|---|---|---|\n")
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | **%s** |\n", f.ID, f.Claim, optG(f.Paper), f.measuredText(), bandText(f.Band), f.Verdict)
@@ -141,7 +141,13 @@ func (f Finding) measuredText() string {
 	case f.Measured == nil:
 		return "not measured"
 	case f.Kind == "order":
-		return fmt.Sprintf("%s of the links hold", fmtG(*f.Measured))
+		held := 0
+		for _, l := range f.Links {
+			if l.Holds {
+				held++
+			}
+		}
+		return fmt.Sprintf("%d of %d links hold", held, len(f.Links))
 	case f.CI95 != nil && f.CI95[0] != f.CI95[1]:
 		return fmt.Sprintf("%s [%s, %s]", fmtG(*f.Measured), fmtG(f.CI95[0]), fmtG(f.CI95[1]))
 	}
