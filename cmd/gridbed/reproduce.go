@@ -292,7 +292,7 @@ func writeIndex(dir string, reps []*reproduce.Report) error {
 	md.WriteString("# gridbed reproduce: the papers' findings beside gridbed's\n\n| experiment | finding | paper | gridbed (95% CI) | verdict |\n|---|---|---|---|---|\n")
 	for _, r := range reps {
 		for _, f := range r.Findings {
-			fmt.Fprintf(&md, "| [%s](%s/reproduce.md) | %s | %s | %s | %s |\n", r.Experiment, r.Experiment, f.ID, paperText(f), measuredText(f), f.Verdict)
+			fmt.Fprintf(&md, "| [%s](%s/reproduce.md) | %s | %s | %s | %s |\n", r.Experiment, r.Experiment, f.ID, f.PaperText(), f.MeasuredText(), f.Verdict)
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, "reproduce.md"), []byte(md.String()), 0o644)
@@ -304,33 +304,9 @@ func printFindings(w io.Writer, rep *reproduce.Report) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  finding\tpaper\tgridbed (95% CI)\tverdict")
 	for _, f := range rep.Findings {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.ID, paperText(f), measuredText(f), f.Verdict)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.ID, f.PaperText(), f.MeasuredText(), f.Verdict)
 	}
 	tw.Flush()
-}
-
-func paperText(f reproduce.Finding) string {
-	switch {
-	case f.Paper != nil:
-		return fmt.Sprintf("%.3g", *f.Paper)
-	case f.Kind == scenario.FindingOrder:
-		return "ordering"
-	case f.Band != nil:
-		return fmt.Sprintf("[%.3g, %.3g]", f.Band[0], f.Band[1]) // an open end prints as ±Inf
-	}
-	return "direction"
-}
-
-func measuredText(f reproduce.Finding) string {
-	switch {
-	case f.Measured == nil:
-		return "not measured"
-	case f.Kind == scenario.FindingOrder:
-		return fmt.Sprintf("%d of %d links hold", int(*f.Measured*float64(len(f.Links))+0.5), len(f.Links))
-	case f.CI95 != nil && f.CI95[0] != f.CI95[1]:
-		return fmt.Sprintf("%.3g [%.3g, %.3g]", *f.Measured, f.CI95[0], f.CI95[1])
-	}
-	return fmt.Sprintf("%.3g", *f.Measured)
 }
 
 // listExperiments prints the experiments with their paper and figure.

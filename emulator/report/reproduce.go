@@ -37,27 +37,7 @@ func WriteReproduce(dir string, rep *reproduce.Report) (figs []Figure, err error
 	}
 	t := Table{Caption: "Findings: the paper's value beside gridbed's (mean and 95% interval over the replicates)", Head: []string{"finding", "claim", "paper", "gridbed", "verdict"}}
 	for _, f := range rep.Findings {
-		paper := "—"
-		if f.Paper != nil {
-			paper = fmtNum(*f.Paper)
-		}
-		measured := "not measured"
-		if f.Measured != nil {
-			measured = fmtNum(*f.Measured)
-			if f.CI95 != nil && f.CI95[0] != f.CI95[1] {
-				measured += fmt.Sprintf(" [%s, %s]", fmtNum(f.CI95[0]), fmtNum(f.CI95[1]))
-			}
-			if f.Kind == "order" {
-				held := 0
-				for _, l := range f.Links {
-					if l.Holds {
-						held++
-					}
-				}
-				measured = fmt.Sprintf("%d of %d links hold", held, len(f.Links))
-			}
-		}
-		t.Rows = append(t.Rows, []Cell{{Text: f.ID}, {Text: f.Claim, Note: f.Why}, {Text: paper}, {Text: measured, Note: f.Metric},
+		t.Rows = append(t.Rows, []Cell{{Text: f.ID}, {Text: f.Claim, Note: f.Why}, {Text: f.PaperText()}, {Text: f.MeasuredText(), Note: f.Metric},
 			{Text: f.Verdict, Bad: f.Verdict == reproduce.NotReproduced, OK: f.Verdict == reproduce.Reproduced}})
 	}
 	page.Tables = []Table{t}

@@ -27,7 +27,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "**Verdict: %s** (the worst of the findings'). A finding is *reproduced* when its ordering holds over the whole 95%% interval and its mean lies in the paper's value ± tolerance with an interval no wider than that band (or the whole interval lies past the stated bound); *ordering* when only the ordering holds.\n\n", r.Verdict)
 	b.WriteString("| finding | claim | paper | gridbed (95% CI) | band | verdict |\n|---|---|---|---|---|---|\n")
 	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | **%s** |\n", f.ID, f.Claim, optG(f.Paper), f.measuredText(), bandText(f.Band), f.Verdict)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | **%s** |\n", f.ID, f.Claim, f.PaperText(), f.MeasuredText(), bandText(f.Band), f.Verdict)
 	}
 	b.WriteString("\n")
 	for _, f := range r.Findings {
@@ -47,7 +47,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	// Every point's figures, mean over the replicates.
-	metrics := r.metrics()
+	metrics := r.MetricPaths()
 	b.WriteString("\n## Points (mean over the replicates)\n\n|")
 	for _, a := range r.Axes {
 		fmt.Fprintf(&b, " %s |", a.Key)
@@ -136,7 +136,9 @@ func (r *Report) outcomeText() string {
 	return strings.Join(parts, ", ")
 }
 
-func (f Finding) measuredText() string {
+// MeasuredText is gridbed's value as the tables print it: the mean with
+// its 95% interval, or for an order chain how many links hold.
+func (f Finding) MeasuredText() string {
 	switch {
 	case f.Measured == nil:
 		return "not measured"
@@ -152,6 +154,20 @@ func (f Finding) measuredText() string {
 		return fmt.Sprintf("%s [%s, %s]", fmtG(*f.Measured), fmtG(f.CI95[0]), fmtG(f.CI95[1]))
 	}
 	return fmtG(*f.Measured)
+}
+
+// PaperText is the paper's side as the tables print it: its value, or
+// what the finding claims without one (an ordering, a bound, a side of 1).
+func (f Finding) PaperText() string {
+	switch {
+	case f.Paper != nil:
+		return fmtG(*f.Paper)
+	case f.Kind == "order":
+		return "ordering"
+	case f.Band != nil:
+		return bandText(f.Band)
+	}
+	return "direction"
 }
 
 func bandText(b *Band) string {
@@ -178,8 +194,9 @@ func seedText(seeds []uint64) string {
 	return fmt.Sprintf("%d seeds (%d–%d)", len(seeds), seeds[0], seeds[len(seeds)-1])
 }
 
-// metrics are the paths the runs recorded (older reports: the findings').
-func (r *Report) metrics() []string {
+// MetricPaths are the summary.json paths the runs recorded, in order
+// (a report without Metrics: the findings').
+func (r *Report) MetricPaths() []string {
 	if len(r.Metrics) > 0 {
 		return r.Metrics
 	}
@@ -191,6 +208,3 @@ func (r *Report) metrics() []string {
 	}
 	return out
 }
-
-// MetricPaths are the summary.json paths the runs recorded, in order.
-func (r *Report) MetricPaths() []string { return r.metrics() }
