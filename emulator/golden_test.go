@@ -1,0 +1,152 @@
+package emulator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// updateGolden rewrites testdata/golden/ from the current code. Do it only in
+// a commit that says why the behaviour changed.
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden/*.json from this build")
+
+// wallClockFields are the summary fields that measure this machine rather
+// than the protocol: they differ between two runs of the same seed.
+var wallClockFields = map[string]bool{
+	"wall_seconds":           true,
+	"per_wall_second":        true,
+	"bootstrap_wall_seconds": true,
+	"loop_seconds":           true,
+	"events_per_second":      true,
+}
+
+// goldenSummary is a run's summary.json with the wall-clock fields removed,
+// indented, so a change shows as a readable diff.
+func goldenSummary(t *testing.T, s emulator.Summary) []byte {
+	t.Helper()
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, child := range v {
+				if wallClockFields[k] {
+					delete(v, k)
+					continue
+				}
+				strip(child)
+			}
+		case []any:
+			for _, child := range v {
+				strip(child)
+			}
+		}
+	}
+	strip(tree)
+	out, err := json.MarshalIndent(tree, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, '\n')
+}
+
+// TestGoldenExamples is the regression net under every restructuring: each
+// example scenario runs on the deterministic driver with its own seed, and
+// its summary — wall-clock fields aside — must be byte-identical to the one
+// committed in testdata/golden/. A difference means the behaviour changed;
+// if that was meant, rewrite the files with
+//
+//	go test ./emulator -run TestGoldenExamples -update-golden
+//
+// and say why in the commit. It runs without -short only (about a minute
+// and a half of the deterministic driver; the race detector adds nothing to
+// a single-threaded event loop). bench-100k.yaml is left out: it takes more
+// than six minutes here, and bench-10k.yaml is the same file at a tenth of
+// the size.
+func TestGoldenExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every example scenario; without -short only")
+	}
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example scenarios found (%v)", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		if name == "bench-100k" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenario.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
+			if err != nil {
+				t.Fatalf("%s (seed %d): %v", file, sc.Seed, err)
+			}
+			got := goldenSummary(t, res.Summary)
+			path := filepath.Join("testdata", "golden", name+".json")
+			if *updateGolden {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (write it with -update-golden)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s (seed %d): the deterministic-driver summary differs from %s:\n%s",
+					file, sc.Seed, path, lineDiff(string(want), string(got)))
+			}
+		})
+	}
+}
+
+// lineDiff lists the lines of want and got that differ, position by
+// position, at most 40 of them: the summaries keep their shape, so a change
+// shows as the values that moved.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl == gl {
+			continue
+		}
+		if shown == 40 {
+			b.WriteString("…\n")
+			break
+		}
+		shown++
+		b.WriteString("- " + wl + "\n+ " + gl + "\n")
+	}
+	return b.String()
+}
