@@ -59,6 +59,9 @@ type recorder struct {
 	// churnTo), churnMinutes its length: 002 §4.3.2 tracks broken links
 	// while churn goes on (Fig 4.6).
 	churnArea, churnMinutes float64
+	// churnOwnArea is the same integral over the links broken between
+	// members' own zones (oracle.Report.BrokenViaExtra excluded).
+	churnOwnArea float64
 	churnFrom, churnTo      time.Duration
 	lastT                   time.Duration
 }
@@ -143,6 +146,7 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	r.brokenMax = max(r.brokenMax, rep.BrokenLinks)
 	if r.churnFrom >= 0 && r.lastT >= r.churnFrom && t <= r.churnTo {
 		r.churnArea += float64(rep.BrokenLinks) * dt
+		r.churnOwnArea += float64(rep.BrokenLinks-rep.BrokenViaExtra) * dt
 		r.churnMinutes += dt
 	}
 	r.lastT, r.lastWall = t, time.Now()
@@ -430,6 +434,7 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	}
 	if r.churnMinutes > 0 {
 		o.BrokenLinks.ChurnMean = ptr(r.churnArea / r.churnMinutes)
+		o.BrokenLinks.ChurnMeanOwn = ptr(r.churnOwnArea / r.churnMinutes)
 	}
 	o.StaleLinks = last.Oracle.StaleLinks
 	o.ZoneGaps = last.Oracle.ZoneGaps

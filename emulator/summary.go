@@ -92,12 +92,16 @@ type Summary struct {
 		// churn phase only (ChurnMean: from churn.start to churn.stop or
 		// the end of the run; null without churn) — 002 §4.3.2 tracks the
 		// number of broken links while churn goes on and compares the
-		// levels reached (Fig 4.6).
+		// levels reached (Fig 4.6). ChurnMeanOwn is ChurnMean without the
+		// links that abut only through an extra zone (an orphan held after
+		// a take-over, oracle.Report.BrokenViaExtra): the links broken
+		// between members' own zones.
 		BrokenLinks struct {
-			Final     int      `json:"final"`
-			Max       int      `json:"max"`
-			Mean      float64  `json:"mean"`
-			ChurnMean *float64 `json:"churn_mean"`
+			Final        int      `json:"final"`
+			Max          int      `json:"max"`
+			Mean         float64  `json:"mean"`
+			ChurnMean    *float64 `json:"churn_mean"`
+			ChurnMeanOwn *float64 `json:"churn_mean_own"`
 		} `json:"broken_links"`
 		StaleLinks int `json:"stale_links"`
 		// Takeovers counts zones (or parts of zones) of departed peers

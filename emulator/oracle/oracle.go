@@ -23,6 +23,13 @@ type Report struct {
 	// BrokenLinks counts directed pairs (a, b) whose zones abut although a's
 	// neighbor table lacks b.
 	BrokenLinks int
+	// BrokenViaExtra counts the broken links (a, b) whose zones abut only
+	// through an extra zone — one a member holds besides its own after a
+	// take-over of an orphan (double failures, 002 §4.2.2) — and never
+	// own zone to own zone. Separating them tells the links a heartbeat
+	// scheme leaves broken between settled zones from those left while an
+	// orphan waits for its next owner.
+	BrokenViaExtra int
 	// StaleLinks counts neighbor-table entries naming a peer whose zone does
 	// not abut (or that is no longer a member).
 	StaleLinks int
@@ -80,10 +87,10 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	// of the tiling; members are neighbors when any of their pieces abut.
 	var pieces []piece
 	for i, m := range members {
-		pieces = append(pieces, piece{i, m.Zone})
+		pieces = append(pieces, piece{i, m.Zone, false})
 		for _, z := range m.Extra {
 			if z.Valid(dims) {
-				pieces = append(pieces, piece{i, z})
+				pieces = append(pieces, piece{i, z, true})
 			}
 		}
 	}
@@ -104,6 +111,7 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	}
 
 	trueNbrs := make([][]overlay.NodeID, len(members))
+	ownAbut := map[[2]int]bool{} // member pairs whose own zones abut
 	covered := make([][]*big.Int, len(pieces)) // [piece][2*dim+side] covered face area
 	for i := range covered {
 		covered[i] = make([]*big.Int, 2*dims)
@@ -123,6 +131,9 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 			if a, b := pieces[i].owner, pieces[j].owner; a != b {
 				trueNbrs[a] = append(trueNbrs[a], members[b].ID)
 				trueNbrs[b] = append(trueNbrs[b], members[a].ID)
+				if !pieces[i].extra && !pieces[j].extra {
+					ownAbut[[2]int{min(a, b), max(a, b)}] = true
+				}
 			}
 			area.SetInt64(1)
 			for x := 0; x < dims; x++ {
@@ -159,6 +170,10 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 
 	// Broken and stale links: compare tables with the truth.
 	known, truth := 0, 0
+	index := make(map[overlay.NodeID]int, len(members))
+	for i, m := range members {
+		index[m.ID] = i
+	}
 	for i, m := range members {
 		t := trueNbrs[i]
 		slices.Sort(t)
@@ -168,6 +183,9 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		for _, id := range t {
 			if _, ok := slices.BinarySearch(m.Neighbors, id); !ok {
 				rep.BrokenLinks++
+				if j := index[id]; !ownAbut[[2]int{min(i, j), max(i, j)}] {
+					rep.BrokenViaExtra++
+				}
 			}
 		}
 		for _, id := range m.Neighbors {
@@ -259,6 +277,7 @@ func overlapping(pieces []piece, as, bs []int, j int, fn func(a, b int)) {
 type piece struct {
 	owner int // index into the sorted members
 	zone  can.Zone
+	extra bool // held besides the owner's own zone
 }
 
 // countOverlaps sweeps the pieces along one dimension and tests each

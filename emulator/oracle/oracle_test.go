@@ -332,6 +332,16 @@ func TestExtraZones(t *testing.T) {
 	if rep.BrokenLinks != 2 { // 1 and 4 knew each other already; 2 and 4 did not
 		t.Fatalf("broken links %d, want 2 (2 and 4 now abut through 4's extra zone, unknown both ways)", rep.BrokenLinks)
 	}
+	if rep.BrokenViaExtra != 2 {
+		t.Fatalf("%d broken links via extra zones, want both", rep.BrokenViaExtra)
+	}
+	// 1 forgetting 4 is broken between own zones (1's and 4's abut), even
+	// though 4's extra zone also touches 1.
+	s[0] = without(s[0], 4)
+	if rep = Check(s, 2); rep.BrokenLinks != 3 || rep.BrokenViaExtra != 2 {
+		t.Fatalf("own-zone link counted as via extra: %+v", rep)
+	}
+	s[0] = with(s[0], 4)
 	s[1] = snap(2, zone2(half, full, 0, quarter), 1, 4)
 	s[2] = snap(4, zone2(half, full, half, full), 1, 2)
 	s[2].Extra = []can.Zone{zone2(half, full, quarter, half)}
