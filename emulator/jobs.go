@@ -27,7 +27,10 @@ type jobRun struct {
 	ledger *ledger.Ledger
 	m      *metrics.Jobs
 	jobs   []workload.Job
-	member func(overlay.NodeID) bool // set once the driver exists
+	// interarrival is the mean inter-arrival time the jobs were drawn
+	// with: workload.interarrival, or the one workload.load chose.
+	interarrival time.Duration
+	member       func(overlay.NodeID) bool // set once the driver exists
 	// stopped says how the run was stopped before its end — "aborted
 	// (the emulator could not keep up)" or "interrupted" — or is "": every
 	// job not ended then was cut short (some in messages the frozen peers
@@ -56,7 +59,8 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	if !sc.Workload.On() {
 		return nil
 	}
-	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers)}
+	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
+		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
 	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id overlay.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()
@@ -274,6 +278,10 @@ type JobsSummary struct {
 	Submitted uint64 `json:"submitted"`
 	Completed uint64 `json:"completed"`
 	Failed    uint64 `json:"failed"`
+	// InterarrivalSeconds is the mean inter-arrival time the jobs were
+	// drawn with: workload.interarrival, or the one workload.load chose
+	// from the peers' capacity.
+	InterarrivalSeconds float64 `json:"interarrival_seconds"`
 	// Unfinished jobs were still queued, running or in recovery at the end.
 	Unfinished uint64 `json:"unfinished"`
 	// UnfinishedBecause says why jobs are unfinished when the run did not
@@ -388,6 +396,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP {
 		s.StoppingFactor = sf
 	}
+	s.InterarrivalSeconds = j.interarrival.Seconds()
 	f := j.ledger.Figures()
 	s.Pushed = f.Pushed
 	s.Mode = j.sc.Scheduling.Mode
