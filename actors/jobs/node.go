@@ -17,8 +17,9 @@ import (
 
 // Config holds a peer's job parameters.
 type Config struct {
-	// Scheme is SchemeCAN, SchemeCANP (default) or SchemeCENT.
-	Scheme string
+	// Scheme is SchemeCAN, SchemeCANP (default), SchemeCENT or
+	// SchemeCENTQueue.
+	Scheme Scheme
 	// StoppingFactor is CAN-P's SF (003 Eq 4), 1 to 3 (default 2).
 	StoppingFactor int
 	// Period is the owner/run-node heartbeat period (the overlay's).
@@ -39,9 +40,10 @@ type Config struct {
 	// Res maps coordinates to resource amounts (nil: Cores cores per
 	// node, one per job).
 	Res Resources
-	// Mode is the dynamic scheduling mode (000 §V-B): ModeVanilla
-	// (default), ModeL, ModeLIPush, ModeLIPull, ModeLIQPush, ModeLIQPull.
-	Mode string
+	// Mode is the dynamic scheduling mode (000 §V-B): SchedVanilla
+	// (default), SchedL, SchedLIPush, SchedLIPull, SchedLIQPush,
+	// SchedLIQPull.
+	Mode SchedMode
 	// SchedPeriod paces internode scheduling and queue balancing (default
 	// Period).
 	SchedPeriod time.Duration
@@ -54,19 +56,19 @@ type Config struct {
 	PullReach int
 	// Residue is how a multi-core node's Residue-node is represented (002
 	// §3.1): ResidueNone (default) or ResidueBalloon.
-	Residue string
+	Residue ResidueModel
 	// StopNodes is the node count n of CAN-P's stop probability
 	// 1/(1+n)^SF (003 Eq 4): StopNodesOwn (default), AI_TD(N).Nodes as
 	// Eq 4 writes it — this node's overlap-weighted count along the
 	// target dimension — or StopNodesTarget, 1 + AI_TD(u).Nodes of the
 	// chosen target u: the nodes the push would reach (003 §4.4 reads
 	// n as "the number of nodes above node N in the target dimension").
-	StopNodes string
+	StopNodes StopNodes
 	// LoadView is where matchmaking reads its neighbors' queue lengths:
 	// LoadViewHeartbeat (default, 003 §4.4) or LoadViewOracle (the
 	// central view's current figures, when it is a FreshLoad: an
 	// experiment switch that isolates the staleness of heartbeats).
-	LoadView string
+	LoadView LoadView
 }
 
 func (c Config) withDefaults() Config {
@@ -98,13 +100,19 @@ func (c Config) withDefaults() Config {
 		c.Res = coresOnly{c.Cores}
 	}
 	if c.Mode == "" {
-		c.Mode = ModeVanilla
+		c.Mode = SchedVanilla
 	}
 	if c.SchedPeriod <= 0 {
 		c.SchedPeriod = c.Period
 	}
 	if c.Residue == "" {
 		c.Residue = ResidueNone
+	}
+	if c.LoadView == "" {
+		c.LoadView = LoadViewHeartbeat
+	}
+	if c.StopNodes == "" {
+		c.StopNodes = StopNodesOwn
 	}
 	return c
 }
@@ -270,8 +278,13 @@ type Status struct {
 	BalloonMatches uint64
 }
 
-// New creates the job core of a peer whose overlay core is view.
+// New creates the job core of a peer whose overlay core is view. It
+// panics on a Scheme, Mode, Residue, LoadView or StopNodes that is none
+// of the named values: a configuration error, not some value by default.
 func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
+	if err := cfg.withDefaults().check(); err != nil {
+		panic("jobs.New: " + err.Error())
+	}
 	n := &Node{
 		cfg: cfg.withDefaults(), view: view, rng: rng, central: central, self: view.ID(),
 		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
@@ -582,7 +595,7 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 	o.epoch++
 	o.run, o.assigned = 0, 0
 	o.since = now
-	if n.cfg.Scheme == SchemeCENT || n.cfg.Scheme == SchemeCENTQueue {
+	if n.cfg.Scheme.central() {
 		r := overlay.NodeID(0)
 		o.central = false
 		if q, ok := n.central.(CentralQueue); ok && n.cfg.Scheme == SchemeCENTQueue {
@@ -1025,7 +1038,7 @@ func (n *Node) nextStart() (int, int) {
 		}
 		if head < 0 {
 			head = i
-			if n.cfg.Mode == ModeVanilla {
+			if n.cfg.Mode == SchedVanilla {
 				if Fits(h.demand, res) {
 					return i, head
 				}

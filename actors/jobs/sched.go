@@ -3,7 +3,6 @@ package jobs
 import (
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -11,23 +10,6 @@ import (
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
-
-// Dynamic scheduling modes (000 §V-B).
-const (
-	// ModeVanilla: initial matchmaking only; run nodes start jobs FCFS.
-	ModeVanilla = "vanilla"
-	// ModeL adds local scheduling: backfilling with the BC rule (000 §IV-A).
-	ModeL = "l"
-	// ModeLIPush and ModeLIPull add internode scheduling (000 §IV-B).
-	ModeLIPush = "li-push"
-	ModeLIPull = "li-pull"
-	// ModeLIQPush and ModeLIQPull add queue balancing (000 §IV-C).
-	ModeLIQPush = "liq-push"
-	ModeLIQPull = "liq-pull"
-)
-
-// Modes lists the scheduling modes in the paper's order.
-var Modes = []string{ModeVanilla, ModeL, ModeLIPush, ModeLIPull, ModeLIQPush, ModeLIQPull}
 
 // Migration mechanism names (metric labels, summary keys).
 const (
@@ -114,9 +96,9 @@ func (s *scheduler) release(id uint64, now time.Duration) {
 	}
 }
 
-func (n *Node) internode() bool { return strings.HasPrefix(n.cfg.Mode, "li") }
-func (n *Node) balancing() bool { return strings.HasPrefix(n.cfg.Mode, "liq") }
-func (n *Node) pulls() bool     { return strings.HasSuffix(n.cfg.Mode, "-pull") }
+func (n *Node) internode() bool { return n.cfg.Mode.Internode() }
+func (n *Node) balancing() bool { return n.cfg.Mode.Balancing() }
+func (n *Node) pulls() bool     { return n.cfg.Mode.Pulls() }
 
 // Joined starts the node's scheduling rounds once its peer is a member
 // of the overlay (the first at a random offset: rounds are not in step),

@@ -28,33 +28,15 @@ import (
 // NodeID is a peer's address; 0 means "nobody".
 type NodeID uint64
 
-// Heartbeat modes (002 §4.2): what a heartbeat carries.
-const (
-	ModeVanilla  = "vanilla"  // the full neighbor list to every neighbor
-	ModeCompact  = "compact"  // the full list only to take-over nodes
-	ModeAdaptive = "adaptive" // compact + FULL-UPDATE requests on broken links
-)
-
-// Zone split rules at a join: how the owner divides its zone.
-const (
-	// SplitKD cuts between the two fixed points when the zone's midpoint
-	// does not separate them (002 §4.2.2: a distributed KD-tree; can.Split).
-	SplitKD = "kd"
-	// SplitHalve always halves the zone like the original CAN, moving the
-	// joiner's virtual coordinate when only the virtual dimension can
-	// separate the points (002 §4.2.2: coordinates never change except
-	// along the virtual dimension; can.Halve).
-	SplitHalve = "halve"
-)
-
 // Config holds the overlay parameters of a node. Zero values take defaults.
 type Config struct {
 	// Dims is the number of CAN dimensions including the virtual one.
 	Dims int
 	// HeartbeatPeriod is the emulated time between two heartbeats.
 	HeartbeatPeriod time.Duration
-	// Mode is the heartbeat mode: ModeVanilla (default), ModeCompact or ModeAdaptive.
-	Mode string
+	// Mode is the heartbeat mode: HeartbeatVanilla (default),
+	// HeartbeatCompact or HeartbeatAdaptive.
+	Mode HeartbeatMode
 	// JoinTimeout is how long a joiner waits for its JOIN to be accepted
 	// before it asks the driver for a new bootstrap contact. Default: two
 	// heartbeat periods.
@@ -72,7 +54,7 @@ type Config struct {
 	FailAfter int
 	// Split is the zone split rule at a join: SplitKD (default) or
 	// SplitHalve.
-	Split string
+	Split SplitRule
 	// The repairs below go beyond 002 §4.2, which leaves them open; each is
 	// on by default and can be turned off to run the dissertation's bare
 	// reading (docs/fidelity/002.md measures what each changes).
@@ -109,7 +91,7 @@ func (c Config) withDefaults() Config {
 		c.HeartbeatPeriod = 30 * time.Second
 	}
 	if c.Mode == "" {
-		c.Mode = ModeVanilla
+		c.Mode = HeartbeatVanilla
 	}
 	if c.JoinTimeout <= 0 {
 		c.JoinTimeout = 2 * c.HeartbeatPeriod
@@ -358,9 +340,17 @@ type pendingMsg struct {
 const maxPending = 1024
 
 // New creates the overlay core of peer id at point (whose length is the
-// number of CAN dimensions including the virtual one, the last).
+// number of CAN dimensions including the virtual one, the last). It
+// panics on a Mode or Split that is none of the named values: an unknown
+// heartbeat mode is a configuration error, not some mode by default.
 func New(id NodeID, point can.Point, cfg Config, rng *rand.Rand) *Node {
 	cfg = cfg.withDefaults()
+	if _, err := ParseHeartbeatMode(string(cfg.Mode)); err != nil {
+		panic("overlay.New: " + err.Error())
+	}
+	if _, err := ParseSplitRule(string(cfg.Split)); err != nil {
+		panic("overlay.New: " + err.Error())
+	}
 	cfg.Dims = len(point)
 	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng, gone: map[NodeID]tombstone{}, suspects: map[NodeID]time.Duration{}}
 }
@@ -1280,14 +1270,14 @@ func (n *Node) heartbeat(now time.Duration) {
 	n.probeSuspects(now)
 	n.claimOrphans(now)
 	n.claimHoles(now)
-	if n.cfg.Mode == ModeAdaptive {
+	if n.cfg.Mode == HeartbeatAdaptive {
 		n.checkBorder(now)
 	}
 	last := n.lastSplit()
 	full := &wire.Heartbeat{Self: n.info(), Neighbors: n.heardList(), LastSplit: last, Load: n.load}
 	var short *wire.Heartbeat
 	for _, nb := range n.nbrs {
-		if n.cfg.Mode == ModeVanilla || n.isOurTakeover(nb, last) {
+		if n.cfg.Mode == HeartbeatVanilla || n.isOurTakeover(nb, last) {
 			n.send(nb.ID, full)
 			continue
 		}
@@ -1491,7 +1481,7 @@ func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split
 		}
 	}
 	n.zoneChanged(now, old, nil)
-	if n.cfg.Mode == ModeAdaptive && !n.cfg.NoTakeoverRequest {
+	if n.cfg.Mode == HeartbeatAdaptive && !n.cfg.NoTakeoverRequest {
 		// The departed node's list may be stale (it changed after its last
 		// full heartbeat to us), and our new border is where a broken link
 		// would hide behind a neighbor not yet declared failed: ask our new
