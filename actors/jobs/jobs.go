@@ -145,21 +145,6 @@ type CentralQueue interface {
 	PickNow(job *wire.JobSpec) (overlay.NodeID, bool)
 }
 
-// Capable reports whether a node at point node may run a job requiring
-// req: at least the requirement in every resource dimension (003 §4.2);
-// the last coordinate, the virtual dimension, is ignored.
-func Capable(node can.Point, req []uint32) bool {
-	if len(node) != len(req) {
-		return false
-	}
-	for i := 0; i < len(req)-1; i++ {
-		if node[i] < req[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func ref(id uint64, epoch uint32) *wire.JobRef { return &wire.JobRef{Id: id, Epoch: epoch} }
 
 func runTime(work int64, speed float64) time.Duration {

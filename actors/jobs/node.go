@@ -669,7 +669,7 @@ type candidate struct {
 func (n *Node) candidates(req []uint32) []candidate {
 	var cs []candidate
 	d := n.cfg.Res.Demand(req)
-	if Capable(n.view.Point(), req) {
+	if can.Capable(n.view.Point(), req) {
 		dem := n.coresDemand()
 		c := candidate{id: n.self, util: float64(len(n.queue)), free: Fits(d.clamp(n.capacity), n.residual()) && len(n.queue) == n.running, speed: n.cfg.Speed}
 		if n.capacity[ResCores] > 1 || dem > 0 {
@@ -682,7 +682,7 @@ func (n *Node) candidates(req []uint32) []candidate {
 		fresh = nil
 	}
 	for _, nb := range n.view.Neighbors() {
-		if l := nb.Load; l != nil && Capable(l.Point, req) {
+		if l := nb.Load; l != nil && can.Capable(l.Point, req) {
 			c := candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb}
 			if fresh != nil {
 				if q, cores, ok := fresh.NodeLoad(nb.ID); ok {

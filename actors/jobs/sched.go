@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -189,7 +190,7 @@ func (n *Node) pushInternode(now time.Duration) bool {
 		bestF := math.Inf(1)
 		for i := range ks {
 			k := &ks[i]
-			if k.l.Speed <= 0 || !Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
+			if k.l.Speed <= 0 || !can.Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
 				continue
 			}
 			d := n.cfg.Res.Demand(h.spec.Req).clamp(k.cap)
@@ -250,7 +251,7 @@ func (n *Node) pushQueue(now time.Duration) bool {
 		ls := NormLoad(w.sub(Normalized(h.demand, n.capacity)))
 		for i := range ks {
 			k := &ks[i]
-			if !Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
+			if !can.Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
 				continue
 			}
 			lu0 := float64(k.l.NormLoad)
@@ -296,7 +297,7 @@ func (n *Node) onOffer(now time.Duration, from overlay.NodeID, m *wire.MigrateOf
 	}
 	id := m.Job.Id
 	ok := n.internode() && len(m.Req) == len(n.view.Point()) && n.holding(id) == nil && !n.ran[id] &&
-		Capable(n.view.Point(), m.Req) && nbcAllows(m.Bc, n.running < len(n.queue), n.nbc())
+		can.Capable(n.view.Point(), m.Req) && nbcAllows(m.Bc, n.running < len(n.queue), n.nbc())
 	d := n.cfg.Res.Demand(m.Req).clamp(n.capacity)
 	if ok {
 		switch m.Kind {
@@ -546,7 +547,7 @@ func (n *Node) pullQueue(now time.Duration) bool {
 	var best *known
 	for _, k := range n.knownNeighbors() {
 		l := float64(k.l.NormLoad)
-		if Capable(n.view.Point(), k.l.Point) && l > 0 && l < L {
+		if can.Capable(n.view.Point(), k.l.Point) && l > 0 && l < L {
 			return false // a less capable neighbor is less loaded
 		}
 		if l > L && !n.askedRecently(k.nb.ID, now) && (best == nil || k.l.NormLoad > best.l.NormLoad) {
@@ -611,7 +612,7 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 	var best *held
 	bestF := math.Inf(1)
 	for _, h := range n.queue[n.running:] {
-		if h.offeredTo != 0 || !Capable(m.Point, h.spec.Req) || !nbcAllows(h.bc, m.Waiting, m.Nbc) {
+		if h.offeredTo != 0 || !can.Capable(m.Point, h.spec.Req) || !nbcAllows(h.bc, m.Waiting, m.Nbc) {
 			continue
 		}
 		d := n.cfg.Res.Demand(h.spec.Req).clamp(pcap)
