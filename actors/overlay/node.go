@@ -593,7 +593,7 @@ func (n *Node) routeJoin(p can.Point, m *wire.Join) {
 // counts a drop) once the message made too many hops, or too many hops that
 // did not bring it closer than the best zone it visited.
 func (n *Node) routeProgress(p can.Point, hops uint32, best *float64, detours *uint32) bool {
-	d := dist2(n.zone, n.extra, p)
+	d := can.Dist2(n.zone, n.extra, p)
 	if hops > 0 && d >= *best {
 		n.status.RouteDetours++
 		*detours++
@@ -644,7 +644,7 @@ func (n *Node) nextHop(p can.Point, hops *uint32) NodeID {
 		z, extra := n.box(i)
 		d := z.Dist2(p)
 		if extra {
-			d = dist2(nb.Zone, nb.Extra, p)
+			d = can.Dist2(nb.Zone, nb.Extra, p)
 		}
 		if next == nil || d < bestD {
 			next, bestD = nb, d
@@ -654,7 +654,7 @@ func (n *Node) nextHop(p can.Point, hops *uint32) NodeID {
 		n.status.RouteDrops++
 		return 0
 	}
-	if bestD >= dist2(n.zone, n.extra, p) {
+	if bestD >= can.Dist2(n.zone, n.extra, p) {
 		n.status.RouteNoProgress++
 	}
 	*hops++
@@ -1377,29 +1377,16 @@ func (n *Node) isOurTakeover(nb *Neighbor, last *wire.Split) bool {
 		return false
 	}
 	_, ok := can.Extend(nb.Zone, n.zone, int(last.Dim))
-	return ok && planeBetween(n.zone, nb.Zone, last)
+	return ok && can.PlaneBetween(n.zone, nb.Zone, int(last.Dim), last.At, last.Upper)
 }
 
 // takesOver reports whether we are a take-over node of a node with zone z
 // whose last split is last: whether we can extend over z across that plane.
 func (n *Node) takesOver(z can.Zone, last *wire.Split) (can.Zone, bool) {
-	if last == nil || int(last.Dim) >= n.cfg.Dims || !planeBetween(z, n.zone, last) {
+	if last == nil || int(last.Dim) >= n.cfg.Dims || !can.PlaneBetween(z, n.zone, int(last.Dim), last.At, last.Upper) {
 		return can.Zone{}, false
 	}
 	return can.Extend(n.zone, z, int(last.Dim))
-}
-
-// planeBetween reports whether the split plane last separates zone a (the
-// node whose split it is, on side last.Upper) from zone b.
-func planeBetween(a, b can.Zone, last *wire.Split) bool {
-	k := int(last.Dim)
-	if k >= len(a.Lo) || k >= len(b.Lo) {
-		return false
-	}
-	if last.Upper {
-		return a.Lo[k] == last.At && b.Hi[k] == last.At
-	}
-	return a.Hi[k] == last.At && b.Lo[k] == last.At
 }
 
 // detectFailures declares failed every neighbor not heard from for
@@ -1547,16 +1534,6 @@ func (n *Node) zones() []can.Zone {
 		return []can.Zone{n.zone}
 	}
 	return append([]can.Zone{n.zone}, n.extra...)
-}
-
-// dist2 is the squared distance from p to the nearest of a node's zones
-// (greedy routing towards p, can.Zone.Dist2).
-func dist2(z can.Zone, x []can.Zone, p can.Point) float64 {
-	d := z.Dist2(p)
-	for _, e := range x {
-		d = min(d, e.Dist2(p))
-	}
-	return d
 }
 
 // containing is the index of the zone in zs that contains p, or -1.
@@ -1748,9 +1725,9 @@ func (n *Node) claimHoles(now time.Duration) {
 	// zone mirrored across the face the hole is on. Beyond it we know
 	// nothing, and a claim there would only collide with zones we never
 	// heard of.
-	lim := n.mirror(q)
+	lim := can.Mirror(n.zones(), q)
 	for _, z := range avoid {
-		lim = boundingBox(lim, z)
+		lim = can.BoundingBox(lim, z)
 	}
 	for k := range b.Lo {
 		b.Lo[k], b.Hi[k] = max(b.Lo[k], lim.Lo[k]), min(b.Hi[k], lim.Hi[k])
@@ -1763,38 +1740,6 @@ func (n *Node) claimHoles(now time.Duration) {
 	n.version++
 	n.zoneChanged(now, old, nil)
 	n.requestFullUpdates(now)
-}
-
-// mirror is the one of our zones whose face q lies just outside of,
-// reflected across that face (clipped to the space).
-func (n *Node) mirror(q can.Point) can.Zone {
-	for _, z := range n.zones() {
-		for k := range q {
-			m := z.Clone()
-			w := z.Hi[k] - z.Lo[k]
-			switch {
-			case uint64(q[k]) == z.Hi[k]:
-				m.Lo[k], m.Hi[k] = z.Hi[k], min(z.Hi[k]+w, can.Span)
-			case uint64(q[k])+1 == z.Lo[k]:
-				m.Lo[k], m.Hi[k] = z.Lo[k]-min(w, z.Lo[k]), z.Lo[k]
-			default:
-				continue
-			}
-			if m.Contains(q) {
-				return m
-			}
-		}
-	}
-	return can.Zone{Lo: make([]uint64, len(q)), Hi: make([]uint64, len(q))} // not reached
-}
-
-// boundingBox is the smallest box containing a and b.
-func boundingBox(a, b can.Zone) can.Zone {
-	out := a.Clone()
-	for k := range out.Lo {
-		out.Lo[k], out.Hi[k] = min(a.Lo[k], b.Lo[k]), max(a.Hi[k], b.Hi[k])
-	}
-	return out
 }
 
 // borderKey fingerprints the inputs of holeWitness: our zone version, the
@@ -2075,45 +2020,8 @@ func (n *Node) borderHasHole(now time.Duration) bool {
 	mine := n.zones()
 	cover = append(cover, mine...)
 	for _, z := range mine {
-		if faceHasHole(z, cover) {
+		if can.FaceHasHole(z, cover) {
 			return true
-		}
-	}
-	return false
-}
-
-// faceHasHole reports whether a face of zone z, not on the space boundary,
-// is not completely covered by the zones in cover that abut it there.
-func faceHasHole(z can.Zone, cover []can.Zone) bool {
-	d := len(z.Lo)
-	for k := 0; k < d; k++ {
-		for _, upper := range []bool{false, true} {
-			if (!upper && z.Lo[k] == 0) || (upper && z.Hi[k] == can.Span) {
-				continue
-			}
-			face := 1.0
-			for j := 0; j < d; j++ {
-				if j != k {
-					face *= float64(z.Hi[j] - z.Lo[j])
-				}
-			}
-			covered := 0.0
-			for _, w := range cover {
-				dim, up, ok := can.Abut(z, w)
-				if !ok || dim != k || up != upper {
-					continue
-				}
-				a := 1.0
-				for j := 0; j < d; j++ {
-					if j != k {
-						a *= float64(min(z.Hi[j], w.Hi[j]) - max(z.Lo[j], w.Lo[j]))
-					}
-				}
-				covered += a
-			}
-			if covered < face*(1-1e-9) {
-				return true
-			}
 		}
 	}
 	return false

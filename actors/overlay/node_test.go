@@ -1648,7 +1648,7 @@ func TestJoinIntoExtraZone(t *testing.T) {
 	a, b := tHolder(t)
 	h := uint64(1) << 31
 	p := can.Point{uint32(h + 5), 7}
-	if d := dist2(a.zone, a.extra, p); d != 0 {
+	if d := can.Dist2(a.zone, a.extra, p); d != 0 {
 		t.Fatalf("distance from A's zones to a point in its extra zone = %v, want 0", d)
 	}
 	a.Step(time.Second, 9, &wire.Join{Joiner: 9, Point: p})
