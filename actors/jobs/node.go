@@ -1124,17 +1124,25 @@ func (n *Node) Tick(now time.Duration, kind overlay.TimerKind) {
 }
 
 // periodic is the owner/run-node heartbeat (003 §4.1: job profiles are
-// held by both, each watches the other):
-//   - run node: tell each owner which of its jobs we hold and finished; an
-//     owner silent for FailAfter periods is presumed failed, and each of
-//     its jobs is routed to the job's point, whose owner now adopts it;
-//   - owner: tell each run node which jobs we own there; a run node silent
-//     for FailAfter periods is presumed failed and its jobs are matched
-//     again, as is a job whose matchmaking produced no run node in time;
-//     tell each client which jobs we own, every StatusEvery.
+// held by both, each watches the other), one role after the other: the run
+// node's beats to owners (runNodePeriodic), the owner's to run nodes
+// (ownerPeriodic) and clients (clientStatus), then the expiry of what the
+// node remembers (expire), unacknowledged migrations and the Balloon.
 func (n *Node) periodic(now time.Duration) {
 	timeout := time.Duration(n.cfg.FailAfter) * n.cfg.Period
-	// Run node side.
+	n.runNodePeriodic(now, timeout)
+	ids := n.ownerPeriodic(now, timeout)
+	n.clientStatus(now, ids)
+	n.expire(now, timeout)
+	n.resendMigrations(now)
+	n.balloonPeriodic(now)
+}
+
+// runNodePeriodic is the run node's side of periodic: tell each owner
+// which of its jobs we hold and finished; an owner silent for FailAfter
+// periods (timeout) is presumed failed, and each of its jobs is routed to
+// the job's point, whose owner now adopts it.
+func (n *Node) runNodePeriodic(now, timeout time.Duration) {
 	var owners batches[wire.RunHeartbeat]
 	for _, h := range n.queue {
 		hb := owners.to(h.owner)
@@ -1173,7 +1181,16 @@ func (n *Node) periodic(now time.Duration) {
 		}
 		n.send(o, owners.by[o])
 	}
-	// Owner side: jobs whose point left our zone go to the point's owner.
+}
+
+// ownerPeriodic is the owner's side of periodic: jobs whose point left our
+// zone go to the point's owner; tell each run node which jobs we own
+// there; a run node silent for FailAfter periods (timeout) is presumed
+// failed and its jobs are matched again, as is a job whose matchmaking
+// produced no run node in time. It returns the jobs owned after the
+// hand-overs, in order.
+func (n *Node) ownerPeriodic(now, timeout time.Duration) []uint64 {
+	// Jobs whose point left our zone go to the point's owner.
 	if n.view.Joined() {
 		for _, id := range n.sortedOwned() {
 			if o := n.owned[id]; !n.view.Owns(can.Point(o.spec.Req)) {
@@ -1234,6 +1251,12 @@ func (n *Node) periodic(now time.Duration) {
 			n.rematch(now, o, "copy lost")
 		}
 	}
+	return ids
+}
+
+// clientStatus tells each client which of its jobs we own, every
+// StatusEvery; ids are the jobs ownerPeriodic saw owned.
+func (n *Node) clientStatus(now time.Duration, ids []uint64) {
 	if now-n.lastStatus >= n.cfg.StatusEvery && len(ids) > 0 {
 		n.lastStatus = now
 		var clients batches[wire.JobStatus]
@@ -1249,6 +1272,12 @@ func (n *Node) periodic(now time.Duration) {
 			n.send(c, clients.by[c])
 		}
 	}
+}
+
+// expire forgets, after a while, silent run nodes, jobs handed on and
+// ended jobs, and hands an ended job's completion to its point's new owner
+// until it acknowledges.
+func (n *Node) expire(now, timeout time.Duration) {
 	for id, t := range n.runHeard { // deleting only: order does not matter
 		if now-t > 4*timeout {
 			delete(n.runHeard, id)
@@ -1278,8 +1307,6 @@ func (n *Node) periodic(now time.Duration) {
 			n.ended[id] = e
 		}
 	}
-	n.resendMigrations(now)
-	n.balloonPeriodic(now)
 }
 
 // disown hands the ownership of a job whose point left our zone (a join
