@@ -11,6 +11,12 @@
 // state (zone, neighbors and the load their heartbeats carried) through
 // View, never the other way round. No goroutines, clocks or global
 // randomness inside.
+//
+// The Node's code is split by role: node.go holds its state, Step, Tick and
+// the periodic round; owner.go the injection node and the owner (003 §4.1);
+// match.go matchmaking (003 §4.2-4.4); runnode.go the run node's queue and
+// execution; sched.go dynamic scheduling (000 §IV); balloon.go the Balloon
+// model (002 §3.1.3); modes.go the schemes and modes Config chooses among.
 package jobs
 
 import (
