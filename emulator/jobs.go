@@ -407,7 +407,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	s.PullForwards = j.ledger.Count(jobs.EvPullForwarded)
 	s.MigrationsReturned, s.Disowned = j.ledger.Count(jobs.EvMigrationReturned), j.ledger.Count(jobs.EvDisowned)
 	s.Backfilled = j.ledger.Backfilled()
-	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue, j.ledger.Count(jobs.EvBalloon)
+	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue.String(), j.ledger.Count(jobs.EvBalloon)
 	// A job runs at the end where a live run node holds it (and the
 	// ledger saw it start there).
 	type hold struct {

@@ -8,6 +8,7 @@ import (
 	rtmetrics "runtime/metrics"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -78,7 +79,7 @@ func perPeerAt2000(d int) float64 {
 func estimateFor(sc scenario.Scenario, driver string, peers int) MemoryEstimate {
 	per := perPeerAt2000(max(sc.Overlay.Dimensions, 1))
 	per *= math.Pow(max(float64(peers), 1)/2000, peerCountExponent)
-	if sc.Overlay.Heartbeat.Mode == scenario.ModeCompact {
+	if sc.Overlay.Heartbeat.Mode == overlay.HeartbeatCompact {
 		per *= compactFactor
 	}
 	if driver != DriverSim {

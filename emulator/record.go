@@ -425,8 +425,8 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 
 	o := &s.Overlay
 	o.Dimensions = r.sc.Overlay.Dimensions
-	o.HeartbeatMode = r.sc.Overlay.Heartbeat.Mode
-	o.Split = r.sc.Overlay.Split
+	o.HeartbeatMode = r.sc.Overlay.Heartbeat.Mode.String()
+	o.Split = r.sc.Overlay.Split.String()
 	o.BrokenLinks.Final = last.Oracle.BrokenLinks
 	o.BrokenLinks.Max = r.brokenMax
 	if last.T > 0 {

@@ -144,7 +144,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 	m := opts.Metrics
 	if m == nil {
-		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	}
 	// The hard memory ceiling (memory.go) watches the whole run, the join
 	// phase built in-process included; it stops the run as overloaded.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -221,8 +222,8 @@ func churnScenario(t *testing.T) scenario.Scenario {
 // overlap, and after churn stops every mode reconverges to an exact overlay,
 // with either split rule.
 func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
-	for _, split := range []string{scenario.SplitKD, scenario.SplitHalve} {
-		for _, mode := range []string{"vanilla", "compact", "adaptive"} {
+	for _, split := range overlay.SplitRules {
+		for _, mode := range overlay.HeartbeatModes {
 			sc := churnScenario(t)
 			sc.Overlay.Heartbeat.Mode, sc.Churn.FailFraction, sc.Overlay.Split = mode, 0, split
 			res := runScenario(t, sc, emulator.DriverSim)
@@ -246,7 +247,7 @@ func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
 // zones taken over; zones never overlap; with churn slower than the
 // detection time no link stays broken.
 func TestChurnWithCrashes(t *testing.T) {
-	for _, split := range []string{scenario.SplitKD, scenario.SplitHalve} {
+	for _, split := range overlay.SplitRules {
 		sc := churnScenario(t)
 		sc.Churn.Interval, sc.Churn.FailFraction, sc.Overlay.Split = 4*time.Minute, 1, split
 		res := runScenario(t, sc, emulator.DriverSim)
@@ -297,8 +298,8 @@ func TestChurnOnEmulator(t *testing.T) {
 // most 20% messages, and compact and adaptive carry far fewer node entries
 // than vanilla.
 func TestFastChurnSchemeOrdering(t *testing.T) {
-	got := map[string]emulator.Summary{}
-	for _, mode := range []string{"vanilla", "compact", "adaptive"} {
+	got := map[overlay.HeartbeatMode]emulator.Summary{}
+	for _, mode := range overlay.HeartbeatModes {
 		sc := churnScenario(t)
 		sc.Overlay.Heartbeat.Mode = mode
 		sc.Churn.Interval = 5 * time.Second
@@ -334,7 +335,7 @@ func TestFastChurnSchemeOrdering(t *testing.T) {
 // uniform population; with cuts between fixed points (kd) the mean neighbor
 // count, and with it the cost, grows with the peer count (docs/OVERLAY.md).
 func TestPerNodeCostFlatWithPeerCount(t *testing.T) {
-	run := func(split string, peers int) emulator.Summary {
+	run := func(split overlay.SplitRule, peers int) emulator.Summary {
 		sc := churnScenario(t)
 		sc.Overlay.Split, sc.Overlay.Heartbeat.Mode, sc.Peers.Population = split, "compact", scenario.PopulationUniform
 		sc.Peers.Count, sc.Overlay.Dimensions = peers, 5
@@ -349,15 +350,15 @@ func TestPerNodeCostFlatWithPeerCount(t *testing.T) {
 		t.Skip("single-threaded simulator runs of 500 and 2000 peers (no data races to find); the full test run covers them")
 	}
 	small, large := 500, 2000
-	for _, split := range []string{scenario.SplitHalve, scenario.SplitKD} {
+	for _, split := range []overlay.SplitRule{overlay.SplitHalve, overlay.SplitKD} {
 		a, b := run(split, small), run(split, large)
 		msgs := fig(t, b.Messages.PerNodePerMinute) / fig(t, a.Messages.PerNodePerMinute)
 		bytes := fig(t, b.Bytes.PerNodePerMinute) / fig(t, a.Bytes.PerNodePerMinute)
 		t.Logf("%s: %d → %d peers: messages ×%.3f, bytes ×%.3f per node per minute", split, small, large, msgs, bytes)
 		switch {
-		case split == scenario.SplitHalve && (math.Abs(msgs-1) > 0.10 || math.Abs(bytes-1) > 0.15):
+		case split == overlay.SplitHalve && (math.Abs(msgs-1) > 0.10 || math.Abs(bytes-1) > 0.15):
 			t.Errorf("seed %d halve: per node per minute messages ×%.3f, bytes ×%.3f from %d to %d peers, want within 10%% and 15%%", a.Seed, msgs, bytes, small, large)
-		case split == scenario.SplitKD && msgs < 1.15:
+		case split == overlay.SplitKD && msgs < 1.15:
 			t.Errorf("seed %d kd: messages per node per minute ×%.3f from %d to %d peers; docs/OVERLAY.md explains a growth of over 15%%", a.Seed, msgs, small, large)
 		}
 	}

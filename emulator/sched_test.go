@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -178,7 +179,7 @@ faults:
 `},
 	} {
 		sc := schedScenario(t, seed, "vanilla", tc.extra)
-		sc.Matchmaking.Residue = scenario.ResidueBalloon
+		sc.Matchmaking.Residue = jobs.ResidueBalloon
 		if tc.name == "churn" {
 			sc.Link.Loss, sc.Link.Duplicate = 0.01, 0.01
 			sc.Workload.Jobs, sc.Workload.Interarrival = 200, 40*time.Second
@@ -274,7 +275,7 @@ func TestSchedModeCENTIsCentQueue(t *testing.T) {
 	const seed = 3
 	a := schedScenario(t, seed, "cent", "")
 	b := schedScenario(t, seed, "vanilla", "")
-	b.Matchmaking.Scheme = scenario.SchemeCENTQueue
+	b.Matchmaking.Scheme = jobs.SchemeCENTQueue.String()
 	ja := runScenario(t, a, emulator.DriverSim).Summary.Jobs
 	jb := runScenario(t, b, emulator.DriverSim).Summary.Jobs
 	if ja.Scheme != "cent-queue" || ja.Mode != "cent" {

@@ -43,7 +43,7 @@ func stoppedBeforeLive(sc scenario.Scenario, driver string, wall time.Duration, 
 	s.Peers.Bootstrap = sc.Peers.Bootstrap
 	s.Peers.BootstrapWallSeconds = wall.Seconds()
 	s.Messages.ByType = map[string]TypeCount{}
-	s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.Split = sc.Overlay.Dimensions, sc.Overlay.Heartbeat.Mode, sc.Overlay.Split
+	s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.Split = sc.Overlay.Dimensions, sc.Overlay.Heartbeat.Mode.String(), sc.Overlay.Split.String()
 	s.Oracle.IntervalSeconds = sc.Oracle.Interval.Seconds()
 	s.Invariants.add(InvariantCheck{Name: "population_formed", Detail: fmt.Sprintf("the run stopped in the in-process join phase after %v of wall time, before the overlay went live", wall.Round(time.Millisecond))})
 	why := ""

@@ -253,7 +253,7 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverEmulator, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverEmulator, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	srv, err := metrics.Serve("127.0.0.1:0", m.Registry)
 	if err != nil {
 		t.Fatal(err)

@@ -396,7 +396,7 @@ faults:
 	if err != nil {
 		return nil, err
 	}
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverSim, Metrics: m})

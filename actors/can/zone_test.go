@@ -385,3 +385,35 @@ func TestEmptyBox(t *testing.T) {
 		t.Fatal("a point inside a zone to avoid has an empty box")
 	}
 }
+
+func TestCoverGeometry(t *testing.T) {
+	const h = Span / 2
+	left := Zone{Lo: []uint64{0, 0}, Hi: []uint64{h, Span}}
+	right := Zone{Lo: []uint64{h, 0}, Hi: []uint64{Span, Span}}
+	if !PlaneBetween(right, left, 0, h, true) || PlaneBetween(right, left, 0, h, false) || PlaneBetween(right, left, 1, h, true) {
+		t.Fatal("PlaneBetween: the plane x=h lies between right (upper) and left, and no other")
+	}
+	if !FaceHasHole(left, nil) {
+		t.Fatal("FaceHasHole: left's inner face with nothing beyond it is a hole")
+	}
+	if FaceHasHole(left, []Zone{right}) {
+		t.Fatal("FaceHasHole: right covers left's inner face")
+	}
+	lower := Zone{Lo: []uint64{h, 0}, Hi: []uint64{Span, h}}
+	if !FaceHasHole(left, []Zone{lower}) {
+		t.Fatal("FaceHasHole: half of left's inner face is uncovered")
+	}
+	p := Point{uint32(h + 5), 7}
+	if d := Dist2(left, []Zone{right}, p); d != 0 {
+		t.Fatalf("Dist2 to a point in an extra zone = %v, want 0", d)
+	}
+	if d := Dist2(left, nil, p); d <= 0 {
+		t.Fatalf("Dist2 to a point outside = %v, want > 0", d)
+	}
+	if m := Mirror([]Zone{left}, Point{uint32(h), 7}); !m.Equal(right) {
+		t.Fatalf("Mirror of left across x=h = %v, want %v", m, right)
+	}
+	if b := BoundingBox(lower, left); !b.Equal(Whole(2)) {
+		t.Fatalf("BoundingBox = %v, want the whole space", b)
+	}
+}

@@ -269,7 +269,7 @@ func (n *Node) bestBalloon(req []uint32) (balloonPick, bool) {
 	d := n.cfg.Res.Demand(req)
 	consider := func(c balloonPick) {
 		b := c.b
-		if overlay.NodeID(b.Node) == n.self || !usable(b) || !Capable(b.Point, req) || !Fits(d, n.cfg.Res.Capacity(b.Point)) {
+		if overlay.NodeID(b.Node) == n.self || !usable(b) || !can.Capable(b.Point, req) || !Fits(d, n.cfg.Res.Capacity(b.Point)) {
 			return
 		}
 		if best.b == nil || b.Speed > best.b.Speed || b.Speed == best.b.Speed && b.Node < best.b.Node {

@@ -184,8 +184,8 @@ func TestBalloonMatchedWhenNoNeighborIsFree(t *testing.T) {
 	small := &wire.Balloon{Node: 43, Point: pCap(vAmt(2, 1)), Speed: 3, Cores: 2, Beta: 0.8} // too little memory
 	host := &wire.Load{Queue: 1, Speed: 1, Point: pCap(2), Cores: 1, Demand: 1, Residual: []float32{0, 0, 0},
 		Balloons: []*wire.Balloon{slow, fast, small}}
-	for _, scheme := range []string{SchemeCAN, SchemeCANP} {
-		t.Run(scheme, func(t *testing.T) {
+	for _, scheme := range []Scheme{SchemeCAN, SchemeCANP} {
+		t.Run(scheme.String(), func(t *testing.T) {
 			h := proto.Clone(host).(*wire.Load)
 			v := &fakeView{id: 1, zone: zSelf(), point: pSelfNo(), nbs: []*overlay.Neighbor{tNb(idU0, zUp0(), proto.Clone(busy).(*wire.Load)), tNb(idU1, zUp1(), h)}}
 			n := tNew(v, Config{Scheme: scheme, Res: vRes{}, Residue: ResidueBalloon}, 1, nil)

@@ -11,6 +11,12 @@
 // state (zone, neighbors and the load their heartbeats carried) through
 // View, never the other way round. No goroutines, clocks or global
 // randomness inside.
+//
+// The Node's code is split by role: node.go holds its state, Step, Tick and
+// the periodic round; owner.go the injection node and the owner (003 §4.1);
+// match.go matchmaking (003 §4.2-4.4); runnode.go the run node's queue and
+// execution; sched.go dynamic scheduling (000 §IV); balloon.go the Balloon
+// model (002 §3.1.3); modes.go the schemes and modes Config chooses among.
 package jobs
 
 import (
@@ -19,33 +25,6 @@ import (
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
-)
-
-// Matchmaking schemes (003 §5.3).
-const (
-	// SchemeCAN is basic CAN matchmaking (003 §4.2): the owner picks the
-	// least loaded capable node among itself and its neighbors.
-	SchemeCAN = "can"
-	// SchemeCANP pushes the job along aggregated load (003 §4.4, Eqs 1-5).
-	SchemeCANP = "can-p"
-	// SchemeCENT is the greedy online centralized matchmaker with the
-	// oracle's global view at zero message cost (003 §5.2; 002 Fig 3.17).
-	SchemeCENT = "cent"
-	// SchemeCENTQueue is 000 §V-A's greedy online centralized scheduler:
-	// one global queue, a job starting on a node whose residual resources
-	// fit it as soon as there is one (asked again every period).
-	SchemeCENTQueue = "cent-queue"
-)
-
-// Residue-node representations (002 §3.1): Config.Residue.
-const (
-	// ResidueNone: no Residue-node; matchmaking sees a node's residual
-	// resources only on its own heartbeat, to its neighbors.
-	ResidueNone = "none"
-	// ResidueBalloon is the Balloon model (002 §3.1.3): a multi-core node
-	// running jobs with a free core attaches its Residue-node to the owner
-	// of the zone containing the residue's point.
-	ResidueBalloon = "balloon"
 )
 
 // Timer kinds of the job core: they share the driver's timer channel with
@@ -164,49 +143,12 @@ type FreshLoad interface {
 	NodeLoad(id overlay.NodeID) (queue, cores int, ok bool)
 }
 
-// Values of Config.LoadView: where CAN and CAN-P matchmaking read a
-// neighbor's queue length and whether it is free.
-const (
-	// LoadViewHeartbeat: from the neighbor's last heartbeat (003 §4.4).
-	LoadViewHeartbeat = "heartbeat"
-	// LoadViewOracle: the global view's current figures (FreshLoad).
-	LoadViewOracle = "oracle"
-)
-
-// Values of Config.StopNodes: the node count of CAN-P's stop
-// probability (003 Eq 4).
-const (
-	// StopNodesOwn: AI_TD(N).Nodes, the stopping node's own aggregate
-	// along the target dimension (Eq 4 as written; Eq 1 weighs each upper
-	// neighbor by its overlap fraction, so a node with a small face
-	// counts few nodes above it).
-	StopNodesOwn = "own"
-	// StopNodesTarget: 1 + AI_TD(u).Nodes, the push target u and the
-	// nodes above it.
-	StopNodesTarget = "target"
-)
-
 // CentralQueue is the single-queue centralized scheduler (000 §V-A):
 // PickNow returns a live node that can start job now, or 0 and whether
 // any live node is capable of it (then the job waits and is asked for
 // again). SchemeCENTQueue uses it.
 type CentralQueue interface {
 	PickNow(job *wire.JobSpec) (overlay.NodeID, bool)
-}
-
-// Capable reports whether a node at point node may run a job requiring
-// req: at least the requirement in every resource dimension (003 §4.2);
-// the last coordinate, the virtual dimension, is ignored.
-func Capable(node can.Point, req []uint32) bool {
-	if len(node) != len(req) {
-		return false
-	}
-	for i := 0; i < len(req)-1; i++ {
-		if node[i] < req[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func ref(id uint64, epoch uint32) *wire.JobRef { return &wire.JobRef{Id: id, Epoch: epoch} }

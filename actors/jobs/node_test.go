@@ -259,8 +259,8 @@ const (
 // in one resource never does; a busy fast node neither. The matching node
 // counts the job in its copy of the chosen node's load at once.
 func TestMatchFastestFreeCapableNode(t *testing.T) {
-	for _, scheme := range []string{SchemeCAN, SchemeCANP} {
-		t.Run(scheme, func(t *testing.T) {
+	for _, scheme := range []Scheme{SchemeCAN, SchemeCANP} {
+		t.Run(scheme.String(), func(t *testing.T) {
 			v := &fakeView{id: idS, zone: zSelf(), point: pSelfNo()}
 			v.nbs = []*overlay.Neighbor{
 				tNb(idU0, zUp0(), tLoad(0, 1, 2, pCap(1))),
@@ -337,7 +337,7 @@ type tCand struct {
 // queue/speed.
 func TestMatchRandomNeighborhoods(t *testing.T) {
 	speeds := []float64{0.5, 1, 1.5, 2, 3, 4}
-	for _, scheme := range []string{SchemeCAN, SchemeCANP} {
+	for _, scheme := range []Scheme{SchemeCAN, SchemeCANP} {
 		for seed := uint64(1); seed <= 300; seed++ {
 			rng := rand.New(rand.NewPCG(seed, 0x6d61))
 			selfCapable := rng.IntN(2) == 0
@@ -506,7 +506,7 @@ func (c *freshCentral) NodeLoad(id overlay.NodeID) (int, int, bool) {
 // queue lengths of the central view, not the neighbors' last heartbeats;
 // with the default it ignores them.
 func TestLoadViewOracle(t *testing.T) {
-	setup := func(view string) *Node {
+	setup := func(view LoadView) *Node {
 		v := &fakeView{id: idS, zone: zSelf(), point: pSelfNo()}
 		v.nbs = []*overlay.Neighbor{
 			// By their heartbeats U0 is free and fast, U1 busy.
@@ -518,7 +518,7 @@ func TestLoadViewOracle(t *testing.T) {
 		return tNew(v, Config{Scheme: SchemeCAN, LoadView: view}, 1, c)
 	}
 	for _, tc := range []struct {
-		view string
+		view LoadView
 		want overlay.NodeID
 	}{{LoadViewHeartbeat, idU0}, {"", idU0}, {LoadViewOracle, idU1}} {
 		n := setup(tc.view)
@@ -742,7 +742,7 @@ func TestNoCapableNodeNoUpperNeighborFails(t *testing.T) {
 		}
 		return v
 	}
-	for _, scheme := range []string{SchemeCAN, SchemeCANP} {
+	for _, scheme := range []Scheme{SchemeCAN, SchemeCANP} {
 		n := tNew(top(), Config{Scheme: scheme}, 1, nil)
 		n.LoadInfo()
 		spec := tSpec(7, time.Second)
@@ -790,7 +790,7 @@ func TestClimbTowardsMissingResource(t *testing.T) {
 		{"short-in-memory", can.Point{tReq0 + 5, uint32(tQ1) + 10, 7}, idU1},
 		{"short-in-cpu", can.Point{uint32(tQ1) + 10, tReq1 + 5, 7}, idU0},
 	} {
-		for _, scheme := range []string{SchemeCAN, SchemeCANP} {
+		for _, scheme := range []Scheme{SchemeCAN, SchemeCANP} {
 			v := &fakeView{id: idS, zone: zSelf(), point: c.point}
 			v.nbs = []*overlay.Neighbor{
 				tNb(idL0, zLow0(), tLoad(0, 1, 1, pNoCPU())),
@@ -1939,7 +1939,7 @@ func TestFinishedJobAdoptedLaterReportsDone(t *testing.T) {
 // counts the many nodes above the push target and pushes on.
 func TestCANPStopNodesReadings(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		for _, reading := range []string{StopNodesOwn, "", StopNodesTarget} {
+		for _, reading := range []StopNodes{StopNodesOwn, "", StopNodesTarget} {
 			n, v := tPushNode(seed, Config{StopNodes: reading})
 			loads := map[overlay.NodeID]*wire.Load{}
 			for _, nb := range v.nbs {

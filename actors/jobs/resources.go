@@ -30,7 +30,7 @@ type Resources interface {
 	// Residue is the point of the Residue-node (002 §3.1.1) of a node at
 	// point p with residual resources r: p with the coordinates of the
 	// shared resources replaced by those of the residual amounts, so that
-	// Capable(Residue(p, r), req) says a job requiring req fits r.
+	// can.Capable(Residue(p, r), req) says a job requiring req fits r.
 	Residue(p []uint32, r Vec) []uint32
 }
 

@@ -3,31 +3,14 @@ package jobs
 import (
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
-
-// Dynamic scheduling modes (000 §V-B).
-const (
-	// ModeVanilla: initial matchmaking only; run nodes start jobs FCFS.
-	ModeVanilla = "vanilla"
-	// ModeL adds local scheduling: backfilling with the BC rule (000 §IV-A).
-	ModeL = "l"
-	// ModeLIPush and ModeLIPull add internode scheduling (000 §IV-B).
-	ModeLIPush = "li-push"
-	ModeLIPull = "li-pull"
-	// ModeLIQPush and ModeLIQPull add queue balancing (000 §IV-C).
-	ModeLIQPush = "liq-push"
-	ModeLIQPull = "liq-pull"
-)
-
-// Modes lists the scheduling modes in the paper's order.
-var Modes = []string{ModeVanilla, ModeL, ModeLIPush, ModeLIPull, ModeLIQPush, ModeLIQPull}
 
 // Migration mechanism names (metric labels, summary keys).
 const (
@@ -114,9 +97,9 @@ func (s *scheduler) release(id uint64, now time.Duration) {
 	}
 }
 
-func (n *Node) internode() bool { return strings.HasPrefix(n.cfg.Mode, "li") }
-func (n *Node) balancing() bool { return strings.HasPrefix(n.cfg.Mode, "liq") }
-func (n *Node) pulls() bool     { return strings.HasSuffix(n.cfg.Mode, "-pull") }
+func (n *Node) internode() bool { return n.cfg.Mode.Internode() }
+func (n *Node) balancing() bool { return n.cfg.Mode.Balancing() }
+func (n *Node) pulls() bool     { return n.cfg.Mode.Pulls() }
 
 // Joined starts the node's scheduling rounds once its peer is a member
 // of the overlay (the first at a random offset: rounds are not in step),
@@ -207,7 +190,7 @@ func (n *Node) pushInternode(now time.Duration) bool {
 		bestF := math.Inf(1)
 		for i := range ks {
 			k := &ks[i]
-			if k.l.Speed <= 0 || !Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
+			if k.l.Speed <= 0 || !can.Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
 				continue
 			}
 			d := n.cfg.Res.Demand(h.spec.Req).clamp(k.cap)
@@ -268,7 +251,7 @@ func (n *Node) pushQueue(now time.Duration) bool {
 		ls := NormLoad(w.sub(Normalized(h.demand, n.capacity)))
 		for i := range ks {
 			k := &ks[i]
-			if !Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
+			if !can.Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
 				continue
 			}
 			lu0 := float64(k.l.NormLoad)
@@ -314,7 +297,7 @@ func (n *Node) onOffer(now time.Duration, from overlay.NodeID, m *wire.MigrateOf
 	}
 	id := m.Job.Id
 	ok := n.internode() && len(m.Req) == len(n.view.Point()) && n.holding(id) == nil && !n.ran[id] &&
-		Capable(n.view.Point(), m.Req) && nbcAllows(m.Bc, n.running < len(n.queue), n.nbc())
+		can.Capable(n.view.Point(), m.Req) && nbcAllows(m.Bc, n.running < len(n.queue), n.nbc())
 	d := n.cfg.Res.Demand(m.Req).clamp(n.capacity)
 	if ok {
 		switch m.Kind {
@@ -564,7 +547,7 @@ func (n *Node) pullQueue(now time.Duration) bool {
 	var best *known
 	for _, k := range n.knownNeighbors() {
 		l := float64(k.l.NormLoad)
-		if Capable(n.view.Point(), k.l.Point) && l > 0 && l < L {
+		if can.Capable(n.view.Point(), k.l.Point) && l > 0 && l < L {
 			return false // a less capable neighbor is less loaded
 		}
 		if l > L && !n.askedRecently(k.nb.ID, now) && (best == nil || k.l.NormLoad > best.l.NormLoad) {
@@ -629,7 +612,7 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 	var best *held
 	bestF := math.Inf(1)
 	for _, h := range n.queue[n.running:] {
-		if h.offeredTo != 0 || !Capable(m.Point, h.spec.Req) || !nbcAllows(h.bc, m.Waiting, m.Nbc) {
+		if h.offeredTo != 0 || !can.Capable(m.Point, h.spec.Req) || !nbcAllows(h.bc, m.Waiting, m.Nbc) {
 			continue
 		}
 		d := n.cfg.Res.Demand(h.spec.Req).clamp(pcap)

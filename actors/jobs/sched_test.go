@@ -40,7 +40,7 @@ func vSpec(id uint64, cores, mem uint32, work time.Duration) *wire.JobSpec {
 const tOwnerID overlay.NodeID = 50
 
 // vNode is a run node of 4 cores and 8 GiB in mode, owning zone S.
-func vNode(t *testing.T, mode string, nbs ...*overlay.Neighbor) (*Node, *fakeView) {
+func vNode(t *testing.T, mode SchedMode, nbs ...*overlay.Neighbor) (*Node, *fakeView) {
 	t.Helper()
 	v := &fakeView{id: 1, zone: zSelf(), point: can.Point{uint32(tQ1) + 10, uint32(tQ1) + 10, vAmt(4, 8)}, nbs: nbs}
 	n := tNew(v, Config{Mode: mode, Res: vRes{}, SchedPeriod: 5 * time.Second}, 1, nil)
@@ -63,14 +63,14 @@ func runningIDs(n *Node) []uint64 {
 
 func TestVanillaHeadBlocksAndLocalSchedulingBackfills(t *testing.T) {
 	for _, tc := range []struct {
-		mode    string
+		mode    SchedMode
 		running []uint64
 		bcHead  uint32
 	}{
-		{ModeVanilla, []uint64{1}, 0}, // FCFS: job 3 waits behind the head
-		{ModeL, []uint64{1, 3}, 1},    // backfilling: job 3 bypasses the head, whose BC grows
+		{SchedVanilla, []uint64{1}, 0}, // FCFS: job 3 waits behind the head
+		{SchedL, []uint64{1, 3}, 1},    // backfilling: job 3 bypasses the head, whose BC grows
 	} {
-		t.Run(tc.mode, func(t *testing.T) {
+		t.Run(tc.mode.String(), func(t *testing.T) {
 			n, _ := vNode(t, tc.mode)
 			vAssign(n, 0, vSpec(1, 2, 0, time.Hour)) // runs: 2 of 4 cores left
 			vAssign(n, 0, vSpec(2, 4, 0, time.Hour)) // the head: needs all 4
@@ -81,7 +81,7 @@ func TestVanillaHeadBlocksAndLocalSchedulingBackfills(t *testing.T) {
 			if h := n.holding(2); h.running || h.bc != tc.bcHead {
 				t.Fatalf("head job 2: running %v bc %d, want waiting with bc %d", h.running, h.bc, tc.bcHead)
 			}
-			if tc.mode == ModeL {
+			if tc.mode == SchedL {
 				if e := tOneEvent(t, r, EvStarted); e.Job != 3 || !e.Backfilled {
 					t.Fatalf("started event %+v, want job 3 backfilled", e)
 				}
@@ -91,7 +91,7 @@ func TestVanillaHeadBlocksAndLocalSchedulingBackfills(t *testing.T) {
 }
 
 func TestBackfillingCounterStopsBypassing(t *testing.T) {
-	n, _ := vNode(t, ModeL)
+	n, _ := vNode(t, SchedL)
 	vAssign(n, 0, vSpec(1, 2, 0, time.Hour))   // runs
 	vAssign(n, 0, vSpec(2, 4, 0, time.Hour))   // head, waits
 	vAssign(n, 0, vSpec(3, 1, 0, time.Hour))   // bypasses: head's BC = 1
@@ -113,7 +113,7 @@ func TestBackfillBalancedPicksMinimumBMFM(t *testing.T) {
 	if !(b < a) {
 		t.Fatalf("BM·FM with memory %v, without %v: want the fuller, more balanced one lower", b, a)
 	}
-	n, _ := vNode(t, ModeL)
+	n, _ := vNode(t, SchedL)
 	vAssign(n, 0, vSpec(1, 1, 6, time.Hour))
 	vAssign(n, 0, vSpec(2, 4, 0, time.Hour)) // head, cannot start
 	n.queue = append(n.queue, &held{spec: vSpec(3, 1, 0, time.Hour), owner: tOwnerID, epoch: 1, demand: Vec{1, 0, 0}}, &held{spec: vSpec(4, 1, 2, time.Hour), owner: tOwnerID, epoch: 1, demand: Vec{1, 2, 0}})
@@ -143,7 +143,7 @@ func TestAlphaContention(t *testing.T) {
 	}
 	// A job sharing a node runs longer by α.
 	v := &fakeView{id: 1, zone: zSelf(), point: can.Point{uint32(tQ1) + 10, uint32(tQ1) + 10, vAmt(4, 8)}}
-	n := tNew(v, Config{Mode: ModeL, Res: vRes{}, Contention: true}, 1, nil)
+	n := tNew(v, Config{Mode: SchedL, Res: vRes{}, Contention: true}, 1, nil)
 	vAssign(n, 0, vSpec(1, 1, 4, time.Hour))
 	vAssign(n, 0, vSpec(2, 1, 4, time.Hour))
 	if got, want := n.holding(2).finishAt, time.Duration(float64(time.Hour)*(1+2*ContentionSDR)); got != want {
@@ -163,7 +163,7 @@ const tB overlay.NodeID = 2
 // kept until acknowledged, and its owner is told by the receiver.
 func TestInternodePushHandshake(t *testing.T) {
 	bPoint := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, 8)}
-	n, _ := vNode(t, ModeLIPush, tNb(tB, zUp0(), vLoad(bPoint, Vec{4, 8, 0}, 0, 0, 0)))
+	n, _ := vNode(t, SchedLIPush, tNb(tB, zUp0(), vLoad(bPoint, Vec{4, 8, 0}, 0, 0, 0)))
 	vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 	vAssign(n, 0, vSpec(2, 2, 0, time.Hour)) // waits: no core free
 	n.Tick(5*time.Second, TimerSched)
@@ -175,7 +175,7 @@ func TestInternodePushHandshake(t *testing.T) {
 	tNone[*wire.MigrateJob](t, r) // not before the handshake
 
 	// The receiver's side: it fits, so it accepts and reserves the cores.
-	b, _ := vNode(t, ModeLIPush)
+	b, _ := vNode(t, SchedLIPush)
 	b.Step(5*time.Second, 1, off)
 	rb := tDrain(b)
 	if rep := tOne[*wire.MigrateReply](t, rb, 1); !rep.Accept {
@@ -227,7 +227,7 @@ func TestPushRespectsNBCAndCapability(t *testing.T) {
 		"no residual":            vLoad(can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, 8)}, Vec{1, 8, 0}, 0, 0, 0),
 	} {
 		t.Run(name, func(t *testing.T) {
-			n, _ := vNode(t, ModeLIPush, tNb(tB, zUp0(), l))
+			n, _ := vNode(t, SchedLIPush, tNb(tB, zUp0(), l))
 			vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 			spec := vSpec(2, 2, 0, time.Hour)
 			spec.Req[0], spec.Req[1] = 100, 100 // needs a little of both resources
@@ -243,7 +243,7 @@ func TestPushRespectsNBCAndCapability(t *testing.T) {
 // further and cancels the stale one when it reports.
 func TestOwnerFollowsMigratedCopy(t *testing.T) {
 	v := &fakeView{id: tOwnerID, zone: zSelf(), point: pSelfNo()}
-	o := tNew(v, Config{Mode: ModeLIPull, Res: vRes{}}, 1, nil)
+	o := tNew(v, Config{Mode: SchedLIPull, Res: vRes{}}, 1, nil)
 	spec := tSpec(9, time.Hour)
 	o.owned[9] = &owned{spec: spec, run: 1, epoch: 1, runEpoch: 1}
 	o.Step(time.Second, tB, &wire.JobQueued{Job: &wire.JobRef{Id: 9, Epoch: 1, Moves: 1}})
@@ -269,7 +269,7 @@ func TestOwnerFollowsMigratedCopy(t *testing.T) {
 // the sender runs it itself.
 func TestUnacknowledgedMigrationIsResentThenTakenBack(t *testing.T) {
 	bPoint := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, 8)}
-	n, _ := vNode(t, ModeLIPush, tNb(tB, zUp0(), vLoad(bPoint, Vec{4, 8, 0}, 0, 0, 0)))
+	n, _ := vNode(t, SchedLIPush, tNb(tB, zUp0(), vLoad(bPoint, Vec{4, 8, 0}, 0, 0, 0)))
 	vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 	vAssign(n, 0, vSpec(2, 2, 0, time.Hour))
 	n.Tick(5*time.Second, TimerSched)
@@ -296,7 +296,7 @@ func TestUnacknowledgedMigrationIsResentThenTakenBack(t *testing.T) {
 }
 
 func TestPullRequestGetsFittingJobOrReject(t *testing.T) {
-	n, _ := vNode(t, ModeLIPull)
+	n, _ := vNode(t, SchedLIPull)
 	vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 	vAssign(n, 0, vSpec(2, 3, 0, time.Hour))
 	vAssign(n, 0, vSpec(3, 1, 0, time.Hour))
@@ -314,7 +314,7 @@ func TestPullRequestGetsFittingJobOrReject(t *testing.T) {
 
 func TestPullRejectTriesNextNeighbor(t *testing.T) {
 	p := func(v uint32) can.Point { return can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, v)} }
-	n, _ := vNode(t, ModeLIPull,
+	n, _ := vNode(t, SchedLIPull,
 		tNb(tB, zUp0(), vLoad(p(8), Vec{}, 5, 0, 2)),
 		tNb(3, zUp1(), vLoad(p(8), Vec{}, 2, 0, 1)))
 	n.Tick(time.Second, TimerSched)
@@ -334,7 +334,7 @@ func TestPullRejectTriesNextNeighbor(t *testing.T) {
 func vReachNode(t *testing.T, reach int, nbs ...*overlay.Neighbor) *Node {
 	t.Helper()
 	v := &fakeView{id: 1, zone: zSelf(), point: can.Point{uint32(tQ1) + 10, uint32(tQ1) + 10, vAmt(4, 8)}, nbs: nbs}
-	n := tNew(v, Config{Mode: ModeLIPull, Res: vRes{}, SchedPeriod: 5 * time.Second, PullReach: reach}, 1, nil)
+	n := tNew(v, Config{Mode: SchedLIPull, Res: vRes{}, SchedPeriod: 5 * time.Second, PullReach: reach}, 1, nil)
 	tDrain(n)
 	return n
 }
@@ -394,7 +394,7 @@ func TestPullTravelsBeyondNeighbors(t *testing.T) {
 	}
 
 	// The holder sends a fitting job to the puller, not to the sender.
-	h, _ := vNode(t, ModeLIPull)
+	h, _ := vNode(t, SchedLIPull)
 	vAssign(h, 0, vSpec(1, 4, 0, time.Hour))
 	vAssign(h, 0, vSpec(2, 1, 0, time.Hour))
 	h.Step(time.Second, 4, &wire.PullRequest{Kind: wire.MigrateKind_MIGRATE_INTERNODE, Residual: []float32{2, 8, 0}, Point: p, Puller: 7, HopsLeft: 1, Seq: 5})
@@ -421,12 +421,12 @@ func TestPullTravelsBeyondNeighbors(t *testing.T) {
 // a PUSH node waits for its round.
 func TestPullWhenCoresFallIdle(t *testing.T) {
 	p := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, 8)}
-	for _, mode := range []string{ModeLIPull, ModeLIPush} {
+	for _, mode := range []SchedMode{SchedLIPull, SchedLIPush} {
 		n, _ := vNode(t, mode, tNb(tB, zUp0(), vLoad(p, Vec{}, 5, 0, 2)))
 		vAssign(n, 0, vSpec(1, 4, 0, time.Minute))
 		n.Tick(time.Minute, TimerRunDone)
 		r := tDrain(n)
-		if mode == ModeLIPush {
+		if mode == SchedLIPush {
 			tNone[*wire.PullRequest](t, r)
 			continue
 		}
@@ -450,7 +450,7 @@ func TestQueueBalancingPushFromLocalMaximum(t *testing.T) {
 		offer bool
 	}{{"local maximum", 0.25, true}, {"not the maximum", 5, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, _ := vNode(t, ModeLIQPush, tNb(tB, zUp0(), vLoad(p, Vec{}, 1, 0, tc.nbL)))
+			n, _ := vNode(t, SchedLIQPush, tNb(tB, zUp0(), vLoad(p, Vec{}, 1, 0, tc.nbL)))
 			vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 			vAssign(n, 0, vSpec(2, 2, 0, time.Hour))
 			vAssign(n, 0, vSpec(3, 2, 0, time.Hour)) // L = 2/4 + 2/4 = 1
@@ -597,7 +597,7 @@ func TestQueuePullFromNonZeroLocalMinimum(t *testing.T) {
 		pull  bool
 	}{{"free weaker neighbor", 0, true}, {"less loaded weaker neighbor", 0.25, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, _ := vNode(t, ModeLIQPull,
+			n, _ := vNode(t, SchedLIQPull,
 				tNb(tB, zUp0(), vLoad(weak, Vec{2, 4, 0}, 0, 0, tc.weakL)),
 				tNb(3, zUp1(), vLoad(strong, Vec{}, 4, 0, 3)))
 			vAssign(n, 0, vSpec(1, 4, 0, time.Hour))

@@ -1409,7 +1409,7 @@ func TestLeavesKeepTheTiling(t *testing.T) {
 // lets count random nodes fail silently, one at a time, checking after
 // each that the overlay is exact again FailAfter + 2 periods later. It
 // returns every node, the dead ones included (for their counters).
-func tFailOneAtATime(t *testing.T, mode string, seed uint64, count int) []*Node {
+func tFailOneAtATime(t *testing.T, mode HeartbeatMode, seed uint64, count int) []*Node {
 	t.Helper()
 	return tFailOneAtATimeWith(t, func(c *Config) { c.Mode = mode }, seed, count)
 }
@@ -1446,7 +1446,7 @@ func tFailOneAtATimeWith(t *testing.T, set func(*Config), seed uint64, count int
 func TestFailureTakenOverAfterMissedHeartbeats(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		var detected, takeovers uint64
-		for _, n := range tFailOneAtATime(t, ModeVanilla, seed, 10) {
+		for _, n := range tFailOneAtATime(t, HeartbeatVanilla, seed, 10) {
 			detected += n.Status().FailuresDetected
 			takeovers += n.Status().Takeovers
 		}
@@ -1463,7 +1463,7 @@ func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
 	_, nodes := tGrown(t, 5, 3, 30)
 	checked := 0
 	for _, n := range nodes {
-		n.cfg.Mode = ModeCompact
+		n.cfg.Mode = HeartbeatCompact
 		last := n.lastSplit()
 		if last == nil || len(n.nbrs) < 2 {
 			continue
@@ -1501,7 +1501,7 @@ func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
 // carries the zone.
 func TestShortHeartbeatAtUnknownVersion(t *testing.T) {
 	a, b := tStale(t) // A holds B's version 1; B is at version 2
-	b.cfg.Mode = ModeCompact
+	b.cfg.Mode = HeartbeatCompact
 	tLink(b, a, true)
 	now := b.nextBeat
 	b.Tick(now, TimerHeartbeat)
@@ -1524,7 +1524,7 @@ func TestShortHeartbeatAtUnknownVersion(t *testing.T) {
 
 	// At the known version: a refresh, no message.
 	c, d := tColumnPair(t)
-	d.cfg.Mode = ModeCompact
+	d.cfg.Mode = HeartbeatCompact
 	at := d.nextBeat
 	d.Tick(at, TimerHeartbeat)
 	c.Step(at, d.id, tOnly[*wire.Heartbeat](t, tDrain(d), c.id))
@@ -1549,7 +1549,7 @@ func tColumnPair(t *testing.T) (c, d *Node) {
 // (002 §4.2.2). In adaptive mode a take-over node also asks its new
 // neighborhood for full updates at once.
 func TestFailuresInEveryMode(t *testing.T) {
-	for _, mode := range []string{ModeCompact, ModeAdaptive} {
+	for _, mode := range []HeartbeatMode{HeartbeatCompact, HeartbeatAdaptive} {
 		for _, seed := range []uint64{1, 2} {
 			var takeovers, reqs uint64
 			for _, n := range tFailOneAtATime(t, mode, seed, 8) {
@@ -1559,7 +1559,7 @@ func TestFailuresInEveryMode(t *testing.T) {
 			if takeovers < 8 {
 				t.Fatalf("%s seed %d: %d take-overs for 8 failures", mode, seed, takeovers)
 			}
-			if (mode == ModeAdaptive) != (reqs >= takeovers) {
+			if (mode == HeartbeatAdaptive) != (reqs >= takeovers) {
 				t.Fatalf("%s seed %d: %d full-update requests for %d take-overs", mode, seed, reqs, takeovers)
 			}
 		}
@@ -1574,7 +1574,7 @@ func TestFailuresInEveryMode(t *testing.T) {
 // In vanilla and adaptive mode every table also holds exactly the true
 // neighbors; compact heartbeats cannot repair every link (002 §4.2.2).
 func TestOrphanClaimedWhenTakeoverAlsoFails(t *testing.T) {
-	for _, mode := range []string{ModeVanilla, ModeCompact, ModeAdaptive} {
+	for _, mode := range HeartbeatModes {
 		for _, seed := range []uint64{1, 2, 3, 4} {
 			net, nodes := tGrown(t, seed, 3, 40)
 			for _, n := range nodes {
@@ -1610,7 +1610,7 @@ func TestOrphanClaimedWhenTakeoverAlsoFails(t *testing.T) {
 				}
 				what := fmt.Sprintf("%s seed %d after nodes %d and %d (its take-over node) failed", mode, seed, dead.id, takeover.id)
 				tCheckTiling(t, nodes, 3, what)
-				if mode != ModeCompact {
+				if mode != HeartbeatCompact {
 					tCheckTables(t, nodes, what)
 				}
 			}
@@ -1648,7 +1648,7 @@ func TestJoinIntoExtraZone(t *testing.T) {
 	a, b := tHolder(t)
 	h := uint64(1) << 31
 	p := can.Point{uint32(h + 5), 7}
-	if d := dist2(a.zone, a.extra, p); d != 0 {
+	if d := can.Dist2(a.zone, a.extra, p); d != 0 {
 		t.Fatalf("distance from A's zones to a point in its extra zone = %v, want 0", d)
 	}
 	a.Step(time.Second, 9, &wire.Join{Joiner: 9, Point: p})
@@ -1779,7 +1779,7 @@ func TestQuietRepairs(t *testing.T) {
 func TestNoZoneQueries(t *testing.T) {
 	a, b := tStale(t)
 	a.cfg.NoZoneQueries = true
-	b.cfg.Mode = ModeCompact
+	b.cfg.Mode = HeartbeatCompact
 	tLink(b, a, true)
 	now := b.nextBeat
 	b.Tick(now, TimerHeartbeat)
@@ -1799,7 +1799,7 @@ func TestNoZoneQueries(t *testing.T) {
 func TestNoTakeoverRequest(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		var takeovers, reqs uint64
-		for _, n := range tFailOneAtATimeWith(t, func(c *Config) { c.Mode, c.NoTakeoverRequest = ModeAdaptive, true }, seed, 8) {
+		for _, n := range tFailOneAtATimeWith(t, func(c *Config) { c.Mode, c.NoTakeoverRequest = HeartbeatAdaptive, true }, seed, 8) {
 			takeovers += n.Status().Takeovers
 			reqs += n.Status().FullUpdateReqs
 		}

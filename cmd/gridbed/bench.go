@@ -85,7 +85,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stderr, fitted)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	if err := emulator.Admit(sc, *driver, memoryLimit()); err != nil {
 		fmt.Fprintf(stderr, "gridbed bench: %v\n", err)
 		return 2

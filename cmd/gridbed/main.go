@@ -263,7 +263,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	ep, err := serveEndpoints("run", m.Registry, *metricsAddr, flagGiven(fs, "metrics-addr"), *pprofAddr, stderr)
 	if err != nil {
 		od.Discard()

@@ -119,7 +119,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	for i, p := range grid {
 		sc := scenarios[i]
 		fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(grid), strings.Join(p.Assignments(axes), " "))
-		m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode, Population: sc.Peers.Population})
+		m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m})
 		if err != nil {
 			od.Discard()

@@ -135,7 +135,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		Scenario: sc.Name, Driver: opts.Driver, Date: time.Now().UTC().Format(time.DateOnly),
 		CPUs: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), LoadBefore: loadAverage(),
 		PeersRequested: sc.Peers.Count, Dimensions: sc.Overlay.Dimensions,
-		HeartbeatSeconds: sc.Overlay.Heartbeat.Period.Seconds(), HeartbeatMode: sc.Overlay.Heartbeat.Mode,
+		HeartbeatSeconds: sc.Overlay.Heartbeat.Period.Seconds(), HeartbeatMode: sc.Overlay.Heartbeat.Mode.String(),
 		TimeScale: sc.TimeScale,
 	}
 	resetPeakRSS()

@@ -178,7 +178,7 @@ func (l *Ledger) pick(job *wire.JobSpec, now bool) (overlay.NodeID, bool) {
 		d = l.demand(job.Req)
 	}
 	for id, nd := range l.nodes { // the comparison is total: order does not matter
-		if !jobs.Capable(nd.point, job.Req) || (l.alive != nil && !l.alive(id)) {
+		if !can.Capable(nd.point, job.Req) || (l.alive != nil && !l.alive(id)) {
 			continue
 		}
 		c := &cand{id: id, busy: !nd.hasRes || l.demand == nil || !jobs.Fits(d, nd.residual), load: float64(nd.queue) / float64(nd.cores), over: overProvisioned(nd.point, job.Req), speed: nd.speed}

@@ -208,13 +208,13 @@ func TestLazyListsVerifiedInSimulator(t *testing.T) {
 	}
 	plan := lazyPlan{peers: 120, joinWindow: time.Minute, churnFrom: 2 * time.Minute, churnTo: 14 * time.Minute, churnGap: 10 * time.Second,
 		cutAt: 4 * time.Minute, healAt: 8 * time.Minute, end: 20 * time.Minute}
-	for _, mode := range []string{overlay.ModeVanilla, overlay.ModeCompact, overlay.ModeAdaptive} {
+	for _, mode := range overlay.HeartbeatModes {
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", mode, seed), func(t *testing.T) {
 				var reports lazyReports
 				cfg := overlay.Config{HeartbeatPeriod: 30 * time.Second, Mode: mode, VerifyLazy: true, OnMisjudged: reports.add}
 				d := sim.NewDriver(sim.DriverOptions{Seed: seed, Overlay: cfg})
-				runVerified(t, d, seed, plan, &reports).check(t, mode, seed)
+				runVerified(t, d, seed, plan, &reports).check(t, mode.String(), seed)
 			})
 		}
 	}

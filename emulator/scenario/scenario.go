@@ -20,6 +20,9 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
 )
 
 // Scenario is one emulation run, as described by a scenario file.
@@ -78,16 +81,16 @@ const (
 
 // Overlay configures the overlay protocol.
 type Overlay struct {
-	Dimensions int    // resource dimensions, not counting the virtual dimension
-	Split      string // SplitKD or SplitHalve: how an owner divides its zone at a join
+	Dimensions int               // resource dimensions, not counting the virtual dimension
+	Split      overlay.SplitRule // how an owner divides its zone at a join
 	Heartbeat  Heartbeat
 }
 
 // Heartbeat configures neighbor liveness checking.
 type Heartbeat struct {
 	Period    time.Duration // emulated time between heartbeats
-	Mode      string        // ModeVanilla, ModeCompact or ModeAdaptive
-	FailAfter int           // consecutive missed heartbeats before a neighbor is declared failed
+	Mode      overlay.HeartbeatMode
+	FailAfter int // consecutive missed heartbeats before a neighbor is declared failed
 	// Repairs beyond 002 §4.2, each on by default (overlay.Config):
 	AnnounceRepairs bool // a node that learns a neighbor from a relayed list introduces itself at once
 	ZoneQueries     bool // a compact heartbeat from a node not known at its zone version asks it for a full update
@@ -250,91 +253,44 @@ var RuntimeDists = []string{RuntimeUniform, RuntimeNormal, RuntimeExponential}
 
 // Matchmaking chooses the matchmaking scheme (PROTOCOLS.md §3; 003 §4).
 type Matchmaking struct {
-	Scheme         string // SchemeCAN, SchemeCANP or SchemeCENT
-	StoppingFactor int    // SF of CAN-P's probabilistic stop, PS = 1/(1+n)^SF (003 Eq 4)
-	Residue        string // ResidueNone or ResidueBalloon (002 §3.1)
+	Scheme         string            // a jobs.Scheme's name, or can-p1, can-p2 or can-p3 (Schemes)
+	StoppingFactor int               // SF of CAN-P's probabilistic stop, PS = 1/(1+n)^SF (003 Eq 4)
+	Residue        jobs.ResidueModel // 002 §3.1
 	// LoadView is where CAN and CAN-P read their neighbors' load:
-	// LoadViewHeartbeat (003 §4.4) or LoadViewOracle (an experiment
-	// switch: the global view's current queue lengths).
-	LoadView string
+	// jobs.LoadViewHeartbeat (003 §4.4) or jobs.LoadViewOracle (an
+	// experiment switch: the global view's current queue lengths).
+	LoadView jobs.LoadView
 	// StopNodes is the node count of CAN-P's stop probability (003 Eq
-	// 4): StopNodesOwn or StopNodesTarget.
-	StopNodes string
+	// 4): jobs.StopNodesOwn or jobs.StopNodesTarget.
+	StopNodes jobs.StopNodes
 }
-
-// Values of Matchmaking.StopNodes.
-const (
-	StopNodesOwn    = "own"
-	StopNodesTarget = "target"
-)
-
-// Values of Matchmaking.LoadView.
-const (
-	LoadViewHeartbeat = "heartbeat"
-	LoadViewOracle    = "oracle"
-)
-
-// Values of Matchmaking.Residue: how a multi-core node's Residue-node (its
-// currently free resources, 002 §3.1.1) takes part in matchmaking.
-const (
-	// ResidueNone: only through the node's own heartbeat to its neighbors.
-	ResidueNone = "none"
-	// ResidueBalloon: the Balloon model (002 §3.1.3), attached to the
-	// owner of the zone containing the residue's point.
-	ResidueBalloon = "balloon"
-)
-
-// Residues are the values of matchmaking.residue.
-var Residues = []string{ResidueNone, ResidueBalloon}
-
-// Values of Matchmaking.Scheme.
-const (
-	// SchemeCAN: the owner node hands the job to its least-loaded capable
-	// neighbor; no pushing.
-	SchemeCAN = "can"
-	// SchemeCANP: CAN with job pushing along the aggregated load (003
-	// Eqs 1–5), stopping with the probability set by the stopping factor.
-	SchemeCANP = "can-p"
-	// SchemeCENT: a greedy centralized matchmaker with the oracle's global
-	// view at no message cost: the fastest CPU with the least load among
-	// capable nodes, over-provisioning capped at 1.1 (002 Fig 3.17).
-	SchemeCENT = "cent"
-	// SchemeCENTQueue: 000 §V-A's centralized scheduler: one global
-	// queue; a job starts on a node whose residual resources fit it as
-	// soon as there is one.
-	SchemeCENTQueue = "cent-queue"
-)
 
 // Schemes are the values of matchmaking.scheme: can-p1, can-p2 and can-p3
 // are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they
 // override matchmaking.stopping_factor), handy in a sweep.
-var Schemes = []string{SchemeCAN, SchemeCANP, "can-p1", "can-p2", "can-p3", SchemeCENT, SchemeCENTQueue}
+var Schemes = []string{jobs.SchemeCAN.String(), jobs.SchemeCANP.String(), "can-p1", "can-p2", "can-p3", jobs.SchemeCENT.String(), jobs.SchemeCENTQueue.String()}
 
-// Resolved returns the scheme without its stopping-factor suffix (can,
-// can-p or cent) and the stopping factor CAN-P uses.
-func (m Matchmaking) Resolved() (scheme string, stoppingFactor int) {
+// Resolved returns the scheme without its stopping-factor suffix and the
+// stopping factor CAN-P uses. It panics on a scheme Validate refuses.
+func (m Matchmaking) Resolved() (scheme jobs.Scheme, stoppingFactor int) {
 	switch m.Scheme {
 	case "can-p1", "can-p2", "can-p3":
-		return SchemeCANP, int(m.Scheme[len(m.Scheme)-1] - '0')
+		return jobs.SchemeCANP, int(m.Scheme[len(m.Scheme)-1] - '0')
 	}
-	return m.Scheme, m.StoppingFactor
+	return must(jobs.ParseScheme(m.Scheme)), m.StoppingFactor
 }
 
 // Scheduling chooses the dynamic scheduling mode (PROTOCOLS.md §7; 000 §IV).
 type Scheduling struct {
-	Mode       string        // ModeVanilla, SchedL … SchedLIQPull
+	Mode       string        // a jobs.SchedMode's name, SchedCENT or SchedCENTGreedy
 	Period     time.Duration // between internode-scheduling / queue-balancing rounds
 	Contention bool          // slow shared nodes down by α (002 Eq 3.5)
 	PullReach  int           // overlay hops an internode PULL request may travel (1: neighbors, 000 §IV-B)
 }
 
-// Values of Scheduling.Mode (000 §V-B); vanilla is ModeVanilla.
+// Values of Scheduling.Mode (000 §V-B) besides the run nodes' own
+// (jobs.SchedModes).
 const (
-	SchedL       = "l"
-	SchedLIPush  = "li-push"
-	SchedLIPull  = "li-pull"
-	SchedLIQPush = "liq-push"
-	SchedLIQPull = "liq-pull"
 	// SchedCENT is 000 §V-B's CENT as a scheduling mode, so that one
 	// sweep axis covers all seven of Fig 3's configurations: the
 	// single-queue centralized scheduler (matchmaking.scheme cent-queue,
@@ -348,21 +304,39 @@ const (
 )
 
 // SchedModes are the values of scheduling.mode.
-var SchedModes = []string{ModeVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull, SchedCENT, SchedCENTGreedy}
+var SchedModes = append(names(jobs.SchedModes), SchedCENT, SchedCENTGreedy)
 
 // JobSchemes returns the matchmaking scheme, CAN-P's stopping factor and the run
 // nodes' scheduling mode a run uses: matchmaking.Resolved and
 // scheduling.mode, except that scheduling.mode cent is the cent-queue
 // scheme and cent-greedy the cent scheme, both with vanilla run nodes.
-func (s Scenario) JobSchemes() (scheme string, stoppingFactor int, mode string) {
+// It panics on a scheme or mode Validate refuses.
+func (s Scenario) JobSchemes() (scheme jobs.Scheme, stoppingFactor int, mode jobs.SchedMode) {
 	switch s.Scheduling.Mode {
 	case SchedCENT:
-		return SchemeCENTQueue, s.Matchmaking.StoppingFactor, ModeVanilla
+		return jobs.SchemeCENTQueue, s.Matchmaking.StoppingFactor, jobs.SchedVanilla
 	case SchedCENTGreedy:
-		return SchemeCENT, s.Matchmaking.StoppingFactor, ModeVanilla
+		return jobs.SchemeCENT, s.Matchmaking.StoppingFactor, jobs.SchedVanilla
 	}
 	scheme, stoppingFactor = s.Matchmaking.Resolved()
-	return scheme, stoppingFactor, s.Scheduling.Mode
+	return scheme, stoppingFactor, must(jobs.ParseSchedMode(s.Scheduling.Mode))
+}
+
+// must returns v, panicking on err: for values Validate has checked.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic("scenario: " + err.Error())
+	}
+	return v
+}
+
+// names returns the names of a core's enum values, in order.
+func names[T fmt.Stringer](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = v.String()
+	}
+	return out
 }
 
 // SchemeName is matchmaking.scheme as the results name it: cent-queue
@@ -370,9 +344,9 @@ func (s Scenario) JobSchemes() (scheme string, stoppingFactor int, mode string) 
 func (s Scenario) SchemeName() string {
 	switch s.Scheduling.Mode {
 	case SchedCENT:
-		return SchemeCENTQueue
+		return jobs.SchemeCENTQueue.String()
 	case SchedCENTGreedy:
-		return SchemeCENT
+		return jobs.SchemeCENT.String()
 	}
 	return s.Matchmaking.Scheme
 }
@@ -401,19 +375,6 @@ const (
 	PopulationClustered = "clustered"
 	PopulationMixed     = "mixed"
 	PopulationUniform   = "uniform"
-)
-
-// Values of Overlay.Split.
-const (
-	SplitKD    = "kd"
-	SplitHalve = "halve"
-)
-
-// Values of Heartbeat.Mode.
-const (
-	ModeVanilla  = "vanilla"
-	ModeCompact  = "compact"
-	ModeAdaptive = "adaptive"
 )
 
 // KeyDoc documents one scenario key, for a `gridbed scenario keys` listing.

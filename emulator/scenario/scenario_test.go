@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
 )
 
 func TestDefault(t *testing.T) {
@@ -19,16 +22,16 @@ func TestDefault(t *testing.T) {
 		TimeScale: 60,
 		Duration:  10 * time.Minute,
 		Peers:     Peers{Count: 500, Population: PopulationMixed, JoinWindow: time.Minute, Bootstrap: BootstrapJoins},
-		Overlay: Overlay{Dimensions: 2, Split: SplitKD, Heartbeat: Heartbeat{
-			Period: 30 * time.Second, Mode: ModeVanilla, FailAfter: 3, AnnounceRepairs: true, ZoneQueries: true, TakeoverRequest: true,
+		Overlay: Overlay{Dimensions: 2, Split: overlay.SplitKD, Heartbeat: Heartbeat{
+			Period: 30 * time.Second, Mode: overlay.HeartbeatVanilla, FailAfter: 3, AnnounceRepairs: true, ZoneQueries: true, TakeoverRequest: true,
 		}},
 		Churn: Churn{Start: 2 * time.Minute, FailFraction: 0.5, Lifetime: Lifetime{Dist: LifetimeNone, Mean: 30 * time.Minute, Shape: 2}},
 		Link:  Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
 		Workload: Workload{Interarrival: 15 * time.Second, Start: 2 * time.Minute, ConstraintRatio: 0.43,
 			Kind: WorkloadMixed, Classes: ClassesIndependent, Runtime: time.Hour, RuntimeDist: RuntimeUniform},
-		Matchmaking: Matchmaking{Scheme: SchemeCANP, StoppingFactor: 2, Residue: ResidueNone, LoadView: LoadViewHeartbeat, StopNodes: StopNodesOwn},
+		Matchmaking: Matchmaking{Scheme: jobs.SchemeCANP.String(), StoppingFactor: 2, Residue: jobs.ResidueNone, LoadView: jobs.LoadViewHeartbeat, StopNodes: jobs.StopNodesOwn},
 		Jobs:        Jobs{ClientTimeout: 10 * time.Minute, MaxAttempts: 5},
-		Scheduling:  Scheduling{Mode: ModeVanilla, Period: 10 * time.Second, Contention: true, PullReach: 1},
+		Scheduling:  Scheduling{Mode: jobs.SchedVanilla.String(), Period: 10 * time.Second, Contention: true, PullReach: 1},
 		Bus:         Bus{Connections: 8},
 		Emulator:    Emulator{Overload: OverloadAbort, LagTolerance: 0.01},
 		Oracle:      Oracle{Interval: 30 * time.Second},
@@ -111,8 +114,8 @@ func TestLoadFull(t *testing.T) {
 		TimeScale: 120.5,
 		Duration:  90 * time.Minute,
 		Peers:     Peers{Count: 2000, Population: PopulationClustered, JoinWindow: 5 * time.Minute, Bootstrap: BootstrapDirect},
-		Overlay: Overlay{Dimensions: 4, Split: SplitHalve, Heartbeat: Heartbeat{
-			Period: 10 * time.Second, Mode: ModeAdaptive, FailAfter: 5, AnnounceRepairs: false, ZoneQueries: false, TakeoverRequest: false,
+		Overlay: Overlay{Dimensions: 4, Split: overlay.SplitHalve, Heartbeat: Heartbeat{
+			Period: 10 * time.Second, Mode: overlay.HeartbeatAdaptive, FailAfter: 5, AnnounceRepairs: false, ZoneQueries: false, TakeoverRequest: false,
 		}},
 		Churn: Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25,
 			Lifetime: Lifetime{Dist: "weibull", Mean: 20 * time.Minute, Shape: 0.5}},
@@ -122,9 +125,9 @@ func TestLoadFull(t *testing.T) {
 		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Load: 0.75, Start: 6 * time.Minute, ConstraintRatio: 0.8,
 			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential,
 			Drain: true, DrainLimit: 3 * time.Hour, Warmup: 30 * time.Minute},
-		Matchmaking: Matchmaking{Scheme: SchemeCENT, StoppingFactor: 3, Residue: ResidueBalloon, LoadView: LoadViewOracle, StopNodes: StopNodesTarget},
+		Matchmaking: Matchmaking{Scheme: jobs.SchemeCENT.String(), StoppingFactor: 3, Residue: jobs.ResidueBalloon, LoadView: jobs.LoadViewOracle, StopNodes: jobs.StopNodesTarget},
 		Jobs:        Jobs{ClientTimeout: 5 * time.Minute, MaxAttempts: 3},
-		Scheduling:  Scheduling{Mode: SchedLIQPull, Period: 5 * time.Second, Contention: false, PullReach: 3},
+		Scheduling:  Scheduling{Mode: jobs.SchedLIQPull.String(), Period: 5 * time.Second, Contention: false, PullReach: 3},
 		Bus:         Bus{URL: "nats://bus.example.org:4222", Connections: 16},
 		Emulator:    Emulator{Overload: OverloadWarn, LagTolerance: 0.05},
 		Oracle:      Oracle{Interval: time.Minute},
@@ -417,7 +420,7 @@ func TestSet(t *testing.T) {
 	}
 	want := Default()
 	want.Peers.Count = 2000
-	want.Overlay.Heartbeat.Mode = ModeCompact
+	want.Overlay.Heartbeat.Mode = overlay.HeartbeatCompact
 	want.Overlay.Heartbeat.Period = 15 * time.Second
 	want.Duration = time.Hour
 	want.TimeScale = 2.5
@@ -425,7 +428,7 @@ func TestSet(t *testing.T) {
 	want.Name = "run 7: bigger"
 	want.Bus.URL = "nats://127.0.0.1:4222"
 	want.Oracle.Interval = 2 * time.Minute
-	want.Matchmaking.Residue = ResidueBalloon
+	want.Matchmaking.Residue = jobs.ResidueBalloon
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("after Set: %+v\nwant %+v", s, want)
 	}
@@ -892,7 +895,7 @@ func TestWorkloadRules(t *testing.T) {
 	if err := s.SetAll("workload.jobs=1000", "matchmaking.scheme=cent", "workload.interarrival=17.5s"); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Workload.On() || s.Matchmaking.Scheme != SchemeCENT || s.Workload.Interarrival != 17500*time.Millisecond {
+	if !s.Workload.On() || s.Matchmaking.Scheme != jobs.SchemeCENT.String() || s.Workload.Interarrival != 17500*time.Millisecond {
 		t.Errorf("after SetAll: %+v %+v", s.Workload, s.Matchmaking)
 	}
 	roundTrip(t, s)
@@ -975,19 +978,19 @@ func TestSchedModeCENT(t *testing.T) {
 	s := Default()
 	s.Matchmaking.Scheme = "can-p2"
 	s.Scheduling.Mode = SchedCENT
-	if scheme, _, mode := s.JobSchemes(); scheme != SchemeCENTQueue || mode != ModeVanilla {
-		t.Fatalf("mode cent: scheme %q, run-node mode %q; want %q, %q", scheme, mode, SchemeCENTQueue, ModeVanilla)
+	if scheme, _, mode := s.JobSchemes(); scheme != jobs.SchemeCENTQueue || mode != jobs.SchedVanilla {
+		t.Fatalf("mode cent: scheme %q, run-node mode %q; want %q, %q", scheme, mode, jobs.SchemeCENTQueue, jobs.SchedVanilla)
 	}
-	if got := s.SchemeName(); got != SchemeCENTQueue {
-		t.Fatalf("mode cent: results name the scheme %q, want %q", got, SchemeCENTQueue)
+	if got := s.SchemeName(); got != jobs.SchemeCENTQueue.String() {
+		t.Fatalf("mode cent: results name the scheme %q, want %q", got, jobs.SchemeCENTQueue)
 	}
 	s.Scheduling.Mode = SchedCENTGreedy
-	if scheme, _, mode := s.JobSchemes(); scheme != SchemeCENT || mode != ModeVanilla || s.SchemeName() != SchemeCENT {
-		t.Fatalf("mode cent-greedy: scheme %q (named %q), run-node mode %q; want %q, %q", scheme, s.SchemeName(), mode, SchemeCENT, ModeVanilla)
+	if scheme, _, mode := s.JobSchemes(); scheme != jobs.SchemeCENT || mode != jobs.SchedVanilla || s.SchemeName() != jobs.SchemeCENT.String() {
+		t.Fatalf("mode cent-greedy: scheme %q (named %q), run-node mode %q; want %q, %q", scheme, s.SchemeName(), mode, jobs.SchemeCENT, jobs.SchedVanilla)
 	}
-	s.Scheduling.Mode = SchedLIQPull
-	if scheme, sf, mode := s.JobSchemes(); scheme != SchemeCANP || sf != 2 || mode != SchedLIQPull {
-		t.Fatalf("mode liq-pull with can-p2: %q, SF %d, %q; want %q, 2, %q", scheme, sf, mode, SchemeCANP, SchedLIQPull)
+	s.Scheduling.Mode = jobs.SchedLIQPull.String()
+	if scheme, sf, mode := s.JobSchemes(); scheme != jobs.SchemeCANP || sf != 2 || mode != jobs.SchedLIQPull {
+		t.Fatalf("mode liq-pull with can-p2: %q, SF %d, %q; want %q, 2, %q", scheme, sf, mode, jobs.SchemeCANP, jobs.SchedLIQPull)
 	}
 	if got := s.SchemeName(); got != "can-p2" {
 		t.Fatalf("mode liq-pull: results name the scheme %q, want can-p2", got)

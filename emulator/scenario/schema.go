@@ -14,6 +14,9 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
 )
 
 // schema is the single list of scenario keys. Each entry is built by one of
@@ -52,14 +55,14 @@ var schema = []field{
 	intField("overlay.dimensions", func(s *Scenario) *int { return &s.Overlay.Dimensions }, 2, 1, 16,
 		"a valid number of dimensions",
 		"Number of resource dimensions, 1 to 16; the overlay's virtual dimension comes on top."),
-	enumField("overlay.split", func(s *Scenario) *string { return &s.Overlay.Split }, SplitKD,
-		[]string{SplitKD, SplitHalve}, "a split rule",
+	enumField("overlay.split", func(s *Scenario) *overlay.SplitRule { return &s.Overlay.Split }, overlay.SplitKD,
+		overlay.SplitRules, "a split rule",
 		"How the owner divides its zone when a peer joins: kd cuts between the two peers' fixed points when the midpoint does not separate them (002 §4.2.2, a distributed KD-tree); halve always halves the zone like the original CAN, moving the joiner's virtual coordinate when only the virtual dimension separates them — regular zones, whose mean neighbor count does not grow with the peer count, but much longer routes on skewed populations (docs/OVERLAY.md)."),
 	durationField("overlay.heartbeat.period", func(s *Scenario) *time.Duration { return &s.Overlay.Heartbeat.Period }, 30*time.Second,
 		"Emulated time between heartbeats to each neighbor; positive and shorter than duration.",
 		shorterThanRun("heartbeat period", "make the heartbeat period shorter than the run", 30*time.Second, false), "duration"),
-	enumField("overlay.heartbeat.mode", func(s *Scenario) *string { return &s.Overlay.Heartbeat.Mode }, ModeVanilla,
-		[]string{ModeVanilla, ModeCompact, ModeAdaptive}, "a heartbeat mode",
+	enumField("overlay.heartbeat.mode", func(s *Scenario) *overlay.HeartbeatMode { return &s.Overlay.Heartbeat.Mode }, overlay.HeartbeatVanilla,
+		overlay.HeartbeatModes, "a heartbeat mode",
 		"Heartbeat protocol variant: vanilla, compact or adaptive."),
 	intField("overlay.heartbeat.fail_after", func(s *Scenario) *int { return &s.Overlay.Heartbeat.FailAfter }, 3, 1, 100,
 		"a valid missed-heartbeat limit",
@@ -167,25 +170,25 @@ var schema = []field{
 		"a valid number of departure entries",
 		"How many timeline entries the departures are split into, 1 to 1000: crashes and graceful leaves alternate, a crash first."),
 
-	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, SchemeCANP,
+	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, jobs.SchemeCANP.String(),
 		Schemes, "a matchmaking scheme",
 		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1) or cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode)."),
 	intField("matchmaking.stopping_factor", func(s *Scenario) *int { return &s.Matchmaking.StoppingFactor }, 2, 1, 3,
 		"a valid stopping factor",
 		"CAN-P's stopping factor SF, 1 to 3: a push stops with probability 1/(1+n)^SF, n the number of nodes aggregated in the direction chosen (003 Eq 4); a higher SF pushes jobs farther. Used by can-p only."),
-	enumField("matchmaking.residue", func(s *Scenario) *string { return &s.Matchmaking.Residue }, ResidueNone,
-		Residues, "a residue representation",
+	enumField("matchmaking.residue", func(s *Scenario) *jobs.ResidueModel { return &s.Matchmaking.Residue }, jobs.ResidueNone,
+		jobs.ResidueModels, "a residue representation",
 		"How a multi-core node's Residue-node — the cores, memory and disk it could start a job on now — takes part in matchmaking (002 §3.1): none (only its neighbors see it, on its heartbeat) or balloon (the Balloon model, 002 §3.1.3: a node running jobs with a free core attaches a Balloon at the residue's point to the owner of the zone containing it, beating to it every heartbeat period; matchmaking prefers a capable Balloon attached to the stopping node or its neighbors, and aggregation counts a Balloon's cores discounted by β = 1/(1+Ω), 002 Eqs 3.1 and 3.6). Needs the cores dimension (overlay.dimensions 4 or more) to have any effect; used by can and can-p."),
 
-	enumField("matchmaking.load_view", func(s *Scenario) *string { return &s.Matchmaking.LoadView }, LoadViewHeartbeat,
-		[]string{LoadViewHeartbeat, LoadViewOracle}, "a load view",
+	enumField("matchmaking.load_view", func(s *Scenario) *jobs.LoadView { return &s.Matchmaking.LoadView }, jobs.LoadViewHeartbeat,
+		jobs.LoadViews, "a load view",
 		"Where can and can-p read a neighbor's queue length and whether it is free: heartbeat (its last heartbeat, up to a period old — 003 §4.4's periodic neighbor state) or oracle (an experiment switch, not a protocol: the global view's current queue lengths, as cent sees them, to measure what the heartbeats' staleness costs). The aggregated load (Eq 1) always rides on heartbeats."),
 
-	enumField("matchmaking.stop_nodes", func(s *Scenario) *string { return &s.Matchmaking.StopNodes }, StopNodesOwn,
-		[]string{StopNodesOwn, StopNodesTarget}, "a stop-count reading",
+	enumField("matchmaking.stop_nodes", func(s *Scenario) *jobs.StopNodes { return &s.Matchmaking.StopNodes }, jobs.StopNodesOwn,
+		jobs.StopNodesReadings, "a stop-count reading",
 		"Which node count n CAN-P's stop probability 1/(1+n)^SF uses (003 Eq 4): own (AI_TD(N).NumberOfNodes as Eq 4 writes it: the stopping node's aggregate along the target dimension, which Eq 1 weighs by overlap fractions, so a node with a small face — the crowded low corner of the space — counts few nodes above it) or target (1 + AI_TD(u).NumberOfNodes of the push target u: the nodes the push would reach, 003 §4.4's \"number of nodes above node N in the target dimension\"). Used by can-p only."),
 
-	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, ModeVanilla,
+	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, jobs.SchedVanilla.String(),
 		SchedModes, "a scheduling mode",
 		"Dynamic scheduling at the run nodes (000 §IV-V): vanilla (initial matchmaking only, FCFS queues), l (local backfilling with backfilling counters), li-push / li-pull (plus internode scheduling: waiting jobs move to a neighbor's residual resources, pushed after a confirming handshake or pulled by the idle node), liq-push / liq-pull (plus queue balancing by normalized load). cent is 000 §V-B's CENT: matchmaking.scheme cent-queue (whatever the file says) with vanilla run nodes, so that one sweep axis covers Fig 3's seven configurations; cent-greedy the other reading of CENT, matchmaking.scheme cent (each job placed at its arrival) with vanilla run nodes."),
 	durationField("scheduling.period", func(s *Scenario) *time.Duration { return &s.Scheduling.Period }, 10*time.Second,
@@ -520,7 +523,13 @@ func boolField(key string, p func(*Scenario) *bool, def bool, doc string) field 
 	}
 }
 
-func enumField(key string, p func(*Scenario) *string, def string, values []string, noun, doc string) field {
+// enumField is one of values: a scenario-level list of names or a core's
+// typed enum (overlay.HeartbeatMode, jobs.LoadView, ...).
+func enumField[T ~string](key string, p func(*Scenario) *T, def T, typed []T, noun, doc string) field {
+	values := make([]string, len(typed))
+	for i, v := range typed {
+		values[i] = string(v)
+	}
 	want := "one of " + strings.Join(values, ", ")
 	bad := func(shown, v string) string {
 		msg := fmt.Sprintf("%s is not %s — write %s", shown, noun, want)
@@ -544,12 +553,12 @@ func enumField(key string, p func(*Scenario) *string, def string, values []strin
 			if n.ShortTag() != strTag || !valid(n.Value) {
 				return bad(show(n), n.Value)
 			}
-			*p(s) = n.Value
+			*p(s) = T(n.Value)
 			return ""
 		},
-		encode: func(s *Scenario) *yaml.Node { return strNode(*p(s)) },
+		encode: func(s *Scenario) *yaml.Node { return strNode(string(*p(s))) },
 		check: func(s *Scenario) string {
-			if v := *p(s); !valid(v) {
+			if v := string(*p(s)); !valid(v) {
 				return bad(strconv.Quote(v), v)
 			}
 			return ""

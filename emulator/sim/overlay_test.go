@@ -93,7 +93,7 @@ func TestMassCrashReconverges(t *testing.T) {
 	if testing.Short() {
 		n = 250
 	}
-	for _, mode := range []string{overlay.ModeVanilla, overlay.ModeAdaptive} {
+	for _, mode := range []overlay.HeartbeatMode{overlay.HeartbeatVanilla, overlay.HeartbeatAdaptive} {
 		for _, seed := range []uint64{1, 2} {
 			nodes, err := population.Generate(population.Mixed, n, 4, seed)
 			if err != nil {

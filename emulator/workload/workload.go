@@ -10,7 +10,7 @@
 // level — mapped to a coordinate with population.Coord; an unconstrained
 // resource is 0 ("don't care", 003 §5.3). A node is then capable of a job
 // iff its coordinate is at least the job's in every resource dimension
-// (Capable).
+// (can.Capable).
 //
 // Arrivals, requirements and running times come from three PCG streams of
 // their own, all derived from the seed: changing the inter-arrival time,
@@ -174,7 +174,7 @@ func peerClasses(r *rand.Rand, peers []population.Node, dims int, ratio float64)
 		req := point(lv, dims)
 		n := 0
 		for _, p := range peers {
-			if Capable(p.Point, req) {
+			if can.Capable(p.Point, req) {
 				n++
 			}
 		}
@@ -259,20 +259,4 @@ func toDuration(x float64) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(math.Round(x))
-}
-
-// Capable reports whether a node at point node can run a job requiring
-// req: 003 §4.2's matching rule, the node's coordinate is at least the
-// job's in every resource dimension. The last coordinate of both, the
-// virtual dimension, is ignored. Points of different lengths never match.
-func Capable(node, req can.Point) bool {
-	if len(node) != len(req) {
-		return false
-	}
-	for i := 0; i < len(req)-1; i++ {
-		if node[i] < req[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -394,26 +394,6 @@ func TestInvalidPanics(t *testing.T) {
 	}
 }
 
-func TestCapable(t *testing.T) {
-	cases := []struct {
-		node, req can.Point
-		want      bool
-	}{
-		{can.Point{5, 5, 0}, can.Point{5, 5, 9}, true},  // equal; virtual ignored
-		{can.Point{6, 5, 9}, can.Point{5, 5, 0}, true},  // more capable in one
-		{can.Point{4, 9, 0}, can.Point{5, 0, 0}, false}, // short in one
-		{can.Point{0, 0, 0}, can.Point{0, 0, 1 << 31}, true},
-		{can.Point{0, 1}, can.Point{1, 0}, false},
-		{can.Point{7}, can.Point{3}, true}, // no resource dimension
-		{can.Point{5, 5, 0}, can.Point{5, 0}, false},
-	}
-	for _, c := range cases {
-		if got := Capable(c.node, c.req); got != c.want {
-			t.Errorf("Capable(%v, %v) = %v, want %v", c.node, c.req, got, c.want)
-		}
-	}
-}
-
 // TestCapableMatchesLevels: with population's nodes and this package's
 // jobs, comparing coordinates decides exactly what comparing level
 // positions does — the CAN space orders capabilities and requirements
@@ -440,7 +420,7 @@ func TestCapableMatchesLevels(t *testing.T) {
 				for d := 0; d < dims; d++ {
 					want = want && n.Levels[d] >= levels[i][d]
 				}
-				if got := Capable(n.Point, j.Req); got != want {
+				if got := can.Capable(n.Point, j.Req); got != want {
 					t.Fatalf("%v seed %d: job %d (levels %v, %v) on node %v (%v): Capable %v, levels say %v",
 						kinds, seed, j.ID, levels[i], j.Req, n.Levels, n.Point, got, want)
 				}
@@ -488,7 +468,7 @@ func TestClassesFromNodes(t *testing.T) {
 				count[key]++
 				n := 0
 				for _, p := range peers {
-					if Capable(p.Point, j.Req) {
+					if can.Capable(p.Point, j.Req) {
 						n++
 					}
 				}
@@ -522,7 +502,7 @@ func TestPeerClassesWeighedBySupply(t *testing.T) {
 			req[dims] = 12345
 			n := 0
 			for _, p := range peers {
-				if Capable(p.Point, req) {
+				if can.Capable(p.Point, req) {
 					n++
 				}
 			}

@@ -1,0 +1,297 @@
+// Matchmaking (003 §4.2-4.4): CAN's least-loaded capable node, CAN-P's
+// pushes along the aggregated load, and CENT's central pick.
+
+package jobs
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/load"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// match starts (or restarts) matchmaking for an owned job under the
+// configured scheme.
+func (n *Node) match(now time.Duration, o *owned, hops uint32) {
+	// The copies it replaces are cancelled once the new match is under
+	// way: a run node assigned the job again keeps its copy (onAssign
+	// merges it into the new epoch) and ignores the older epoch's cancel.
+	defer n.cancelCopies(o.spec.Id, n.abandon(o))
+	o.epoch++
+	o.run, o.assigned = 0, 0
+	o.since = now
+	if n.cfg.Scheme.central() {
+		r := overlay.NodeID(0)
+		o.central = false
+		if q, ok := n.central.(CentralQueue); ok && n.cfg.Scheme == SchemeCENTQueue {
+			var capable bool
+			if r, capable = q.PickNow(o.spec); r == 0 && capable {
+				o.central = true // waits in the central queue
+				n.arm(now)
+				return
+			}
+		} else if n.central != nil {
+			r = n.central.Pick(o.spec)
+		}
+		if r == 0 {
+			n.fail(o, ReasonNoCapableNode)
+			return
+		}
+		n.assign(now, r, &wire.JobAssign{Job: o.spec, Owner: uint64(n.self), Epoch: o.epoch, Hops: hops})
+		return
+	}
+	n.matchStep(now, &wire.JobPush{Job: o.spec, Owner: uint64(n.self), Epoch: o.epoch, Hops: hops})
+}
+
+// candidate is a possible run node seen from here.
+type candidate struct {
+	id    overlay.NodeID
+	util  float64 // queue length, or required over available cores (002 Eq 3.4)
+	free  bool    // it can start the job now
+	speed float64
+	nb    *overlay.Neighbor // nil for ourselves
+}
+
+// candidates lists the capable nodes among ourselves and our neighbors,
+// from the load our neighbors' heartbeats carried (stale by up to a
+// period, as in the papers).
+func (n *Node) candidates(req []uint32) []candidate {
+	var cs []candidate
+	d := n.cfg.Res.Demand(req)
+	if can.Capable(n.view.Point(), req) {
+		dem := n.coresDemand()
+		c := candidate{id: n.self, util: float64(len(n.queue)), free: Fits(d.clamp(n.capacity), n.residual()) && len(n.queue) == n.running, speed: n.cfg.Speed}
+		if n.capacity[ResCores] > 1 || dem > 0 {
+			c.util = dem / n.capacity[ResCores]
+		}
+		cs = append(cs, c)
+	}
+	fresh, _ := n.central.(FreshLoad)
+	if n.cfg.LoadView != LoadViewOracle {
+		fresh = nil
+	}
+	for _, nb := range n.view.Neighbors() {
+		if l := nb.Load; l != nil && can.Capable(l.Point, req) {
+			c := candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb}
+			if fresh != nil {
+				if q, cores, ok := fresh.NodeLoad(nb.ID); ok {
+					c.util, c.free = float64(q)/float64(max(cores, 1)), q < cores
+				}
+			}
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// loadUtil is a neighbor's utilization as its heartbeat reported it: the
+// cores its jobs require per core it has (002 Eq 3.4), or its queue length
+// from a peer that reports no cores.
+func loadUtil(l *wire.Load) float64 {
+	if l.Cores > 0 {
+		return float64(l.Demand) / float64(l.Cores)
+	}
+	return float64(l.Queue)
+}
+
+// loadFree reports whether a neighbor could start a job demanding d now,
+// as its heartbeat reported it: nothing waiting and residual resources
+// for the job (a node that reports none: a free core).
+func loadFree(l *wire.Load, d Vec) bool {
+	if len(l.Residual) != numRes {
+		return l.Free > 0
+	}
+	if l.Waiting > 0 {
+		return false
+	}
+	r := vecOf(l.Residual)
+	cp := Vec{float64(l.Cores), math.Inf(1), math.Inf(1)}
+	return Fits(d.clamp(cp), r)
+}
+
+// matchStep is one matchmaking step at this node (the owner, or a node a
+// job was pushed to):
+//   - a free capable node, the fastest, ends the search (003 §4.4);
+//   - CAN: the least loaded capable node (003 §4.2);
+//   - CAN-P: push towards the upper neighbor minimizing F_d (Eq 3) unless
+//     the probabilistic stop (Eq 4) ends the push, then take the
+//     candidate with the least F(C) (Eq 5) here or remembered on the way.
+//
+// With no capable node in sight the job climbs towards nodes that are.
+func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
+	cs := n.candidates(m.Job.Req)
+	var fastestFree *candidate
+	for i := range cs {
+		c := &cs[i]
+		if c.free && (fastestFree == nil || c.speed > fastestFree.speed || c.speed == fastestFree.speed && c.id < fastestFree.id) {
+			fastestFree = c
+		}
+	}
+	if fastestFree != nil {
+		n.assignTo(now, *fastestFree, m)
+		return
+	}
+	if n.cfg.Scheme == SchemeCAN {
+		if b, ok := n.bestBalloon(m.Job.Req); ok {
+			n.assignBalloon(now, b, m)
+			return
+		}
+		if len(cs) > 0 {
+			best := slices.MinFunc(cs, func(a, b candidate) int {
+				return cmp.Or(cmp.Compare(a.util, b.util), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id))
+			})
+			n.assignTo(now, best, m)
+			return
+		}
+		n.climb(now, m)
+		return
+	}
+	// CAN-P: remember the best candidate by Eq 5 along the path.
+	for _, c := range cs {
+		if s := load.Score(c.util, c.speed); m.Best == nil || s < m.Best.Score {
+			m.Best = &wire.Candidate{Id: uint64(c.id), Score: s}
+		}
+	}
+	target, td := n.pushTarget()
+	limit := int(m.Pushes) >= n.cfg.MaxPushHops
+	stop := target == nil || limit
+	if !stop && m.Best != nil {
+		nodes := 0.0
+		switch {
+		case n.cfg.StopNodes == StopNodesTarget:
+			nodes = 1 + aggOf(target.Load.Agg[td]).Nodes
+		case td < len(n.ai):
+			nodes = n.ai[td].Nodes
+		}
+		stop = n.rng.Float64() < load.StopProbability(nodes, n.cfg.StoppingFactor)
+	}
+	if stop {
+		// The Balloon model: a Balloon here or at a neighbor is preferred
+		// (002 §3.1.4), it starts the job at once.
+		if b, ok := n.bestBalloon(m.Job.Req); ok {
+			n.assignBalloon(now, b, m)
+			return
+		}
+	}
+	if limit && m.Best == nil {
+		n.failMatch(now, m, ReasonPushLimit)
+		return
+	}
+	if stop && m.Best != nil {
+		id := overlay.NodeID(m.Best.Id)
+		c := candidate{id: id}
+		for _, x := range cs {
+			if x.id == id {
+				c = x
+			}
+		}
+		n.assignTo(now, c, m)
+		return
+	}
+	if target == nil {
+		n.climb(now, m)
+		return
+	}
+	n.push(target.ID, m)
+}
+
+// pushTarget is the upper neighbor (in any dimension) minimizing F_d(u) =
+// AI_d(u).queue / AI_d(u).nodes² (003 Eq 3) — with multi-core nodes
+// required cores over cores² (002 Eq 3.2) — and that dimension; nil when
+// no upper neighbor has nodes above it.
+func (n *Node) pushTarget() (*overlay.Neighbor, int) {
+	own := n.view.Zone()
+	var best *overlay.Neighbor
+	bestF, bestD := math.Inf(1), -1
+	for _, nb := range n.view.Neighbors() {
+		if nb.Load == nil {
+			continue
+		}
+		d, upper, ok := can.Abut(own, nb.Zone)
+		if !ok || !upper || d >= len(nb.Load.Agg) {
+			continue
+		}
+		if f := load.Objective(aggOf(nb.Load.Agg[d])); f < bestF {
+			best, bestF, bestD = nb, f, d
+		}
+	}
+	return best, bestD
+}
+
+// climb moves a job no capable node in sight can run towards one that
+// can: to the upper neighbor along a dimension where our point falls
+// short of the requirement (or any upper neighbor). At the upper edge of
+// the space with nothing capable, the job fails: no node can run it.
+func (n *Node) climb(now time.Duration, m *wire.JobPush) {
+	own, pt := n.view.Zone(), n.view.Point()
+	var next *overlay.Neighbor
+	short := false
+	for _, nb := range n.view.Neighbors() {
+		d, upper, ok := can.Abut(own, nb.Zone)
+		if !ok || !upper {
+			continue
+		}
+		s := d < len(pt)-1 && pt[d] < m.Job.Req[d]
+		if next == nil || s && !short {
+			next, short = nb, s
+		}
+	}
+	switch {
+	case next == nil:
+		n.failMatch(now, m, ReasonNoCapableNode)
+	case int(m.Pushes) >= n.cfg.MaxPushHops:
+		n.failMatch(now, m, ReasonPushLimit)
+	default:
+		m.Hops++
+		m.Pushes++
+		n.send(next.ID, m) // a climb, not a CAN-P push: no push event
+	}
+}
+
+func (n *Node) push(to overlay.NodeID, m *wire.JobPush) {
+	m.Hops++
+	m.Pushes++
+	n.status.Pushes++
+	n.event(Event{Kind: EvPushed, Job: m.Job.Id, Attempt: m.Job.Attempt, Hops: m.Hops})
+	n.send(to, m)
+}
+
+// assignTo hands the job to run node c and counts it in our view of c's
+// load, so that the next job within the same heartbeat period does not
+// take c for free as well.
+func (n *Node) assignTo(now time.Duration, c candidate, m *wire.JobPush) {
+	if c.nb != nil && c.nb.Load != nil {
+		noteSent(c.nb.Load, n.cfg.Res.Demand(m.Job.Req), false)
+	}
+	n.assign(now, c.id, &wire.JobAssign{Job: m.Job, Owner: m.Owner, Epoch: m.Epoch, Hops: m.Hops})
+}
+
+func (n *Node) assign(now time.Duration, to overlay.NodeID, a *wire.JobAssign) {
+	if o, ok := n.owned[a.Job.Id]; ok && overlay.NodeID(a.Owner) == n.self && a.Epoch == o.epoch {
+		o.assigned = to
+	}
+	if to == n.self {
+		n.onAssign(now, a)
+		return
+	}
+	n.send(to, a)
+}
+
+// failMatch ends a job no node can run: the owner fails it; a node the job
+// was pushed to tells the owner through a JobReturn-less path by failing
+// it directly to the client (the owner drops it on its next status).
+func (n *Node) failMatch(now time.Duration, m *wire.JobPush, reason string) {
+	if o, ok := n.owned[m.Job.Id]; ok && overlay.NodeID(m.Owner) == n.self {
+		n.fail(o, reason)
+		return
+	}
+	// Not the owner: the owner's matchmaking timeout would retry forever,
+	// so tell the client (the job's outcome) and the owner (drop it).
+	n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
+	n.send(overlay.NodeID(m.Owner), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
+}

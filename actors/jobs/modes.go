@@ -1,0 +1,184 @@
+package jobs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Scheme is a matchmaking scheme (003 §5.3): Config.Scheme.
+type Scheme string
+
+// Matchmaking schemes (003 §5.3).
+const (
+	// SchemeCAN is basic CAN matchmaking (003 §4.2): the owner picks the
+	// least loaded capable node among itself and its neighbors.
+	SchemeCAN Scheme = "can"
+	// SchemeCANP pushes the job along aggregated load (003 §4.4, Eqs 1-5).
+	SchemeCANP Scheme = "can-p"
+	// SchemeCENT is the greedy online centralized matchmaker with the
+	// oracle's global view at zero message cost (003 §5.2; 002 Fig 3.17).
+	SchemeCENT Scheme = "cent"
+	// SchemeCENTQueue is 000 §V-A's greedy online centralized scheduler:
+	// one global queue, a job starting on a node whose residual resources
+	// fit it as soon as there is one (asked again every period).
+	SchemeCENTQueue Scheme = "cent-queue"
+)
+
+// Schemes lists the matchmaking schemes.
+var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue}
+
+// ParseScheme returns the matchmaking scheme named s.
+func ParseScheme(s string) (Scheme, error) { return parseEnum(s, "matchmaking scheme", Schemes) }
+
+func (s Scheme) String() string { return string(s) }
+
+// central reports whether the scheme is one of the centralized ones.
+func (s Scheme) central() bool { return s == SchemeCENT || s == SchemeCENTQueue }
+
+// SchedMode is a dynamic scheduling mode (000 §V-B): Config.Mode.
+type SchedMode string
+
+// Dynamic scheduling modes (000 §V-B).
+const (
+	// SchedVanilla: initial matchmaking only; run nodes start jobs FCFS.
+	SchedVanilla SchedMode = "vanilla"
+	// SchedL adds local scheduling: backfilling with the BC rule (000 §IV-A).
+	SchedL SchedMode = "l"
+	// SchedLIPush and SchedLIPull add internode scheduling (000 §IV-B).
+	SchedLIPush SchedMode = "li-push"
+	SchedLIPull SchedMode = "li-pull"
+	// SchedLIQPush and SchedLIQPull add queue balancing (000 §IV-C).
+	SchedLIQPush SchedMode = "liq-push"
+	SchedLIQPull SchedMode = "liq-pull"
+)
+
+// SchedModes lists the scheduling modes in the paper's order.
+var SchedModes = []SchedMode{SchedVanilla, SchedL, SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull}
+
+// ParseSchedMode returns the scheduling mode named s.
+func ParseSchedMode(s string) (SchedMode, error) {
+	return parseEnum(s, "scheduling mode", SchedModes)
+}
+
+func (m SchedMode) String() string { return string(m) }
+
+// Internode reports whether the mode schedules between nodes (000 §IV-B):
+// the li-* and liq-* modes.
+func (m SchedMode) Internode() bool {
+	switch m {
+	case SchedLIPush, SchedLIPull, SchedLIQPush, SchedLIQPull:
+		return true
+	}
+	return false
+}
+
+// Balancing reports whether the mode balances queues (000 §IV-C): the
+// liq-* modes.
+func (m SchedMode) Balancing() bool { return m == SchedLIQPush || m == SchedLIQPull }
+
+// Pulls reports whether internode scheduling and queue balancing pull
+// (the idle side asks) rather than push: the *-pull modes.
+func (m SchedMode) Pulls() bool { return m == SchedLIPull || m == SchedLIQPull }
+
+// ResidueModel is how a multi-core node's Residue-node is represented
+// (002 §3.1): Config.Residue.
+type ResidueModel string
+
+// Residue-node representations (002 §3.1).
+const (
+	// ResidueNone: no Residue-node; matchmaking sees a node's residual
+	// resources only on its own heartbeat, to its neighbors.
+	ResidueNone ResidueModel = "none"
+	// ResidueBalloon is the Balloon model (002 §3.1.3): a multi-core node
+	// running jobs with a free core attaches its Residue-node to the owner
+	// of the zone containing the residue's point.
+	ResidueBalloon ResidueModel = "balloon"
+)
+
+// ResidueModels lists the Residue-node representations.
+var ResidueModels = []ResidueModel{ResidueNone, ResidueBalloon}
+
+// ParseResidueModel returns the Residue-node representation named s.
+func ParseResidueModel(s string) (ResidueModel, error) {
+	return parseEnum(s, "residue representation", ResidueModels)
+}
+
+func (r ResidueModel) String() string { return string(r) }
+
+// LoadView is where CAN and CAN-P matchmaking read a neighbor's queue
+// length and whether it is free: Config.LoadView.
+type LoadView string
+
+// Values of Config.LoadView.
+const (
+	// LoadViewHeartbeat: from the neighbor's last heartbeat (003 §4.4).
+	LoadViewHeartbeat LoadView = "heartbeat"
+	// LoadViewOracle: the global view's current figures (FreshLoad).
+	LoadViewOracle LoadView = "oracle"
+)
+
+// LoadViews lists the load views.
+var LoadViews = []LoadView{LoadViewHeartbeat, LoadViewOracle}
+
+// ParseLoadView returns the load view named s.
+func ParseLoadView(s string) (LoadView, error) { return parseEnum(s, "load view", LoadViews) }
+
+func (v LoadView) String() string { return string(v) }
+
+// StopNodes is the node count of CAN-P's stop probability (003 Eq 4):
+// Config.StopNodes.
+type StopNodes string
+
+// Values of Config.StopNodes.
+const (
+	// StopNodesOwn: AI_TD(N).Nodes, the stopping node's own aggregate
+	// along the target dimension (Eq 4 as written; Eq 1 weighs each upper
+	// neighbor by its overlap fraction, so a node with a small face
+	// counts few nodes above it).
+	StopNodesOwn StopNodes = "own"
+	// StopNodesTarget: 1 + AI_TD(u).Nodes, the push target u and the
+	// nodes above it.
+	StopNodesTarget StopNodes = "target"
+)
+
+// StopNodesReadings lists the readings of CAN-P's stop count.
+var StopNodesReadings = []StopNodes{StopNodesOwn, StopNodesTarget}
+
+// ParseStopNodes returns the stop-count reading named s.
+func ParseStopNodes(s string) (StopNodes, error) {
+	return parseEnum(s, "stop-count reading", StopNodesReadings)
+}
+
+func (r StopNodes) String() string { return string(r) }
+
+// parseEnum returns the value of values named s, or an error that lists them.
+func parseEnum[T ~string](s, noun string, values []T) (T, error) {
+	for _, v := range values {
+		if string(v) == s {
+			return v, nil
+		}
+	}
+	names := make([]string, len(values))
+	for i, v := range values {
+		names[i] = string(v)
+	}
+	return "", fmt.Errorf("unknown %s %q (want one of %s)", noun, s, strings.Join(names, ", "))
+}
+
+// check reports the first field of a defaulted Config that names no value.
+func (c Config) check() error {
+	if _, err := ParseScheme(string(c.Scheme)); err != nil {
+		return err
+	}
+	if _, err := ParseSchedMode(string(c.Mode)); err != nil {
+		return err
+	}
+	if _, err := ParseResidueModel(string(c.Residue)); err != nil {
+		return err
+	}
+	if _, err := ParseLoadView(string(c.LoadView)); err != nil {
+		return err
+	}
+	_, err := ParseStopNodes(string(c.StopNodes))
+	return err
+}
