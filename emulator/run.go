@@ -24,6 +24,7 @@ import (
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/churn"
+	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -62,7 +63,7 @@ type Driver interface {
 	// Adopt adds the next peer of the initial population from an overlay
 	// built outside the bus (peers.bootstrap: direct), already a member;
 	// Start starts it, and emulated time, at at (the handover).
-	Adopt(m sim.Member, at time.Duration) error
+	Adopt(m driver.Member, at time.Duration) error
 	// WrapBus puts a decorator (the fault layer) between the peers and the
 	// bus; called once, before the first Spawn.
 	WrapBus(wrap func(bus.Bus) bus.Bus)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/driver"
 )
 
 type eventKind uint8
@@ -76,7 +77,7 @@ type World struct {
 // New returns a world at virtual time 0 whose event order derives from seed.
 // latency is the (constant) delay of every message on its bus.
 func New(seed uint64, latency time.Duration) *World {
-	return &World{rng: rand.New(rand.NewPCG(seed, 0x73696d)), latency: latency}
+	return &World{rng: rand.New(rand.NewPCG(seed, driver.StreamWorld)), latency: latency}
 }
 
 // Recycle makes the world copy every published message into a buffer of
