@@ -86,6 +86,45 @@ type Driver interface {
 	Alive() int
 }
 
+// Optional capabilities of a Driver. Run asks a driver for them instead of
+// naming its concrete type.
+type (
+	// pacedDriver runs against scaled wall time (the emulator's driver),
+	// concurrently: it can fall behind its time scale, so the overload
+	// guard watches its Pressure, the oracle's waits for its peers are
+	// bounded, Freeze stops it where it stands for an abort, and its
+	// summary says whether it kept up. Its bus counters feed the metrics
+	// themselves.
+	pacedDriver interface {
+		Driver
+		Pressure() live.Pressure
+		Freeze()
+		// Backlog is the number of bus messages waiting in mailboxes.
+		Backlog() int64
+	}
+	// panicCounter counts the messages whose handling panicked in a peer.
+	panicCounter interface{ Panics() int64 }
+	// settledDriver says where the bus messages that reached no running
+	// peer went (the message books, accounting.go).
+	settledDriver interface{ Settlement() live.Settlement }
+	// queueingDriver counts the messages still queued on its own bus.
+	queueingDriver interface{ InFlight() uint64 }
+	// eventLoopDriver runs an event loop: it counts the events handled and
+	// the wall time spent handling them.
+	eventLoopDriver interface {
+		LoopStats() (events uint64, loop time.Duration)
+	}
+)
+
+// The drivers' capabilities, checked at compile time.
+var (
+	_ pacedDriver     = (*live.Driver)(nil)
+	_ panicCounter    = (*live.Driver)(nil)
+	_ settledDriver   = (*live.Driver)(nil)
+	_ queueingDriver  = (*sim.Driver)(nil)
+	_ eventLoopDriver = (*sim.Driver)(nil)
+)
+
 // Options are the run's settings that are not part of the scenario.
 type Options struct {
 	// Driver is DriverEmulator (default) or DriverSim.
@@ -202,7 +241,6 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	jr := newJobRun(sc, m, nodes[:sc.Peers.Count])
 
 	var drv Driver
-	var backlog func() int64
 	wallStart := time.Now()
 	switch opts.Driver {
 	case DriverSim:
@@ -217,7 +255,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		if err != nil {
 			return nil, err
 		}
-		drv, backlog = ld, ld.Backlog
+		drv = ld
 	default:
 		return nil, fmt.Errorf("unknown driver %q: use %s or %s", opts.Driver, DriverEmulator, DriverSim)
 	}
@@ -256,7 +294,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	drv.Start()
 	liveStart := time.Now()
 	cpuStart := cpuTime()
-	rec := newRecorder(sc, drv.Name(), m)
+	pd, _ := drv.(pacedDriver)
+	rec := newRecorder(sc, drv.Name(), pd != nil, m)
 	origin := time.Duration(0) // emulated time at which the run goes live
 	if boot != nil {
 		origin = boot.At
@@ -266,16 +305,15 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	// The overload guard (overload.go) watches the emulator while it runs
 	// and cancels gctx with an *overloadError when it must stop.
 	gctx, stopGuard := mctx, func() *overloadTrip { return nil }
-	ld, _ := drv.(*live.Driver)
-	if ld != nil {
-		gctx, stopGuard = watchOverload(mctx, ld, sc, opts, cpuStart)
+	if pd != nil {
+		gctx, stopGuard = watchOverload(mctx, pd, sc, opts, cpuStart)
 	}
 	var finalStates []peer.State
 	take := func(t time.Duration, states []peer.State) Sample {
 		finalStates = states
 		var bl int64
-		if backlog != nil {
-			bl = backlog()
+		if pd != nil {
+			bl = pd.Backlog()
 		}
 		s := rec.sample(t, states, drv.BusStats(), bl, drv.Alive())
 		if jr != nil {
@@ -292,7 +330,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	// collect takes the oracle's snapshot; on the emulator it waits at most
 	// wait for the peers' answers.
 	collect := func(ctx context.Context, wait time.Duration) ([]peer.State, error) {
-		if ld != nil {
+		if pd != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, wait)
 			defer cancel()
@@ -343,7 +381,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			interrupted = true
 			break
 		}
-		if err != nil && ld != nil {
+		if err != nil && pd != nil {
 			// The guard tripped while the oracle waited, or the peers are
 			// so far behind that they did not answer it: an overload, not
 			// a reason to lose the run's results.
@@ -377,8 +415,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	}
 	liveWall := time.Since(liveStart)
 	var handled float64 // bus messages the peers had handled when the loop ended
-	if ld != nil {
-		handled = float64(ld.BusStats().Delivered) - float64(ld.Backlog())
+	if pd != nil {
+		handled = float64(pd.BusStats().Delivered) - float64(pd.Backlog())
 	}
 	stopped := abort != nil || interrupted
 	if stopped {
@@ -388,8 +426,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		// InterruptWait: its snapshot waits less, and a peer that does not
 		// answer costs only that snapshot (the previous samples stand).
 		end = min(max(drv.Now(), rec.lastT), sc.Horizon())
-		if ld != nil {
-			ld.Freeze()
+		if pd != nil {
+			pd.Freeze()
 		}
 		if jr != nil {
 			jr.stopped = "interrupted"
@@ -456,11 +494,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		sum.Peers.BootstrapMessages = boot.Messages
 	}
 	keptUp := InvariantCheck{Name: "kept_up", OK: true, Detail: "deterministic driver: its clock is virtual and cannot fall behind"}
-	switch d := drv.(type) {
-	case *live.Driver:
+	if pd != nil {
 		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance, sum.Clock.LagSeconds.P50, sum.Clock.LagSeconds.P99, sum.Clock.Timers, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
 		sum.Emulator.Overload = sc.Emulator.Overload
-		sum.Emulator.PeerPanics = d.Panics()
+		if pc, ok := drv.(panicCounter); ok {
+			sum.Emulator.PeerPanics = pc.Panics()
+		}
 		trip.record(sum.Emulator)
 		if abort != nil {
 			sum.Emulator.Aborted, sum.Emulator.Reason = true, abort.reason
@@ -483,8 +522,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 				"tolerance_seconds", sum.Emulator.LagToleranceSeconds, "bus_dropped", sum.Bus.Dropped,
 				"suggested_time_scale", sum.Emulator.SuggestedTimeScale, "aborted", sum.Emulator.Aborted)
 		}
-	case *sim.Driver:
-		events, loop := d.LoopStats()
+	}
+	if el, ok := drv.(eventLoopDriver); ok {
+		events, loop := el.LoopStats()
 		sum.Sim = &SimSummary{Events: events, LoopSeconds: loop.Seconds()}
 		if loop > 0 {
 			sum.Sim.EventsPerSecond = float64(events) / loop.Seconds()
