@@ -124,7 +124,7 @@ func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, er
 func (w *World) pendingTimers() (map[overlay.NodeID][]overlay.Timer, int) {
 	out := map[overlay.NodeID][]overlay.Timer{}
 	inFlight := 0
-	for _, e := range w.queue {
+	for _, e := range w.queue.Items() {
 		switch e.kind {
 		case evTimer:
 			id := overlay.NodeID(e.to)

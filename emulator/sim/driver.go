@@ -107,7 +107,7 @@ func (d *host) StartNow(p *peer.Peer) { p.Start() }
 // before anything else was scheduled, moves the virtual clock to the
 // handover.
 func (d *host) StartMember(p *peer.Peer, timers []overlay.Timer, at time.Duration) {
-	if d.w.events == 0 && len(d.w.queue) == 0 {
+	if d.w.events == 0 && d.w.queue.Len() == 0 {
 		d.w.now = at
 	}
 	d.w.At(at, func() { p.StartMember(timers) })
