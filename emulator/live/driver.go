@@ -208,7 +208,7 @@ type adoptedPeer struct {
 // bus to its mailbox.
 func (h *host) AddPeer(p *peer.Peer, io peer.IO) (*actor.PID, error) {
 	d := (*Driver)(h)
-	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
+	a := &peer.Actor{Endpoint: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.spawn(a, io)
 	return pid, d.route(bus.Address(p.ID()), pid)
 }
@@ -216,7 +216,7 @@ func (h *host) AddPeer(p *peer.Peer, io peer.IO) (*actor.PID, error) {
 // AddClient implements driver.Host: the client is an actor on the bus.
 func (h *host) AddClient(c *peer.Client, io peer.IO) error {
 	d := (*Driver)(h)
-	a := &peer.ClientActor{Client: c, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
+	a := &peer.Actor{Endpoint: c, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.spawn(a, io)
 	if err := d.route(bus.Address(peer.ClientAddress), pid); err != nil {
 		return err
