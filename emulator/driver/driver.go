@@ -361,6 +361,3 @@ func (b *Base[E]) Observed(s peer.State) peer.State {
 	}
 	return s
 }
-
-// Opts are the options the base was set up with.
-func (b *Base[E]) Opts() Options { return b.opts }
