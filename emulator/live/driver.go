@@ -227,6 +227,14 @@ func (h *host) AddClient(c *peer.Client, io peer.IO) error {
 	return nil
 }
 
+// Halt implements driver.Host: messages to departed peer id become
+// unroutable, and a graceful one sends its LEAVE first.
+func (h *host) Halt(id overlay.NodeID, pid *actor.PID, graceful bool) {
+	d := (*Driver)(h)
+	d.bus.Unregister(bus.Address(id))
+	d.system.Root.Send(pid, &peer.Halt{Graceful: graceful})
+}
+
 // spawn starts actor a for the endpoint whose environment is io.
 func (d *Driver) spawn(a actor.Actor, io peer.IO) *actor.PID {
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
@@ -271,14 +279,6 @@ func (d *Driver) At(t time.Duration, fn func()) {
 type earlyTimer struct {
 	at time.Duration
 	fn func()
-}
-
-// Halt implements driver.Host: messages to departed peer id become
-// unroutable, and a graceful one sends its LEAVE first.
-func (h *host) Halt(id overlay.NodeID, pid *actor.PID, graceful bool) {
-	d := (*Driver)(h)
-	d.bus.Unregister(bus.Address(id))
-	d.system.Root.Send(pid, &peer.Halt{Graceful: graceful})
 }
 
 // WrapBus puts a decorator (the fault layer) between the peers and the

@@ -77,49 +77,49 @@ func (h *host) IO(overlay.NodeID) peer.IO { return io{(*Driver)(h)} }
 
 // AddPeer implements driver.Host: the peer receives from the bus and
 // fires its timers on the event loop.
-func (d *host) AddPeer(p *peer.Peer, _ peer.IO) (*peer.Peer, error) {
+func (h *host) AddPeer(p *peer.Peer, _ peer.IO) (*peer.Peer, error) {
 	addr := bus.Address(p.ID())
-	if err := d.bus.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
+	if err := h.bus.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
 		return nil, err
 	}
-	d.w.OnTimer(addr, p.Fire)
+	h.w.OnTimer(addr, p.Fire)
 	return p, nil
 }
 
 // AddClient implements driver.Host.
-func (d *host) AddClient(c *peer.Client, _ peer.IO) error {
+func (h *host) AddClient(c *peer.Client, _ peer.IO) error {
 	addr := bus.Address(peer.ClientAddress)
-	if err := d.bus.Register(addr, func(_ bus.Address, data []byte) { c.Deliver(data) }); err != nil {
+	if err := h.bus.Register(addr, func(_ bus.Address, data []byte) { c.Deliver(data) }); err != nil {
 		return err
 	}
-	d.w.OnTimer(addr, c.Fire)
-	d.client = c
+	h.w.OnTimer(addr, c.Fire)
+	h.client = c
 	return nil
 }
 
 // StartAt implements driver.Host.
-func (d *host) StartAt(p *peer.Peer, at time.Duration) { d.w.At(at, p.Start) }
+func (h *host) StartAt(p *peer.Peer, at time.Duration) { h.w.At(at, p.Start) }
 
 // StartNow implements driver.Host.
-func (d *host) StartNow(p *peer.Peer) { p.Start() }
+func (h *host) StartNow(p *peer.Peer) { p.Start() }
 
 // StartMember implements driver.Host: the first adopted peer, adopted
 // before anything else was scheduled, moves the virtual clock to the
 // handover.
-func (d *host) StartMember(p *peer.Peer, timers []overlay.Timer, at time.Duration) {
-	if d.w.events == 0 && d.w.queue.Len() == 0 {
-		d.w.now = at
+func (h *host) StartMember(p *peer.Peer, timers []overlay.Timer, at time.Duration) {
+	if h.w.events == 0 && h.w.queue.Len() == 0 {
+		h.w.now = at
 	}
-	d.w.At(at, func() { p.StartMember(timers) })
+	h.w.At(at, func() { p.StartMember(timers) })
 }
 
 // Halt implements driver.Host.
-func (d *host) Halt(id overlay.NodeID, p *peer.Peer, graceful bool) {
+func (h *host) Halt(id overlay.NodeID, p *peer.Peer, graceful bool) {
 	if graceful {
 		p.Leave()
 	}
-	d.bus.Unregister(bus.Address(id))
-	d.w.OnTimer(bus.Address(id), nil)
+	h.bus.Unregister(bus.Address(id))
+	h.w.OnTimer(bus.Address(id), nil)
 }
 
 // Submit hands a job to the client (call it on the event loop, e.g. from At).
