@@ -54,7 +54,6 @@ import (
 
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/live"
-	"github.com/gridbed/gridbed/emulator/sim"
 	"github.com/gridbed/gridbed/faults"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -125,11 +124,11 @@ func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) me
 			mc.outage = c.outage.dropped.Load()
 		}
 	}
-	switch d := drv.(type) {
-	case *live.Driver:
+	if d, ok := drv.(settledDriver); ok {
 		s := d.Settlement()
 		mc.live = &s
-	case *sim.Driver:
+	}
+	if d, ok := drv.(queueingDriver); ok {
 		mc.simInFlight = d.InFlight()
 	}
 	return mc

@@ -189,11 +189,11 @@ func (t *overloadTrip) record(e *EmulatorSummary) {
 	e.BehindAtSeconds, e.OverloadAtSeconds, e.Reason = t.behindAt, t.trippedAt, t.reason
 }
 
-// watchOverload runs the overload guard on ld until the returned stop
+// watchOverload runs the overload guard on the paced driver ld until the returned stop
 // function is called (it returns what the guard saw). Under the abort
 // policy a tripped guard cancels the returned context with an
 // *overloadError; the warnings go to opts.Logger (stderr for the command).
-func watchOverload(ctx context.Context, ld *live.Driver, sc scenario.Scenario, opts Options, cpuStart time.Duration) (context.Context, func() *overloadTrip) {
+func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, opts Options, cpuStart time.Duration) (context.Context, func() *overloadTrip) {
 	gctx, cancel := context.WithCancelCause(ctx)
 	window := opts.OverloadWindow
 	if window <= 0 {

@@ -24,6 +24,7 @@ import (
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/churn"
+	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -62,7 +63,7 @@ type Driver interface {
 	// Adopt adds the next peer of the initial population from an overlay
 	// built outside the bus (peers.bootstrap: direct), already a member;
 	// Start starts it, and emulated time, at at (the handover).
-	Adopt(m sim.Member, at time.Duration) error
+	Adopt(m driver.Member, at time.Duration) error
 	// WrapBus puts a decorator (the fault layer) between the peers and the
 	// bus; called once, before the first Spawn.
 	WrapBus(wrap func(bus.Bus) bus.Bus)
@@ -84,6 +85,45 @@ type Driver interface {
 	// adopted, or joined by churn) and not departed.
 	Alive() int
 }
+
+// Optional capabilities of a Driver. Run asks a driver for them instead of
+// naming its concrete type.
+type (
+	// pacedDriver runs against scaled wall time (the emulator's driver),
+	// concurrently: it can fall behind its time scale, so the overload
+	// guard watches its Pressure, the oracle's waits for its peers are
+	// bounded, Freeze stops it where it stands for an abort, and its
+	// summary says whether it kept up. Its bus counters feed the metrics
+	// themselves.
+	pacedDriver interface {
+		Driver
+		Pressure() live.Pressure
+		Freeze()
+		// Backlog is the number of bus messages waiting in mailboxes.
+		Backlog() int64
+	}
+	// panicCounter counts the messages whose handling panicked in a peer.
+	panicCounter interface{ Panics() int64 }
+	// settledDriver says where the bus messages that reached no running
+	// peer went (the message books, accounting.go).
+	settledDriver interface{ Settlement() live.Settlement }
+	// queueingDriver counts the messages still queued on its own bus.
+	queueingDriver interface{ InFlight() uint64 }
+	// eventLoopDriver runs an event loop: it counts the events handled and
+	// the wall time spent handling them.
+	eventLoopDriver interface {
+		LoopStats() (events uint64, loop time.Duration)
+	}
+)
+
+// The drivers' capabilities, checked at compile time.
+var (
+	_ pacedDriver     = (*live.Driver)(nil)
+	_ panicCounter    = (*live.Driver)(nil)
+	_ settledDriver   = (*live.Driver)(nil)
+	_ queueingDriver  = (*sim.Driver)(nil)
+	_ eventLoopDriver = (*sim.Driver)(nil)
+)
 
 // Options are the run's settings that are not part of the scenario.
 type Options struct {
@@ -135,6 +175,11 @@ type Result struct {
 // returns what it measured so far, with outcome interrupted (not an
 // error). A run the overload guard or the memory ceiling stops returns
 // its results with outcome overloaded.
+//
+// It goes in four phases: prepare (the population, an overlay built
+// in-process, the driver), spawn (the peers, churn, faults and workload
+// handed to the driver), loop (the oracle's samples until the end) and
+// finish (the summary).
 func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
@@ -142,9 +187,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if opts.Driver == "" {
 		opts.Driver = DriverEmulator
 	}
-	m := opts.Metrics
-	if m == nil {
-		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	r := &run{ctx: ctx, sc: sc, opts: opts, m: opts.Metrics}
+	if r.m == nil {
+		r.m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	}
 	// The hard memory ceiling (memory.go) watches the whole run, the join
 	// phase built in-process included; it stops the run as overloaded.
@@ -152,88 +197,151 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if ceiling == 0 {
 		ceiling = MemoryCeiling(debug.SetMemoryLimit(-1))
 	}
-	mctx := ctx
+	r.mctx = ctx
 	if ceiling > 0 {
 		var stopMem func()
-		mctx, stopMem = watchMemory(ctx, ceiling, opts.Logger)
+		r.mctx, stopMem = watchMemory(ctx, ceiling, opts.Logger)
 		defer stopMem()
 	}
-	runStart := time.Now()
-	plan := churn.Plan(sc.Churn, sc.Duration, sc.Seed)
-	sessions := churn.Lifetimes(sc.Churn, sc.Peers.Count, sc.Duration, sc.Seed)
+	r.runStart = time.Now()
+	if stopped, err := r.prepare(); stopped != nil || err != nil {
+		return stopped, err
+	}
+	defer func() {
+		if !r.closed {
+			r.drv.Close()
+		}
+	}()
+	if err := r.spawn(); err != nil {
+		return nil, err
+	}
+	if err := r.loop(); err != nil {
+		return nil, err
+	}
+	return r.finish()
+}
+
+// run is one run of Run, carried from phase to phase.
+type run struct {
+	ctx  context.Context // the caller's: cancelled, it interrupts the run
+	mctx context.Context // ctx, also ended by the memory ceiling
+	gctx context.Context // mctx, also ended by the overload guard
+	sc   scenario.Scenario
+	opts Options
+	m    *metrics.Run
+
+	// prepare
+	runStart  time.Time
+	wallStart time.Time // the driver opened
+	plan      []churn.Event
+	sessions  []churn.Turnover
+	nodes     []population.Node
+	ocfg      overlay.Config
+	boot      *sim.Bootstrapped // the overlay built in-process, if any
+	bootWall  time.Duration
+	jr        *jobRun
+	drv       Driver
+	pd        pacedDriver // drv, when it is paced
+	closed    bool        // drv was closed
+
+	// spawn
+	ids     *idAlloc
+	cha     *chaos
+	churned *churnCounts
+
+	// loop
+	liveStart   time.Time
+	cpuStart    time.Duration
+	rec         *recorder
+	stopGuard   func() *overloadTrip
+	finalStates []peer.State
+	abort       *overloadError
+	interrupted bool
+	snapshotGap string        // why the stopped run's last snapshot is incomplete
+	end         time.Duration // the last sample's time
+	liveWall    time.Duration
+	handled     float64 // bus messages the peers had handled when the loop ended
+}
+
+// prepare draws the population, builds the overlay in-process when the
+// scenario says so, and opens the driver. A run stopped while building
+// the overlay returns its (stopped) results.
+func (r *run) prepare() (*Result, error) {
+	sc, opts := r.sc, r.opts
+	r.plan = churn.Plan(sc.Churn, sc.Duration, sc.Seed)
+	r.sessions = churn.Lifetimes(sc.Churn, sc.Peers.Count, sc.Duration, sc.Seed)
 	// Peers joining by churn continue the same population draw.
-	nodes, err := population.Generate(sc.Peers.Population, sc.Peers.Count+churn.Joins(plan)+len(sessions), sc.Overlay.Dimensions, sc.Seed)
+	var err error
+	r.nodes, err = population.Generate(sc.Peers.Population, sc.Peers.Count+churn.Joins(r.plan)+len(r.sessions), sc.Overlay.Dimensions, sc.Seed)
 	if err != nil {
 		return nil, err
 	}
-	ocfg := overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split,
+	r.ocfg = overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split,
 		QuietRepairs: !sc.Overlay.Heartbeat.AnnounceRepairs, NoZoneQueries: !sc.Overlay.Heartbeat.ZoneQueries, NoTakeoverRequest: !sc.Overlay.Heartbeat.TakeoverRequest}
-	var boot *sim.Bootstrapped
-	var bootWall time.Duration
 	if sc.Peers.Bootstrap == scenario.BootstrapDirect {
 		// The join phase runs in-process, in the deterministic driver
 		// (the same cores, join sequence and heartbeats), before the bus
 		// opens; the peers start over the bus as members.
 		start := time.Now()
 		points := make([]can.Point, sc.Peers.Count)
-		for i, n := range nodes[:sc.Peers.Count] {
+		for i, n := range r.nodes[:sc.Peers.Count] {
 			points[i] = n.Point
 		}
-		boot, err = sim.BuildOverlay(mctx, sim.BootstrapOptions{Seed: sc.Seed, Overlay: ocfg, Points: points, JoinWindow: sc.Peers.JoinWindow})
+		r.boot, err = sim.BuildOverlay(r.mctx, sim.BootstrapOptions{Seed: sc.Seed, Overlay: r.ocfg, Points: points, JoinWindow: sc.Peers.JoinWindow})
 		if err != nil {
-			oe, _ := context.Cause(mctx).(*overloadError)
-			if ctx.Err() != nil || oe != nil {
+			oe, _ := context.Cause(r.mctx).(*overloadError)
+			if r.ctx.Err() != nil || oe != nil {
 				// Stopped before any peer ran on the bus: the results say
 				// so, and what the join phase had cost.
-				return stoppedBeforeLive(sc, opts.Driver, time.Since(runStart), oe), nil
+				return stoppedBeforeLive(sc, opts.Driver, time.Since(r.runStart), oe), nil
 			}
 			return nil, fmt.Errorf("peers.bootstrap: direct: %w", err)
 		}
-		bootWall = time.Since(start)
-		if boot.At >= sc.Duration {
-			return nil, fmt.Errorf("peers.bootstrap: direct: the overlay of %d peers was ready at emulated %v, not before the end of the run (duration %v) — make duration longer", sc.Peers.Count, boot.At, sc.Duration)
+		r.bootWall = time.Since(start)
+		if r.boot.At >= sc.Duration {
+			return nil, fmt.Errorf("peers.bootstrap: direct: the overlay of %d peers was ready at emulated %v, not before the end of the run (duration %v) — make duration longer", sc.Peers.Count, r.boot.At, sc.Duration)
 		}
 		if opts.Logger != nil {
-			opts.Logger.Info("overlay built outside the bus", "peers", sc.Peers.Count, "handover_emulated", boot.At,
-				"wall", bootWall.Round(time.Millisecond), "messages_in_memory", boot.Messages)
+			opts.Logger.Info("overlay built outside the bus", "peers", sc.Peers.Count, "handover_emulated", r.boot.At,
+				"wall", r.bootWall.Round(time.Millisecond), "messages_in_memory", r.boot.Messages)
 		}
 	}
-	jr := newJobRun(sc, m, nodes[:sc.Peers.Count])
+	r.jr = newJobRun(sc, r.m, r.nodes[:sc.Peers.Count])
 
-	var drv Driver
-	var backlog func() int64
-	wallStart := time.Now()
+	r.wallStart = time.Now()
 	switch opts.Driver {
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
-		drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: ocfg, Traffic: m.Traffic, Jobs: jr.setup()})
+		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup()})
 	case DriverEmulator:
 		ld, err := live.New(live.Options{
-			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: ocfg, Metrics: m,
-			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: jr.setup(),
+			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: r.ocfg, Metrics: r.m,
+			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: r.jr.setup(),
 		})
 		if err != nil {
 			return nil, err
 		}
-		drv, backlog = ld, ld.Backlog
+		r.drv = ld
 	default:
 		return nil, fmt.Errorf("unknown driver %q: use %s or %s", opts.Driver, DriverEmulator, DriverSim)
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			drv.Close()
-		}
-	}()
+	r.pd, _ = r.drv.(pacedDriver)
+	return nil, nil
+}
 
-	ids := &idAlloc{}
-	cha := newChaos(sc, drv, m, ids, opts.Logger)
-	for i, n := range nodes[:sc.Peers.Count] {
-		ids.next(n.Point)
-		if boot != nil {
-			if err := drv.Adopt(boot.Members[i], boot.At); err != nil {
-				return nil, err
+// spawn hands the initial population (spawned, or adopted from the
+// overlay built in-process), churn, faults and the workload to the driver,
+// and starts it.
+func (r *run) spawn() error {
+	sc, drv := r.sc, r.drv
+	r.ids = &idAlloc{}
+	r.cha = newChaos(sc, drv, r.m, r.ids, r.opts.Logger)
+	for i, n := range r.nodes[:sc.Peers.Count] {
+		r.ids.next(n.Point)
+		if r.boot != nil {
+			if err := drv.Adopt(r.boot.Members[i], r.boot.At); err != nil {
+				return err
 			}
 			continue
 		}
@@ -242,199 +350,219 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			startAt = time.Duration(int64(sc.Peers.JoinWindow) * int64(i) / int64(sc.Peers.Count))
 		}
 		if err := drv.Spawn(overlay.NodeID(i+1), n.Point, startAt); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
-	churned := scheduleChurn(drv, plan, nodes, sc.Peers.Count, ids, m, opts.Logger)
-	scheduleSessions(drv, sessions, nodes[sc.Peers.Count+churn.Joins(plan):], sc.Peers.Count, ids, churned, m, opts.Logger)
-	cha.schedule()
-	if err := jr.start(drv); err != nil {
-		return nil, err
+	r.churned = scheduleChurn(drv, r.plan, r.nodes, sc.Peers.Count, r.ids, r.m, r.opts.Logger)
+	scheduleSessions(drv, r.sessions, r.nodes[sc.Peers.Count+churn.Joins(r.plan):], sc.Peers.Count, r.ids, r.churned, r.m, r.opts.Logger)
+	r.cha.schedule()
+	if err := r.jr.start(drv); err != nil {
+		return err
 	}
 	drv.Start()
-	liveStart := time.Now()
-	cpuStart := cpuTime()
-	rec := newRecorder(sc, drv.Name(), m)
-	origin := time.Duration(0) // emulated time at which the run goes live
-	if boot != nil {
-		origin = boot.At
-		boot.Members = nil // the drivers own the cores now
-		rec.lastT = origin
+	return nil
+}
+
+// take records the oracle's snapshot states at t as a sample.
+func (r *run) take(t time.Duration, states []peer.State) Sample {
+	r.finalStates = states
+	var bl int64
+	if r.pd != nil {
+		bl = r.pd.Backlog()
 	}
-	// The overload guard (overload.go) watches the emulator while it runs
-	// and cancels gctx with an *overloadError when it must stop.
-	gctx, stopGuard := mctx, func() *overloadTrip { return nil }
-	ld, _ := drv.(*live.Driver)
-	if ld != nil {
-		gctx, stopGuard = watchOverload(mctx, ld, sc, opts, cpuStart)
+	s := r.rec.sample(t, states, r.drv.BusStats(), bl, r.drv.Alive())
+	if jr := r.jr; jr != nil {
+		s.JobEvents = jr.events()
+		jr.tally(t, states)
+		s.JobQueue, s.BusyNodes = jr.ledger.Live()
+		if t > r.sc.Duration {
+			s.Duration = r.sc.Horizon() // draining: progress displays count to the drain limit
+		}
+		r.rec.series[len(r.rec.series)-1] = s
 	}
-	var finalStates []peer.State
-	take := func(t time.Duration, states []peer.State) Sample {
-		finalStates = states
-		var bl int64
-		if backlog != nil {
-			bl = backlog()
-		}
-		s := rec.sample(t, states, drv.BusStats(), bl, drv.Alive())
-		if jr != nil {
-			s.JobEvents = jr.events()
-			jr.tally(t, states)
-			s.JobQueue, s.BusyNodes = jr.ledger.Live()
-			if t > sc.Duration {
-				s.Duration = sc.Horizon() // draining: progress displays count to the drain limit
-			}
-			rec.series[len(rec.series)-1] = s
-		}
-		return s
+	return s
+}
+
+// collect takes the oracle's snapshot; on a paced driver it waits at most
+// wait for the peers' answers.
+func (r *run) collect(ctx context.Context, wait time.Duration) ([]peer.State, error) {
+	if r.pd != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
 	}
-	// collect takes the oracle's snapshot; on the emulator it waits at most
-	// wait for the peers' answers.
-	collect := func(ctx context.Context, wait time.Duration) ([]peer.State, error) {
-		if ld != nil {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, wait)
-			defer cancel()
-		}
-		return drv.Collect(ctx)
-	}
-	var abort *overloadError
-	interrupted := false
-	var snapshotGap string // why the stopped run's last snapshot is incomplete
-	// overloaded reports whether the guard (or the memory ceiling) stopped
-	// the run, and keeps its reason.
-	overloaded := func() bool {
-		if ctx.Err() != nil {
-			return false
-		}
-		if oe, ok := context.Cause(gctx).(*overloadError); ok {
-			abort = oe
-			return true
-		}
+	return r.drv.Collect(ctx)
+}
+
+// overloaded reports whether the guard (or the memory ceiling) stopped
+// the run, and keeps its reason.
+func (r *run) overloaded() bool {
+	if r.ctx.Err() != nil {
 		return false
+	}
+	if oe, ok := context.Cause(r.gctx).(*overloadError); ok {
+		r.abort = oe
+		return true
+	}
+	return false
+}
+
+// loop samples the run at multiples of the oracle's interval until its
+// end (or until it is interrupted or overloaded, then with a last
+// snapshot of where it stood), and stops the overload guard.
+func (r *run) loop() error {
+	sc, opts, drv := r.sc, r.opts, r.drv
+	r.liveStart = time.Now()
+	r.cpuStart = cpuTime()
+	r.rec = newRecorder(sc, drv.Name(), r.pd != nil, r.m)
+	origin := time.Duration(0) // emulated time at which the run goes live
+	if r.boot != nil {
+		origin = r.boot.At
+		r.boot.Members = nil // the drivers own the cores now
+		r.rec.lastT = origin
+	}
+	// The overload guard (overload.go) watches a paced driver while it
+	// runs and cancels gctx with an *overloadError when it must stop.
+	r.gctx, r.stopGuard = r.mctx, func() *overloadTrip { return nil }
+	if r.pd != nil {
+		r.gctx, r.stopGuard = watchOverload(r.mctx, r.pd, sc, opts, r.cpuStart)
 	}
 	// Samples at multiples of the interval (after the handover, with an
 	// overlay built outside the bus), and at duration. With
 	// workload.drain the run goes on past duration, an interval at a
 	// time, while jobs have not ended, up to the horizon (jobs.go
 	// draining); end is the last sample's time.
-	end := sc.Duration
+	r.end = sc.Duration
 	for t := origin / sc.Oracle.Interval * sc.Oracle.Interval; ; {
 		t += sc.Oracle.Interval
 		if t > sc.Duration && t-sc.Oracle.Interval < sc.Duration {
 			t = sc.Duration
 		}
 		t = min(t, sc.Horizon())
-		err := drv.AdvanceTo(gctx, t)
-		if ctx.Err() != nil {
-			interrupted = true
+		err := drv.AdvanceTo(r.gctx, t)
+		if r.ctx.Err() != nil {
+			r.interrupted = true
 			break
 		}
-		if overloaded() {
+		if r.overloaded() {
 			break
 		}
 		if err != nil {
-			stopGuard()
-			return nil, fmt.Errorf("run stopped at emulated %v: %w", drv.Now().Round(time.Second), err)
+			r.stopGuard()
+			return fmt.Errorf("run stopped at emulated %v: %w", drv.Now().Round(time.Second), err)
 		}
-		states, err := collect(gctx, cmp.Or(opts.SampleWait, time.Minute))
-		if ctx.Err() != nil {
-			interrupted = true
+		states, err := r.collect(r.gctx, cmp.Or(opts.SampleWait, time.Minute))
+		if r.ctx.Err() != nil {
+			r.interrupted = true
 			break
 		}
-		if err != nil && ld != nil {
+		if err != nil && r.pd != nil {
 			// The guard tripped while the oracle waited, or the peers are
 			// so far behind that they did not answer it: an overload, not
 			// a reason to lose the run's results.
-			if !overloaded() {
-				abort = &overloadError{reason: err.Error() + " (their mailboxes are that far behind)"}
+			if !r.overloaded() {
+				r.abort = &overloadError{reason: err.Error() + " (their mailboxes are that far behind)"}
 				if opts.Logger != nil {
-					opts.Logger.Error("stopping the run: the emulator cannot keep up with its time scale: "+abort.reason+"; results so far are written with emulator.aborted",
+					opts.Logger.Error("stopping the run: the emulator cannot keep up with its time scale: "+r.abort.reason+"; results so far are written with emulator.aborted",
 						"emulated", drv.Now().Round(time.Second), "time_scale", sc.TimeScale)
 				}
 			}
 			break
 		}
 		if err != nil {
-			stopGuard()
-			return nil, err
+			r.stopGuard()
+			return err
 		}
-		s := take(t, states)
-		end = t
+		s := r.take(t, states)
+		r.end = t
 		// Triggered faults fire before duration only: a drain adds none.
 		if t < sc.Duration {
-			if until, fired := cha.fire(s); fired {
-				rec.extend(until)
+			if until, fired := r.cha.fire(s); fired {
+				r.rec.extend(until)
 			}
 		}
 		if opts.Progress != nil {
 			opts.Progress(s)
 		}
-		if t >= sc.Duration && !jr.draining(t) {
+		if t >= sc.Duration && !r.jr.draining(t) {
 			break
 		}
 	}
-	liveWall := time.Since(liveStart)
-	var handled float64 // bus messages the peers had handled when the loop ended
-	if ld != nil {
-		handled = float64(ld.BusStats().Delivered) - float64(ld.Backlog())
+	r.liveWall = time.Since(r.liveStart)
+	if r.pd != nil {
+		r.handled = float64(r.pd.BusStats().Delivered) - float64(r.pd.Backlog())
 	}
-	stopped := abort != nil || interrupted
-	if stopped {
-		// Stop every peer where it stands (mailboxes drain without work)
-		// and take a last snapshot, so the results say what the run had
-		// done when it was stopped. An interrupt must end within
-		// InterruptWait: its snapshot waits less, and a peer that does not
-		// answer costs only that snapshot (the previous samples stand).
-		end = min(max(drv.Now(), rec.lastT), sc.Horizon())
-		if ld != nil {
-			ld.Freeze()
-		}
-		if jr != nil {
-			jr.stopped = "interrupted"
-			if abort != nil {
-				jr.stopped = "aborted (the emulator could not keep up)"
-			}
-		}
-		sctx, wait := ctx, time.Minute // frozen peers answer once their mailboxes drain
-		if interrupted {
-			sctx, wait = context.Background(), interruptWait(opts)/2
-		}
-		states, err := collect(sctx, wait)
-		switch {
-		case err != nil && interrupted:
-			snapshotGap = err.Error()
-			states = nil // keep the last complete sample
-		case err != nil && len(states) > 0:
-			// A peer that does not answer (stuck behind its mailbox)
-			// must not cost the results: the last snapshot goes without it.
-			snapshotGap = err.Error()
-		case err != nil:
-			stopGuard()
-			return nil, err
-		}
-		switch {
-		case states != nil && (end > rec.lastT || len(rec.series) == 0):
-			s := take(end, states)
-			if opts.Progress != nil {
-				opts.Progress(s)
-			}
-		case states != nil:
-			finalStates = states
-		case len(rec.series) == 0:
-			take(end, nil) // nothing answered and nothing sampled: an empty snapshot
-		default:
-			end = rec.lastT
+	if r.abort != nil || r.interrupted {
+		return r.lastSnapshot()
+	}
+	return nil
+}
+
+// lastSnapshot stops every peer of a stopped run where it stands
+// (mailboxes drain without work) and takes a last snapshot, so the
+// results say what the run had done when it was stopped. An interrupt
+// must end within InterruptWait: its snapshot waits less, and a peer that
+// does not answer costs only that snapshot (the previous samples stand).
+func (r *run) lastSnapshot() error {
+	sc, rec := r.sc, r.rec
+	r.end = min(max(r.drv.Now(), rec.lastT), sc.Horizon())
+	if r.pd != nil {
+		r.pd.Freeze()
+	}
+	if r.jr != nil {
+		r.jr.stopped = "interrupted"
+		if r.abort != nil {
+			r.jr.stopped = "aborted (the emulator could not keep up)"
 		}
 	}
-	trip := stopGuard()
-	cpu := cpuTime() - cpuStart
+	sctx, wait := r.ctx, time.Minute // frozen peers answer once their mailboxes drain
+	if r.interrupted {
+		sctx, wait = context.Background(), interruptWait(r.opts)/2
+	}
+	states, err := r.collect(sctx, wait)
+	switch {
+	case err != nil && r.interrupted:
+		r.snapshotGap = err.Error()
+		states = nil // keep the last complete sample
+	case err != nil && len(states) > 0:
+		// A peer that does not answer (stuck behind its mailbox)
+		// must not cost the results: the last snapshot goes without it.
+		r.snapshotGap = err.Error()
+	case err != nil:
+		r.stopGuard()
+		return err
+	}
+	switch {
+	case states != nil && (r.end > rec.lastT || len(rec.series) == 0):
+		s := r.take(r.end, states)
+		if r.opts.Progress != nil {
+			r.opts.Progress(s)
+		}
+	case states != nil:
+		r.finalStates = states
+	case len(rec.series) == 0:
+		r.take(r.end, nil) // nothing answered and nothing sampled: an empty snapshot
+	default:
+		r.end = rec.lastT
+	}
+	return nil
+}
+
+// finish stops the overload guard and the driver and draws up the
+// summary: the message books, whether a paced driver kept up, churn,
+// faults, jobs and the invariants.
+func (r *run) finish() (*Result, error) {
+	sc, opts, drv, rec, abort, end := r.sc, r.opts, r.drv, r.rec, r.abort, r.end
+	trip := r.stopGuard()
+	cpu := cpuTime() - r.cpuStart
+	stopped := abort != nil || r.interrupted
 	// Stop the peers before the final accounting, so that every message
 	// counted as sent is also accounted for by the bus. An interrupted run
 	// waits for that only briefly.
-	closed = true
+	r.closed = true
 	closeWait := time.Duration(0)
-	if interrupted {
+	if r.interrupted {
 		closeWait = interruptWait(opts) / 2
 	}
 	if err := closeWithin(drv, closeWait); err != nil {
@@ -443,23 +571,24 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		}
 		// The run was stopped: a peer that does not halt in time must not
 		// cost the results either.
-		snapshotGap = strings.TrimPrefix(snapshotGap+"; "+err.Error(), "; ")
+		r.snapshotGap = strings.TrimPrefix(r.snapshotGap+"; "+err.Error(), "; ")
 	}
-	sum := rec.summary(time.Since(wallStart), m.Traffic.Snapshot(), drv.BusStats())
-	sum.Accounting = readMessageCounts(drv, cha, m.Traffic.Snapshot()).accounting() // the message books (accounting.go)
+	sum := rec.summary(time.Since(r.wallStart), r.m.Traffic.Snapshot(), drv.BusStats())
+	sum.Accounting = readMessageCounts(drv, r.cha, r.m.Traffic.Snapshot()).accounting() // the message books (accounting.go)
 	sum.Peers.Bootstrap = sc.Peers.Bootstrap
-	if boot != nil {
+	if boot := r.boot; boot != nil {
 		at := boot.At.Seconds()
 		sum.Peers.HandoverSeconds = &at
-		sum.Peers.BootstrapWallSeconds = bootWall.Seconds()
+		sum.Peers.BootstrapWallSeconds = r.bootWall.Seconds()
 		sum.Peers.BootstrapMessages = boot.Messages
 	}
 	keptUp := InvariantCheck{Name: "kept_up", OK: true, Detail: "deterministic driver: its clock is virtual and cannot fall behind"}
-	switch d := drv.(type) {
-	case *live.Driver:
+	if r.pd != nil {
 		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance, sum.Clock.LagSeconds.P50, sum.Clock.LagSeconds.P99, sum.Clock.Timers, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
 		sum.Emulator.Overload = sc.Emulator.Overload
-		sum.Emulator.PeerPanics = d.Panics()
+		if pc, ok := drv.(panicCounter); ok {
+			sum.Emulator.PeerPanics = pc.Panics()
+		}
 		trip.record(sum.Emulator)
 		if abort != nil {
 			sum.Emulator.Aborted, sum.Emulator.Reason = true, abort.reason
@@ -473,7 +602,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		if !sum.Emulator.KeptUp {
 			// Planned from what the peers sustained over the whole live
 			// run, not from one bad window.
-			sum.Emulator.SuggestedTimeScale = sustainedTimeScale(sc, sum, liveWall, handled)
+			sum.Emulator.SuggestedTimeScale = sustainedTimeScale(sc, sum, r.liveWall, r.handled)
 		}
 		keptUp = sum.Emulator.check(sc.TimeScale, sum.Bus.Dropped)
 		if !sum.Emulator.KeptUp && opts.Logger != nil {
@@ -482,23 +611,24 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 				"tolerance_seconds", sum.Emulator.LagToleranceSeconds, "bus_dropped", sum.Bus.Dropped,
 				"suggested_time_scale", sum.Emulator.SuggestedTimeScale, "aborted", sum.Emulator.Aborted)
 		}
-	case *sim.Driver:
-		events, loop := d.LoopStats()
+	}
+	if el, ok := drv.(eventLoopDriver); ok {
+		events, loop := el.LoopStats()
 		sum.Sim = &SimSummary{Events: events, LoopSeconds: loop.Seconds()}
 		if loop > 0 {
 			sum.Sim.EventsPerSecond = float64(events) / loop.Seconds()
 		}
 	}
-	sum.Churn = churned.summary()
-	sum.Faults = cha.summary()
+	sum.Churn = r.churned.summary()
+	sum.Faults = r.cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
 	var jobChecks []InvariantCheck
 	var waits []float64
 	var table []JobRow
-	if jr != nil {
+	if jr := r.jr; jr != nil {
 		// At the last sample's time: the states are from then, and the
 		// emulator's clock ran on while the peers stopped.
-		sum.Jobs, jobChecks = jr.summary(end, finalStates)
+		sum.Jobs, jobChecks = jr.summary(end, r.finalStates)
 		waits = jr.waits
 		table = jr.jobTable()
 	}
@@ -513,8 +643,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		if e := sum.Emulator; e != nil && !strings.HasPrefix(abort.reason, "memory:") {
 			detail += fmt.Sprintf("; try --set time_scale=%g, or emulator.overload=warn to go on regardless", e.SuggestedTimeScale)
 		}
-		if snapshotGap != "" {
-			detail += "; while stopping: " + snapshotGap
+		if r.snapshotGap != "" {
+			detail += "; while stopping: " + r.snapshotGap
 		}
 		sum.Invariants.fail("run_completed", detail)
 	}
@@ -523,10 +653,10 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		sum.Faults.DisturbedUntilSeconds = &v
 	}
 	why := ""
-	if interrupted {
+	if r.interrupted {
 		why = fmt.Sprintf("interrupted at %v emulated of %v; every figure covers the run up to there", end.Round(time.Second), sc.Duration)
-		if snapshotGap != "" {
-			why += " (while stopping: " + snapshotGap + ")"
+		if r.snapshotGap != "" {
+			why += " (while stopping: " + r.snapshotGap + ")"
 		}
 	}
 	sum.decide(why)

@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wire"
 )
 
 // Messages the emulator sends to a peer actor's mailbox. None of them
@@ -30,23 +31,35 @@ type (
 	// CollectState asks for a copy of the peer's state (oracle traffic,
 	// outside the bus).
 	CollectState struct{ Reply chan<- State }
-	// Halt ends the peer's activity: the actor answers on Done (if set)
-	// and from then on ignores every message but CollectState, so once all
-	// peers have answered nothing more is sent on the bus. With Graceful
-	// the peer first leaves the overlay (churn); without, it simply stops
-	// (a crash, as its neighbors see it).
+	// Halt ends the endpoint's activity: the actor answers on Done (if
+	// set) and from then on ignores every message but CollectState, so
+	// once all have answered nothing more is sent on the bus. With
+	// Graceful a peer first leaves the overlay (churn); without, it simply
+	// stops (a crash, as its neighbors see it).
 	Halt struct {
 		Graceful bool
 		Done     chan<- struct{}
 	}
+	// SubmitJob hands a new job to a job client.
+	SubmitJob struct{ Spec *wire.JobSpec }
 )
 
-// Actor is the thin protoactor adapter of a Peer (ARCHITECTURE.md
-// principle 2): Receive type-switches and hands the message to the Peer.
-// Timers come back as messages to the same mailbox, so the peer needs no
-// lock.
+// Endpoint is what an Actor hosts: a Peer, or a run's job Client. Messages
+// meant for the other kind (StartJoin for a client, SubmitJob for a peer)
+// are ignored.
+type Endpoint interface {
+	// Deliver handles the bytes of one message received from the bus.
+	Deliver(data []byte)
+	// Fire handles the expiry of a timer set for emulated time at.
+	Fire(kind overlay.TimerKind, at time.Duration)
+}
+
+// Actor is the thin protoactor adapter of an Endpoint (ARCHITECTURE.md
+// principle 2): Receive type-switches and hands the message to the
+// endpoint. Timers come back as messages to the same mailbox, so the
+// endpoint needs no lock.
 type Actor struct {
-	Peer *Peer
+	Endpoint Endpoint
 	// OnLag receives how late (wall seconds) each timer was handled.
 	OnLag func(seconds float64)
 	// Backlog counts Inbound messages handed to mailboxes but not yet
@@ -89,13 +102,14 @@ func (a *Actor) Receive(ctx actor.Context) {
 	if !a.halted && a.Frozen != nil && a.Frozen.Load() {
 		a.halted = true
 	}
+	p, _ := a.Endpoint.(*Peer)
 	switch m := ctx.Message().(type) {
 	case *Inbound:
 		if a.Backlog != nil {
 			a.Backlog.Add(-1)
 		}
 		if !a.halted {
-			a.Peer.Deliver(m.Data)
+			a.Endpoint.Deliver(m.Data)
 		} else if a.Discarded != nil {
 			a.Discarded.Add(1)
 		}
@@ -107,23 +121,29 @@ func (a *Actor) Receive(ctx actor.Context) {
 			if a.OnLag != nil {
 				a.OnLag(time.Since(m.Due).Seconds())
 			}
-			a.Peer.Fire(m.Kind, m.At)
+			a.Endpoint.Fire(m.Kind, m.At)
 		}
 	case *StartJoin:
-		if !a.halted {
-			a.Peer.Start()
+		if !a.halted && p != nil {
+			p.Start()
 		}
 	case *StartMember:
-		if !a.halted {
-			a.Peer.StartMember(m.Timers)
+		if !a.halted && p != nil {
+			p.StartMember(m.Timers)
+		}
+	case *SubmitJob:
+		if c, ok := a.Endpoint.(*Client); ok && !a.halted {
+			c.Submit(m.Spec)
 		}
 	case *CollectState:
 		// Halted peers answer too: their counters stay in the run's
 		// totals (the driver marks them departed).
-		m.Reply <- a.Peer.State()
+		if p != nil {
+			m.Reply <- p.State()
+		}
 	case *Halt:
-		if m.Graceful && !a.halted {
-			a.Peer.Leave()
+		if m.Graceful && !a.halted && p != nil {
+			p.Leave()
 		}
 		a.halted = true
 		if m.Done != nil {

@@ -1,10 +1,7 @@
 package peer
 
 import (
-	"sync/atomic"
 	"time"
-
-	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
@@ -63,55 +60,4 @@ func (c *Client) flush() {
 	// submission before any peer can act on it.
 	report(c.sink, c.io.Now(), ClientAddress, r)
 	publish(c.io, c.traffic, ClientAddress, &c.seq, r.Messages, r.Timers)
-}
-
-// SubmitJob hands a new job to a client actor (its mailbox also takes
-// Inbound and TimerFired).
-type SubmitJob struct{ Spec *wire.JobSpec }
-
-// ClientActor is the thin protoactor adapter of a Client.
-// Backlog, TimerBacklog, Frozen and Discarded work as in Actor.
-type ClientActor struct {
-	Client       *Client
-	Backlog      *atomic.Int64
-	TimerBacklog *atomic.Int64
-	Frozen       *atomic.Bool
-	Discarded    *atomic.Int64
-	OnPanic      func(v any, stack []byte) // as Actor.OnPanic
-	halted       bool
-}
-
-// Receive implements actor.Actor.
-func (a *ClientActor) Receive(ctx actor.Context) {
-	defer reportPanic(a.OnPanic)
-	if !a.halted && a.Frozen != nil && a.Frozen.Load() {
-		a.halted = true
-	}
-	switch m := ctx.Message().(type) {
-	case *Inbound:
-		if a.Backlog != nil {
-			a.Backlog.Add(-1)
-		}
-		if !a.halted {
-			a.Client.Deliver(m.Data)
-		} else if a.Discarded != nil {
-			a.Discarded.Add(1)
-		}
-	case *TimerFired:
-		if a.TimerBacklog != nil {
-			a.TimerBacklog.Add(-1)
-		}
-		if !a.halted {
-			a.Client.Fire(m.Kind, m.At)
-		}
-	case *SubmitJob:
-		if !a.halted {
-			a.Client.Submit(m.Spec)
-		}
-	case *Halt:
-		a.halted = true
-		if m.Done != nil {
-			m.Done <- struct{}{}
-		}
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/gridbed/gridbed/emulator/heap"
 )
 
 // Clock is the scaled emulated clock of one run.
@@ -47,7 +49,7 @@ func (c *Clock) WallAt(t time.Duration) time.Time {
 type Timers struct {
 	c    *Clock
 	mu   sync.Mutex
-	heap []entry
+	heap heap.Heap[entry]
 	seq  uint64
 	wake chan struct{}
 	stop chan struct{}
@@ -71,6 +73,7 @@ func (a *entry) before(b *entry) bool {
 // NewTimers starts the timer goroutine of clock c.
 func NewTimers(c *Clock) *Timers {
 	t := &Timers{c: c, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	t.heap.Less = (*entry).before
 	go t.loop()
 	return t
 }
@@ -82,17 +85,8 @@ func (t *Timers) At(at time.Duration, fn func(due time.Time)) {
 	t.mu.Lock()
 	t.seq++
 	e.seq = t.seq
-	t.heap = append(t.heap, e)
-	i := len(t.heap) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !t.heap[i].before(&t.heap[p]) {
-			break
-		}
-		t.heap[i], t.heap[p] = t.heap[p], t.heap[i]
-		i = p
-	}
-	first := i == 0
+	t.heap.Push(e)
+	first := t.heap.Min().seq == e.seq
 	t.mu.Unlock()
 	if first {
 		select {
@@ -108,10 +102,10 @@ func (t *Timers) At(at time.Duration, fn func(due time.Time)) {
 func (t *Timers) Earliest() (due time.Time, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.heap) == 0 {
+	if t.heap.Len() == 0 {
 		return time.Time{}, false
 	}
-	return t.heap[0].at, true
+	return t.heap.Min().at, true
 }
 
 // Overdue counts the timers whose instant has passed but which have not
@@ -122,12 +116,13 @@ func (t *Timers) Overdue() int {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	h := t.heap.Items()
 	n := 0
 	stack := []int{0}
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if i >= len(t.heap) || t.heap[i].at.After(now) {
+		if i >= len(h) || h[i].at.After(now) {
 			continue
 		}
 		n++
@@ -140,34 +135,7 @@ func (t *Timers) Overdue() int {
 func (t *Timers) Pending() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.heap)
-}
-
-func (t *Timers) popLocked() entry {
-	h := t.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = entry{}
-	h = h[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r].before(&h[l]) {
-			m = r
-		}
-		if !h[m].before(&h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	t.heap = h
-	return top
+	return t.heap.Len()
 }
 
 func (t *Timers) loop() {
@@ -179,12 +147,12 @@ func (t *Timers) loop() {
 		now := time.Now()
 		t.mu.Lock()
 		due = due[:0]
-		for len(t.heap) > 0 && !t.heap[0].at.After(now) {
-			due = append(due, t.popLocked())
+		for t.heap.Len() > 0 && !t.heap.Min().at.After(now) {
+			due = append(due, t.heap.Pop())
 		}
 		var wait time.Duration = -1
-		if len(t.heap) > 0 {
-			wait = t.heap[0].at.Sub(now)
+		if t.heap.Len() > 0 {
+			wait = t.heap.Min().at.Sub(now)
 		}
 		t.mu.Unlock()
 		for _, e := range due {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,16 +18,12 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/gridbed/gridbed/actors/can"
-	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/clock"
-	"github.com/gridbed/gridbed/emulator/joinorder"
-	"github.com/gridbed/gridbed/emulator/members"
-	"github.com/gridbed/gridbed/emulator/sim"
+	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -51,8 +46,10 @@ type Options struct {
 	Jobs *peer.JobSetup
 }
 
-// Driver hosts peers as actors on a NATS bus.
+// Driver hosts peers as actors on a NATS bus: the bookkeeping is
+// driver.Base's, the Driver is its host.
 type Driver struct {
+	driver.Base[*actor.PID]
 	opts    Options
 	clock   *clock.Clock
 	timers  *clock.Timers
@@ -87,17 +84,11 @@ type Driver struct {
 		discarded  int64
 	}
 
-	mu       sync.Mutex
-	pids     []*actor.PID // by peer index (id-1)
-	members  members.Set
-	rng      *rand.Rand
-	seq      joinorder.Sequence
-	head     *actor.PID // first peer of the join sequence, started by Start
-	headSlot time.Duration
-	closed   bool
-	client   *actor.PID
-	started  bool         // Start was called
-	early    []earlyTimer // At calls made before Start
+	mu      sync.Mutex
+	closed  bool
+	client  *actor.PID
+	started bool         // Start was called
+	early   []earlyTimer // At calls made before Start
 	// adopted are the peers of an overlay built outside the bus, started
 	// by Start at origin, the emulated time of the handover.
 	adopted []adoptedPeer
@@ -115,7 +106,8 @@ func New(opts Options) (*Driver, error) {
 	if opts.Metrics == nil {
 		return nil, errors.New("live: metrics are required")
 	}
-	d := &Driver{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))}
+	d := &Driver{opts: opts}
+	d.Init("live", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs})
 	d.bus = opts.Bus
 	if d.bus == nil {
 		run := opts.Run
@@ -154,6 +146,8 @@ func (d *Driver) Name() string { return "emulator" }
 // Backlog is the number of bus messages waiting in actor mailboxes.
 func (d *Driver) Backlog() int64 { return d.backlog.Load() }
 
+// env is an endpoint's clock, bus and timers; pid is its actor, set once
+// it is spawned.
 type env struct {
 	d   *Driver
 	pid *actor.PID
@@ -177,70 +171,32 @@ func (e *env) SetTimer(_ overlay.NodeID, kind overlay.TimerKind, at time.Duratio
 	})
 }
 
-func (e *env) Bootstrap(id overlay.NodeID) overlay.NodeID {
-	e.d.mu.Lock()
-	defer e.d.mu.Unlock()
-	return e.d.members.Pick(e.d.rng)
-}
+// host is the Driver in its role as driver.Base's host.
+type host Driver
 
-func (e *env) Joined(id overlay.NodeID) {
-	d := e.d
-	d.mu.Lock()
-	if d.members.Departed(id) {
-		d.mu.Unlock()
-		return
-	}
-	d.members.Add(id)
-	next, at, ok := d.seq.Joined(id, d.clock.Now())
-	var pid *actor.PID
-	if ok {
-		pid = d.pids[next-1]
-	}
-	d.mu.Unlock()
-	if ok {
-		d.startAt(pid, at)
-	}
-}
+var _ driver.Host[*actor.PID] = (*host)(nil)
 
-func (d *Driver) startAt(pid *actor.PID, at time.Duration) {
+// IO implements driver.Host.
+func (h *host) IO(overlay.NodeID) peer.IO { return &env{d: (*Driver)(h)} }
+
+// StartAt implements driver.Host.
+func (h *host) StartAt(pid *actor.PID, at time.Duration) {
+	d := (*Driver)(h)
 	root := d.system.Root
 	d.timers.At(at, func(time.Time) { root.Send(pid, &peer.StartJoin{}) })
 }
 
-// Spawn creates peer id (1, 2, 3, … in order) of the initial population at
-// point, as an actor; it joins at its slot or once the previous peer has
-// joined, whichever is later (package joinorder).
-func (d *Driver) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error {
-	pid, head, err := d.newPeer(id, point, slot, true)
-	if err == nil && head {
-		d.head, d.headSlot = pid, slot
-	}
-	return err
-}
+// StartNow implements driver.Host.
+func (h *host) StartNow(pid *actor.PID) { h.system.Root.Send(pid, &peer.StartJoin{}) }
 
-// newPeer creates peer id's actor and registers it on the bus; in the
-// initial sequence it reports whether it is the sequence's head.
-func (d *Driver) newPeer(id overlay.NodeID, point can.Point, slot time.Duration, initial bool) (*actor.PID, bool, error) {
-	e := &env{d: d}
-	return d.addPeer(e, peer.New(id, point, d.opts.Overlay, sim.PeerRand(d.opts.Seed, id), e, d.opts.Metrics.Traffic), slot, initial)
-}
-
-// Adopt adds the next peer of an overlay built outside the bus
-// (sim.BuildOverlay), already a member. Start starts it, and the emulated
-// clock, at at, the handover. Adopt the whole initial population, in id
-// order, before Start.
-func (d *Driver) Adopt(m sim.Member, at time.Duration) error {
-	e := &env{d: d}
-	pid, _, err := d.addPeer(e, peer.NewMember(m.Node, e, d.opts.Metrics.Traffic), 0, false)
-	if err != nil {
-		return err
-	}
+// StartMember implements driver.Host: Start starts the adopted peers, and
+// the emulated clock, at the handover.
+func (h *host) StartMember(pid *actor.PID, timers []overlay.Timer, at time.Duration) {
+	d := (*Driver)(h)
 	d.mu.Lock()
-	d.members.Add(m.Node.ID())
 	d.origin = at
-	d.adopted = append(d.adopted, adoptedPeer{pid, m.Timers})
+	d.adopted = append(d.adopted, adoptedPeer{pid, timers})
 	d.mu.Unlock()
-	return nil
 }
 
 type adoptedPeer struct {
@@ -248,67 +204,51 @@ type adoptedPeer struct {
 	timers []overlay.Timer
 }
 
-func (d *Driver) addPeer(e *env, p *peer.Peer, slot time.Duration, initial bool) (*actor.PID, bool, error) {
-	id := p.ID()
-	if d.opts.Jobs != nil {
-		p.EnableJobs(d.opts.Jobs, sim.JobRand(d.opts.Seed, id))
-	}
-	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
-	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
-	e.pid = pid
-	d.mu.Lock()
-	if int(id) != len(d.pids)+1 {
-		d.mu.Unlock()
-		return nil, false, fmt.Errorf("live: peer %d out of order", id)
-	}
-	d.pids = append(d.pids, pid)
-	head := initial && d.seq.Add(id, slot)
-	d.mu.Unlock()
-	root := d.system.Root
-	if err := d.bus.Register(bus.Address(id), func(_ bus.Address, data []byte) {
-		d.backlog.Add(1)
-		root.Send(pid, &peer.Inbound{Data: data})
-	}); err != nil {
-		return nil, false, err
-	}
-	return pid, head, nil
+// AddPeer implements driver.Host: it spawns peer p's actor and routes the
+// bus to its mailbox.
+func (h *host) AddPeer(p *peer.Peer, io peer.IO) (*actor.PID, error) {
+	d := (*Driver)(h)
+	a := &peer.Actor{Endpoint: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
+	pid := d.spawn(a, io)
+	return pid, d.route(bus.Address(p.ID()), pid)
 }
 
-// AddClient spawns the run's job client (at peer.ClientAddress) as an
-// actor on the bus; it submits through random members.
-func (d *Driver) AddClient(cfg jobs.ClientConfig) error {
-	d.mu.Lock()
-	if d.client != nil {
-		d.mu.Unlock()
-		return errors.New("live: one client per run")
-	}
-	d.mu.Unlock()
-	var sink peer.JobSink
-	if d.opts.Jobs != nil {
-		sink = d.opts.Jobs.Sink
-	}
-	e := &env{d: d}
-	// The injector has a stream of its own (see the simulator's).
-	inj := rand.New(rand.NewPCG(d.opts.Seed, 0x696e6a)) // "inj"
-	inject := func() overlay.NodeID {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.members.Pick(inj)
-	}
-	a := &peer.ClientActor{Client: peer.NewClient(cfg, inject, e, sink, d.opts.Metrics.Traffic), Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
-	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
-	e.pid = pid
-	root := d.system.Root
-	if err := d.bus.Register(bus.Address(peer.ClientAddress), func(_ bus.Address, data []byte) {
-		d.backlog.Add(1)
-		root.Send(pid, &peer.Inbound{Data: data})
-	}); err != nil {
+// AddClient implements driver.Host: the client is an actor on the bus.
+func (h *host) AddClient(c *peer.Client, io peer.IO) error {
+	d := (*Driver)(h)
+	a := &peer.Actor{Endpoint: c, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
+	pid := d.spawn(a, io)
+	if err := d.route(bus.Address(peer.ClientAddress), pid); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	d.client = pid
 	d.mu.Unlock()
 	return nil
+}
+
+// Halt implements driver.Host: messages to departed peer id become
+// unroutable, and a graceful one sends its LEAVE first.
+func (h *host) Halt(id overlay.NodeID, pid *actor.PID, graceful bool) {
+	d := (*Driver)(h)
+	d.bus.Unregister(bus.Address(id))
+	d.system.Root.Send(pid, &peer.Halt{Graceful: graceful})
+}
+
+// spawn starts actor a for the endpoint whose environment is io.
+func (d *Driver) spawn(a actor.Actor, io peer.IO) *actor.PID {
+	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
+	io.(*env).pid = pid
+	return pid
+}
+
+// route hands what the bus delivers to addr to pid's mailbox.
+func (d *Driver) route(addr bus.Address, pid *actor.PID) error {
+	root := d.system.Root
+	return d.bus.Register(addr, func(_ bus.Address, data []byte) {
+		d.backlog.Add(1)
+		root.Send(pid, &peer.Inbound{Data: data})
+	})
 }
 
 // Submit hands a job to the client actor.
@@ -319,21 +259,6 @@ func (d *Driver) Submit(spec *wire.JobSpec) {
 	if pid != nil {
 		d.system.Root.Send(pid, &peer.SubmitJob{Spec: spec})
 	}
-}
-
-// Alive is the number of peers that should be members: spawned (or
-// adopted, or joined by churn) and not departed.
-func (d *Driver) Alive() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.pids) - d.members.Departures()
-}
-
-// Member reports whether peer id is a current member of the overlay.
-func (d *Driver) Member(id overlay.NodeID) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.members.Has(id)
 }
 
 // At runs fn at emulated time t on the timer goroutine (it must not block).
@@ -356,60 +281,6 @@ type earlyTimer struct {
 	fn func()
 }
 
-// Join adds peer id (next in order) at point; it starts joining now, not in
-// the initial sequence (churn).
-func (d *Driver) Join(id overlay.NodeID, point can.Point) error {
-	pid, _, err := d.newPeer(id, point, 0, false)
-	if err != nil {
-		return err
-	}
-	d.system.Root.Send(pid, &peer.StartJoin{})
-	return nil
-}
-
-// Depart makes a random current member leave (gracefully, or by crashing
-// when fail is set) and returns it; 0 when there is no member. Messages
-// still arriving for it count as unroutable.
-func (d *Driver) Depart(fail bool) overlay.NodeID {
-	d.mu.Lock()
-	id := d.members.Depart(d.rng)
-	if id == 0 {
-		d.mu.Unlock()
-		return 0
-	}
-	pid := d.pids[id-1]
-	d.mu.Unlock()
-	d.halt(id, pid, fail)
-	return id
-}
-
-// DepartPicked makes the members pick chooses (from the current members,
-// in increasing order) depart at once — crash when fail is set, else leave
-// gracefully — and returns those that did.
-func (d *Driver) DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID {
-	d.mu.Lock()
-	var out []overlay.NodeID
-	var pids []*actor.PID
-	for _, id := range pick(d.members.IDs()) {
-		if d.members.DepartID(id) {
-			out = append(out, id)
-			pids = append(pids, d.pids[id-1])
-		}
-	}
-	d.mu.Unlock()
-	for i, id := range out {
-		d.halt(id, pids[i], fail)
-	}
-	return out
-}
-
-// halt stops departed peer id: messages to it become unroutable, and a
-// graceful one sends its LEAVE first.
-func (d *Driver) halt(id overlay.NodeID, pid *actor.PID, fail bool) {
-	d.bus.Unregister(bus.Address(id))
-	d.system.Root.Send(pid, &peer.Halt{Graceful: !fail})
-}
-
 // WrapBus puts a decorator (the fault layer) between the peers and the
 // bus; call it before the first Spawn. The driver is a Scheduler for it
 // (Now, At: delayed messages are published from the timer goroutine).
@@ -429,9 +300,7 @@ func (d *Driver) Start() {
 		d.system.Root.Send(a.pid, &peer.StartMember{Timers: a.timers})
 	}
 	d.adopted = nil
-	if d.head != nil {
-		d.startAt(d.head, d.headSlot)
-	}
+	d.Base.Start()
 	d.mu.Lock()
 	early := d.early
 	d.early, d.started = nil, true
@@ -468,9 +337,7 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("live: the oracle asked no peer: its context had ended at emulated %v: %w", d.clock.Now().Round(time.Second), err)
 	}
-	d.mu.Lock()
-	pids := append([]*actor.PID(nil), d.pids...)
-	d.mu.Unlock()
+	pids := d.Peers()
 	reply := make(chan peer.State, len(pids))
 	for _, pid := range pids {
 		d.system.Root.Send(pid, &peer.CollectState{Reply: reply})
@@ -479,12 +346,7 @@ func (d *Driver) Collect(ctx context.Context) ([]peer.State, error) {
 	for len(out) < len(pids) {
 		select {
 		case s := <-reply:
-			d.mu.Lock()
-			if d.members.Departed(s.Snapshot.ID) {
-				s.Snapshot.Joined = false // a crashed peer does not know it
-			}
-			d.mu.Unlock()
-			out = append(out, s)
+			out = append(out, d.Observed(s))
 		case <-ctx.Done():
 			return out, fmt.Errorf("live: only %d of %d peers had answered the oracle at emulated %v when its wait ended: %w",
 				len(out), len(pids), d.clock.Now().Round(time.Second), ctx.Err())
@@ -524,9 +386,9 @@ func (d *Driver) Close() error {
 	d.closed = true
 	d.mu.Unlock()
 	d.markEnd()
+	pids := d.Peers()
+	peers := len(pids)
 	d.mu.Lock()
-	pids := d.pids
-	peers := len(d.pids)
 	if d.client != nil {
 		d.bus.Unregister(bus.Address(peer.ClientAddress))
 		pids = append(slices.Clip(pids), d.client)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/oracle"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -25,20 +26,12 @@ type BootstrapOptions struct {
 	MaxSettle time.Duration
 }
 
-// Member is one peer of a bootstrapped overlay: its overlay core, already
-// a member with its zone, split history and neighbor table, and the timers
-// the core had pending at the handover (heartbeats, at their phases).
-type Member struct {
-	Node   *overlay.Node
-	Timers []overlay.Timer
-}
-
 // Bootstrapped is an overlay built by BuildOverlay.
 type Bootstrapped struct {
 	// At is the emulated time of the handover: the run goes on from there.
 	At time.Duration
 	// Members are the peers in id order (Members[i] is peer i+1).
-	Members []Member
+	Members []driver.Member
 	// Messages and Bytes count the protocol messages the join phase
 	// exchanged in memory (never on the run's bus); Events the
 	// simulator's events.
@@ -99,7 +92,7 @@ func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, er
 				break
 			}
 		}
-		if d.members.Len() == n {
+		if d.Members() == n {
 			st, _ := d.Collect(ctx)
 			snaps := make([]overlay.Snapshot, len(st))
 			for i := range st {
@@ -111,17 +104,17 @@ func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, er
 			}
 		}
 		if t >= limit {
-			return nil, fmt.Errorf("sim: bootstrapping %d peers: %d joined and the overlay was not exact (%+v) %v after the join window; raise peers.join_window or use peers.bootstrap: joins", n, d.members.Len(), rep, settle)
+			return nil, fmt.Errorf("sim: bootstrapping %d peers: %d joined and the overlay was not exact (%+v) %v after the join window; raise peers.join_window or use peers.bootstrap: joins", n, d.Members(), rep, settle)
 		}
 	}
-	b := &Bootstrapped{At: d.w.now, Members: make([]Member, n), Events: d.w.Events(), Oracle: rep}
+	b := &Bootstrapped{At: d.w.now, Members: make([]driver.Member, n), Events: d.w.Events(), Oracle: rep}
 	b.Messages, b.Bytes = traffic.Snapshot().Total()
 	timers, inFlight := d.w.pendingTimers()
 	if inFlight > 0 {
 		return nil, fmt.Errorf("sim: bootstrap handover with %d messages in flight", inFlight) // cannot happen without latency
 	}
-	for i, p := range d.peers {
-		b.Members[i] = Member{Node: p.Overlay(), Timers: timers[p.ID()]}
+	for i, p := range d.Peers() {
+		b.Members[i] = driver.Member{Node: p.Overlay(), Timers: timers[p.ID()]}
 	}
 	return b, nil
 }
@@ -131,7 +124,7 @@ func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, er
 func (w *World) pendingTimers() (map[overlay.NodeID][]overlay.Timer, int) {
 	out := map[overlay.NodeID][]overlay.Timer{}
 	inFlight := 0
-	for _, e := range w.queue {
+	for _, e := range w.queue.Items() {
 		switch e.kind {
 		case evTimer:
 			id := overlay.NodeID(e.to)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/driver"
+	"github.com/gridbed/gridbed/emulator/heap"
 )
 
 type eventKind uint8
@@ -56,7 +58,7 @@ type World struct {
 	now      time.Duration
 	rng      *rand.Rand
 	seq      uint64
-	queue    []event
+	queue    heap.Heap[event]
 	handlers []bus.Handler  // by address
 	timers   []TimerHandler // by address
 	// far holds the endpoints at addresses too large to index (the job
@@ -76,7 +78,9 @@ type World struct {
 // New returns a world at virtual time 0 whose event order derives from seed.
 // latency is the (constant) delay of every message on its bus.
 func New(seed uint64, latency time.Duration) *World {
-	return &World{rng: rand.New(rand.NewPCG(seed, 0x73696d)), latency: latency}
+	w := &World{rng: rand.New(rand.NewPCG(seed, driver.StreamWorld)), latency: latency}
+	w.queue.Less = (*event).before
+	return w
 }
 
 // Recycle makes the world copy every published message into a buffer of
@@ -137,45 +141,7 @@ func (w *World) push(e event) {
 	w.seq++
 	e.seq = w.seq
 	e.prio = w.rng.Uint64()
-	w.queue = append(w.queue, e)
-	// sift up
-	i := len(w.queue) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !w.queue[i].before(&w.queue[p]) {
-			break
-		}
-		w.queue[i], w.queue[p] = w.queue[p], w.queue[i]
-		i = p
-	}
-}
-
-func (w *World) pop() event {
-	q := w.queue
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q[last] = event{}
-	q = q[:last]
-	// sift down
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(q) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(q) && q[r].before(&q[l]) {
-			m = r
-		}
-		if !q[m].before(&q[i]) {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-	w.queue = q
-	return top
+	w.queue.Push(e)
 }
 
 // At schedules fn at virtual time at (not before now).
@@ -214,7 +180,7 @@ func (w *World) RunUntil(t time.Duration) { w.RunUntilDone(t, nil) }
 // events): an interrupt or the memory ceiling stops a long stretch of
 // events within a fraction of a wall second.
 func (w *World) RunUntilDone(t time.Duration, done <-chan struct{}) bool {
-	for len(w.queue) > 0 && w.queue[0].at <= t {
+	for w.queue.Len() > 0 && w.queue.Min().at <= t {
 		if done != nil && w.events&1023 == 0 {
 			select {
 			case <-done:
@@ -222,7 +188,7 @@ func (w *World) RunUntilDone(t time.Duration, done <-chan struct{}) bool {
 			default:
 			}
 		}
-		e := w.pop()
+		e := w.queue.Pop()
 		w.now = e.at
 		w.events++
 		switch e.kind {
@@ -317,8 +283,9 @@ func (w *World) Stats() bus.Stats { return w.stats }
 // taken): Published = Delivered + Unroutable + InFlight.
 func (w *World) InFlight() uint64 {
 	var n uint64
-	for i := range w.queue {
-		if w.queue[i].kind == evDeliver {
+	q := w.queue.Items()
+	for i := range q {
+		if q[i].kind == evDeliver {
 			n++
 		}
 	}

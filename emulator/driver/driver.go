@@ -1,0 +1,363 @@
+// Package driver is the bookkeeping both drivers share (the deterministic
+// one, emulator/sim, and the emulator's, emulator/live): the run's members
+// and the join order of its initial population, every random stream drawn
+// from the run seed, the rules for joins, departures and the oracle's view
+// of a crashed peer, the job client, and the handover of an overlay built
+// outside the bus. A driver embeds a Base and supplies only a Host: where
+// an endpoint lives and how messages, timers and starts reach it.
+//
+// The rules live here once so that a peer makes the same choices, and a
+// run the same draws, under either driver.
+package driver
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/joinorder"
+	"github.com/gridbed/gridbed/emulator/members"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// The random streams a run draws from its seed (PCG's second word, the
+// stream's name in ASCII). Each has a job of its own, so that turning on
+// one feature does not shift the draws of another.
+const (
+	// StreamBoot picks bootstrap contacts and churn departures.
+	StreamBoot = 0x626f6f74 // "boot"
+	// StreamInject picks the member the job client submits through:
+	// turning on a workload or changing the scheme must not change which
+	// peers churn removes.
+	StreamInject = 0x696e6a // "inj"
+	// StreamWorld orders the deterministic driver's simultaneous events
+	// (sim.World).
+	StreamWorld = 0x73696d // "sim"
+	// StreamJob is XORed into the seed for each peer's job core (JobRand).
+	StreamJob = 0x6a6f62 // "job"
+)
+
+// PeerRand is the random source of peer id in a run with the given seed;
+// both drivers use it so a peer makes the same choices under either.
+func PeerRand(seed uint64, id overlay.NodeID) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(id)))
+}
+
+// JobRand is the random source of peer id's job core (CAN-P's stops), a
+// stream apart from its overlay's so that adding jobs to a run does not
+// change the overlay's own draws.
+func JobRand(seed uint64, id overlay.NodeID) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^StreamJob, uint64(id)))
+}
+
+// Member is one peer of an overlay built outside the run's bus
+// (sim.BuildOverlay): its overlay core, already a member with its zone,
+// split history and neighbor table, and the timers the core had pending at
+// the handover (heartbeats, at their phases).
+type Member struct {
+	Node   *overlay.Node
+	Timers []overlay.Timer
+}
+
+// Host is what a driver supplies to its Base: where an endpoint (a peer or
+// the job client) lives and how starts and departures reach it. E is the
+// driver's handle on a hosted peer. The Base never calls a Host with its
+// lock held, so a Host may call back into the Base.
+type Host[E any] interface {
+	// IO is the clock, bus and timer side of endpoint id's environment.
+	IO(id overlay.NodeID) peer.IO
+	// AddPeer hosts peer p, built on io (from IO(p.ID())): it registers
+	// the peer on the bus and for its timers.
+	AddPeer(p *peer.Peer, io peer.IO) (E, error)
+	// AddClient hosts the run's job client, built on io (from
+	// IO(peer.ClientAddress)).
+	AddClient(c *peer.Client, io peer.IO) error
+	// StartAt makes peer e begin joining at emulated time at.
+	StartAt(e E, at time.Duration)
+	// StartNow makes peer e begin joining at once (churn).
+	StartNow(e E)
+	// StartMember starts peer e, adopted already a member, with the timers
+	// its core had pending, at emulated time at (the handover).
+	StartMember(e E, timers []overlay.Timer, at time.Duration)
+	// Halt stops departed peer id: messages to it go nowhere, and a
+	// graceful one sends its LEAVE first.
+	Halt(id overlay.NodeID, e E, graceful bool)
+}
+
+// Options are the settings a Base shares with its driver.
+type Options struct {
+	Seed    uint64
+	Overlay overlay.Config
+	Traffic *metrics.Traffic
+	// Jobs, if set, gives every peer a job core (runs with a workload).
+	Jobs *peer.JobSetup
+}
+
+// Base is the bookkeeping a driver embeds. It is safe for concurrent use
+// (the emulator's actors report joins concurrently); the deterministic
+// driver's single goroutine never contends for its lock.
+type Base[E any] struct {
+	opts Options
+	host Host[E]
+	name string // in errors
+
+	mu       sync.Mutex
+	eps      []E // hosted peers by id-1
+	members  members.Set
+	rng      *rand.Rand // StreamBoot
+	seq      joinorder.Sequence
+	head     E // first peer of the join sequence, started by Start
+	headSlot time.Duration
+	hasHead  bool
+	client   bool
+}
+
+// Init sets up the base of the driver called name on host.
+func (b *Base[E]) Init(name string, host Host[E], opts Options) {
+	b.name, b.host, b.opts = name, host, opts
+	b.rng = rand.New(rand.NewPCG(opts.Seed, StreamBoot))
+}
+
+// env is a peer's environment: its host's IO, and the base's bootstrap
+// and join rules.
+type env[E any] struct {
+	peer.IO
+	b *Base[E]
+}
+
+// PublishCopies passes on the host's answer (peer.PublishCopier).
+func (e env[E]) PublishCopies() bool {
+	c, ok := e.IO.(peer.PublishCopier)
+	return ok && c.PublishCopies()
+}
+
+// Bootstrap picks a random current member (the papers' external bootstrap
+// mechanism, 003 §4.1).
+func (e env[E]) Bootstrap(id overlay.NodeID) overlay.NodeID {
+	b := e.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.members.Pick(b.rng)
+}
+
+// Joined makes id a member, unless it departed meanwhile (a late report
+// must not bring it back), and starts the next peer of the join sequence.
+func (e env[E]) Joined(id overlay.NodeID) {
+	b := e.b
+	b.mu.Lock()
+	if b.members.Departed(id) {
+		b.mu.Unlock()
+		return
+	}
+	b.members.Add(id)
+	next, at, ok := b.seq.Joined(id, e.Now())
+	var ep E
+	if ok {
+		ep = b.eps[next-1]
+	}
+	b.mu.Unlock()
+	if ok {
+		b.host.StartAt(ep, at)
+	}
+}
+
+// Spawn creates peer id (1, 2, 3, … in order) of the initial population at
+// point; it joins at its slot or once the previous peer has joined,
+// whichever is later (package joinorder).
+func (b *Base[E]) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error {
+	ep, err := b.newPeer(id, point)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	if b.seq.Add(id, slot) {
+		b.head, b.headSlot, b.hasHead = ep, slot, true
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// Join adds peer id (next in order) at point; it starts joining now, not
+// in the initial sequence (churn).
+func (b *Base[E]) Join(id overlay.NodeID, point can.Point) error {
+	ep, err := b.newPeer(id, point)
+	if err != nil {
+		return err
+	}
+	b.host.StartNow(ep)
+	return nil
+}
+
+func (b *Base[E]) newPeer(id overlay.NodeID, point can.Point) (E, error) {
+	if err := b.inOrder(id); err != nil {
+		var zero E
+		return zero, err
+	}
+	io := b.host.IO(id)
+	return b.addPeer(peer.New(id, point, b.opts.Overlay, PeerRand(b.opts.Seed, id), env[E]{io, b}, b.opts.Traffic), io)
+}
+
+func (b *Base[E]) inOrder(id overlay.NodeID) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if int(id) != len(b.eps)+1 {
+		return fmt.Errorf("%s: peer %d out of order", b.name, id)
+	}
+	return nil
+}
+
+func (b *Base[E]) addPeer(p *peer.Peer, io peer.IO) (E, error) {
+	if b.opts.Jobs != nil {
+		p.EnableJobs(b.opts.Jobs, JobRand(b.opts.Seed, p.ID()))
+	}
+	ep, err := b.host.AddPeer(p, io)
+	if err != nil {
+		return ep, err
+	}
+	b.mu.Lock()
+	b.eps = append(b.eps, ep)
+	b.mu.Unlock()
+	return ep, nil
+}
+
+// Adopt adds the next peer of an overlay built outside this run
+// (sim.BuildOverlay), already a member; it starts at emulated time at, the
+// handover. Adopt the whole initial population, in id order, before
+// anything else is scheduled.
+func (b *Base[E]) Adopt(m Member, at time.Duration) error {
+	id := m.Node.ID()
+	if err := b.inOrder(id); err != nil {
+		return err
+	}
+	io := b.host.IO(id)
+	ep, err := b.addPeer(peer.NewMember(m.Node, env[E]{io, b}, b.opts.Traffic), io)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.members.Add(id)
+	b.mu.Unlock()
+	b.host.StartMember(ep, m.Timers, at)
+	return nil
+}
+
+// Start schedules the first peer's join, at its slot.
+func (b *Base[E]) Start() {
+	b.mu.Lock()
+	head, slot, ok := b.head, b.headSlot, b.hasHead
+	b.mu.Unlock()
+	if ok {
+		b.host.StartAt(head, slot)
+	}
+}
+
+// AddClient creates the run's job client (at peer.ClientAddress); it
+// submits through random members (StreamInject).
+func (b *Base[E]) AddClient(cfg jobs.ClientConfig) error {
+	b.mu.Lock()
+	if b.client {
+		b.mu.Unlock()
+		return fmt.Errorf("%s: one client per run", b.name)
+	}
+	b.mu.Unlock()
+	var sink peer.JobSink
+	if b.opts.Jobs != nil {
+		sink = b.opts.Jobs.Sink
+	}
+	inj := rand.New(rand.NewPCG(b.opts.Seed, StreamInject))
+	inject := func() overlay.NodeID {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.members.Pick(inj)
+	}
+	io := b.host.IO(peer.ClientAddress)
+	if err := b.host.AddClient(peer.NewClient(cfg, inject, io, sink, b.opts.Traffic), io); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.client = true
+	b.mu.Unlock()
+	return nil
+}
+
+// Depart makes a random current member leave (gracefully, or by crashing
+// when fail is set) and returns it; 0 when there is no member.
+func (b *Base[E]) Depart(fail bool) overlay.NodeID {
+	b.mu.Lock()
+	id := b.members.Depart(b.rng)
+	if id == 0 {
+		b.mu.Unlock()
+		return 0
+	}
+	ep := b.eps[id-1]
+	b.mu.Unlock()
+	b.host.Halt(id, ep, !fail)
+	return id
+}
+
+// DepartPicked makes the members pick chooses (from the current members,
+// in increasing order; pick must not call the driver) depart at once —
+// crash when fail is set, else leave gracefully — and returns those that
+// did.
+func (b *Base[E]) DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID {
+	b.mu.Lock()
+	var out []overlay.NodeID
+	var eps []E
+	for _, id := range pick(b.members.IDs()) {
+		if b.members.DepartID(id) {
+			out = append(out, id)
+			eps = append(eps, b.eps[id-1])
+		}
+	}
+	b.mu.Unlock()
+	for i, id := range out {
+		b.host.Halt(id, eps[i], !fail)
+	}
+	return out
+}
+
+// Alive is the number of peers that should be members: spawned (or
+// adopted, or joined by churn) and not departed.
+func (b *Base[E]) Alive() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.eps) - b.members.Departures()
+}
+
+// Member reports whether peer id is a current member of the overlay.
+func (b *Base[E]) Member(id overlay.NodeID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.members.Has(id)
+}
+
+// Members is the number of current members.
+func (b *Base[E]) Members() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.members.Len()
+}
+
+// Peers returns the hosted peers in id order (a copy).
+func (b *Base[E]) Peers() []E {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]E(nil), b.eps...)
+}
+
+// Observed is peer state s as the oracle must see it: a peer that departed
+// by crashing does not know it, and still says it joined.
+func (b *Base[E]) Observed(s peer.State) peer.State {
+	b.mu.Lock()
+	departed := b.members.Departed(s.Snapshot.ID)
+	b.mu.Unlock()
+	if departed {
+		s.Snapshot.Joined = false
+	}
+	return s
+}

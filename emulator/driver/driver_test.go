@@ -1,0 +1,149 @@
+package driver
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// fakeHost records what the base asks of it; its handle on a peer is the
+// peer's id.
+type fakeHost struct {
+	now     time.Duration
+	started []string
+	halted  []string
+	clients int
+}
+
+func (h *fakeHost) Now() time.Duration                                        { return h.now }
+func (h *fakeHost) Publish(overlay.NodeID, []byte)                            {}
+func (h *fakeHost) SetTimer(overlay.NodeID, overlay.TimerKind, time.Duration) {}
+func (h *fakeHost) IO(overlay.NodeID) peer.IO                                 { return h }
+func (h *fakeHost) AddPeer(p *peer.Peer, _ peer.IO) (overlay.NodeID, error)   { return p.ID(), nil }
+func (h *fakeHost) AddClient(*peer.Client, peer.IO) error                     { h.clients++; return nil }
+func (h *fakeHost) StartAt(id overlay.NodeID, at time.Duration) {
+	h.started = append(h.started, fmtStart(id, at))
+}
+func (h *fakeHost) StartNow(id overlay.NodeID) { h.started = append(h.started, fmtStart(id, -1)) }
+func (h *fakeHost) StartMember(id overlay.NodeID, _ []overlay.Timer, at time.Duration) {
+	h.started = append(h.started, fmtStart(id, at))
+}
+func (h *fakeHost) Halt(id overlay.NodeID, ep overlay.NodeID, graceful bool) {
+	if id != ep {
+		panic("halt: handle is not the peer's")
+	}
+	kind := "crash"
+	if graceful {
+		kind = "leave"
+	}
+	h.halted = append(h.halted, kind+" "+time.Duration(id).String())
+}
+
+func fmtStart(id overlay.NodeID, at time.Duration) string {
+	return time.Duration(id).String() + "@" + at.String()
+}
+
+func newBase(t *testing.T, seed uint64, n int) (*Base[overlay.NodeID], *fakeHost) {
+	t.Helper()
+	h := &fakeHost{}
+	b := &Base[overlay.NodeID]{}
+	b.Init("fake", h, Options{Seed: seed, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, Traffic: metrics.NewTraffic()})
+	for i := 1; i <= n; i++ {
+		if err := b.Spawn(overlay.NodeID(i), can.Point{1 << 31, 1 << 31}, time.Duration(i)*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b, h
+}
+
+// The initial population joins in order: the head at its slot, each next
+// peer once the previous one has joined (at its slot if that is later).
+func TestBaseJoinOrder(t *testing.T) {
+	b, h := newBase(t, 1, 3)
+	if err := b.Spawn(5, can.Point{1, 1}, 0); err == nil {
+		t.Fatal("peer 5 spawned after peer 3")
+	}
+	b.Start()
+	e := env[overlay.NodeID]{h, b}
+	h.now = 10 * time.Second
+	e.Joined(2) // not the awaited peer: no start
+	e.Joined(1)
+	h.now = 11 * time.Second
+	e.Joined(2)
+	want := []string{fmtStart(1, time.Second), fmtStart(2, 10*time.Second), fmtStart(3, 11*time.Second)}
+	if !slices.Equal(h.started, want) {
+		t.Fatalf("starts %v, want %v", h.started, want)
+	}
+	if b.Members() != 2 || !b.Member(1) || b.Alive() != 3 {
+		t.Fatalf("members %d, alive %d", b.Members(), b.Alive())
+	}
+}
+
+// A crashed peer is no member, however late its join is reported, and the
+// oracle sees it as not joined although its own state says it is.
+func TestBaseCrashedPeer(t *testing.T) {
+	b, h := newBase(t, 2, 2)
+	e := env[overlay.NodeID]{h, b}
+	e.Joined(1)
+	e.Joined(2)
+	gone := b.DepartPicked(func(m []overlay.NodeID) []overlay.NodeID { return m[1:] }, true)
+	if !slices.Equal(gone, []overlay.NodeID{2}) || !slices.Equal(h.halted, []string{"crash " + time.Duration(2).String()}) {
+		t.Fatalf("departed %v, halted %v", gone, h.halted)
+	}
+	e.Joined(2)
+	if b.Member(2) || b.Alive() != 1 {
+		t.Fatalf("crashed peer back as a member (alive %d)", b.Alive())
+	}
+	var s peer.State
+	s.Snapshot.ID, s.Snapshot.Joined = 2, true
+	if b.Observed(s).Snapshot.Joined {
+		t.Fatal("the oracle sees the crashed peer as joined")
+	}
+	s.Snapshot.ID = 1
+	if !b.Observed(s).Snapshot.Joined {
+		t.Fatal("the oracle sees a live member as not joined")
+	}
+	if b.Depart(false) != 1 || b.Depart(false) != 0 {
+		t.Fatal("the last member did not depart, or a departure came from an empty set")
+	}
+}
+
+// The same seed gives the same departures: the boot stream is the base's.
+func TestBaseDeparturesFollowTheSeed(t *testing.T) {
+	order := func(seed uint64) []overlay.NodeID {
+		b, h := newBase(t, seed, 20)
+		e := env[overlay.NodeID]{h, b}
+		for i := 1; i <= 20; i++ {
+			e.Joined(overlay.NodeID(i))
+		}
+		var out []overlay.NodeID
+		for id := b.Depart(true); id != 0; id = b.Depart(true) {
+			out = append(out, id)
+		}
+		return out
+	}
+	a, again, other := order(7), order(7), order(8)
+	if len(a) != 20 || !slices.Equal(a, again) {
+		t.Fatalf("seed 7 departed %v, then %v", a, again)
+	}
+	if slices.Equal(a, other) {
+		t.Fatalf("seeds 7 and 8 departed in the same order %v", a)
+	}
+}
+
+// One job client per run.
+func TestBaseOneClient(t *testing.T) {
+	b, h := newBase(t, 3, 1)
+	if err := b.AddClient(jobs.ClientConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddClient(jobs.ClientConfig{}); err == nil || h.clients != 1 {
+		t.Fatalf("second client: err %v, %d hosted", err, h.clients)
+	}
+}
