@@ -64,9 +64,9 @@ type recorder struct {
 	churnArea, churnMinutes float64
 	// churnOwnArea is the same integral over the links broken between
 	// members' own zones (oracle.Report.BrokenViaExtra excluded).
-	churnOwnArea float64
-	churnFrom, churnTo      time.Duration
-	lastT                   time.Duration
+	churnOwnArea       float64
+	churnFrom, churnTo time.Duration
+	lastT              time.Duration
 }
 
 func newRecorder(sc scenario.Scenario, driver string, paced bool, m *metrics.Run) *recorder {

@@ -111,7 +111,7 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	}
 
 	trueNbrs := make([][]overlay.NodeID, len(members))
-	ownAbut := map[[2]int]bool{} // member pairs whose own zones abut
+	ownAbut := map[[2]int]bool{}               // member pairs whose own zones abut
 	covered := make([][]*big.Int, len(pieces)) // [piece][2*dim+side] covered face area
 	for i := range covered {
 		covered[i] = make([]*big.Int, 2*dims)
