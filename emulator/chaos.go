@@ -17,7 +17,7 @@ import (
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/scenario"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -60,7 +60,7 @@ func annotateRecovery(events []FaultEvent, series []Sample) {
 	}
 }
 
-// chaos is a run's fault injection: the link model (faults.Chain) between
+// chaos is a run's fault injection: the link model (link.Chain) between
 // the peers and the driver's bus, a bus-outage switch under it for the
 // deterministic driver, the region of every peer, and the fault timeline.
 type chaos struct {
@@ -69,7 +69,7 @@ type chaos struct {
 	m      *metrics.Run
 	logger *slog.Logger
 	ids    *idAlloc
-	chain  *faults.Chain
+	chain  *link.Chain
 	outage *outageBus     // deterministic driver: the bus is "down" while set
 	nats   natsController // emulator driver with its own embedded NATS server
 	region func(bus.Address) int
@@ -108,17 +108,17 @@ func newChaos(sc scenario.Scenario, drv Driver, m *metrics.Run, ids *idAlloc, lo
 			c.outage = &outageBus{Bus: inner}
 			inner = c.outage
 		}
-		c.chain = faults.NewChain(inner, drv, sc.Seed)
+		c.chain = link.NewChain(inner, drv, sc.Seed)
 		return c.chain
 	})
 	l := sc.Link
 	c.chain.Delay.SetLatency(latency(l.Latency))
 	switch {
 	case len(l.RegionLatency) > 0:
-		m := make([][]faults.Latency, len(l.RegionLatency))
+		m := make([][]link.Latency, len(l.RegionLatency))
 		for i, row := range l.RegionLatency {
 			for _, mean := range row {
-				m[i] = append(m[i], faults.Latency{Dist: l.InterRegion.Dist, Mean: mean, Jitter: l.InterRegion.Jitter})
+				m[i] = append(m[i], link.Latency{Dist: l.InterRegion.Dist, Mean: mean, Jitter: l.InterRegion.Jitter})
 			}
 		}
 		c.chain.Delay.SetRegionMatrix(c.region, m)
@@ -131,8 +131,8 @@ func newChaos(sc scenario.Scenario, drv Driver, m *metrics.Run, ids *idAlloc, lo
 	return c
 }
 
-func latency(l scenario.Latency) faults.Latency {
-	return faults.Latency{Dist: l.Dist, Mean: l.Mean, Jitter: l.Jitter}
+func latency(l scenario.Latency) link.Latency {
+	return link.Latency{Dist: l.Dist, Mean: l.Mean, Jitter: l.Jitter}
 }
 
 // regionOf spreads addresses evenly over regions by a seeded hash.
