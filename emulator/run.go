@@ -23,11 +23,11 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
-	"github.com/gridbed/gridbed/emulator/churn"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/sim"
+	"github.com/gridbed/gridbed/faults/churn"
 	"github.com/gridbed/gridbed/metrics"
 )
 
