@@ -21,7 +21,7 @@ package emulator
 //     peer.Peer.Deliver or peer.Client.Deliver (decode errors included).
 //   - dropped.partition, .loss: the link.Partition and link.Loss
 //     layers, at send time. dropped.bus_outage: the deterministic
-//     driver's outage switch (outageBus), for messages sent, or coming due
+//     driver's outage switch (outage.Switch), for messages sent, or coming due
 //     after a delay, while the bus is down. dropped.slow_consumer: the NATS
 //     subscriptions' slow-consumer drops (bus.Stats.Dropped).
 //   - refused: publishes the NATS bus refused because the server was down
@@ -121,9 +121,7 @@ func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) me
 	mc := messageCounts{traffic: traffic, bus: drv.BusStats()}
 	if c != nil && c.chain != nil {
 		mc.faults = c.chain.Faults()
-		if c.outage != nil {
-			mc.outage = c.outage.dropped.Load()
-		}
+		mc.outage = c.outage.Dropped()
 	}
 	switch d := drv.(type) {
 	case *live.Driver:

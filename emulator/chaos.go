@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
@@ -18,6 +17,7 @@ import (
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/faults/link"
+	"github.com/gridbed/gridbed/faults/outage"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -70,8 +70,7 @@ type chaos struct {
 	logger *slog.Logger
 	ids    *idAlloc
 	chain  *link.Chain
-	outage *outageBus     // deterministic driver: the bus is "down" while set
-	nats   natsController // emulator driver with its own embedded NATS server
+	outage *outage.Outage // the bus_restart of the driver's bus
 	region func(bus.Address) int
 
 	mu     sync.Mutex
@@ -90,24 +89,13 @@ type trigger struct {
 	done bool
 }
 
-// natsController is what a bus_restart needs of the NATS bus.
-type natsController interface {
-	StopServer() error
-	StartServer() error
-}
-
 // newChaos installs the link model on the driver (before any peer exists)
 // and sets it up as the scenario's link section says.
 func newChaos(sc scenario.Scenario, drv Driver, m *metrics.Run, ids *idAlloc, logger *slog.Logger) *chaos {
 	c := &chaos{sc: sc, drv: drv, m: m, logger: logger, ids: ids, byKind: map[string]uint64{}}
 	c.region = regionOf(sc.Seed, sc.Link.Regions)
 	drv.WrapBus(func(inner bus.Bus) bus.Bus {
-		if nb, ok := inner.(*bus.NATSBus); ok && nb.Server() != nil {
-			c.nats = nb // an embedded server gridbed can stop
-		} else if _, ok := inner.(*bus.NATSBus); !ok {
-			c.outage = &outageBus{Bus: inner}
-			inner = c.outage
-		}
+		c.outage, inner = outage.Wrap(inner)
 		c.chain = link.NewChain(inner, drv, sc.Seed)
 		return c.chain
 	})
@@ -160,9 +148,7 @@ func mix(seed, a, b uint64) uint64 {
 func (c *chaos) drops() metrics.Drops {
 	f := c.chain.Faults()
 	d := metrics.Drops{Partition: f.DroppedPartition, Loss: f.DroppedLoss, Duplicated: f.Duplicated}
-	if c.outage != nil {
-		d.BusOutage = c.outage.dropped.Load()
-	}
+	d.BusOutage = c.outage.Dropped()
 	d.BusLost = c.drv.BusStats().Lost
 	return d
 }
@@ -327,28 +313,10 @@ func (c *chaos) crash(i int, f scenario.Fault) {
 // bus counts it), or, in the deterministic driver, every message sent
 // meanwhile is lost.
 func (c *chaos) busRestart(f scenario.Fault) {
-	switch {
-	case c.outage != nil:
-		c.outage.down.Store(true)
-		c.record(f.At, f.Kind, fmt.Sprintf("bus down for %v: messages sent meanwhile are lost", f.DownFor))
-		c.drv.At(f.At+f.DownFor, func() { c.outage.down.Store(false) })
-	case c.nats != nil:
-		c.record(f.At, f.Kind, fmt.Sprintf("embedded NATS server stopped for %v", f.DownFor))
-		// Stopping and starting the server takes wall time; do it off the
-		// timer goroutine so that peers' timers keep firing.
-		stopped := make(chan error, 1)
-		go func() { stopped <- c.nats.StopServer() }()
-		c.drv.At(f.At+f.DownFor, func() {
-			go func() {
-				if err := <-stopped; err != nil {
-					c.warn("NATS server stop failed", err)
-					return
-				}
-				c.warn("NATS server restart failed", c.nats.StartServer())
-			}()
-		})
-	default:
-		c.record(f.At, f.Kind, "not applied: the bus is an external NATS server, which gridbed does not control")
+	end, detail := c.outage.Begin(f.DownFor, c.warn)
+	c.record(f.At, f.Kind, detail)
+	if end != nil {
+		c.drv.At(f.At+f.DownFor, end)
 	}
 }
 
@@ -373,22 +341,6 @@ func (c *chaos) summary() FaultSummary {
 		},
 		Duplicated: d.Duplicated,
 	}
-}
-
-// outageBus is the deterministic driver's bus outage: while down, every
-// message published (or coming due after a delay) is lost and counted.
-type outageBus struct {
-	bus.Bus
-	down    atomic.Bool
-	dropped atomic.Uint64
-}
-
-func (o *outageBus) Publish(to bus.Address, data []byte) error {
-	if o.down.Load() {
-		o.dropped.Add(1)
-		return nil
-	}
-	return o.Bus.Publish(to, data)
 }
 
 // idAlloc hands out peer ids in order to everything that adds peers during
