@@ -119,9 +119,9 @@ type messageCounts struct {
 // readMessageCounts reads the counters of a run whose driver has closed.
 func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) messageCounts {
 	mc := messageCounts{traffic: traffic, bus: drv.BusStats()}
-	if c != nil && c.chain != nil {
-		mc.faults = c.chain.Faults()
-		mc.outage = c.outage.Dropped()
+	if c != nil {
+		mc.faults = c.Link()
+		mc.outage = c.OutageDropped()
 	}
 	switch d := drv.(type) {
 	case *live.Driver:

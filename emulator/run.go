@@ -230,7 +230,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	ids := &idAlloc{}
 	cha := newChaos(sc, drv, m, ids, opts.Logger)
 	for i, n := range nodes[:sc.Peers.Count] {
-		ids.next(n.Point)
+		ids.Next(n.Point)
 		if boot != nil {
 			if err := drv.Adopt(boot.Members[i], boot.At); err != nil {
 				return nil, err
@@ -248,7 +248,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 
 	churned := scheduleChurn(drv, plan, nodes, sc.Peers.Count, ids, m, opts.Logger)
 	scheduleSessions(drv, sessions, nodes[sc.Peers.Count+churn.Joins(plan):], sc.Peers.Count, ids, churned, m, opts.Logger)
-	cha.schedule()
+	cha.Schedule()
 	if err := jr.start(drv); err != nil {
 		return nil, err
 	}
@@ -564,7 +564,7 @@ func scheduleSessions(drv Driver, plan []churn.Turnover, nodes []population.Node
 				c.leaves.Add(1)
 			}
 			m.Churn(kind.String())
-			id := ids.next(n.Point)
+			id := ids.Next(n.Point)
 			if err := drv.Join(id, n.Point); err != nil {
 				c.skipped.Add(1)
 				if logger != nil {
@@ -599,7 +599,7 @@ func scheduleChurn(drv Driver, plan []churn.Event, nodes []population.Node, next
 			drv.At(ev.At, func() {
 				// Ids are handed out when peers are added (crash-restarts
 				// add peers too), so the drivers see them in order.
-				id := ids.next(n.Point)
+				id := ids.Next(n.Point)
 				if err := drv.Join(id, n.Point); err != nil {
 					c.skipped.Add(1)
 					if logger != nil {
