@@ -146,7 +146,7 @@ var LifetimeDists = []string{LifetimeNone, "exponential", "pareto", "weibull"}
 // On reports whether the scenario has churn of either kind.
 func (c Churn) On() bool { return c.Interval > 0 || c.Lifetime.Dist != LifetimeNone }
 
-// Link is the link model every message passes (package faults): a delay
+// Link is the link model every message passes (package faults/link): a delay
 // drawn from a distribution, loss, duplication, and regions with an extra
 // delay between them. The fault timeline changes it mid-run.
 type Link struct {
