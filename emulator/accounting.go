@@ -16,12 +16,12 @@ package emulator
 // term is counted, by driver:
 //
 //   - sent: metrics.Traffic.Sent, once per envelope a peer or the client
-//     publishes; duplicated: faults.Duplicate's extra copies.
+//     publishes; duplicated: link.Duplicate's extra copies.
 //   - delivered: metrics.Traffic.Received, once per message handed to
 //     peer.Peer.Deliver or peer.Client.Deliver (decode errors included).
-//   - dropped.partition, .loss: the faults.Partition and faults.Loss
+//   - dropped.partition, .loss: the link.Partition and link.Loss
 //     layers, at send time. dropped.bus_outage: the deterministic
-//     driver's outage switch (outageBus), for messages sent, or coming due
+//     driver's outage switch (outage.Switch), for messages sent, or coming due
 //     after a delay, while the bus is down. dropped.slow_consumer: the NATS
 //     subscriptions' slow-consumer drops (bus.Stats.Dropped).
 //   - refused: publishes the NATS bus refused because the server was down
@@ -36,7 +36,7 @@ package emulator
 //   - lost: accepted by NATS and destroyed by a server stop (bus_restart):
 //     bus.Stats.Lost − Refused.
 //   - in_flight_at_end: still on their way when the run ended — held by
-//     the link model's delay (faults.DelayStats.Pending: the scheduler
+//     the link model's delay (link.DelayStats.Pending: the scheduler
 //     stopped first); on the transport (NATS subscription buffers when the
 //     bus closed, bus.Stats.Discarded; the simulator's event queue,
 //     sim.World.InFlight); in a mailbox, handed to a peer the end of the
@@ -54,7 +54,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/live"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -106,7 +106,7 @@ type AccountingFlight struct {
 // after the driver closed.
 type messageCounts struct {
 	traffic metrics.TrafficSnapshot
-	faults  faults.ChainStats
+	faults  link.ChainStats
 	outage  uint64 // the deterministic driver's outage drops
 	bus     bus.Stats
 	// Driver-specific: the emulator's Settlement, or the simulator's
@@ -118,11 +118,9 @@ type messageCounts struct {
 // readMessageCounts reads the counters of a run whose driver has closed.
 func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) messageCounts {
 	mc := messageCounts{traffic: traffic, bus: drv.BusStats()}
-	if c != nil && c.chain != nil {
-		mc.faults = c.chain.Faults()
-		if c.outage != nil {
-			mc.outage = c.outage.dropped.Load()
-		}
+	if c != nil {
+		mc.faults = c.Link()
+		mc.outage = c.OutageDropped()
 	}
 	if d, ok := drv.(settledDriver); ok {
 		s := d.Settlement()

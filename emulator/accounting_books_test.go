@@ -6,7 +6,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/live"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -16,7 +16,7 @@ func books() messageCounts {
 	tr := metrics.TrafficSnapshot{Count: []uint64{0, 600, 400}, Bytes: []uint64{0, 1, 1}, Entries: []uint64{0, 0, 0}, Received: 924}
 	return messageCounts{
 		traffic: tr,
-		faults:  faults.ChainStats{DroppedPartition: 20, DroppedLoss: 10, Duplicated: 10, DelayPending: 7},
+		faults:  link.ChainStats{DroppedPartition: 20, DroppedLoss: 10, Duplicated: 10, DelayPending: 7},
 		outage:  4,
 		// 13 refused (also publish errors, and lost), 2 other publish
 		// errors, 5 lost in transit, 3 slow-consumer drops, 6 discarded at

@@ -10,6 +10,7 @@ import (
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/oracle"
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/faults/timeline"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -200,7 +201,7 @@ func disturbedUntil(sc scenario.Scenario) time.Duration {
 		end := f.At
 		switch f.Kind {
 		case scenario.FaultPartition:
-			open[partitionName(i, f)] = true
+			open[timeline.PartitionName(i, f)] = true
 		case scenario.FaultHeal:
 			if f.Name == "" {
 				clear(open)
@@ -217,14 +218,6 @@ func disturbedUntil(sc scenario.Scenario) time.Duration {
 		until = sc.Duration
 	}
 	return until
-}
-
-// partitionName is the name of partition entry i of the sorted timeline.
-func partitionName(i int, f scenario.Fault) string {
-	if f.Name != "" {
-		return f.Name
-	}
-	return fmt.Sprintf("partition-%d", i)
 }
 
 // invariants are the end-of-run checks the recorder can judge: the

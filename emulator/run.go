@@ -23,12 +23,12 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
-	"github.com/gridbed/gridbed/emulator/churn"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/sim"
+	"github.com/gridbed/gridbed/faults/churn"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -338,7 +338,7 @@ func (r *run) spawn() error {
 	r.ids = &idAlloc{}
 	r.cha = newChaos(sc, drv, r.m, r.ids, r.opts.Logger)
 	for i, n := range r.nodes[:sc.Peers.Count] {
-		r.ids.next(n.Point)
+		r.ids.Next(n.Point)
 		if r.boot != nil {
 			if err := drv.Adopt(r.boot.Members[i], r.boot.At); err != nil {
 				return err
@@ -356,7 +356,7 @@ func (r *run) spawn() error {
 
 	r.churned = scheduleChurn(drv, r.plan, r.nodes, sc.Peers.Count, r.ids, r.m, r.opts.Logger)
 	scheduleSessions(drv, r.sessions, r.nodes[sc.Peers.Count+churn.Joins(r.plan):], sc.Peers.Count, r.ids, r.churned, r.m, r.opts.Logger)
-	r.cha.schedule()
+	r.cha.Schedule()
 	if err := r.jr.start(drv); err != nil {
 		return err
 	}
@@ -694,7 +694,7 @@ func scheduleSessions(drv Driver, plan []churn.Turnover, nodes []population.Node
 				c.leaves.Add(1)
 			}
 			m.Churn(kind.String())
-			id := ids.next(n.Point)
+			id := ids.Next(n.Point)
 			if err := drv.Join(id, n.Point); err != nil {
 				c.skipped.Add(1)
 				if logger != nil {
@@ -729,7 +729,7 @@ func scheduleChurn(drv Driver, plan []churn.Event, nodes []population.Node, next
 			drv.At(ev.At, func() {
 				// Ids are handed out when peers are added (crash-restarts
 				// add peers too), so the drivers see them in order.
-				id := ids.next(n.Point)
+				id := ids.Next(n.Point)
 				if err := drv.Join(id, n.Point); err != nil {
 					c.skipped.Add(1)
 					if logger != nil {

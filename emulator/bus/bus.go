@@ -2,7 +2,7 @@
 // peer address, and register a handler that receives the bytes published to
 // an address. The NATS implementation (nats.go in this package) carries the
 // emulator's traffic; the deterministic driver has its own in-memory
-// implementation (emulator/sim). Fault injectors (faults/) decorate it.
+// implementation (emulator/sim). The link model (faults/link) decorates it.
 package bus
 
 // Address identifies a peer on the bus. Peers address each other only by

@@ -1,7 +1,8 @@
 package bus
 
 // Server outages: StopServer and StartServer stop the embedded nats-server
-// mid-run and start a fresh one, to emulate a bus outage.
+// mid-run and start a fresh one, to emulate a bus outage (the timeline's
+// bus_restart, package faults/outage).
 
 import (
 	"errors"
@@ -170,6 +171,12 @@ func (b *NATSBus) StartServer() error {
 	b.log.Info("nats server restarted", "outage", b.outages.Load())
 	return nil
 }
+
+// OwnsServer reports whether the bus runs its own embedded nats-server,
+// which StopServer and StartServer can stop and start (false for a bus
+// connected to an external server). With StopServer and StartServer it is
+// the outage.Server capability of package faults/outage.
+func (b *NATSBus) OwnsServer() bool { return b.embedded }
 
 // ServerStopped reports whether the embedded server is stopped (between
 // StopServer and StartServer).

@@ -14,7 +14,7 @@ import (
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/sim"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -63,12 +63,12 @@ type lazyRun struct {
 func runVerified(t *testing.T, d driver, seed uint64, plan lazyPlan, reports *lazyReports) lazyRun {
 	t.Helper()
 	defer d.Close()
-	var chain *faults.Chain
+	var chain *link.Chain
 	d.WrapBus(func(inner bus.Bus) bus.Bus {
-		chain = faults.NewChain(inner, d, seed)
+		chain = link.NewChain(inner, d, seed)
 		return chain
 	})
-	chain.Delay.SetLatency(faults.Latency{Dist: faults.DistExponential, Mean: 50 * time.Millisecond, Jitter: 20 * time.Millisecond})
+	chain.Delay.SetLatency(link.Latency{Dist: link.DistExponential, Mean: 50 * time.Millisecond, Jitter: 20 * time.Millisecond})
 
 	joins := int((plan.churnTo-plan.churnFrom)/plan.churnGap) + 1
 	nodes, err := population.Generate(population.Mixed, plan.peers+joins, 3, seed)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 // Fault is one entry of the fault timeline: at emulated time At, one thing
@@ -309,8 +311,8 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 				msg = fmt.Sprintf("%s is not true or false — write oneway: true to cut only the side's messages to the rest", valueText(n))
 			}
 		case "dist":
-			if !slices.Contains(Dists, n.Value) {
-				msg = fmt.Sprintf("%s is not a delay distribution — write one of %s", valueText(n), strings.Join(Dists, ", "))
+			if !slices.Contains(link.Dists, n.Value) {
+				msg = fmt.Sprintf("%s is not a delay distribution — write one of %s", valueText(n), strings.Join(link.Dists, ", "))
 			}
 			f.Latency.Dist = n.Value
 		case "mean", "jitter", "restart_after", "down_for":

@@ -149,7 +149,7 @@ var LifetimeDists = []string{LifetimeNone, "exponential", "pareto", "weibull"}
 // On reports whether the scenario has churn of either kind.
 func (c Churn) On() bool { return c.Interval > 0 || c.Lifetime.Dist != LifetimeNone }
 
-// Link is the link model every message passes (package faults): a delay
+// Link is the link model every message passes (package faults/link): a delay
 // drawn from a distribution, loss, duplication, and regions with an extra
 // delay between them. The fault timeline changes it mid-run.
 type Link struct {
@@ -166,14 +166,10 @@ type Link struct {
 
 // Latency is a delay distribution.
 type Latency struct {
-	Dist   string        // one of Dists
+	Dist   string        // one of link.Dists (the link model's delay distributions)
 	Mean   time.Duration // mean delay
 	Jitter time.Duration // plus a uniform offset in [-Jitter, +Jitter] (reorders messages)
 }
-
-// Dists are the delay distributions: uniform is over [0, 2·mean], normal
-// has a standard deviation of mean/4, pareto a shape of 2.
-var Dists = []string{"constant", "uniform", "exponential", "normal", "pareto"}
 
 // Workload configures the jobs the client submits (PROTOCOLS.md §1; 003
 // §5.3): Poisson arrivals with mean Interarrival from Start; each resource

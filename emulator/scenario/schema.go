@@ -17,6 +17,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 // schema is the single list of scenario keys. Each entry is built by one of
@@ -87,7 +88,7 @@ var schema = []field{
 		"a valid failure fraction",
 		"Share of departures that are failures (silent crashes, detected by missed heartbeats) rather than graceful leaves, 0 to 1."),
 
-	enumField("link.latency.dist", func(s *Scenario) *string { return &s.Link.Latency.Dist }, "constant", Dists, "a delay distribution",
+	enumField("link.latency.dist", func(s *Scenario) *string { return &s.Link.Latency.Dist }, "constant", link.Dists, "a delay distribution",
 		"Distribution of every message's delay: constant, uniform (over [0, 2·mean]), exponential (the papers' choice, mean 50ms), normal (standard deviation mean/4) or pareto (shape 2)."),
 	durationField("link.latency.mean", func(s *Scenario) *time.Duration { return &s.Link.Latency.Mean }, 0,
 		"Mean delay of a message on top of the bus's own; 0s adds none. The papers use 50ms (exponential).",
@@ -101,7 +102,7 @@ var schema = []field{
 		"Probability that a message is delivered twice, 0 to 1."),
 	intField("link.regions", func(s *Scenario) *int { return &s.Link.Regions }, 1, 1, 64, "a valid region count",
 		"Number of regions peers are spread over (evenly, by a hash of the seed and the peer's id), 1 to 64; faults can partition or crash a region."),
-	enumField("link.inter_region.dist", func(s *Scenario) *string { return &s.Link.InterRegion.Dist }, "constant", Dists, "a delay distribution",
+	enumField("link.inter_region.dist", func(s *Scenario) *string { return &s.Link.InterRegion.Dist }, "constant", link.Dists, "a delay distribution",
 		"Distribution of the extra delay of a message between two different regions (values as link.latency.dist)."),
 	durationField("link.inter_region.mean", func(s *Scenario) *time.Duration { return &s.Link.InterRegion.Mean }, 0,
 		"Mean extra delay of a message between two different regions; 0s adds none.",

@@ -1,4 +1,4 @@
-package faults
+package link
 
 import (
 	"math"
@@ -13,7 +13,7 @@ import (
 // Both copies go to the inner bus, the second with its own copy of the
 // bytes; below a Delay (as in a Chain) each copy draws its own delay.
 type Duplicate struct {
-	inner bus.Bus
+	inner               // the wrapped bus
 	p     atomic.Uint64 // math.Float64bits of the probability
 
 	mu  sync.Mutex // guards rng
@@ -70,17 +70,3 @@ func (d *Duplicate) Publish(to bus.Address, data []byte) error {
 
 // Faults returns the Duplicate's own counters.
 func (d *Duplicate) Faults() DuplicateStats { return DuplicateStats{Duplicated: d.duplicated.Load()} }
-
-// Register delegates to the inner bus.
-func (d *Duplicate) Register(addr bus.Address, h bus.Handler) error {
-	return d.inner.Register(addr, h)
-}
-
-// Unregister delegates to the inner bus.
-func (d *Duplicate) Unregister(addr bus.Address) { d.inner.Unregister(addr) }
-
-// Stats returns the inner bus's counters.
-func (d *Duplicate) Stats() bus.Stats { return d.inner.Stats() }
-
-// Close closes the inner bus.
-func (d *Duplicate) Close() error { return d.inner.Close() }

@@ -1,4 +1,4 @@
-package faults_test
+package link_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator/bus"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 // low is the side {0, 1} of peers 0..3.
@@ -38,23 +38,23 @@ func TestPartition(t *testing.T) {
 	const seed = 1
 	for _, c := range []struct {
 		name  string
-		setup func(p *faults.Partition)
+		setup func(p *link.Partition)
 		want  []string
 	}{
-		{"none", func(p *faults.Partition) {}, allPairs},
-		{"symmetric", func(p *faults.Partition) { p.Cut("split", low, false) },
+		{"none", func(p *link.Partition) {}, allPairs},
+		{"symmetric", func(p *link.Partition) { p.Cut("split", low, false) },
 			[]string{"0→1", "1→0", "2→3", "3→2"}},
-		{"one-way", func(p *faults.Partition) { p.Cut("split", low, true) },
+		{"one-way", func(p *link.Partition) { p.Cut("split", low, true) },
 			[]string{"0→1", "1→0", "2→0", "2→1", "2→3", "3→0", "3→1", "3→2"}},
-		{"two cuts", func(p *faults.Partition) {
+		{"two cuts", func(p *link.Partition) {
 			p.Cut("split", low, true)
 			p.Cut("isolate 3", func(a bus.Address) bool { return a == 3 }, false)
 		}, []string{"0→1", "1→0", "2→0", "2→1"}},
-		{"replaced", func(p *faults.Partition) {
+		{"replaced", func(p *link.Partition) {
 			p.Cut("split", low, false)
 			p.Cut("split", low, true) // same name: replaces the symmetric cut
 		}, []string{"0→1", "1→0", "2→0", "2→1", "2→3", "3→0", "3→1", "3→2"}},
-		{"healed", func(p *faults.Partition) {
+		{"healed", func(p *link.Partition) {
 			p.Cut("split", low, false)
 			p.Cut("isolate 3", func(a bus.Address) bool { return a == 3 }, false)
 			if !p.Heal("split") {
@@ -64,7 +64,7 @@ func TestPartition(t *testing.T) {
 				t.Error("Heal(nope) = true for an unknown cut")
 			}
 		}, []string{"0→1", "0→2", "1→0", "1→2", "2→0", "2→1"}},
-		{"heal all", func(p *faults.Partition) {
+		{"heal all", func(p *link.Partition) {
 			p.Cut("split", low, false)
 			p.Cut("isolate 3", func(a bus.Address) bool { return a == 3 }, false)
 			p.HealAll()
@@ -72,7 +72,7 @@ func TestPartition(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, seed)
-			p := faults.NewPartition(r.w)
+			p := link.NewPartition(r.w)
 			r.register(p, 4)
 			c.setup(p)
 			got := sendAll(r, p, 4)
@@ -94,7 +94,7 @@ func TestPartition(t *testing.T) {
 func TestPartitionHealRestores(t *testing.T) {
 	const seed = 2
 	r := newRig(t, seed)
-	p := faults.NewPartition(r.w)
+	p := link.NewPartition(r.w)
 	r.register(p, 4)
 	if got := sendAll(r, p, 4); !slices.Equal(got, allPairs) {
 		t.Fatalf("seed %d: before the cut: %v", seed, got)
@@ -117,7 +117,7 @@ func TestPartitionHealRestores(t *testing.T) {
 
 func TestPartitionUnreadableSenderPasses(t *testing.T) {
 	r := newRig(t, 3)
-	p := faults.NewPartition(r.w)
+	p := link.NewPartition(r.w)
 	var raw [][]byte
 	p.Register(2, func(_ bus.Address, data []byte) { raw = append(raw, data) })
 	p.Cut("everything", func(bus.Address) bool { return true }, false) // drops nothing: all on one side

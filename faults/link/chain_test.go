@@ -1,4 +1,4 @@
-package faults_test
+package link_test
 
 import (
 	"fmt"
@@ -9,21 +9,21 @@ import (
 
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
-func newChainRig(t *testing.T, seed uint64, peers int) (*rig, *faults.Chain) {
+func newChainRig(t *testing.T, seed uint64, peers int) (*rig, *link.Chain) {
 	r := newRig(t, seed)
-	c := faults.NewChain(r.w, r.w, seed)
+	c := link.NewChain(r.w, r.w, seed)
 	r.register(c, peers)
 	return r, c
 }
 
 // checkLayers checks that Chain.Faults reports its layers' counters.
-func checkLayers(t *testing.T, seed uint64, c *faults.Chain) faults.ChainStats {
+func checkLayers(t *testing.T, seed uint64, c *link.Chain) link.ChainStats {
 	t.Helper()
 	f := c.Faults()
-	want := faults.ChainStats{
+	want := link.ChainStats{
 		DroppedPartition: c.Partition.Faults().Dropped,
 		DroppedLoss:      c.Loss.Faults().Dropped,
 		Duplicated:       c.Duplicate.Faults().Duplicated,
@@ -74,7 +74,7 @@ func TestChainOrder(t *testing.T) {
 	t.Run("duplicate before delay", func(t *testing.T) {
 		r, c := newChainRig(t, seed, 2)
 		c.Duplicate.SetDuplicate(1)
-		c.Delay.SetLatency(faults.Latency{Dist: faults.DistExponential, Mean: 50 * time.Millisecond})
+		c.Delay.SetLatency(link.Latency{Dist: link.DistExponential, Mean: 50 * time.Millisecond})
 		for range n {
 			r.send(c, 0, 1)
 		}
@@ -99,7 +99,7 @@ func TestChainInFlight(t *testing.T) {
 	const seed = 6
 	ms := time.Millisecond
 	r, c := newChainRig(t, seed, 4)
-	c.Delay.SetLatency(faults.Latency{Dist: faults.DistConstant, Mean: 100 * ms})
+	c.Delay.SetLatency(link.Latency{Dist: link.DistConstant, Mean: 100 * ms})
 	// Sent before the cut, in flight when it starts: delivered.
 	r.sendAt(0, c, 0, 2)
 	r.w.At(10*ms, func() { c.Partition.Cut("split", low, false) })
@@ -113,7 +113,7 @@ func TestChainInFlight(t *testing.T) {
 	r.w.At(430*ms, func() { c.Loss.SetLoss(0) })
 	// The latency changes while a message is in flight: it keeps its delay.
 	r.sendAt(600*ms, c, 0, 2)
-	r.w.At(610*ms, func() { c.Delay.SetLatency(faults.Latency{Dist: faults.DistConstant, Mean: ms}) })
+	r.w.At(610*ms, func() { c.Delay.SetLatency(link.Latency{Dist: link.DistConstant, Mean: ms}) })
 	r.sendAt(620*ms, c, 0, 2)
 	r.run()
 	var got []string
@@ -144,14 +144,14 @@ func TestChainSettersMidRun(t *testing.T) {
 		{200 * ms, func() { c.Loss.SetLoss(0); c.Duplicate.SetDuplicate(1) }},
 		{300 * ms, func() {
 			c.Duplicate.SetDuplicate(0)
-			c.Delay.SetLatency(faults.Latency{Dist: faults.DistConstant, Mean: 20 * ms})
+			c.Delay.SetLatency(link.Latency{Dist: link.DistConstant, Mean: 20 * ms})
 		}},
 		{400 * ms, func() { c.Partition.Cut("split", low, false) }}, // {0, 1} | {2, 3}
 		{500 * ms, func() {
 			c.Partition.HealAll()
-			c.Delay.SetRegions(region, faults.Latency{Dist: faults.DistConstant, Mean: 30 * ms})
+			c.Delay.SetRegions(region, link.Latency{Dist: link.DistConstant, Mean: 30 * ms})
 		}},
-		{600 * ms, func() { c.Delay.SetRegions(nil, faults.Latency{}); c.Delay.SetLatency(faults.Latency{}) }},
+		{600 * ms, func() { c.Delay.SetRegions(nil, link.Latency{}); c.Delay.SetLatency(link.Latency{}) }},
 	} {
 		r.w.At(s.at, s.fn)
 	}
@@ -184,7 +184,7 @@ func TestChainSettersMidRun(t *testing.T) {
 			}
 		}
 	}
-	want := faults.ChainStats{DroppedPartition: 100, DroppedLoss: 200, Duplicated: 200, Delayed: 500}
+	want := link.ChainStats{DroppedPartition: 100, DroppedLoss: 200, Duplicated: 200, Delayed: 500}
 	if f := checkLayers(t, seed, c); f != want {
 		t.Errorf("seed %d: Faults = %+v, want %+v", seed, f, want)
 	}
@@ -198,8 +198,8 @@ func TestChainCounters(t *testing.T) {
 		c.Partition.Cut("half", func(a bus.Address) bool { return a < 4 }, true)
 		c.Loss.SetLoss(0.2)
 		c.Duplicate.SetDuplicate(0.1)
-		c.Delay.SetLatency(faults.Latency{Dist: faults.DistNormal, Mean: 30 * time.Millisecond, Jitter: 10 * time.Millisecond})
-		c.Delay.SetRegions(func(a bus.Address) int { return int(a % 3) }, faults.DefaultLatency())
+		c.Delay.SetLatency(link.Latency{Dist: link.DistNormal, Mean: 30 * time.Millisecond, Jitter: 10 * time.Millisecond})
+		c.Delay.SetRegions(func(a bus.Address) int { return int(a % 3) }, link.DefaultLatency())
 		sent := 0
 		for i := range 5000 {
 			r.send(c, uint64(i%8), uint64((i*5+1)%8))
@@ -237,7 +237,7 @@ func TestChainDeterministic(t *testing.T) {
 		r, c := newChainRig(t, seed, 4)
 		c.Loss.SetLoss(0.3)
 		c.Duplicate.SetDuplicate(0.3)
-		c.Delay.SetLatency(faults.DefaultLatency())
+		c.Delay.SetLatency(link.DefaultLatency())
 		for i := range 300 {
 			r.send(c, uint64(i%4), uint64((i+1)%4))
 		}
@@ -281,12 +281,12 @@ func TestChainConcurrent(t *testing.T) {
 	for _, mode := range []string{"immediate", "recorded"} {
 		t.Run(mode, func(t *testing.T) {
 			inner := newSyncBus()
-			var sched faults.Scheduler = &immediate{}
+			var sched link.Scheduler = &immediate{}
 			rec := &recorder{}
 			if mode == "recorded" {
 				sched = rec
 			}
-			c := faults.NewChain(inner, sched, seed)
+			c := link.NewChain(inner, sched, seed)
 			var delivered, badFrom atomic.Int64
 			for a := range workers {
 				c.Register(bus.Address(a), func(to bus.Address, data []byte) {
@@ -298,7 +298,7 @@ func TestChainConcurrent(t *testing.T) {
 			}
 			c.Loss.SetLoss(0.1)
 			c.Duplicate.SetDuplicate(0.1)
-			c.Delay.SetLatency(faults.Latency{Dist: faults.DistUniform, Mean: time.Millisecond, Jitter: time.Millisecond})
+			c.Delay.SetLatency(link.Latency{Dist: link.DistUniform, Mean: time.Millisecond, Jitter: time.Millisecond})
 			done := make(chan struct{})
 			var setters sync.WaitGroup
 			setters.Go(func() {
@@ -316,9 +316,9 @@ func TestChainConcurrent(t *testing.T) {
 					case 2:
 						c.Duplicate.SetDuplicate(float64(i%10) / 20)
 					case 3:
-						c.Delay.SetLatency(faults.Latency{Dist: faults.Dists[i%len(faults.Dists)], Mean: time.Millisecond})
+						c.Delay.SetLatency(link.Latency{Dist: link.Dists[i%len(link.Dists)], Mean: time.Millisecond})
 					case 4:
-						c.Delay.SetRegions(func(a bus.Address) int { return int(a % 3) }, faults.Latency{Mean: time.Millisecond})
+						c.Delay.SetRegions(func(a bus.Address) int { return int(a % 3) }, link.Latency{Mean: time.Millisecond})
 					case 5:
 						c.Partition.Heal("odd")
 						_ = c.Faults()

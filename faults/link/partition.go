@@ -1,4 +1,4 @@
-package faults
+package link
 
 import (
 	"slices"
@@ -20,7 +20,7 @@ import (
 // message whose sender cannot be read is passed through and counted as
 // Unreadable. The decision is taken at send time (see the package doc).
 type Partition struct {
-	inner bus.Bus
+	inner // the wrapped bus
 
 	mu   sync.Mutex            // serialises writers of cuts
 	cuts atomic.Pointer[[]cut] // immutable snapshot, read without the lock
@@ -132,15 +132,3 @@ func (p *Partition) Publish(to bus.Address, data []byte) error {
 func (p *Partition) Faults() PartitionStats {
 	return PartitionStats{Dropped: p.dropped.Load(), Unreadable: p.unreadable.Load()}
 }
-
-// Register delegates to the inner bus.
-func (p *Partition) Register(addr bus.Address, h bus.Handler) error { return p.inner.Register(addr, h) }
-
-// Unregister delegates to the inner bus.
-func (p *Partition) Unregister(addr bus.Address) { p.inner.Unregister(addr) }
-
-// Stats returns the inner bus's counters.
-func (p *Partition) Stats() bus.Stats { return p.inner.Stats() }
-
-// Close closes the inner bus.
-func (p *Partition) Close() error { return p.inner.Close() }

@@ -1,11 +1,11 @@
-package faults_test
+package link_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 // BenchmarkChainPublish compares a Publish on the raw inner bus (a no-op
@@ -20,20 +20,20 @@ func BenchmarkChainPublish(b *testing.B) {
 		setup func(inner bus.Bus) bus.Bus
 	}{
 		{"raw", func(inner bus.Bus) bus.Bus { return inner }},
-		{"off", func(inner bus.Bus) bus.Bus { return faults.NewChain(inner, &immediate{}, 1) }},
+		{"off", func(inner bus.Bus) bus.Bus { return link.NewChain(inner, &immediate{}, 1) }},
 		{"loss+delay", func(inner bus.Bus) bus.Bus {
-			c := faults.NewChain(inner, &immediate{}, 1)
+			c := link.NewChain(inner, &immediate{}, 1)
 			c.Loss.SetLoss(0.1)
-			c.Delay.SetLatency(faults.DefaultLatency())
+			c.Delay.SetLatency(link.DefaultLatency())
 			return c
 		}},
 		{"all", func(inner bus.Bus) bus.Bus {
-			c := faults.NewChain(inner, &immediate{}, 1)
+			c := link.NewChain(inner, &immediate{}, 1)
 			c.Partition.Cut("split", func(a bus.Address) bool { return a < 2 }, false)
 			c.Loss.SetLoss(0.1)
 			c.Duplicate.SetDuplicate(0.05)
-			c.Delay.SetLatency(faults.Latency{Dist: faults.DistExponential, Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond})
-			c.Delay.SetRegions(func(a bus.Address) int { return int(a % 4) }, faults.DefaultLatency())
+			c.Delay.SetLatency(link.Latency{Dist: link.DistExponential, Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond})
+			c.Delay.SetRegions(func(a bus.Address) int { return int(a % 4) }, link.DefaultLatency())
 			return c
 		}},
 	} {

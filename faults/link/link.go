@@ -1,4 +1,4 @@
-// Package faults is gridbed's link model: what goes wrong between peers on
+// Package link is gridbed's link model: what goes wrong between peers on
 // the bus. Each fault is a decorator of the bus interface (emulator/bus.Bus)
 // that wraps another bus.Bus, so faults stack and the peer code never knows
 // they are there:
@@ -39,7 +39,7 @@
 // distribution, since every message draws its own delay) reorders them.
 // Messages due at the same instant are ordered by the scheduler; sim.World
 // draws that order from its seed.
-package faults
+package link
 
 import (
 	"fmt"
@@ -49,6 +49,12 @@ import (
 
 	"github.com/gridbed/gridbed/emulator/bus"
 )
+
+// inner is the bus a decorator wraps. Each decorator embeds it, so its
+// Register, Unregister, Stats and Close are the inner bus's (Stats counts
+// only the messages that got through the decorators above it) and only
+// Publish is its own; the field stays unexported.
+type inner = bus.Bus
 
 // Scheduler is the driver's emulated time. Now is the current emulated time;
 // At runs fn at emulated time t. sim.World satisfies it; the live driver

@@ -1,4 +1,4 @@
-package faults_test
+package link_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 // TestDelayMeanPerDistribution measures, through the Delay decorator on the
@@ -15,13 +15,13 @@ import (
 func TestDelayMeanPerDistribution(t *testing.T) {
 	const seed, n = 42, 20000
 	const m = 50 * time.Millisecond
-	for _, dist := range faults.Dists {
+	for _, dist := range link.Dists {
 		t.Run(dist, func(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, seed)
-			d := faults.NewDelay(r.w, r.w, seed)
+			d := link.NewDelay(r.w, r.w, seed)
 			r.register(d, 2)
-			l := faults.Latency{Dist: dist, Mean: m}
+			l := link.Latency{Dist: dist, Mean: m}
 			d.SetLatency(l)
 			if d.Latency() != l {
 				t.Errorf("Latency() = %v, want %v", d.Latency(), l)
@@ -44,7 +44,7 @@ func TestDelayMeanPerDistribution(t *testing.T) {
 				if lat > 0 {
 					delayed++
 				}
-				if dist == faults.DistConstant && lat != m {
+				if dist == link.DistConstant && lat != m {
 					t.Fatalf("seed %d: %v: a message took %v", seed, l, lat)
 				}
 			}
@@ -52,10 +52,10 @@ func TestDelayMeanPerDistribution(t *testing.T) {
 			if math.Abs(float64(mean-m)) > 0.05*float64(m) {
 				t.Errorf("seed %d: %v: measured mean %v of %d messages, want %v ±5%%", seed, l, mean, n, m)
 			}
-			if (dist == faults.DistExponential || dist == faults.DistPareto) && lo <= 0 {
+			if (dist == link.DistExponential || dist == link.DistPareto) && lo <= 0 {
 				t.Errorf("seed %d: %v: a message took %v, want > 0", seed, l, lo)
 			}
-			if dist == faults.DistPareto && lo < m/2 {
+			if dist == link.DistPareto && lo < m/2 {
 				t.Errorf("seed %d: %v: a message took %v, below the scale %v", seed, l, lo, m/2)
 			}
 			f := d.Faults()
@@ -70,17 +70,17 @@ func TestDelayRegions(t *testing.T) {
 	const seed = 3
 	region := func(a bus.Address) int { return int(a % 2) } // {0, 2} and {1, 3}
 	for _, c := range []struct {
-		lat          faults.Latency
+		lat          link.Latency
 		same, across time.Duration
 	}{
-		{faults.Latency{Dist: faults.DistConstant, Mean: 10 * time.Millisecond}, 10 * time.Millisecond, 50 * time.Millisecond},
-		{faults.Latency{}, 0, 40 * time.Millisecond}, // inter-region latency only
+		{link.Latency{Dist: link.DistConstant, Mean: 10 * time.Millisecond}, 10 * time.Millisecond, 50 * time.Millisecond},
+		{link.Latency{}, 0, 40 * time.Millisecond}, // inter-region latency only
 	} {
 		r := newRig(t, seed)
-		d := faults.NewDelay(r.w, r.w, seed)
+		d := link.NewDelay(r.w, r.w, seed)
 		r.register(d, 4)
 		d.SetLatency(c.lat)
-		d.SetRegions(region, faults.Latency{Dist: faults.DistConstant, Mean: 40 * time.Millisecond})
+		d.SetRegions(region, link.Latency{Dist: link.DistConstant, Mean: 40 * time.Millisecond})
 		for f := range 4 {
 			for to := range 4 {
 				if f != to {
@@ -115,9 +115,9 @@ func TestDelayRegions(t *testing.T) {
 // order sends n messages 0→1 one millisecond apart through a Delay with
 // latency l and returns their sequence numbers in arrival order, and the
 // latencies.
-func order(t *testing.T, seed uint64, l faults.Latency, n int) (seqs []uint64, lats []time.Duration) {
+func order(t *testing.T, seed uint64, l link.Latency, n int) (seqs []uint64, lats []time.Duration) {
 	r := newRig(t, seed)
-	d := faults.NewDelay(r.w, r.w, seed)
+	d := link.NewDelay(r.w, r.w, seed)
 	r.register(d, 2)
 	d.SetLatency(l)
 	for i := range n {
@@ -146,7 +146,7 @@ func inversions(seqs []uint64) int {
 
 func TestDelayJitterReorders(t *testing.T) {
 	const seed, n = 9, 200
-	l := faults.Latency{Dist: faults.DistConstant, Mean: 10 * time.Millisecond, Jitter: 5 * time.Millisecond}
+	l := link.Latency{Dist: link.DistConstant, Mean: 10 * time.Millisecond, Jitter: 5 * time.Millisecond}
 	seqs, lats := order(t, seed, l, n)
 	if inversions(seqs) == 0 {
 		t.Errorf("seed %d: %v: %d messages sent 1ms apart all arrived in order", seed, l, n)
@@ -157,7 +157,7 @@ func TestDelayJitterReorders(t *testing.T) {
 		}
 	}
 	// Any non-constant distribution reorders too (each message draws its own delay).
-	l = faults.Latency{Dist: faults.DistExponential, Mean: 10 * time.Millisecond}
+	l = link.Latency{Dist: link.DistExponential, Mean: 10 * time.Millisecond}
 	if seqs, _ := order(t, seed, l, n); inversions(seqs) == 0 {
 		t.Errorf("seed %d: %v: all messages arrived in order", seed, l)
 	}
@@ -165,7 +165,7 @@ func TestDelayJitterReorders(t *testing.T) {
 
 func TestDelayConstantKeepsOrder(t *testing.T) {
 	const n = 200
-	l := faults.Latency{Dist: faults.DistConstant, Mean: 10 * time.Millisecond}
+	l := link.Latency{Dist: link.DistConstant, Mean: 10 * time.Millisecond}
 	for seed := uint64(1); seed <= 5; seed++ {
 		seqs, lats := order(t, seed, l, n)
 		if inv := inversions(seqs); inv != 0 {
@@ -185,9 +185,9 @@ func TestDelayConstantKeepsOrder(t *testing.T) {
 func TestDelayCopiesData(t *testing.T) {
 	const seed = 4
 	r := newRig(t, seed)
-	d := faults.NewDelay(r.w, r.w, seed)
+	d := link.NewDelay(r.w, r.w, seed)
 	r.register(d, 2)
-	d.SetLatency(faults.Latency{Dist: faults.DistConstant, Mean: time.Millisecond})
+	d.SetLatency(link.Latency{Dist: link.DistConstant, Mean: time.Millisecond})
 	buf := envelope(t, 0, 1, 7, 0)
 	if err := d.Publish(1, buf); err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestDelayCopiesData(t *testing.T) {
 
 func TestDelaySchedules(t *testing.T) {
 	b, s := newSyncBus(), &recorder{}
-	d := faults.NewDelay(b, s, 1)
+	d := link.NewDelay(b, s, 1)
 	n := 0
 	d.Register(1, func(bus.Address, []byte) { n++ })
 	// No latency: published at once, nothing scheduled.
@@ -211,7 +211,7 @@ func TestDelaySchedules(t *testing.T) {
 		t.Fatalf("zero latency: %d delivered, %d scheduled, Faults %+v", n, len(s.fns), d.Faults())
 	}
 	// A latency: scheduled at Now()+delay, delivered only when run.
-	d.SetLatency(faults.Latency{Dist: faults.DistConstant, Mean: 5 * time.Millisecond})
+	d.SetLatency(link.Latency{Dist: link.DistConstant, Mean: 5 * time.Millisecond})
 	d.Publish(1, envelope(t, 0, 1, 2, 0))
 	if n != 1 || len(s.fns) != 1 || s.ats[0] != 5*time.Millisecond {
 		t.Fatalf("5ms latency: %d delivered, scheduled at %v", n, s.ats)
@@ -243,9 +243,9 @@ func TestDelaySchedules(t *testing.T) {
 func TestDelayPendingWhenSchedulerStops(t *testing.T) {
 	const seed = 3
 	b, s := newSyncBus(), &recorder{}
-	d := faults.NewDelay(b, s, seed)
+	d := link.NewDelay(b, s, seed)
 	d.Register(1, func(bus.Address, []byte) {})
-	d.SetLatency(faults.Latency{Dist: faults.DistExponential, Mean: time.Second})
+	d.SetLatency(link.Latency{Dist: link.DistExponential, Mean: time.Second})
 	for i := range 10 {
 		d.Publish(1, envelope(t, 0, 1, uint64(i), 0))
 	}
@@ -256,7 +256,7 @@ func TestDelayPendingWhenSchedulerStops(t *testing.T) {
 }
 
 func ExampleLatency_String() {
-	fmt.Println(faults.DefaultLatency(), faults.Latency{Mean: time.Millisecond, Jitter: time.Microsecond})
+	fmt.Println(link.DefaultLatency(), link.Latency{Mean: time.Millisecond, Jitter: time.Microsecond})
 	// Output: exponential(50ms) constant(1ms±1µs)
 }
 
@@ -265,16 +265,16 @@ func ExampleLatency_String() {
 func TestDelayRegionMatrix(t *testing.T) {
 	const seed = 4
 	region := func(a bus.Address) int { return int(a % 3) }
-	ms := func(n int) faults.Latency {
-		return faults.Latency{Dist: faults.DistConstant, Mean: time.Duration(n) * time.Millisecond}
+	ms := func(n int) link.Latency {
+		return link.Latency{Dist: link.DistConstant, Mean: time.Duration(n) * time.Millisecond}
 	}
-	m := [][]faults.Latency{
+	m := [][]link.Latency{
 		{ms(0), ms(10), ms(20)},
 		{ms(30), ms(5), ms(40)},
 		{ms(50), ms(60), ms(0)},
 	}
 	r := newRig(t, seed)
-	d := faults.NewDelay(r.w, r.w, seed)
+	d := link.NewDelay(r.w, r.w, seed)
 	r.register(d, 6)
 	d.SetRegionMatrix(region, m)
 	for f := range 6 {

@@ -1,6 +1,6 @@
-// The tests are in package faults_test (not faults) so that emulator/sim may
-// one day import faults without an import cycle in the tests.
-package faults_test
+// The tests are in package link_test (not link) so that emulator/sim may
+// one day import link without an import cycle in the tests.
+package link_test
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/sim"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 // delivery is one message as a handler received it.
@@ -195,7 +195,7 @@ func (s *recorder) runAll() int {
 }
 
 var (
-	_ faults.Scheduler = (*sim.World)(nil)
-	_ faults.Scheduler = (*immediate)(nil)
-	_ faults.Scheduler = (*recorder)(nil)
+	_ link.Scheduler = (*sim.World)(nil)
+	_ link.Scheduler = (*immediate)(nil)
+	_ link.Scheduler = (*recorder)(nil)
 )

@@ -1,4 +1,4 @@
-package faults_test
+package link_test
 
 import (
 	"math"
@@ -7,47 +7,47 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 func TestLatencyValidate(t *testing.T) {
-	for _, l := range []faults.Latency{
+	for _, l := range []link.Latency{
 		{},
-		{Dist: faults.DistConstant, Mean: time.Millisecond},
-		faults.DefaultLatency(),
-		{Dist: faults.DistPareto, Mean: time.Second, Jitter: time.Millisecond},
+		{Dist: link.DistConstant, Mean: time.Millisecond},
+		link.DefaultLatency(),
+		{Dist: link.DistPareto, Mean: time.Second, Jitter: time.Millisecond},
 	} {
 		if err := l.Validate(); err != nil {
 			t.Errorf("%v: unexpected error %v", l, err)
 		}
 	}
 	for _, c := range []struct {
-		l    faults.Latency
+		l    link.Latency
 		want string
 	}{
-		{faults.Latency{Dist: "gaussian", Mean: time.Millisecond}, `unknown latency distribution "gaussian"`},
-		{faults.Latency{Dist: faults.DistUniform, Mean: -time.Millisecond}, "mean -1ms is negative"},
-		{faults.Latency{Dist: faults.DistUniform, Jitter: -time.Millisecond}, "jitter -1ms is negative"},
+		{link.Latency{Dist: "gaussian", Mean: time.Millisecond}, `unknown latency distribution "gaussian"`},
+		{link.Latency{Dist: link.DistUniform, Mean: -time.Millisecond}, "mean -1ms is negative"},
+		{link.Latency{Dist: link.DistUniform, Jitter: -time.Millisecond}, "jitter -1ms is negative"},
 	} {
 		err := c.l.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want one containing %q", c.l, err, c.want)
 		}
 	}
-	if d := faults.DefaultLatency(); d.Dist != faults.DistExponential || d.Mean != 50*time.Millisecond || d.Jitter != 0 {
+	if d := link.DefaultLatency(); d.Dist != link.DistExponential || d.Mean != 50*time.Millisecond || d.Jitter != 0 {
 		t.Errorf("DefaultLatency = %v, want exponential(50ms)", d)
 	}
 }
 
 // moments returns the mean and standard deviation of n samples of l, and
 // their minimum and maximum.
-func moments(l faults.Latency, seed uint64, n int) (mean, sd float64, lo, hi time.Duration) {
+func moments(l link.Latency, seed uint64, n int) (mean, sd float64, lo, hi time.Duration) {
 	mean, sd, lo, hi, _ = samples(l, seed, n, 0)
 	return
 }
 
 // samples is moments plus the fraction of samples above tail.
-func samples(l faults.Latency, seed uint64, n int, tail time.Duration) (mean, sd float64, lo, hi time.Duration, above float64) {
+func samples(l link.Latency, seed uint64, n int, tail time.Duration) (mean, sd float64, lo, hi time.Duration, above float64) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	var sum, sum2 float64
 	lo = time.Duration(math.MaxInt64)
@@ -79,13 +79,13 @@ func TestLatencySampleShapes(t *testing.T) {
 		minLo, maxHi time.Duration
 		tail         float64 // expected fraction of samples above 2·Mean (±10%; -1: don't check)
 	}{
-		{faults.DistConstant, 0, m, m, 0},
-		{faults.DistUniform, 1 / math.Sqrt(3), 0, 2 * m, 0},
-		{faults.DistExponential, 1, 1, math.MaxInt64, math.Exp(-2)},
-		{faults.DistNormal, 0.25, 0, math.MaxInt64, -1},        // 2·Mean is 4σ away: 3e-5
-		{faults.DistPareto, 0, m / 2, math.MaxInt64, 1.0 / 16}, // infinite variance; (scale/x)^2
+		{link.DistConstant, 0, m, m, 0},
+		{link.DistUniform, 1 / math.Sqrt(3), 0, 2 * m, 0},
+		{link.DistExponential, 1, 1, math.MaxInt64, math.Exp(-2)},
+		{link.DistNormal, 0.25, 0, math.MaxInt64, -1},        // 2·Mean is 4σ away: 3e-5
+		{link.DistPareto, 0, m / 2, math.MaxInt64, 1.0 / 16}, // infinite variance; (scale/x)^2
 	} {
-		l := faults.Latency{Dist: c.dist, Mean: m}
+		l := link.Latency{Dist: c.dist, Mean: m}
 		mean, sd, lo, hi, above := samples(l, seed, n, 2*m)
 		if c.tail >= 0 && math.Abs(above-c.tail) > 0.1*c.tail {
 			t.Errorf("seed %d: %v: %.4f of the samples above %v, want %.4f ±10%%", seed, l, above, 2*m, c.tail)
@@ -99,15 +99,15 @@ func TestLatencySampleShapes(t *testing.T) {
 		if lo < c.minLo || hi > c.maxHi {
 			t.Errorf("seed %d: %v: samples in [%v, %v], want within [%v, %v]", seed, l, lo, hi, c.minLo, c.maxHi)
 		}
-		if c.dist == faults.DistConstant && sd != 0 {
+		if c.dist == link.DistConstant && sd != 0 {
 			t.Errorf("seed %d: constant latency varies: stddev %v", seed, time.Duration(sd))
 		}
 	}
 	// The zero latency and an empty Dist.
-	if _, _, lo, hi := moments(faults.Latency{}, seed, 100); lo != 0 || hi != 0 {
+	if _, _, lo, hi := moments(link.Latency{}, seed, 100); lo != 0 || hi != 0 {
 		t.Errorf("zero latency samples in [%v, %v]", lo, hi)
 	}
-	if _, _, lo, hi := moments(faults.Latency{Mean: m}, seed, 100); lo != m || hi != m {
+	if _, _, lo, hi := moments(link.Latency{Mean: m}, seed, 100); lo != m || hi != m {
 		t.Errorf("empty Dist samples in [%v, %v], want constant %v", lo, hi, m)
 	}
 }
@@ -115,7 +115,7 @@ func TestLatencySampleShapes(t *testing.T) {
 func TestLatencyJitter(t *testing.T) {
 	const seed, n = 11, 20000
 	// Jitter around a constant: uniform in [Mean-J, Mean+J], mean Mean.
-	l := faults.Latency{Dist: faults.DistConstant, Mean: 50 * time.Millisecond, Jitter: 10 * time.Millisecond}
+	l := link.Latency{Dist: link.DistConstant, Mean: 50 * time.Millisecond, Jitter: 10 * time.Millisecond}
 	mean, sd, lo, hi := moments(l, seed, n)
 	if lo < 40*time.Millisecond || hi > 60*time.Millisecond || hi-lo < 19*time.Millisecond {
 		t.Errorf("seed %d: %v: samples in [%v, %v], want to fill [40ms, 60ms]", seed, l, lo, hi)
@@ -127,7 +127,7 @@ func TestLatencyJitter(t *testing.T) {
 		t.Errorf("seed %d: %v: stddev %v, want %v", seed, l, time.Duration(sd), time.Duration(want))
 	}
 	// Jitter larger than the mean: clamped at 0, never negative.
-	l = faults.Latency{Dist: faults.DistExponential, Mean: time.Millisecond, Jitter: 20 * time.Millisecond}
+	l = link.Latency{Dist: link.DistExponential, Mean: time.Millisecond, Jitter: 20 * time.Millisecond}
 	if _, _, lo, hi := moments(l, seed, n); lo != 0 || hi <= 0 {
 		t.Errorf("seed %d: %v: samples in [%v, %v], want clamped at 0", seed, l, lo, hi)
 	}

@@ -1,4 +1,4 @@
-package faults
+package link
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 // Loss drops each message independently with probability p (0 by default).
 // The decision is taken at send time.
 type Loss struct {
-	inner bus.Bus
+	inner               // the wrapped bus
 	p     atomic.Uint64 // math.Float64bits of the probability
 
 	mu  sync.Mutex // guards rng
@@ -62,15 +62,3 @@ func (l *Loss) Publish(to bus.Address, data []byte) error {
 
 // Faults returns the Loss's own counters.
 func (l *Loss) Faults() LossStats { return LossStats{Dropped: l.dropped.Load()} }
-
-// Register delegates to the inner bus.
-func (l *Loss) Register(addr bus.Address, h bus.Handler) error { return l.inner.Register(addr, h) }
-
-// Unregister delegates to the inner bus.
-func (l *Loss) Unregister(addr bus.Address) { l.inner.Unregister(addr) }
-
-// Stats returns the inner bus's counters.
-func (l *Loss) Stats() bus.Stats { return l.inner.Stats() }
-
-// Close closes the inner bus.
-func (l *Loss) Close() error { return l.inner.Close() }

@@ -1,11 +1,11 @@
-package faults_test
+package link_test
 
 import (
 	"math"
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator/bus"
-	"github.com/gridbed/gridbed/faults"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 func TestLoss(t *testing.T) {
@@ -22,7 +22,7 @@ func TestLoss(t *testing.T) {
 		{0.3, 3, 2850, 3150},
 	} {
 		r := newRig(t, c.seed)
-		l := faults.NewLoss(r.w, c.seed)
+		l := link.NewLoss(r.w, c.seed)
 		r.register(l, 2)
 		l.SetLoss(c.p)
 		if l.Probability() != c.p {
@@ -46,7 +46,7 @@ func TestLoss(t *testing.T) {
 func TestLossDeterministic(t *testing.T) {
 	pattern := func(seed uint64) []uint64 {
 		r := newRig(t, seed)
-		l := faults.NewLoss(r.w, seed)
+		l := link.NewLoss(r.w, seed)
 		r.register(l, 2)
 		l.SetLoss(0.5)
 		for range 200 {
@@ -99,7 +99,7 @@ func TestDuplicate(t *testing.T) {
 		{0.5, 1, 900, 1100},
 	} {
 		r := newRig(t, c.seed)
-		d := faults.NewDuplicate(r.w, c.seed)
+		d := link.NewDuplicate(r.w, c.seed)
 		r.register(d, 2)
 		d.SetDuplicate(c.p)
 		if d.Probability() != c.p {
@@ -139,7 +139,7 @@ func TestDuplicate(t *testing.T) {
 // handler that scribbles over one does not corrupt the other.
 func TestDuplicateCopiesBytes(t *testing.T) {
 	b := newSyncBus()
-	d := faults.NewDuplicate(b, 1)
+	d := link.NewDuplicate(b, 1)
 	d.SetDuplicate(1)
 	var bufs [][]byte
 	b.Register(1, func(_ bus.Address, data []byte) { bufs = append(bufs, data) })
@@ -157,17 +157,17 @@ func TestDuplicateCopiesBytes(t *testing.T) {
 
 func TestSettersRejectInvalidValues(t *testing.T) {
 	r := newRig(t, 1)
-	c := faults.NewChain(r.w, r.w, 1)
+	c := link.NewChain(r.w, r.w, 1)
 	for name, f := range map[string]func(){
 		"SetLoss(-0.1)":        func() { c.Loss.SetLoss(-0.1) },
 		"SetLoss(1.5)":         func() { c.Loss.SetLoss(1.5) },
 		"SetLoss(NaN)":         func() { c.Loss.SetLoss(math.NaN()) },
 		"SetDuplicate(2)":      func() { c.Duplicate.SetDuplicate(2) },
-		"SetLatency(bogus)":    func() { c.Delay.SetLatency(faults.Latency{Dist: "bogus"}) },
-		"SetLatency(negative)": func() { c.Delay.SetLatency(faults.Latency{Mean: -1}) },
-		"SetRegions(negative)": func() { c.Delay.SetRegions(nil, faults.Latency{Jitter: -1}) },
+		"SetLatency(bogus)":    func() { c.Delay.SetLatency(link.Latency{Dist: "bogus"}) },
+		"SetLatency(negative)": func() { c.Delay.SetLatency(link.Latency{Mean: -1}) },
+		"SetRegions(negative)": func() { c.Delay.SetRegions(nil, link.Latency{Jitter: -1}) },
 		"Cut(nil side)":        func() { c.Partition.Cut("x", nil, false) },
-		"NewDelay(nil sched)":  func() { faults.NewDelay(r.w, nil, 1) },
+		"NewDelay(nil sched)":  func() { link.NewDelay(r.w, nil, 1) },
 	} {
 		func() {
 			defer func() {
@@ -179,12 +179,12 @@ func TestSettersRejectInvalidValues(t *testing.T) {
 		}()
 	}
 	for _, p := range []float64{-1, 1.01, math.NaN(), math.Inf(1)} {
-		if faults.ValidateProbability(p) == nil {
+		if link.ValidateProbability(p) == nil {
 			t.Errorf("ValidateProbability(%v) = nil", p)
 		}
 	}
 	for _, p := range []float64{0, 0.5, 1} {
-		if err := faults.ValidateProbability(p); err != nil {
+		if err := link.ValidateProbability(p); err != nil {
 			t.Errorf("ValidateProbability(%v) = %v", p, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package faults
+package link
 
 import "github.com/gridbed/gridbed/emulator/bus"
 
@@ -14,7 +14,7 @@ type Chain struct {
 	Duplicate *Duplicate
 	Delay     *Delay
 
-	inner bus.Bus
+	inner // the wrapped bus
 }
 
 // ChainStats are the counters of the layers of a Chain.
@@ -52,15 +52,3 @@ func (c *Chain) Faults() ChainStats {
 		DelayPending:     c.Delay.Faults().Pending,
 	}
 }
-
-// Register delegates to the inner bus.
-func (c *Chain) Register(addr bus.Address, h bus.Handler) error { return c.inner.Register(addr, h) }
-
-// Unregister delegates to the inner bus.
-func (c *Chain) Unregister(addr bus.Address) { c.inner.Unregister(addr) }
-
-// Stats returns the inner bus's counters (messages that got through).
-func (c *Chain) Stats() bus.Stats { return c.inner.Stats() }
-
-// Close closes the inner bus.
-func (c *Chain) Close() error { return c.inner.Close() }

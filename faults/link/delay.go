@@ -1,4 +1,4 @@
-package faults
+package link
 
 import (
 	"math"
@@ -17,8 +17,11 @@ import (
 // otherwise its bytes are copied and the Scheduler publishes them to the
 // inner bus at Now()+delay. Every message draws its own delay, so jitter and
 // non-constant distributions reorder messages (see the package doc).
+// Closing a Delay closes the inner bus: messages still being delayed are
+// published when due, if the scheduler still runs then, and fail
+// (PublishErrs); if it does not, they stay in DelayStats.Pending.
 type Delay struct {
-	inner bus.Bus
+	inner // the wrapped bus
 	sched Scheduler
 	cfg   atomic.Pointer[delayConfig] // immutable snapshot, read without the lock
 
@@ -191,17 +194,3 @@ func (d *Delay) Faults() DelayStats {
 		Pending:     uint64(max(d.pending.Load(), 0)),
 	}
 }
-
-// Register delegates to the inner bus.
-func (d *Delay) Register(addr bus.Address, h bus.Handler) error { return d.inner.Register(addr, h) }
-
-// Unregister delegates to the inner bus.
-func (d *Delay) Unregister(addr bus.Address) { d.inner.Unregister(addr) }
-
-// Stats returns the inner bus's counters.
-func (d *Delay) Stats() bus.Stats { return d.inner.Stats() }
-
-// Close closes the inner bus. Messages still being delayed are published
-// when due, if the scheduler still runs then, and fail (PublishErrs); if it
-// does not, they stay in DelayStats.Pending.
-func (d *Delay) Close() error { return d.inner.Close() }

@@ -1,0 +1,360 @@
+// Package timeline is a run's fault layer: it installs the link model
+// (faults/link) and the bus outage (faults/outage) on the driver's bus
+// before any peer exists, sets the link up as the scenario's link section
+// says, spreads the peers over regions, and applies the scenario's fault
+// timeline — timed entries at their instant, triggered ones (when:) once
+// their protocol event has happened often enough — recording every fault it
+// applies in the metrics, the log and its list of events.
+package timeline
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/faults/link"
+	"github.com/gridbed/gridbed/faults/outage"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// Host is what the timeline needs of the run's driver.
+type Host interface {
+	// Now and At are the driver's emulated time (link.Scheduler): At runs
+	// fn at emulated time t in the driver's own context.
+	Now() time.Duration
+	At(t time.Duration, fn func())
+	// WrapBus puts a decorator between the peers and the bus; called once,
+	// before the first peer exists.
+	WrapBus(wrap func(bus.Bus) bus.Bus)
+	// DepartPicked makes the members pick chooses (given the current
+	// members in increasing order) depart at once, crashing when fail is
+	// set; it returns those that did.
+	DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID
+	// Join adds peer id (the next id) at point, joining at once.
+	Join(id overlay.NodeID, point can.Point) error
+	// BusStats are the driver's bus counters.
+	BusStats() bus.Stats
+}
+
+// IDs hands out the run's peer ids in order to everything that adds peers
+// (a crash-restart here, churn elsewhere) and remembers every peer's point.
+type IDs interface {
+	Next(p can.Point) overlay.NodeID
+	Point(id overlay.NodeID) can.Point
+}
+
+// Event is one fault the timeline applied, at its scheduled emulated time.
+type Event struct {
+	At     time.Duration
+	Kind   string
+	Detail string
+}
+
+// Timeline is a run's fault injection: the link model (link.Chain) between
+// the peers and the driver's bus, the bus outage under it, the region of
+// every peer, and the fault timeline.
+type Timeline struct {
+	sc     scenario.Scenario
+	host   Host
+	m      *metrics.Run
+	logger *slog.Logger
+	ids    IDs
+	chain  *link.Chain
+	outage *outage.Outage // the bus_restart of the driver's bus
+	region func(bus.Address) int
+
+	mu     sync.Mutex
+	events []Event
+	byKind map[string]uint64
+
+	// triggers are the entries waiting for a protocol event (when:);
+	// read and written on the run's goroutine only (Fire).
+	triggers []*trigger
+}
+
+// trigger is a timeline entry waiting for a protocol event.
+type trigger struct {
+	i    int // its index for naming (after the timed entries)
+	f    scenario.Fault
+	done bool
+}
+
+// New installs the link model on host (before any peer exists) and sets it
+// up as the scenario's link section says; m receives the fault counts and
+// the drops, logger (if not nil) every fault applied.
+func New(sc scenario.Scenario, host Host, m *metrics.Run, ids IDs, logger *slog.Logger) *Timeline {
+	c := &Timeline{sc: sc, host: host, m: m, logger: logger, ids: ids, byKind: map[string]uint64{}}
+	c.region = regionOf(sc.Seed, sc.Link.Regions)
+	host.WrapBus(func(inner bus.Bus) bus.Bus {
+		c.outage, inner = outage.Wrap(inner)
+		c.chain = link.NewChain(inner, host, sc.Seed)
+		return c.chain
+	})
+	l := sc.Link
+	c.chain.Delay.SetLatency(latency(l.Latency))
+	switch {
+	case len(l.RegionLatency) > 0:
+		m := make([][]link.Latency, len(l.RegionLatency))
+		for i, row := range l.RegionLatency {
+			for _, mean := range row {
+				m[i] = append(m[i], link.Latency{Dist: l.InterRegion.Dist, Mean: mean, Jitter: l.InterRegion.Jitter})
+			}
+		}
+		c.chain.Delay.SetRegionMatrix(c.region, m)
+	case l.Regions > 1:
+		c.chain.Delay.SetRegions(c.region, latency(l.InterRegion))
+	}
+	c.chain.Loss.SetLoss(l.Loss)
+	c.chain.Duplicate.SetDuplicate(l.Duplicate)
+	m.SetDrops(c.Drops)
+	return c
+}
+
+func latency(l scenario.Latency) link.Latency {
+	return link.Latency{Dist: l.Dist, Mean: l.Mean, Jitter: l.Jitter}
+}
+
+// regionOf spreads addresses evenly over regions by a seeded hash.
+func regionOf(seed uint64, regions int) func(bus.Address) int {
+	if regions <= 1 {
+		return func(bus.Address) int { return 0 }
+	}
+	return func(a bus.Address) int { return int(mix(seed, 0x726567696f6e, uint64(a)) % uint64(regions)) }
+}
+
+// mix is a seeded 64-bit hash of (a, b) (splitmix64 finalizers): the same
+// inputs give the same value in every run and on every machine.
+func mix(seed, a, b uint64) uint64 {
+	z := seed
+	for _, v := range []uint64{a, b} {
+		z += v + 0x9e3779b97f4a7c15
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+	}
+	return z
+}
+
+// Drops reads the fault layer's counters (for metrics and the summary).
+func (c *Timeline) Drops() metrics.Drops {
+	f := c.chain.Faults()
+	d := metrics.Drops{Partition: f.DroppedPartition, Loss: f.DroppedLoss, Duplicated: f.Duplicated}
+	d.BusOutage = c.outage.Dropped()
+	d.BusLost = c.host.BusStats().Lost
+	return d
+}
+
+// Link returns the counters of the link model's layers.
+func (c *Timeline) Link() link.ChainStats { return c.chain.Faults() }
+
+// OutageDropped is the number of messages the bus outage's switch lost
+// (0 when the bus has a server of its own, which counts its own losses).
+func (c *Timeline) OutageDropped() uint64 { return c.outage.Dropped() }
+
+// Events returns the faults applied so far, in the order applied.
+func (c *Timeline) Events() []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.events)
+}
+
+// ByKind counts the faults applied so far by kind (the scenario's kinds,
+// plus restart).
+func (c *Timeline) ByKind() map[string]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.byKind)
+}
+
+// record notes one applied fault in the events, the metrics and the log.
+// t is the fault's scheduled emulated time (the live driver applies it a
+// little later; oracle samples are labelled with scheduled times too).
+func (c *Timeline) record(t time.Duration, kind, detail string) {
+	c.mu.Lock()
+	c.events = append(c.events, Event{At: t, Kind: kind, Detail: detail})
+	c.byKind[kind]++
+	c.mu.Unlock()
+	c.m.Fault(kind)
+	if c.logger != nil {
+		c.logger.Info("fault", "t", t, "kind", kind, "detail", detail)
+	}
+}
+
+// Schedule hands every timed entry of the timeline to the driver and keeps
+// the triggered ones for Fire.
+func (c *Timeline) Schedule() {
+	timed := c.sc.SortedFaults()
+	for i, f := range timed {
+		c.host.At(f.At, func() { c.apply(i, f) })
+	}
+	for j, f := range c.sc.TriggeredFaults() {
+		c.triggers = append(c.triggers, &trigger{i: len(timed) + j, f: f})
+	}
+}
+
+// Fire applies, at emulated time now (an oracle sample's), the triggered
+// entries whose protocol event has happened often enough by then — count
+// is how often an event has happened so far (checked at every sample:
+// cheap, and as fine-grained as the sampling). It returns the latest end
+// of the disturbances they start, and whether any fired. Call it on the
+// run's goroutine.
+func (c *Timeline) Fire(now time.Duration, count func(event string) uint64) (until time.Duration, fired bool) {
+	for _, t := range c.triggers {
+		if t.done || count(t.f.When) < t.f.Count {
+			continue
+		}
+		t.done, fired = true, true
+		f := t.f
+		f.At = now
+		c.host.At(now, func() { c.apply(t.i, f) })
+		until = max(until, f.At+f.RestartAfter+f.DownFor)
+	}
+	return until, fired
+}
+
+// PartitionName is the name of partition entry i of the sorted timeline.
+func PartitionName(i int, f scenario.Fault) string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return fmt.Sprintf("partition-%d", i)
+}
+
+// apply carries out timeline entry i.
+func (c *Timeline) apply(i int, f scenario.Fault) {
+	switch f.Kind {
+	case scenario.FaultPartition:
+		name := PartitionName(i, f)
+		side, what := c.side(i, f)
+		c.chain.Partition.Cut(name, side, f.OneWay)
+		dir := "both ways"
+		if f.OneWay {
+			dir = "one way: its messages to the rest are lost"
+		}
+		c.record(f.At, f.Kind, fmt.Sprintf("%s: %s cut off from the rest, %s", name, what, dir))
+	case scenario.FaultHeal:
+		if f.Name != "" {
+			c.chain.Partition.Heal(f.Name)
+			c.record(f.At, f.Kind, f.Name)
+		} else {
+			c.chain.Partition.HealAll()
+			c.record(f.At, f.Kind, "every partition")
+		}
+	case scenario.FaultLatency:
+		c.chain.Delay.SetLatency(latency(f.Latency))
+		c.record(f.At, f.Kind, fmt.Sprintf("%s, mean %v, jitter %v", f.Latency.Dist, f.Latency.Mean, f.Latency.Jitter))
+	case scenario.FaultLoss:
+		c.chain.Loss.SetLoss(f.P)
+		c.record(f.At, f.Kind, fmt.Sprintf("p = %g", f.P))
+	case scenario.FaultDuplicate:
+		c.chain.Duplicate.SetDuplicate(f.P)
+		c.record(f.At, f.Kind, fmt.Sprintf("p = %g", f.P))
+	case scenario.FaultCrash:
+		c.crash(i, f)
+	case scenario.FaultLeave:
+		c.crash(i, f)
+	case scenario.FaultBusRestart:
+		c.busRestart(f)
+	}
+}
+
+// side is the set of addresses a partition cuts off, and how to say so.
+func (c *Timeline) side(i int, f scenario.Fault) (func(bus.Address) bool, string) {
+	switch {
+	case f.Region >= 0:
+		r := f.Region
+		return func(a bus.Address) bool { return c.region(a) == r }, fmt.Sprintf("region %d", r)
+	case len(f.Peers) > 0:
+		set := map[bus.Address]bool{}
+		for _, id := range f.Peers {
+			set[bus.Address(id)] = true
+		}
+		return func(a bus.Address) bool { return set[a] }, fmt.Sprintf("%d peers", len(set))
+	}
+	// A fraction of all addresses, present and future, by a seeded hash.
+	limit := uint64(f.Fraction * (1 << 53))
+	seed, entry := c.sc.Seed, uint64(i)
+	return func(a bus.Address) bool { return mix(seed, entry, uint64(a))>>11 < limit },
+		fmt.Sprintf("%.0f%% of the peers", 100*f.Fraction)
+}
+
+// crash makes a fraction of the members, or a region's members, crash at
+// once (leave: depart gracefully); with restart_after as many new peers
+// join later at their points.
+func (c *Timeline) crash(i int, f scenario.Fault) {
+	rng := rand.New(rand.NewPCG(c.sc.Seed, 0x6372617368+uint64(i)))
+	ids := c.host.DepartPicked(func(members []overlay.NodeID) []overlay.NodeID {
+		if f.Region >= 0 {
+			var out []overlay.NodeID
+			for _, id := range members {
+				if c.region(bus.Address(id)) == f.Region {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+		k := int(f.Fraction*float64(len(members)) + 0.5)
+		perm := rng.Perm(len(members))[:k]
+		out := make([]overlay.NodeID, k)
+		for j, p := range perm {
+			out[j] = members[p]
+		}
+		slices.Sort(out)
+		return out
+	}, f.Kind == scenario.FaultCrash)
+	what := fmt.Sprintf("%d peers (%.0f%% of the members)", len(ids), 100*f.Fraction)
+	if f.Region >= 0 {
+		what = fmt.Sprintf("%d peers of region %d", len(ids), f.Region)
+	}
+	if f.RestartAfter <= 0 {
+		c.record(f.At, f.Kind, what)
+		return
+	}
+	c.record(f.At, f.Kind, what+fmt.Sprintf("; they restart as new peers after %v", f.RestartAfter))
+	points := make([]can.Point, len(ids))
+	for j, id := range ids {
+		points[j] = c.ids.Point(id)
+	}
+	c.host.At(f.At+f.RestartAfter, func() {
+		n := 0
+		for _, p := range points {
+			id := c.ids.Next(p)
+			if err := c.host.Join(id, p); err != nil {
+				if c.logger != nil {
+					c.logger.Warn("restart join failed", "peer", id, "err", err)
+				}
+				continue
+			}
+			n++
+		}
+		c.record(f.At+f.RestartAfter, "restart", fmt.Sprintf("%d crashed peers rejoined as new peers, state lost", n))
+	})
+}
+
+// busRestart stops the bus for f.DownFor: the embedded NATS server stops
+// and starts again (clients reconnect; what was in flight is lost and the
+// bus counts it), or, in the deterministic driver, every message sent
+// meanwhile is lost.
+func (c *Timeline) busRestart(f scenario.Fault) {
+	end, detail := c.outage.Begin(f.DownFor, c.warn)
+	c.record(f.At, f.Kind, detail)
+	if end != nil {
+		c.host.At(f.At+f.DownFor, end)
+	}
+}
+
+// warn logs a bus fault's error, unless the run has already closed the bus.
+func (c *Timeline) warn(msg string, err error) {
+	if err != nil && !errors.Is(err, bus.ErrClosed) && c.logger != nil {
+		c.logger.Error(msg, "err", err)
+	}
+}
