@@ -191,6 +191,26 @@ func TestMemoryCeilingStopsRun(t *testing.T) {
 	}
 }
 
+// TestMemoryCeilingJudgesThisRun: garbage an earlier run left in the
+// process (reproduce and sweep run many in one) is returned before the
+// ceiling starts watching, so it does not stop the next run.
+func TestMemoryCeilingJudgesThisRun(t *testing.T) {
+	base := goMemory()
+	garbage := make([]byte, 1<<30)
+	for i := range garbage {
+		garbage[i] = 1
+	}
+	garbage = nil
+	if goMemory() < base+1<<30 {
+		t.Skip("the runtime already returned the garbage; nothing to test")
+	}
+	sc := verdictScenario(t, 300, 2*time.Hour)
+	s := runVerdict(t, sc, Options{Driver: DriverSim, MemoryCeiling: base + 512<<20})
+	if s.Outcome == OutcomeOverloaded || s.EmulatedSeconds < sc.Duration.Seconds() {
+		t.Errorf("seed %d: an earlier allocation stopped the run: outcome %q %q", s.Seed, s.Outcome, s.OutcomeReasons)
+	}
+}
+
 // TestAdmissionRefusesWhatCannotFit: a million peers on the emulator do
 // not fit 12 GiB; the error gives the estimate and the peers that fit,
 // which themselves fit.
