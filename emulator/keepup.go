@@ -20,7 +20,8 @@ const LagTolerance = 0.01
 
 // cpuBudget is the share of the machine's cores the suggested time scale
 // plans to use: below it, queueing in the mailboxes stays short; close to
-// all cores, lag grows without bound (LIMITS.md: overload collapses).
+// all cores, lag grows without bound (overload collapses:
+// docs/BENCHMARKS.md, "The machine's limits").
 const cpuBudget = 0.6
 
 // minLagTimers is the fewest timer observations whose p99 keepUp judges.

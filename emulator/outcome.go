@@ -6,8 +6,8 @@ import (
 )
 
 // Outcomes of a run (summary.json "outcome"). Every run ends with exactly
-// one; a run is evidence only when it passed (ARCHITECTURE principle 11: a
-// verdict cannot pass vacuously — "unknown" is never "ok").
+// one; a run is evidence only when it passed (docs/ARCHITECTURE.md
+// principle 11: a verdict cannot pass vacuously — "unknown" is never "ok").
 const (
 	// OutcomePassed: the run reached its end and every invariant held.
 	OutcomePassed = "passed"

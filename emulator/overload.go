@@ -12,8 +12,9 @@ import (
 )
 
 // The overload guard watches an emulator run while it goes on
-// (LIMITS.md: past saturation, messages pile up in unbounded mailboxes and
-// the run eats memory without reaching its end). Once per window of wall
+// (docs/BENCHMARKS.md, "The machine's limits": past saturation, messages
+// pile up in unbounded mailboxes and the run eats memory without reaching
+// its end). Once per window of wall
 // time it reads the driver's pressure (live.Pressure) and
 //
 //   - warns once, as soon as timers are handled later than lag_tolerance of

@@ -142,7 +142,7 @@ faults:
 	// CPU-bound processes beside it on the 2-core machine, ×1200 fell
 	// behind, and late heartbeats turned into failure detections and
 	// re-matching that loaded the peers further (overload collapse,
-	// LIMITS.md): the run crawled for minutes.
+	// docs/BENCHMARKS.md): the run crawled for minutes.
 	sc, err := scenario.Parse("sched-nats.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)

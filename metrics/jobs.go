@@ -6,7 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // are at the last oracle snapshot.
 var JobStates = []string{"submitted", "queued", "completed", "failed", "unfinished", "lost", "duplicated"}
 
-// Jobs are the job series of a run (PROTOCOLS.md §3; 003 §5.3's metrics).
+// Jobs are the job series of a run (003 §5.3's metrics; docs/JOBS.md).
 // The scheme label is the run's matchmaking scheme: one value per run,
 // so comparing schemes in one Prometheus means one run per scheme.
 type Jobs struct {

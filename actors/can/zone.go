@@ -1,5 +1,5 @@
 // Package can is the pure geometry of a Content-Addressable Network as the
-// seed papers use it (PROTOCOLS.md §2; 003 §4.2; 002 §2.2, §4.2): points and
+// seed papers use it (003 §4.2; 002 §2.2, §4.2): points and
 // hyper-rectangular zones in a d-dimensional space, the neighbor relation,
 // greedy-routing distance, and the zone split that keeps both nodes' fixed
 // points in their own part (a distributed KD-tree).
@@ -105,7 +105,7 @@ func (z Zone) Contains(p Point) bool {
 
 // Abut reports whether a and b are CAN neighbors: their zones touch along
 // exactly one dimension (returned as dim) and overlap with positive length in
-// every other dimension (PROTOCOLS.md §2). upper is true when b lies on the
+// every other dimension (003 §4.2). upper is true when b lies on the
 // upper side of a along dim. The space does not wrap around: resource
 // dimensions are ordered, so there are "upper" neighbors (003 §4.3).
 func Abut(a, b Zone) (dim int, upper bool, ok bool) {

@@ -11,7 +11,7 @@ import (
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
-// The Balloon model (002 §3.1.3-3.1.5; PROTOCOLS.md §4). A multi-core node
+// The Balloon model (002 §3.1.3-3.1.5; docs/JOBS.md, "Balloons"). A multi-core node
 // is two logical nodes: its Max-node, the peer at its static point, and its
 // Residue-node, the resources it could start a job on now. A node running
 // jobs with nothing waiting and a free core has a Residue-node: a Balloon

@@ -1,4 +1,4 @@
-// Package jobs is the pure job core of a peer (PROTOCOLS.md §3; 003 §4;
+// Package jobs is the pure job core of a peer (003 §4;
 // 000 §III-A): the three roles a peer plays for a job — injection node
 // (route the job to the owner of its point), owner (matchmaking, watching
 // the run node, telling the client) and run node (FIFO queue, emulated

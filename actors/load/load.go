@@ -1,5 +1,5 @@
 // Package load is the pure arithmetic of aggregated load information and
-// job pushing in a CAN (PROTOCOLS.md §3; 003 §4.4; 002 §3.1.4): the
+// job pushing in a CAN (003 §4.4; 002 §3.1.4): the
 // overlap fraction (Eq 2), the aggregated load of the nodes above a node
 // along each dimension (003 Eq 1, with cores as in 002 §3.1.4 and
 // Balloons' discounted cores, Eq 3.1), the push

@@ -50,7 +50,7 @@ func (n *Node) sendJoin() {
 	n.send(n.contact, &wire.Join{Joiner: uint64(n.id), Point: slices.Clone(n.point)})
 }
 
-// onJoin implements the CAN join (PROTOCOLS.md §2): a JOIN travels greedily
+// onJoin implements the CAN join (003 §4.1): a JOIN travels greedily
 // to the owner of the joiner's point, which splits its zone (can.Split),
 // hands one part with the relevant neighbors to the joiner, and tells its
 // former neighbors about both zones at once.

@@ -1,5 +1,5 @@
-// Package overlay is the pure CAN overlay core of one peer (PROTOCOLS.md §2;
-// 003 §4.2; 002 §2.2, §4.2): joining by routing to the owner of the node's
+// Package overlay is the pure CAN overlay core of one peer (003 §4.2;
+// 002 §2.2, §4.2): joining by routing to the owner of the node's
 // point and splitting its zone, greedy routing, the neighbor table, and
 // periodic heartbeats that carry the sender's neighbor list.
 //

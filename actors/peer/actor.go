@@ -54,10 +54,10 @@ type Endpoint interface {
 	Fire(kind overlay.TimerKind, at time.Duration)
 }
 
-// Actor is the thin protoactor adapter of an Endpoint (ARCHITECTURE.md
-// principle 2): Receive type-switches and hands the message to the
-// endpoint. Timers come back as messages to the same mailbox, so the
-// endpoint needs no lock.
+// Actor is the thin protoactor adapter of an Endpoint
+// (docs/ARCHITECTURE.md principle 2): Receive type-switches and hands the
+// message to the endpoint. Timers come back as messages to the same
+// mailbox, so the endpoint needs no lock.
 type Actor struct {
 	Endpoint Endpoint
 	// OnLag receives how late (wall seconds) each timer was handled.

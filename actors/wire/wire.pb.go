@@ -49,7 +49,7 @@ const (
 	MsgType_MSG_FULL_UPDATE_REQUEST MsgType = 7
 	// ... and they answer with them (FullUpdate).
 	MsgType_MSG_FULL_UPDATE MsgType = 8
-	// Jobs (003 §4.1; PROTOCOLS.md §3). A client hands a job to an injection
+	// Jobs (003 §4.1; docs/JOBS.md). A client hands a job to an injection
 	// peer (JobSubmit), which routes it greedily to the owner of the job's
 	// point (JobRoute).
 	MsgType_MSG_JOB_SUBMIT MsgType = 9

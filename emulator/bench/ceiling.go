@@ -22,11 +22,12 @@ import (
 // CeilingOptions configure Ceiling. Zero values take the defaults.
 type CeilingOptions struct {
 	// Actors is the number of actors, each registered at its own address
-	// (default 10,000, like LIMITS.md's end-to-end test).
+	// (default 10,000, like the end-to-end test of docs/BENCHMARKS.md,
+	// "The machine's limits").
 	Actors int
 	// InFlight is the number of messages circulating at any time (default
 	// 8,192): enough to keep both cores busy, bounded so that mailboxes
-	// cannot grow without limit (overload collapses, LIMITS.md).
+	// cannot grow without limit (overload collapses: docs/BENCHMARKS.md).
 	InFlight int
 	// Size is the message size in bytes (default 300).
 	Size int

@@ -1,5 +1,5 @@
 // Package clock maps emulated time to wall time for the emulator driver
-// (ARCHITECTURE.md principle 3): with time scale s, one wall second is s
+// (docs/ARCHITECTURE.md principle 3): with time scale s, one wall second is s
 // emulated seconds (time_scale 1000 = one emulated second per wall
 // millisecond). Timers fire on one goroutine at the wall instant their
 // emulated deadline maps to; each callback is told that instant, so the

@@ -34,7 +34,7 @@ type CheckConfig struct {
 }
 
 // Check verifies every job's history against the job's state machine
-// (ARCHITECTURE.md principle 8; docs/JOBS.md, "Accounting"). The events
+// (docs/ARCHITECTURE.md principle 8; docs/JOBS.md, "Accounting"). The events
 // are the job cores' jobs.EventKind, taken in time order (at equal times
 // the client's resubmitted and submitted first, its result, duplicate
 // result and failure last: actors report concurrently, so the ledger may

@@ -1,5 +1,5 @@
-// Package ledger is the oracle's view of jobs (ARCHITECTURE.md principles
-// 7 and 8): every event the job cores report, outside the bus, folded into
+// Package ledger is the oracle's view of jobs (docs/ARCHITECTURE.md
+// principles 7 and 8): every event the job cores report, outside the bus, folded into
 // one record per job — its state history, when it was submitted, matched,
 // queued, started and finished, where, and how it ended — from which the
 // run's job figures and the job-conservation check come. It is also the

@@ -1,9 +1,9 @@
 // Package oracle computes the ground truth of an overlay from snapshots of
-// every peer taken outside the bus (ARCHITECTURE.md principle 7): whether the
-// zones tile the space (gaps, overlaps), which pairs of peers truly are CAN
-// neighbors, and how that compares with what peers believe (broken links —
-// 002 §4.2.1, Fig 4.1 — and stale entries). Nothing here costs a protocol
-// message.
+// every peer taken outside the bus (docs/ARCHITECTURE.md principle 7):
+// whether the zones tile the space (gaps, overlaps), which pairs of peers
+// truly are CAN neighbors, and how that compares with what peers believe
+// (broken links — 002 §4.2.1, Fig 4.1 — and stale entries). Nothing here
+// costs a protocol message.
 package oracle
 
 import (

@@ -1,5 +1,5 @@
-// Package population generates the peers of a run (PROTOCOLS.md §1; 003
-// §5.3; 002 §3.3.1): each peer's resource capabilities, its coordinate in the
+// Package population generates the peers of a run (003 §5.3;
+// 002 §3.3.1): each peer's resource capabilities, its coordinate in the
 // CAN space (one dimension per resource plus the random virtual dimension),
 // drawn deterministically from the run seed. Most nodes are weak, few are
 // strong: resource levels are drawn with geometrically decreasing weights.

@@ -171,8 +171,8 @@ type Latency struct {
 	Jitter time.Duration // plus a uniform offset in [-Jitter, +Jitter] (reorders messages)
 }
 
-// Workload configures the jobs the client submits (PROTOCOLS.md §1; 003
-// §5.3): Poisson arrivals with mean Interarrival from Start; each resource
+// Workload configures the jobs the client submits (003 §5.3): Poisson
+// arrivals with mean Interarrival from Start; each resource
 // dimension is constrained independently with probability ConstraintRatio
 // (003's lightly-constrained workload has 1.3 constraints of 3 on average,
 // 0.43 each), an unconstrained one is 0 ("don't care"); requirements are
@@ -247,7 +247,7 @@ const (
 // RuntimeDists are the values of workload.runtime_dist.
 var RuntimeDists = []string{RuntimeUniform, RuntimeNormal, RuntimeExponential}
 
-// Matchmaking chooses the matchmaking scheme (PROTOCOLS.md §3; 003 §4).
+// Matchmaking chooses the matchmaking scheme (003 §4; docs/JOBS.md).
 type Matchmaking struct {
 	Scheme         string            // a jobs.Scheme's name, or can-p1, can-p2 or can-p3 (Schemes)
 	StoppingFactor int               // SF of CAN-P's probabilistic stop, PS = 1/(1+n)^SF (003 Eq 4)
@@ -276,7 +276,7 @@ func (m Matchmaking) Resolved() (scheme jobs.Scheme, stoppingFactor int) {
 	return must(jobs.ParseScheme(m.Scheme)), m.StoppingFactor
 }
 
-// Scheduling chooses the dynamic scheduling mode (PROTOCOLS.md §7; 000 §IV).
+// Scheduling chooses the dynamic scheduling mode (000 §IV; docs/JOBS.md).
 type Scheduling struct {
 	Mode       string        // a jobs.SchedMode's name, SchedCENT or SchedCENTGreedy
 	Period     time.Duration // between internode-scheduling / queue-balancing rounds

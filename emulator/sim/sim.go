@@ -1,8 +1,9 @@
-// Package sim is gridbed's deterministic driver (ARCHITECTURE.md principle
-// 4): virtual time, an in-memory bus, and a seeded event order. It runs the
-// very same peer code as the emulator (actors/peer) — same cores, same wire
-// encoding, same byte counts — single-threaded, with no sleeps, so thousands
-// of peers run in seconds and the same seed always gives the same run.
+// Package sim is gridbed's deterministic driver (docs/ARCHITECTURE.md
+// principle 4): virtual time, an in-memory bus, and a seeded event order.
+// It runs the very same peer code as the emulator (actors/peer) — same
+// cores, same wire encoding, same byte counts — single-threaded, with no
+// sleeps, so thousands of peers run in seconds and the same seed always
+// gives the same run.
 //
 // Events due at the same virtual instant are taken in an order drawn from
 // the run seed (not in insertion order), so tests explore interleavings

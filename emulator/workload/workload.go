@@ -1,4 +1,4 @@
-// Package workload generates a run's jobs (PROTOCOLS.md §1; 003 §5.3):
+// Package workload generates a run's jobs (003 §5.3):
 // Poisson arrivals, per-resource requirements with the constraint ratio,
 // clustered or mixed, work drawn from a distribution.
 //

@@ -1,4 +1,4 @@
-// Package churn plans the churn of a run (002 §4.3.2; PROTOCOLS.md §1):
+// Package churn plans the churn of a run (002 §4.3.2):
 // after the initial population, events arrive as a Poisson process with
 // mean inter-arrival time churn.interval; each is a join or a departure with
 // equal probability, so the population hovers around its initial size; a
