@@ -111,6 +111,10 @@ type Options struct {
 	// stopped as overloaded (with its results); 0 means MemoryCeiling()
 	// of the process's memory limit, negative none.
 	MemoryCeiling int64
+	// EagerDecoding makes every peer decode messages whole instead of
+	// leaving heartbeats' neighbor lists encoded until needed
+	// (peer.DecodeEagerly): the same run, for tests.
+	EagerDecoding bool
 }
 
 // Result is what a run produced.
@@ -207,11 +211,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
-		drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: ocfg, Traffic: m.Traffic, Jobs: jr.setup()})
+		drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: ocfg, Traffic: m.Traffic, Jobs: jr.setup(), EagerDecoding: opts.EagerDecoding})
 	case DriverEmulator:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: ocfg, Metrics: m,
 			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: jr.setup(),
+			EagerDecoding: opts.EagerDecoding,
 		})
 		if err != nil {
 			return nil, err

@@ -49,6 +49,9 @@ type Options struct {
 	Logger      *slog.Logger
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// EagerDecoding makes every peer decode messages whole
+	// (peer.DecodeEagerly).
+	EagerDecoding bool
 }
 
 // Driver hosts peers as actors on a NATS bus.
@@ -252,6 +255,9 @@ func (d *Driver) addPeer(e *env, p *peer.Peer, slot time.Duration, initial bool)
 	id := p.ID()
 	if d.opts.Jobs != nil {
 		p.EnableJobs(d.opts.Jobs, sim.JobRand(d.opts.Seed, id))
+	}
+	if d.opts.EagerDecoding {
+		p.DecodeEagerly()
 	}
 	a := &peer.Actor{Peer: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))

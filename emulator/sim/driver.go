@@ -27,6 +27,9 @@ type DriverOptions struct {
 	Latency time.Duration
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// EagerDecoding makes every peer decode messages whole
+	// (peer.DecodeEagerly): the same run, for tests and benchmarks.
+	EagerDecoding bool
 }
 
 // Driver runs peers in a World. It implements the emulator's driver
@@ -153,6 +156,9 @@ func (d *Driver) addPeer(p *peer.Peer) (*peer.Peer, error) {
 	id := p.ID()
 	if d.opts.Jobs != nil {
 		p.EnableJobs(d.opts.Jobs, JobRand(d.opts.Seed, id))
+	}
+	if d.opts.EagerDecoding {
+		p.DecodeEagerly()
 	}
 	d.peers = append(d.peers, p)
 	addr := bus.Address(id)
