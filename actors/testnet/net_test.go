@@ -2,6 +2,7 @@ package testnet_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -161,5 +162,36 @@ func TestFailures(t *testing.T) {
 	net.Send(1, 2, wrapperspb.Int64(100))
 	if msg := caught(f, net.Deliver); !strings.Contains(msg, "never settle") {
 		t.Errorf("endless exchange: %q", msg)
+	}
+}
+
+// TestTraceParse: steps, arguments and expected outputs are read as
+// written, and a step's output is compared with the expected one.
+func TestTraceParse(t *testing.T) {
+	file := t.TempDir() + "/x.trace"
+	text := "# a comment\ncmd 1 2 k=v\n----\nline one\nline two\n\nquiet\n\nlast d=2s\n----\n2s\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	testnet.RunTrace(t, file, func(t *testing.T, s *testnet.Step) string {
+		seen = append(seen, fmt.Sprintf("%s %v %v", s.Cmd, s.IDs(t), s.Keys))
+		switch s.Cmd {
+		case "cmd":
+			return "line one\nline two"
+		case "last":
+			return s.Dur(t, "d", 0).String()
+		}
+		return ""
+	})
+	if want := []string{"cmd [1 2] map[k:v]", "quiet [] map[]", "last [] map[d:2s]"}; !slices.Equal(seen, want) {
+		t.Fatalf("steps %q, want %q", seen, want)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	got := testnet.Diff("a\nb\nc", "a\nx\nc\nd")
+	if want := "  a\n- b\n+ x\n  c\n+ d\n"; got != want {
+		t.Fatalf("diff\n%s\nwant\n%s", got, want)
 	}
 }
