@@ -1246,9 +1246,11 @@ func tCheckTables(t *testing.T, nodes []*Node, what string) {
 // random member; after each join has settled every table is exact, and a
 // heartbeat round changes nothing.
 func TestSequentialJoinsKeepTablesExact(t *testing.T) {
+	t.Parallel()
 	for _, d := range []int{2, 3, 4} {
 		for _, seed := range []uint64{1, 2, 3} {
 			t.Run(fmt.Sprintf("d%d-seed%d", d, seed), func(t *testing.T) {
+				t.Parallel()
 				r := rand.New(rand.NewPCG(seed, uint64(d)))
 				net := newTNet(t)
 				var nodes []*Node
@@ -1379,6 +1381,7 @@ func tRemove(net *tNet, nodes []*Node, id NodeID) []*Node {
 // §4.2.2); their take-over nodes absorb their zones across the plane of
 // their last split, and the overlay stays exact after every leave.
 func TestLeavesKeepTheTiling(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2, 3} {
 		net, nodes := tGrown(t, seed, 3, 40)
 		r := rand.New(rand.NewPCG(seed, 77))
@@ -1443,6 +1446,7 @@ func tFailOneAtATimeWith(t *testing.T, set func(*Config), seed uint64, count int
 // declared failed after FailAfter heartbeat periods without a message, its
 // take-over nodes claim its zone, and the overlay is exact again.
 func TestFailureTakenOverAfterMissedHeartbeats(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2, 3} {
 		var detected, takeovers uint64
 		for _, n := range tFailOneAtATime(t, ModeVanilla, seed, 10) {
@@ -1459,6 +1463,7 @@ func TestFailureTakenOverAfterMissedHeartbeats(t *testing.T) {
 // mode the full list goes to the take-over nodes (across the plane of the
 // last split) and every other neighbor gets the zone and last split only.
 func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
+	t.Parallel()
 	_, nodes := tGrown(t, 5, 3, 30)
 	checked := 0
 	for _, n := range nodes {
@@ -1548,6 +1553,7 @@ func tColumnPair(t *testing.T) (c, d *Node) {
 // (002 §4.2.2). In adaptive mode a take-over node also asks its new
 // neighborhood for full updates at once.
 func TestFailuresInEveryMode(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{ModeCompact, ModeAdaptive} {
 		for _, seed := range []uint64{1, 2} {
 			var takeovers, reqs uint64
@@ -1573,6 +1579,7 @@ func TestFailuresInEveryMode(t *testing.T) {
 // In vanilla and adaptive mode every table also holds exactly the true
 // neighbors; compact heartbeats cannot repair every link (002 §4.2.2).
 func TestOrphanClaimedWhenTakeoverAlsoFails(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{ModeVanilla, ModeCompact, ModeAdaptive} {
 		for _, seed := range []uint64{1, 2, 3, 4} {
 			net, nodes := tGrown(t, seed, 3, 40)
@@ -1796,6 +1803,7 @@ func TestNoZoneQueries(t *testing.T) {
 // TestFailuresInEveryMode), and one failure at a time still leaves the
 // overlay exact.
 func TestNoTakeoverRequest(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2} {
 		var takeovers, reqs uint64
 		for _, n := range tFailOneAtATimeWith(t, func(c *Config) { c.Mode, c.NoTakeoverRequest = ModeAdaptive, true }, seed, 8) {
