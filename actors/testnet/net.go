@@ -65,15 +65,15 @@ type Net[ID cmp.Ordered, K any] struct {
 	Drop func(m Msg[ID]) bool
 	// OnDeliver, if set, sees every message as it is delivered or lost.
 	OnDeliver func(m Msg[ID])
+	// MaxSteps bounds the deliveries of one Deliver call: a protocol whose
+	// messages never settle fails the test instead of hanging it.
+	MaxSteps int
 
 	tb     testing.TB
 	nodes  map[ID]Endpoint[ID, K]
 	queue  []Msg[ID]
 	timers timerHeap[ID, K]
 	seq    uint64
-	// MaxSteps bounds the deliveries of one Deliver call: a protocol whose
-	// messages never settle fails the test instead of hanging it.
-	MaxSteps int
 }
 
 // New returns an empty network at time 0 that reports to tb.
@@ -88,9 +88,6 @@ func (n *Net[ID, K]) Add(id ID, e Endpoint[ID, K]) { n.nodes[id] = e }
 // from now on (or fail the test, without Lossy), and its timers do not
 // fire.
 func (n *Net[ID, K]) Remove(id ID) { delete(n.nodes, id) }
-
-// Has reports whether an endpoint is at id.
-func (n *Net[ID, K]) Has(id ID) bool { _, ok := n.nodes[id]; return ok }
 
 // IDs lists the endpoints' addresses in increasing order.
 func (n *Net[ID, K]) IDs() []ID {
