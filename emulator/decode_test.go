@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -36,9 +35,7 @@ func TestLazyHeartbeatsChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := func(eager bool) []byte {
-			peer.EagerDecoding = eager
-			defer func() { peer.EagerDecoding = false }()
-			s := runScenario(t, sc, emulator.DriverSim).Summary
+			s := runScenarioWith(t, sc, emulator.Options{Driver: emulator.DriverSim, EagerDecoding: eager}).Summary
 			s.WallSeconds, s.Messages.PerWallSecond, s.Peers.BootstrapWallSeconds = 0, nil, 0
 			s.Sim.LoopSeconds, s.Sim.EventsPerSecond = 0, 0
 			js, _ := json.Marshal(s)

@@ -151,6 +151,10 @@ type Options struct {
 	// stopped as overloaded (with its results); 0 means MemoryCeiling()
 	// of the process's memory limit, negative none.
 	MemoryCeiling int64
+	// EagerDecoding makes every peer decode messages whole instead of
+	// leaving heartbeats' neighbor lists encoded until needed
+	// (peer.DecodeEagerly): the same run, for tests.
+	EagerDecoding bool
 }
 
 // Result is what a run produced.
@@ -319,11 +323,12 @@ func (r *run) prepare() (*Result, error) {
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
-		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup()})
+		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), EagerDecoding: r.opts.EagerDecoding})
 	case DriverEmulator:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: r.ocfg, Metrics: r.m,
 			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: r.jr.setup(),
+			EagerDecoding: opts.EagerDecoding,
 		})
 		if err != nil {
 			return nil, err

@@ -25,11 +25,17 @@ func quickstart(t *testing.T) scenario.Scenario {
 
 func runScenario(t *testing.T, sc scenario.Scenario, driver string) *emulator.Result {
 	t.Helper()
+	return runScenarioWith(t, sc, emulator.Options{Driver: driver})
+}
+
+// runScenarioWith is runScenario with the given options.
+func runScenarioWith(t *testing.T, sc scenario.Scenario, opts emulator.Options) *emulator.Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: driver})
+	res, err := emulator.Run(ctx, sc, opts)
 	if err != nil {
-		t.Fatalf("seed %d, driver %s: %v", sc.Seed, driver, err)
+		t.Fatalf("seed %d, driver %s: %v", sc.Seed, opts.Driver, err)
 	}
 	checkJobHistories(t, res)
 	return res

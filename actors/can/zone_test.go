@@ -180,6 +180,7 @@ func meanNeighbors(zones []Zone) float64 {
 // the number of zones; cuts between fixed points (Split, a KD-tree) leave big
 // zones beside many small ones and the count grows (docs/OVERLAY.md).
 func TestHalveKeepsNeighborCountFlat(t *testing.T) {
+	t.Parallel()
 	seed := uint64(11)
 	count := func(n int, split splitter) float64 {
 		zones, _ := tilingBy(t, rand.New(rand.NewPCG(seed, 2)), 6, n, split)

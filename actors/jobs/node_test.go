@@ -12,6 +12,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -1705,80 +1706,63 @@ func TestTypedNilMessagesNeverPanic(t *testing.T) {
 
 // --- End to end ---------------------------------------------------------
 
-// tNet delivers messages between pure cores instantly and fires their
-// timers in time order.
+// tNet is job cores and a client on the shared test network
+// (actors/testnet): messages delivered at once in the order they were sent,
+// timers fired in time order. Messages to a node not on it are lost.
 type tNet struct {
+	*testnet.Net[overlay.NodeID, overlay.TimerKind]
 	nodes  map[overlay.NodeID]*Node
 	client *Client
-	timers []tTimer
-	events []Event
-	// drop, if set, loses the messages it returns true for.
-	drop func(from, to overlay.NodeID, m proto.Message) bool
+	events []Event // every core's events, in order
 }
 
-type tTimer struct {
-	at   time.Duration
-	to   overlay.NodeID
-	kind overlay.TimerKind
+func newTNet(t testing.TB) *tNet {
+	net := &tNet{Net: testnet.New[overlay.NodeID, overlay.TimerKind](t), nodes: map[overlay.NodeID]*Node{}}
+	net.Lossy = true
+	return net
 }
 
-func (net *tNet) collect(now time.Duration, from overlay.NodeID, r Ready) []tMsg {
-	net.events = append(net.events, r.Events...)
-	for _, tm := range r.Timers {
-		net.timers = append(net.timers, tTimer{at: tm.At, to: from, kind: tm.Kind})
-	}
-	var ms []tMsg
+// add puts node n on the network at id.
+func (net *tNet) add(id overlay.NodeID, n *Node) {
+	net.nodes[id] = n
+	net.Add(id, tEndpoint{n, &net.events})
+}
+
+// setClient puts the client on the network.
+func (net *tNet) setClient(c *Client) {
+	net.client = c
+	net.Add(c.ID(), tEndpoint{c, &net.events})
+}
+
+// start delivers, at time now, what endpoint id was asked to do outside
+// the network (a client's Submit).
+func (net *tNet) start(now time.Duration, id overlay.NodeID) {
+	net.Now = now
+	net.Collect(id)
+	net.Deliver()
+}
+
+// tCore is a job node or a client.
+type tCore interface {
+	Step(now time.Duration, from overlay.NodeID, m proto.Message)
+	Tick(now time.Duration, kind overlay.TimerKind)
+	Ready() Ready
+}
+
+// tEndpoint is a job core on the test network; its events go to events.
+type tEndpoint struct {
+	tCore
+	events *[]Event
+}
+
+func (e tEndpoint) Flush(send func(overlay.NodeID, proto.Message), timer func(time.Duration, overlay.TimerKind)) {
+	r := e.Ready()
+	*e.events = append(*e.events, r.Events...)
 	for _, o := range r.Messages {
-		ms = append(ms, tMsg{from: from, to: o.To, m: o.Msg})
+		send(o.To, o.Msg)
 	}
-	return ms
-}
-
-type tMsg struct {
-	from, to overlay.NodeID
-	m        proto.Message
-}
-
-func (net *tNet) deliver(now time.Duration, ms []tMsg) {
-	for len(ms) > 0 {
-		x := ms[0]
-		ms = ms[1:]
-		if net.drop != nil && net.drop(x.from, x.to, x.m) {
-			continue
-		}
-		if x.to == net.client.ID() {
-			net.client.Step(now, x.from, x.m)
-			ms = append(ms, net.collect(now, x.to, tDrain(net.client))...)
-		} else if n := net.nodes[x.to]; n != nil {
-			n.Step(now, x.from, x.m)
-			ms = append(ms, net.collect(now, x.to, tDrain(n))...)
-		}
-	}
-}
-
-// run fires timers up to until.
-func (net *tNet) run(until time.Duration) {
-	for len(net.timers) > 0 {
-		i := 0
-		for j, tm := range net.timers {
-			if tm.at < net.timers[i].at {
-				i = j
-			}
-		}
-		tm := net.timers[i]
-		if tm.at > until {
-			return
-		}
-		net.timers = slices.Delete(net.timers, i, i+1)
-		var r Ready
-		if tm.to == net.client.ID() {
-			net.client.Tick(tm.at, tm.kind)
-			r = tDrain(net.client)
-		} else {
-			net.nodes[tm.to].Tick(tm.at, tm.kind)
-			r = tDrain(net.nodes[tm.to])
-		}
-		net.deliver(tm.at, net.collect(tm.at, tm.to, r))
+	for _, tm := range r.Timers {
+		timer(tm.At, tm.Kind)
 	}
 }
 
@@ -1790,13 +1774,16 @@ func TestEndToEndJobCompletes(t *testing.T) {
 	ov.nbs = []*overlay.Neighbor{tNb(idU0, zUp0(), tLoad(0, 1, 1, pCap(5)))}
 	owner := tNew(ov, Config{}, 1, nil)
 	run := tNew(&fakeView{id: idU0, zone: zUp0(), point: pCap(5)}, Config{}, 10, nil)
-	net := &tNet{nodes: map[overlay.NodeID]*Node{4: inj, idS: owner, idU0: run}}
-	net.client = NewClient(tClientID, ClientConfig{Timeout: 2 * time.Minute}, func() overlay.NodeID { return 4 })
+	net := newTNet(t)
+	net.add(4, inj)
+	net.add(idS, owner)
+	net.add(idU0, run)
+	net.setClient(NewClient(tClientID, ClientConfig{Timeout: 2 * time.Minute}, func() overlay.NodeID { return 4 }))
 	spec := &wire.JobSpec{Id: 7, Req: tReq(), Work: int64(45 * time.Second)}
 	net.client.Submit(time.Second, spec)
-	net.deliver(time.Second, net.collect(time.Second, tClientID, tDrain(net.client)))
+	net.start(time.Second, tClientID)
 	// Past the owner's memory of the completed job (endedKeep periods).
-	net.run(10*time.Minute + (endedKeep+2)*tPeriod)
+	net.RunUntil(10*time.Minute + (endedKeep+2)*tPeriod)
 
 	count := map[EventKind]int{}
 	for _, e := range net.events {
@@ -1821,8 +1808,8 @@ func TestEndToEndJobCompletes(t *testing.T) {
 			t.Errorf("node %d still holds %+v", id, s)
 		}
 	}
-	if len(net.timers) != 0 {
-		t.Errorf("timers still armed with nothing to do: %+v", net.timers)
+	if tm := net.Timers(); len(tm) != 0 {
+		t.Errorf("timers still armed with nothing to do: %+v", tm)
 	}
 }
 

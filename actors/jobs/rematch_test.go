@@ -9,6 +9,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -27,8 +28,8 @@ import (
 // loaded); their routes to the job's point lead to S. The client's
 // timeout is long enough that it never resubmits. lost says which
 // messages a run node sends S are lost.
-func tSilentWorld(work time.Duration, lost func(from overlay.NodeID, m proto.Message) bool) *tWorld {
-	w := &tWorld{net: &tNet{nodes: map[overlay.NodeID]*Node{}}, views: map[overlay.NodeID]*fakeView{}, inject: idS}
+func tSilentWorld(t *testing.T, work time.Duration, lost func(from overlay.NodeID, m proto.Message) bool) *tWorld {
+	w := &tWorld{net: newTNet(t), views: map[overlay.NodeID]*fakeView{}, inject: idS}
 	s := &fakeView{id: idS, zone: zSelf(), point: pSelfNo()}
 	for i, id := range []overlay.NodeID{idU0, idU1, idU2} {
 		z := []func() can.Zone{zUp0, zUp1, zUp2}[i]()
@@ -36,12 +37,12 @@ func tSilentWorld(work time.Duration, lost func(from overlay.NodeID, m proto.Mes
 		w.add(&fakeView{id: id, zone: z, point: pCap(uint32(i + 1)), next: idS}, Config{Scheme: SchemeCAN})
 	}
 	w.add(s, Config{Scheme: SchemeCAN})
-	w.net.drop = func(from, to overlay.NodeID, m proto.Message) bool {
-		return to == idS && from != idS && from != tClientID && lost(from, m)
+	w.net.Drop = func(m testnet.Msg[overlay.NodeID]) bool {
+		return m.To == idS && m.From != idS && m.From != tClientID && lost(m.From, m.Msg)
 	}
-	w.net.client = NewClient(tClientID, ClientConfig{Timeout: 6 * time.Hour}, func() overlay.NodeID { return w.inject })
+	w.net.setClient(NewClient(tClientID, ClientConfig{Timeout: 6 * time.Hour}, func() overlay.NodeID { return w.inject }))
 	w.net.client.Submit(time.Second, &wire.JobSpec{Id: 7, Req: tReq(), Work: int64(work)})
-	w.net.deliver(time.Second, w.net.collect(time.Second, tClientID, tDrain(w.net.client)))
+	w.net.start(time.Second, tClientID)
 	return w
 }
 
@@ -72,15 +73,15 @@ func tCompletedOnce(t *testing.T, w *tWorld, at overlay.NodeID) {
 // U1's copy completed too. Now S's re-match cancels U0's copy.
 func TestRematchCancelsCopyOfSilentRunNode(t *testing.T) {
 	lost := false
-	w := tSilentWorld(time.Hour, func(from overlay.NodeID, _ proto.Message) bool { return lost && from == idU0 })
-	w.net.run(2 * time.Minute)
+	w := tSilentWorld(t, time.Hour, func(from overlay.NodeID, _ proto.Message) bool { return lost && from == idU0 })
+	w.net.RunUntil(2 * time.Minute)
 	lost = true
-	w.net.run(90 * time.Minute)
+	w.net.RunUntil(90 * time.Minute)
 	if w.count(EvRematched) != 1 {
 		t.Fatalf("rematched %d times, want once (run node silent):%s", w.count(EvRematched), w.history())
 	}
 	lost = false // U0's word gets through again: too late to matter
-	w.net.run(5 * time.Hour)
+	w.net.RunUntil(5 * time.Hour)
 	tCompletedOnce(t, w, idU1)
 	if c := tEvents(Ready{Events: w.net.events}, EvCancelled); len(c) != 1 || c[0].Peer != idU0 || c[0].Other != idS {
 		t.Fatalf("cancellations %+v, want U0's copy, by S:%s", c, w.history())
@@ -107,12 +108,12 @@ func TestRepeatedRematchesLeaveOneCopy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lost := false
-			w := tSilentWorld(time.Hour, func(from overlay.NodeID, m proto.Message) bool { return lost && tc.lost(m) })
-			w.net.run(time.Minute)
+			w := tSilentWorld(t, time.Hour, func(from overlay.NodeID, m proto.Message) bool { return lost && tc.lost(m) })
+			w.net.RunUntil(time.Minute)
 			lost = true
-			w.net.run(70 * time.Minute)
+			w.net.RunUntil(70 * time.Minute)
 			lost = false
-			w.net.run(6 * time.Hour)
+			w.net.RunUntil(6 * time.Hour)
 			rs := tEvents(Ready{Events: w.net.events}, EvRematched)
 			n := 0
 			for _, e := range rs {
@@ -139,26 +140,26 @@ func TestRepeatedRematchesLeaveOneCopy(t *testing.T) {
 // reporting job 7 done until S has it, and S cancels U1's copy.
 func TestAbandonedFinishedCopyReportsItsCompletion(t *testing.T) {
 	lost := false
-	w := tSilentWorld(10*time.Minute, func(from overlay.NodeID, m proto.Message) bool {
+	w := tSilentWorld(t, 10*time.Minute, func(from overlay.NodeID, m proto.Message) bool {
 		_, hb := m.(*wire.RunHeartbeat)
 		return lost && from == idU0 && hb
 	})
-	w.net.run(9*time.Minute + 55*time.Second)
+	w.net.RunUntil(9*time.Minute + 55*time.Second)
 	lost = true
-	w.net.run(11 * time.Minute)
+	w.net.RunUntil(11 * time.Minute)
 	if w.count(EvRematched) != 1 || w.count(EvCompleted) != 1 {
 		t.Fatalf("the scenario did not happen (rematched %d, completed %d):%s", w.count(EvRematched), w.count(EvCompleted), w.history())
 	}
 	// U0 is free again as its overlay heartbeat tells S: job 8 goes there.
 	w.views[idS].nb(idU0).Load = tLoad(0, 1, 1, pCap(1))
 	w.net.client.Submit(11*time.Minute, &wire.JobSpec{Id: 8, Req: tReq(), Work: int64(time.Hour)})
-	w.net.deliver(11*time.Minute, w.net.collect(11*time.Minute, tClientID, tDrain(w.net.client)))
+	w.net.start(11*time.Minute, tClientID)
 	if q := tEvents(Ready{Events: w.net.events}, EvQueued); q[len(q)-1].Job != 8 || q[len(q)-1].Peer != idU0 {
 		t.Fatalf("job 8 queued %+v, want at U0:%s", q[len(q)-1], w.history())
 	}
-	w.net.run(11*time.Minute + 5*time.Second) // S's owner heartbeat, listing job 8, reached U0
+	w.net.RunUntil(11*time.Minute + 5*time.Second) // S's owner heartbeat, listing job 8, reached U0
 	lost = false
-	w.net.run(4 * time.Hour)
+	w.net.RunUntil(4 * time.Hour)
 	var done7 []Event
 	for _, e := range tEvents(Ready{Events: w.net.events}, EvCompleted) {
 		if e.Job == 7 {

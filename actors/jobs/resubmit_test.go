@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -38,7 +37,7 @@ type tWorld struct {
 
 func (w *tWorld) add(v *fakeView, cfg Config) {
 	w.views[v.id] = v
-	w.net.nodes[v.id] = tNew(v, cfg, uint64(v.id), nil)
+	w.net.add(v.id, tNew(v, cfg, uint64(v.id), nil))
 }
 
 // count is how many events of kind k happened.
@@ -59,8 +58,8 @@ func (w *tWorld) history() string {
 // (22). The routes of S and R to the point are down (NextHop 0) until a
 // test sets them to C. The client (timeout tResubmitTO) injects at S before
 // the zone change and at C from then on.
-func tZoneChangeWorld(selfRun bool, work time.Duration, r2Speed float64) *tWorld {
-	w := &tWorld{net: &tNet{nodes: map[overlay.NodeID]*Node{}}, views: map[overlay.NodeID]*fakeView{}, inject: idS}
+func tZoneChangeWorld(t *testing.T, selfRun bool, work time.Duration, r2Speed float64) *tWorld {
+	w := &tWorld{net: newTNet(t), views: map[overlay.NodeID]*fakeView{}, inject: idS}
 	s := &fakeView{id: idS, zone: zSelf(), point: pSelfYes()}
 	if !selfRun {
 		s.point = pSelfNo()
@@ -72,10 +71,10 @@ func tZoneChangeWorld(selfRun bool, work time.Duration, r2Speed float64) *tWorld
 	c.nbs = []*overlay.Neighbor{tNb(idR2, zUp1(), tLoad(0, 1, 1, pCap(3)))}
 	w.add(c, Config{Scheme: SchemeCAN})
 	w.add(&fakeView{id: idR2, zone: zUp1(), point: pCap(3)}, Config{Scheme: SchemeCAN, Speed: r2Speed})
-	w.net.client = NewClient(tClientID, ClientConfig{Timeout: tResubmitTO}, func() overlay.NodeID { return w.inject })
+	w.net.setClient(NewClient(tClientID, ClientConfig{Timeout: tResubmitTO}, func() overlay.NodeID { return w.inject }))
 	w.net.client.Submit(time.Second, &wire.JobSpec{Id: 7, Req: tReq(), Work: int64(work)})
-	w.net.deliver(time.Second, w.net.collect(time.Second, tClientID, tDrain(w.net.client)))
-	w.net.run(tZoneChange)
+	w.net.start(time.Second, tClientID)
+	w.net.RunUntil(tZoneChange)
 	s.zone = zLow0() // a take-over reshaped S's zone: the point left it
 	c.zone = zSelf()
 	w.inject = idC
@@ -102,14 +101,14 @@ func TestResubmissionMeetsOrphanedSelfRunCopy(t *testing.T) {
 		{"resubmitted-finishes-first", time.Hour, 60, idR2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := tZoneChangeWorld(true, tc.work, tc.r2Speed)
-			w.net.run(200 * time.Second)
+			w := tZoneChangeWorld(t, true, tc.work, tc.r2Speed)
+			w.net.RunUntil(200 * time.Second)
 			if w.count(EvResubmitted) != 1 || w.count(EvDisowned) != 1 || w.count(EvRouteDrop) == 0 {
 				t.Fatalf("the scenario did not happen (resubmitted %d, disowned %d, route drops %d):%s",
 					w.count(EvResubmitted), w.count(EvDisowned), w.count(EvRouteDrop), w.history())
 			}
 			w.views[idS].next = idC // the route to the point is back
-			w.net.run(3 * time.Hour)
+			w.net.RunUntil(3 * time.Hour)
 			done := tEvents(Ready{Events: w.net.events}, EvCompleted)
 			if len(done) != 1 || done[0].Peer != tc.completedAt {
 				t.Fatalf("completions %+v, want one at %d:%s", done, tc.completedAt, w.history())
@@ -151,17 +150,17 @@ func TestCompletionReportedToFormerOwnerReachesPoint(t *testing.T) {
 		{"after-resubmission", 200 * time.Second, 0.25, 1, 1, "owner status"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := tZoneChangeWorld(false, time.Minute, tc.r2Speed)
-			w.net.drop = func(from, to overlay.NodeID, m proto.Message) bool {
-				_, result := m.(*wire.JobResult)
-				return result && from == idR
+			w := tZoneChangeWorld(t, false, time.Minute, tc.r2Speed)
+			w.net.Drop = func(m testnet.Msg[overlay.NodeID]) bool {
+				_, result := m.Msg.(*wire.JobResult)
+				return result && m.From == idR
 			}
 			if tc.heal <= tZoneChange {
 				w.views[idS].next = idC
 			}
-			w.net.run(tc.heal)
+			w.net.RunUntil(tc.heal)
 			w.views[idS].next = idC
-			w.net.run(3 * time.Hour)
+			w.net.RunUntil(3 * time.Hour)
 			if w.count(EvDisowned) != 1 || w.count(EvRouteDrop) == 0 {
 				t.Fatalf("the scenario did not happen:%s", w.history())
 			}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -641,9 +642,9 @@ func TestZoneUpdateAfterSplit(t *testing.T) {
 
 	// A heartbeat round changes nothing: every table is already exact.
 	nodes := []*Node{o, r1, r2, j}
-	net := &tNet{t: t, nodes: map[NodeID]*Node{}}
+	net := newTNet(t)
 	for _, n := range nodes {
-		net.nodes[n.id] = n
+		net.add(n)
 		tDrain(n)
 	}
 	net.heartbeats(2 * tPeriod)
@@ -1102,46 +1103,48 @@ func TestNewCopiesPoint(t *testing.T) {
 	}
 }
 
-// tNet delivers messages between nodes synchronously, in FIFO order, as
-// copies (like the wire would).
+// tNet is overlay cores on the shared test network (actors/testnet):
+// messages delivered at once, in the order they were sent, as copies (as
+// the wire would). The tests beat the heartbeats themselves (heartbeats);
+// the cores' own timers are not fired.
 type tNet struct {
-	t     *testing.T
+	*testnet.Net[NodeID, TimerKind]
+	t     testing.TB
 	nodes map[NodeID]*Node
-	queue []tEnvelope
-	now   time.Duration
-	lossy bool // messages to unknown (failed) nodes are lost, not an error
 }
 
-type tEnvelope struct {
-	from, to NodeID
-	msg      proto.Message
+func newTNet(t testing.TB) *tNet {
+	return &tNet{Net: testnet.New[NodeID, TimerKind](t), t: t, nodes: map[NodeID]*Node{}}
 }
 
-func (w *tNet) collect(n *Node) Ready {
-	r := tDrain(n)
+// add puts n on the network.
+func (w *tNet) add(n *Node) {
+	w.nodes[n.id] = n
+	w.Add(n.id, tEndpoint{n})
+}
+
+// remove takes node id off the network (it fails silently).
+func (w *tNet) remove(id NodeID) {
+	delete(w.nodes, id)
+	w.Remove(id)
+}
+
+// collect queues what n wants sent (after driving it directly).
+func (w *tNet) collect(n *Node) { w.Collect(n.id) }
+
+// run delivers everything queued and everything it causes.
+func (w *tNet) run() { w.Deliver() }
+
+// tEndpoint is an overlay core on the test network.
+type tEndpoint struct{ *Node }
+
+func (e tEndpoint) Flush(send func(NodeID, proto.Message), timer func(time.Duration, TimerKind)) {
+	r := e.Ready()
 	for _, o := range r.Messages {
-		w.queue = append(w.queue, tEnvelope{n.id, o.To, proto.Clone(o.Msg)})
+		send(o.To, o.Msg)
 	}
-	return r
-}
-
-func (w *tNet) run() {
-	w.t.Helper()
-	for steps := 0; len(w.queue) > 0; steps++ {
-		if steps > 1_000_000 {
-			w.t.Fatal("messages never settle")
-		}
-		e := w.queue[0]
-		w.queue = w.queue[1:]
-		n := w.nodes[e.to]
-		if n == nil && w.lossy {
-			continue
-		}
-		if n == nil {
-			w.t.Fatalf("message %T from %d to unknown node %d", e.msg, e.from, e.to)
-		}
-		n.Step(w.now, e.from, e.msg)
-		w.collect(n)
+	for _, tm := range r.Timers {
+		timer(tm.At, tm.Kind)
 	}
 }
 
@@ -1149,13 +1152,8 @@ func (w *tNet) run() {
 // delivers everything.
 func (w *tNet) heartbeats(at time.Duration) {
 	w.t.Helper()
-	w.now = at
-	ids := make([]NodeID, 0, len(w.nodes))
-	for id := range w.nodes {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	w.Now = at
+	for _, id := range w.IDs() {
 		n := w.nodes[id]
 		if n.nextBeat > at {
 			w.t.Fatalf("node %d: heartbeat due at %v, after %v", id, n.nextBeat, at)
@@ -1163,6 +1161,7 @@ func (w *tNet) heartbeats(at time.Duration) {
 		n.Tick(at, TimerHeartbeat)
 		w.collect(n)
 	}
+	w.DropTimers() // the tests beat themselves
 	w.run()
 }
 
@@ -1247,11 +1246,13 @@ func tCheckTables(t *testing.T, nodes []*Node, what string) {
 // random member; after each join has settled every table is exact, and a
 // heartbeat round changes nothing.
 func TestSequentialJoinsKeepTablesExact(t *testing.T) {
+	t.Parallel()
 	for _, d := range []int{2, 3, 4} {
 		for _, seed := range []uint64{1, 2, 3} {
 			t.Run(fmt.Sprintf("d%d-seed%d", d, seed), func(t *testing.T) {
+				t.Parallel()
 				r := rand.New(rand.NewPCG(seed, uint64(d)))
-				net := &tNet{t: t, nodes: map[NodeID]*Node{}}
+				net := newTNet(t)
 				var nodes []*Node
 				const count = 60
 				for i := 1; i <= count; i++ {
@@ -1266,13 +1267,13 @@ func TestSequentialJoinsKeepTablesExact(t *testing.T) {
 						p = slices.Clone(nodes[2].Point()) // a duplicate: rejected, then redrawn
 					}
 					n := New(NodeID(i), p, tConfig, rand.New(rand.NewPCG(seed, uint64(i))))
-					net.nodes[n.id] = n
+					net.add(n)
 					contact := NodeID(0)
 					if len(nodes) > 0 {
 						contact = nodes[r.IntN(len(nodes))].id
 					}
 					nodes = append(nodes, n)
-					n.Bootstrap(net.now, contact)
+					n.Bootstrap(net.Now, contact)
 					net.collect(n)
 					net.run()
 					if !n.Joined() {
@@ -1345,7 +1346,7 @@ func TestPendingBounded(t *testing.T) {
 func tGrown(t *testing.T, seed uint64, d, count int) (*tNet, []*Node) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, uint64(d)))
-	net := &tNet{t: t, nodes: map[NodeID]*Node{}}
+	net := newTNet(t)
 	var nodes []*Node
 	for i := 1; i <= count; i++ {
 		p := make(can.Point, d)
@@ -1354,13 +1355,13 @@ func tGrown(t *testing.T, seed uint64, d, count int) (*tNet, []*Node) {
 		}
 		p[d-1] = r.Uint32()
 		n := New(NodeID(i), p, tConfig, rand.New(rand.NewPCG(seed, uint64(i))))
-		net.nodes[n.id] = n
+		net.add(n)
 		contact := NodeID(0)
 		if len(nodes) > 0 {
 			contact = nodes[r.IntN(len(nodes))].id
 		}
 		nodes = append(nodes, n)
-		n.Bootstrap(net.now, contact)
+		n.Bootstrap(net.Now, contact)
 		net.collect(n)
 		net.run()
 	}
@@ -1372,7 +1373,7 @@ func tGrown(t *testing.T, seed uint64, d, count int) (*tNet, []*Node) {
 
 // tRemove takes node id out of the relay and of nodes.
 func tRemove(net *tNet, nodes []*Node, id NodeID) []*Node {
-	delete(net.nodes, id)
+	net.remove(id)
 	return slices.DeleteFunc(nodes, func(n *Node) bool { return n.id == id })
 }
 
@@ -1380,6 +1381,7 @@ func tRemove(net *tNet, nodes []*Node, id NodeID) []*Node {
 // §4.2.2); their take-over nodes absorb their zones across the plane of
 // their last split, and the overlay stays exact after every leave.
 func TestLeavesKeepTheTiling(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2, 3} {
 		net, nodes := tGrown(t, seed, 3, 40)
 		r := rand.New(rand.NewPCG(seed, 77))
@@ -1387,7 +1389,7 @@ func TestLeavesKeepTheTiling(t *testing.T) {
 		all := slices.Clone(nodes)
 		for k := 0; k < 30; k++ {
 			leaver := nodes[r.IntN(len(nodes))]
-			leaver.Leave(net.now)
+			leaver.Leave(net.Now)
 			net.collect(leaver)
 			nodes = tRemove(net, nodes, leaver.id)
 			net.run()
@@ -1423,7 +1425,7 @@ func tFailOneAtATimeWith(t *testing.T, set func(*Config), seed uint64, count int
 	}
 	mode := nodes[0].cfg.Mode
 	r := rand.New(rand.NewPCG(seed, 78))
-	net.lossy = true
+	net.Lossy = true
 	all := slices.Clone(nodes)
 	beat := 2 * tPeriod
 	for k := 0; k < count; k++ {
@@ -1444,6 +1446,7 @@ func tFailOneAtATimeWith(t *testing.T, set func(*Config), seed uint64, count int
 // declared failed after FailAfter heartbeat periods without a message, its
 // take-over nodes claim its zone, and the overlay is exact again.
 func TestFailureTakenOverAfterMissedHeartbeats(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2, 3} {
 		var detected, takeovers uint64
 		for _, n := range tFailOneAtATime(t, HeartbeatVanilla, seed, 10) {
@@ -1460,6 +1463,7 @@ func TestFailureTakenOverAfterMissedHeartbeats(t *testing.T) {
 // mode the full list goes to the take-over nodes (across the plane of the
 // last split) and every other neighbor gets the zone and last split only.
 func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
+	t.Parallel()
 	_, nodes := tGrown(t, 5, 3, 30)
 	checked := 0
 	for _, n := range nodes {
@@ -1549,6 +1553,7 @@ func tColumnPair(t *testing.T) (c, d *Node) {
 // (002 §4.2.2). In adaptive mode a take-over node also asks its new
 // neighborhood for full updates at once.
 func TestFailuresInEveryMode(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []HeartbeatMode{HeartbeatCompact, HeartbeatAdaptive} {
 		for _, seed := range []uint64{1, 2} {
 			var takeovers, reqs uint64
@@ -1574,13 +1579,14 @@ func TestFailuresInEveryMode(t *testing.T) {
 // In vanilla and adaptive mode every table also holds exactly the true
 // neighbors; compact heartbeats cannot repair every link (002 §4.2.2).
 func TestOrphanClaimedWhenTakeoverAlsoFails(t *testing.T) {
+	t.Parallel()
 	for _, mode := range HeartbeatModes {
 		for _, seed := range []uint64{1, 2, 3, 4} {
 			net, nodes := tGrown(t, seed, 3, 40)
 			for _, n := range nodes {
 				n.cfg.Mode = mode
 			}
-			net.lossy = true
+			net.Lossy = true
 			all := slices.Clone(nodes)
 			r := rand.New(rand.NewPCG(seed, 79))
 			beat := 2 * tPeriod
@@ -1797,6 +1803,7 @@ func TestNoZoneQueries(t *testing.T) {
 // TestFailuresInEveryMode), and one failure at a time still leaves the
 // overlay exact.
 func TestNoTakeoverRequest(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2} {
 		var takeovers, reqs uint64
 		for _, n := range tFailOneAtATimeWith(t, func(c *Config) { c.Mode, c.NoTakeoverRequest = HeartbeatAdaptive, true }, seed, 8) {

@@ -60,6 +60,7 @@ func randomHeartbeat(r *rand.Rand) *Heartbeat {
 // TestAppendHeartbeatAgrees: MarshalPayload's hand-written heartbeat
 // encoding is byte for byte proto.Marshal's, on random heartbeats.
 func TestAppendHeartbeatAgrees(t *testing.T) {
+	t.Parallel()
 	const seed = 42
 	r := rand.New(rand.NewPCG(seed, 1))
 	for i := range 2000 {

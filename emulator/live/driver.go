@@ -44,6 +44,9 @@ type Options struct {
 	Logger      *slog.Logger
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// EagerDecoding makes every peer decode messages whole
+	// (peer.DecodeEagerly).
+	EagerDecoding bool
 }
 
 // Driver hosts peers as actors on a NATS bus: the bookkeeping is
@@ -208,6 +211,9 @@ type adoptedPeer struct {
 // bus to its mailbox.
 func (h *host) AddPeer(p *peer.Peer, io peer.IO) (*actor.PID, error) {
 	d := (*Driver)(h)
+	if d.opts.EagerDecoding {
+		p.DecodeEagerly()
+	}
 	a := &peer.Actor{Endpoint: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.spawn(a, io)
 	return pid, d.route(bus.Address(p.ID()), pid)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/overlay"
-	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/sim"
 )
@@ -17,7 +16,7 @@ import (
 // neighbors per peer). One iteration is one emulated second; events/s
 // counts protocol events (message deliveries and timer expiries) per wall
 // second. decode=eager decodes every heartbeat's neighbor list, as before
-// lazy decoding (peer.EagerDecoding).
+// lazy decoding (DriverOptions.EagerDecoding).
 //
 //	go test -run XXX -bench BenchmarkDriverEvents -benchtime 300x ./emulator/sim/
 func BenchmarkDriverEvents(b *testing.B) {
@@ -27,21 +26,19 @@ func BenchmarkDriverEvents(b *testing.B) {
 			name = "decode=eager"
 		}
 		b.Run(name, func(b *testing.B) {
-			peer.EagerDecoding = eager
-			defer func() { peer.EagerDecoding = false }()
-			benchmarkDriverEvents(b)
+			benchmarkDriverEvents(b, eager)
 		})
 	}
 }
 
-// benchmarkDriverEvents is BenchmarkDriverEvents with the current decoding.
-func benchmarkDriverEvents(b *testing.B) {
+// benchmarkDriverEvents is BenchmarkDriverEvents with one decoding.
+func benchmarkDriverEvents(b *testing.B, eager bool) {
 	const peers, dims = 2000, 4
 	nodes, err := population.Generate(population.Mixed, peers, dims, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := sim.NewDriver(sim.DriverOptions{Seed: 1, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}})
+	d := sim.NewDriver(sim.DriverOptions{Seed: 1, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, EagerDecoding: eager})
 	for i, nd := range nodes {
 		if err := d.Spawn(overlay.NodeID(i+1), nd.Point, time.Duration(i)*time.Minute/peers); err != nil {
 			b.Fatal(err)

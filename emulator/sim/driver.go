@@ -22,6 +22,9 @@ type DriverOptions struct {
 	Latency time.Duration
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// EagerDecoding makes every peer decode messages whole
+	// (peer.DecodeEagerly): the same run, for tests and benchmarks.
+	EagerDecoding bool
 }
 
 // Driver runs peers in a World. It implements the emulator's driver
@@ -32,6 +35,7 @@ type Driver struct {
 	bus    bus.Bus // the world, or a decorator of it (WrapBus)
 	client *peer.Client
 	loop   time.Duration // wall time spent in AdvanceTo's event loop
+	eager  bool          // DriverOptions.EagerDecoding
 }
 
 // NewDriver returns a deterministic driver for one run.
@@ -41,7 +45,7 @@ func NewDriver(opts DriverOptions) *Driver {
 	}
 	w := New(opts.Seed, opts.Latency)
 	w.Recycle() // the peers and the job client copy what they keep
-	d := &Driver{w: w, bus: w}
+	d := &Driver{w: w, bus: w, eager: opts.EagerDecoding}
 	d.Init("sim", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Traffic, Jobs: opts.Jobs})
 	return d
 }
@@ -78,6 +82,9 @@ func (h *host) IO(overlay.NodeID) peer.IO { return io{(*Driver)(h)} }
 // AddPeer implements driver.Host: the peer receives from the bus and
 // fires its timers on the event loop.
 func (h *host) AddPeer(p *peer.Peer, _ peer.IO) (*peer.Peer, error) {
+	if h.eager {
+		p.DecodeEagerly()
+	}
 	addr := bus.Address(p.ID())
 	if err := h.bus.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
 		return nil, err
