@@ -105,7 +105,7 @@ func TestMessagesAccountedOnEmulator(t *testing.T) {
 	if err := sc.Validate(); err != nil {
 		t.Fatalf("seed %d: %v", sc.Seed, err)
 	}
-	s := runScenario(t, sc, emulator.DriverEmulator).Summary
+	s := runScenario(t, sc, emulator.DriverLive).Summary
 	a := checkBooks(t, s)
 	if a.Dropped.Partition == 0 || a.Dropped.Loss == 0 || a.Duplicated == 0 || a.Refused+a.Lost == 0 || a.Delivered == 0 {
 		t.Errorf("seed %d: a fault put no message in its bucket: %+v", sc.Seed, a)
@@ -119,7 +119,7 @@ func TestMessagesAccountedOnEmulator(t *testing.T) {
 // message is still in the link-delay queue when the run ends; the books
 // count each of them as in flight (not lost silently), on both drivers.
 func TestInFlightAtEndCounted(t *testing.T) {
-	for _, driver := range []string{emulator.DriverSim, emulator.DriverEmulator} {
+	for _, driver := range []string{emulator.DriverSim, emulator.DriverLive} {
 		sc := quickstart(t)
 		// The overlay is built outside the bus, so that every peer
 		// heartbeats over it from the start.

@@ -39,7 +39,7 @@ func TestAdoptedPeersStartAsMembersOverNATS(t *testing.T) {
 	for i, m := range b.Members {
 		want[i] = m.Node.Snapshot()
 	}
-	d, err := live.New(live.Options{Seed: seed, TimeScale: 60, Overlay: cfg, Metrics: metrics.NewRun(metrics.RunInfo{Driver: DriverEmulator})})
+	d, err := live.New(live.Options{Seed: seed, TimeScale: 60, Overlay: cfg, Metrics: metrics.NewRun(metrics.RunInfo{Driver: DriverLive})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestDirectBootstrapRun(t *testing.T) {
 	}
 	sc.Peers.Count, sc.Duration, sc.Peers.Bootstrap = 300, 3*time.Minute, scenario.BootstrapDirect
 	var firsts []Sample
-	for _, driver := range []string{DriverSim, DriverEmulator} {
+	for _, driver := range []string{DriverSim, DriverLive} {
 		var first *Sample
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		res, err := Run(ctx, sc, Options{Driver: driver, Progress: func(s Sample) {

@@ -261,10 +261,10 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverEmulator})
+	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverEmulator, Metrics: m})
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive, Metrics: m})
 	if err != nil {
 		t.Fatalf("seed %d: %v", sc.Seed, err)
 	}

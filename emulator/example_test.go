@@ -10,7 +10,7 @@ import (
 
 // A Go test in your own repository can describe a scenario, run it with the
 // deterministic driver (the same seed gives the same summary) or on real
-// actors over NATS (emulator.DriverEmulator), and assert on the summary.
+// actors over NATS (emulator.DriverLive), and assert on the summary.
 // Here: 150 peers, graceful churn faster than the heartbeat period; after
 // churn stops the overlay must be exact again.
 func Example() {

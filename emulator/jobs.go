@@ -187,7 +187,7 @@ func (j *jobRun) start(drv Driver) error {
 		return nil
 	}
 	j.member = drv.Member
-	if drv.Name() == DriverEmulator {
+	if drv.Name() == DriverLive {
 		j.inFlight = j.sc.Oracle.Interval
 	}
 	if err := drv.AddClient(jobs.ClientConfig{Timeout: j.sc.Jobs.ClientTimeout, MaxAttempts: j.sc.Jobs.MaxAttempts}); err != nil {

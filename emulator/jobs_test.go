@@ -187,7 +187,7 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	conservedOverNATS(t, runScenario(t, sc, emulator.DriverEmulator).Summary, 60, true)
+	conservedOverNATS(t, runScenario(t, sc, emulator.DriverLive).Summary, 60, true)
 }
 
 // TestCensoredWaits: with more work than the peers can do, jobs not
@@ -329,7 +329,7 @@ matchmaking: {scheme: can-p}
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runScenario(t, sc, emulator.DriverEmulator)
+	res := runScenario(t, sc, emulator.DriverLive)
 	s, j := res.Summary, res.Summary.Jobs
 	conserved(t, "emulator", sc.Seed, j, true)
 	if !j.Drained || j.Completed+j.Failed != j.Submitted || s.EmulatedSeconds <= sc.Duration.Seconds() || s.EmulatedSeconds > sc.Horizon().Seconds() {

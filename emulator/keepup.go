@@ -27,9 +27,9 @@ const cpuBudget = 0.6
 // minLagTimers is the fewest timer observations whose p99 keepUp judges.
 const minLagTimers = 100
 
-// EmulatorSummary says whether the emulator kept up with the requested
+// LiveSummary says whether the emulator kept up with the requested
 // time scale (summary.json "emulator").
-type EmulatorSummary struct {
+type LiveSummary struct {
 	// KeptUp is false when the clock lag p99, in emulated time, exceeded
 	// LagTolerance of the heartbeat period, or the bus dropped messages.
 	KeptUp bool `json:"kept_up"`
@@ -89,8 +89,8 @@ type SimSummary struct {
 // The lag judged is the p99 — or, over fewer than minLagTimers timers,
 // where a p99 is a single timer (one hiccup while the peers spawn), the
 // median (LagJudged says which).
-func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float64, timers uint64, cpu time.Duration, emulated float64, drops uint64) *EmulatorSummary {
-	e := &EmulatorSummary{
+func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float64, timers uint64, cpu time.Duration, emulated float64, drops uint64) *LiveSummary {
+	e := &LiveSummary{
 		LagP99EmulatedSeconds: lagP99 * scale,
 		LagToleranceSeconds:   tolerance * period.Seconds(),
 		tolerance:             tolerance,
@@ -157,7 +157,7 @@ func roundDown2(v float64) float64 {
 }
 
 // verdict is the summary table's line for e.
-func (e *EmulatorSummary) verdict(scale float64) string {
+func (e *LiveSummary) verdict(scale float64) string {
 	if e.Aborted {
 		return fmt.Sprintf("NO, ABORTED: at %.0f s emulated the guard found %s; time scale %g was too fast, try %g", *e.OverloadAtSeconds, e.Reason, scale, e.SuggestedTimeScale)
 	}
@@ -180,7 +180,7 @@ func cpuTime() time.Duration {
 // emulator's clock runs on while the oracle waits for late peers, so the
 // guard may trip at an emulated time past the run's last sample (or its
 // duration). Every report of an aborted run then names the same instant.
-func (e *EmulatorSummary) clampTo(end float64) {
+func (e *LiveSummary) clampTo(end float64) {
 	for _, p := range []**float64{&e.BehindAtSeconds, &e.OverloadAtSeconds} {
 		if *p != nil && **p > end {
 			v := end
@@ -191,7 +191,7 @@ func (e *EmulatorSummary) clampTo(end float64) {
 
 // check is the invariant kept_up: the clock lag p99 stayed within the
 // tolerance, the bus dropped nothing and the guard did not stop the run.
-func (e *EmulatorSummary) check(scale float64, drops uint64) InvariantCheck {
+func (e *LiveSummary) check(scale float64, drops uint64) InvariantCheck {
 	c := InvariantCheck{Name: "kept_up", OK: e.KeptUp && !e.Aborted}
 	if c.OK {
 		c.Detail = fmt.Sprintf("clock lag %s %.3g s emulated ≤ %.3g s (%g%% of the heartbeat period), no bus drops", e.LagJudged, e.judged, e.LagToleranceSeconds, 100*e.tolerance)

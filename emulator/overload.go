@@ -181,7 +181,7 @@ type overloadTrip struct {
 }
 
 // record copies the guard's findings into the summary's emulator section.
-func (t *overloadTrip) record(e *EmulatorSummary) {
+func (t *overloadTrip) record(e *LiveSummary) {
 	if t == nil {
 		return
 	}

@@ -32,10 +32,12 @@ import (
 	"github.com/gridbed/gridbed/metrics"
 )
 
-// Driver names.
+// Driver names, as --driver and summary.json's "driver" spell them. The
+// live driver (emulator/live: actors over NATS at scaled wall-clock time)
+// is called "emulator" on the command line and in results.
 const (
-	DriverEmulator = "emulator"
-	DriverSim      = "sim"
+	DriverLive = "emulator"
+	DriverSim  = "sim"
 )
 
 // Driver is what runs the peers: both drivers implement it.
@@ -127,7 +129,7 @@ var (
 
 // Options are the run's settings that are not part of the scenario.
 type Options struct {
-	// Driver is DriverEmulator (default) or DriverSim.
+	// Driver is DriverLive (default) or DriverSim.
 	Driver string
 	// Metrics receives the run's series; nil creates a private one.
 	Metrics *metrics.Run
@@ -189,7 +191,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 		return nil, err
 	}
 	if opts.Driver == "" {
-		opts.Driver = DriverEmulator
+		opts.Driver = DriverLive
 	}
 	r := &run{ctx: ctx, sc: sc, opts: opts, m: opts.Metrics}
 	if r.m == nil {
@@ -324,7 +326,7 @@ func (r *run) prepare() (*Result, error) {
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
 		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), EagerDecoding: r.opts.EagerDecoding})
-	case DriverEmulator:
+	case DriverLive:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: r.ocfg, Metrics: r.m,
 			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: r.jr.setup(),
@@ -335,7 +337,7 @@ func (r *run) prepare() (*Result, error) {
 		}
 		r.drv = ld
 	default:
-		return nil, fmt.Errorf("unknown driver %q: use %s or %s", opts.Driver, DriverEmulator, DriverSim)
+		return nil, fmt.Errorf("unknown driver %q: use %s or %s", opts.Driver, DriverLive, DriverSim)
 	}
 	r.pd, _ = r.drv.(pacedDriver)
 	return nil, nil

@@ -125,7 +125,7 @@ func TestQuickstartOnEmulatorAgreesWithSim(t *testing.T) {
 		// property checkable without depending on the machine's speed.
 		sc.Peers.Count, sc.TimeScale = 150, 30
 	}
-	emu := runScenario(t, sc, emulator.DriverEmulator).Summary
+	emu := runScenario(t, sc, emulator.DriverLive).Summary
 	sm := runScenario(t, sc, emulator.DriverSim).Summary
 	checkQuickstartShape(t, emu)
 	checkQuickstartShape(t, sm)
@@ -280,7 +280,7 @@ func TestChurnOnEmulator(t *testing.T) {
 	sc.Peers.Count, sc.Peers.JoinWindow = 60, 30*time.Second
 	sc.Duration, sc.Churn.Start, sc.Churn.Stop, sc.Churn.Interval = 6*time.Minute, time.Minute, 5*time.Minute, 10*time.Second
 	sc.TimeScale = 60
-	res := runScenario(t, sc, emulator.DriverEmulator)
+	res := runScenario(t, sc, emulator.DriverLive)
 	s := res.Summary
 	if s.Churn.Joins == 0 || s.Churn.Leaves+s.Churn.Failures == 0 {
 		t.Fatalf("seed %d: churn %+v", sc.Seed, s.Churn)

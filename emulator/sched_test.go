@@ -153,7 +153,7 @@ faults:
 		// time compression and a shorter run keep them in step.
 		sc.TimeScale, sc.Duration, sc.Workload.Jobs, minDone = 240, 80*time.Minute, 60, 30
 	}
-	s := runScenario(t, sc, emulator.DriverEmulator).Summary
+	s := runScenario(t, sc, emulator.DriverLive).Summary
 	conservedOverNATS(t, s, minDone, false)
 	if j := s.Jobs; j.Migrations.InternodePull == 0 {
 		t.Errorf("seed %d: no job was pulled (migrations %+v, pull rejects %d)", sc.Seed, j.Migrations, j.PullRejects)

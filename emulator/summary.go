@@ -133,7 +133,7 @@ type Summary struct {
 	} `json:"clock"`
 	// Emulator is present for the emulator driver: whether it kept up
 	// with the requested time scale (see keepup.go).
-	Emulator *EmulatorSummary `json:"emulator,omitempty"`
+	Emulator *LiveSummary `json:"emulator,omitempty"`
 	// Sim is present for the deterministic driver: its event loop's speed.
 	Sim        *SimSummary       `json:"sim,omitempty"`
 	Churn      ChurnSummary      `json:"churn"`
@@ -384,7 +384,7 @@ func (s Summary) PrintTable(w io.Writer) {
 	if r := s.Messages.PerWallSecond; r != nil {
 		row("message rate", fmt.Sprintf("%.0f msgs per wall second (window)", *r))
 	}
-	if s.Driver == DriverEmulator {
+	if s.Driver == DriverLive {
 		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
 	}
 	if e := s.Emulator; e != nil {

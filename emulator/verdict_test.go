@@ -131,7 +131,7 @@ func TestShortWindowIsNotMeasured(t *testing.T) {
 // does) stops it and returns what it measured, on both drivers and in the
 // in-process join phase.
 func TestInterruptKeepsResults(t *testing.T) {
-	for _, driver := range []string{DriverSim, DriverEmulator} {
+	for _, driver := range []string{DriverSim, DriverLive} {
 		t.Run(driver, func(t *testing.T) {
 			sc := verdictScenario(t, 60, 20*time.Minute)
 			sc.TimeScale = 120
@@ -162,7 +162,7 @@ func TestInterruptKeepsResults(t *testing.T) {
 		sc := verdictScenario(t, 3000, 20*time.Minute, "peers.bootstrap=direct")
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		res, err := Run(ctx, sc, Options{Driver: DriverEmulator})
+		res, err := Run(ctx, sc, Options{Driver: DriverLive})
 		if err != nil {
 			t.Fatalf("seed %d: %v", sc.Seed, err)
 		}
@@ -184,7 +184,7 @@ func TestMemoryCeilingStopsRun(t *testing.T) {
 		t.Errorf("seed %d: outcome %q after %g s emulated, exit %d", s.Seed, s.Outcome, s.EmulatedSeconds, s.ExitCode(true))
 	}
 	sc = verdictScenario(t, 10000, 10*time.Minute, "peers.bootstrap=direct") // seconds of join phase
-	s = runVerdict(t, sc, Options{Driver: DriverEmulator, MemoryCeiling: 1})
+	s = runVerdict(t, sc, Options{Driver: DriverLive, MemoryCeiling: 1})
 	wantCheck(t, s, "run_completed", false, "join phase", "memory")
 	if s.Outcome != OutcomeOverloaded {
 		t.Errorf("seed %d: outcome %q", s.Seed, s.Outcome)
@@ -217,7 +217,7 @@ func TestMemoryCeilingJudgesThisRun(t *testing.T) {
 func TestAdmissionRefusesWhatCannotFit(t *testing.T) {
 	const limit = 12 << 30
 	sc := verdictScenario(t, 1_000_000, 10*time.Minute)
-	err := Admit(sc, DriverEmulator, limit)
+	err := Admit(sc, DriverLive, limit)
 	if err == nil || !strings.Contains(err.Error(), "GiB of memory") || !strings.Contains(err.Error(), "lower peers.count to") {
 		t.Fatalf("a million peers admitted: %v", err)
 	}
@@ -228,14 +228,14 @@ func TestAdmissionRefusesWhatCannotFit(t *testing.T) {
 		t.Fatalf("no sensible peer count in %q", msg)
 	}
 	sc.Peers.Count = fits
-	if err := Admit(sc, DriverEmulator, limit); err != nil {
+	if err := Admit(sc, DriverLive, limit); err != nil {
 		t.Errorf("the suggested %d peers do not fit: %v", fits, err)
 	}
-	if err := Admit(verdictScenario(t, 500, 10*time.Minute), DriverEmulator, limit); err != nil {
+	if err := Admit(verdictScenario(t, 500, 10*time.Minute), DriverLive, limit); err != nil {
 		t.Errorf("the quickstart refused: %v", err)
 	}
 	// 14 dimensions: 2,000 peers reached 14 GB on the project machine.
-	if err := Admit(verdictScenario(t, 2000, 10*time.Minute, "overlay.dimensions=14", "peers.bootstrap=direct"), DriverEmulator, limit); err == nil {
+	if err := Admit(verdictScenario(t, 2000, 10*time.Minute, "overlay.dimensions=14", "peers.bootstrap=direct"), DriverLive, limit); err == nil {
 		t.Error("2,000 peers in 14 dimensions admitted under 12 GiB")
 	}
 }
@@ -245,7 +245,7 @@ func TestAdmissionRefusesWhatCannotFit(t *testing.T) {
 // it sustained, below the requested scale.
 func TestAbortReportsOneInstant(t *testing.T) {
 	late := 3121.0
-	e := &EmulatorSummary{OverloadAtSeconds: &late, BehindAtSeconds: &late}
+	e := &LiveSummary{OverloadAtSeconds: &late, BehindAtSeconds: &late}
 	e.clampTo(600)
 	if *e.OverloadAtSeconds != 600 || *e.BehindAtSeconds != 600 {
 		t.Errorf("clamped to %v / %v, want 600", *e.OverloadAtSeconds, *e.BehindAtSeconds)
@@ -253,7 +253,7 @@ func TestAbortReportsOneInstant(t *testing.T) {
 	sc := verdictScenario(t, 1000, 10*time.Minute)
 	sc.TimeScale = 100
 	var s Summary
-	s.Emulator = &EmulatorSummary{SuggestedTimeScale: 880}
+	s.Emulator = &LiveSummary{SuggestedTimeScale: 880}
 	s.Overlay.NeighborsMean = 10
 	// 1,000 peers × 10 neighbors / 30 s need 333 msgs per emulated second;
 	// 10,000 handled per wall second sustain ×30, planned at 0.6: 18.

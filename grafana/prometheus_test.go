@@ -253,7 +253,7 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverEmulator, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	srv, err := metrics.Serve("127.0.0.1:0", m.Registry)
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ faults:
 	runStart := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverEmulator, Metrics: m})
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	peers := fs.Int("peers", 0, "peers.count (0: the scenario's)")
 	timeScale := fs.Float64("time-scale", 0, "time_scale (0: the scenario's)")
 	duration := fs.Duration("duration", 0, "emulated duration (0: the scenario's)")
-	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
+	driver := fs.String("driver", emulator.DriverLive, "emulator or sim")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noCeiling := fs.Bool("no-ceiling", false, "skip the raw actor → NATS → actor ceiling")
 	ceilingFor := fs.Duration("ceiling-duration", 5*time.Second, "how long the ceiling is measured (after 1 s of warm-up)")

@@ -150,7 +150,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // validDriver reports whether name is a driver, saying what to write
 // instead on stderr when it is not.
 func validDriver(cmd, name string, stderr io.Writer) bool {
-	if name == emulator.DriverEmulator || name == emulator.DriverSim {
+	if name == emulator.DriverLive || name == emulator.DriverSim {
 		return true
 	}
 	fmt.Fprintf(stderr, "gridbed %s: --driver %q is not a driver — write --driver emulator or --driver sim\n", cmd, name)
@@ -218,7 +218,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var sets setFlags
 	fs.Var(&sets, "set", "override a scenario key (key=value); repeatable")
 	out := fs.String("out", "", "results directory")
-	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
+	driver := fs.String("driver", emulator.DriverLive, "emulator or sim")
 	metricsAddr := fs.String("metrics-addr", defaultMetricsAddr, `serve /metrics here ("off" disables)`)
 	pprofAddr := fs.String("pprof-addr", "", `serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)`)
 	progress := fs.String("progress", "auto", "auto, on or off")

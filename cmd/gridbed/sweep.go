@@ -54,7 +54,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "override a scenario key for every run (key=value); repeatable")
 	fs.Var(&axes, "vary", "a grid axis: key=value1,value2,…; repeatable")
 	out := fs.String("out", "", "results directory")
-	driver := fs.String("driver", emulator.DriverEmulator, "emulator or sim")
+	driver := fs.String("driver", emulator.DriverLive, "emulator or sim")
 	withReport := fs.Bool("report", true, "write report.html with figures comparing the grid points (and each point's own report)")
 	columns := fs.String("columns", "", "summary.json paths to tabulate, comma separated (default: the overlay's figures, or the jobs' when the scenario has a workload)")
 	pos, err := parseInterleaved(fs, args)

@@ -21,7 +21,7 @@ import (
 
 // Options configure Run.
 type Options struct {
-	// Driver is emulator.DriverEmulator (default) or emulator.DriverSim.
+	// Driver is emulator.DriverLive (default) or emulator.DriverSim.
 	Driver string
 	// Ceiling configures the ceiling measurement (emulator driver only);
 	// a zero Size uses the scenario's mean protocol message size, so both
@@ -129,7 +129,7 @@ type Report struct {
 // the ceiling with messages of the scenario's mean size, and reports both.
 func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, error) {
 	if opts.Driver == "" {
-		opts.Driver = emulator.DriverEmulator
+		opts.Driver = emulator.DriverLive
 	}
 	rep := &Report{
 		Scenario: sc.Name, Driver: opts.Driver, Date: time.Now().UTC().Format(time.DateOnly),
@@ -189,7 +189,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		rep.PeersSustained = rep.Peers
 	}
 
-	if opts.Driver == emulator.DriverEmulator && !opts.NoCeiling && s.Outcome != emulator.OutcomeInterrupted {
+	if opts.Driver == emulator.DriverLive && !opts.NoCeiling && s.Outcome != emulator.OutcomeInterrupted {
 		// Free the scenario's heap first: the ceiling gets the machine
 		// the scenario had.
 		runtime.GC()
@@ -233,7 +233,7 @@ func (r *Report) PrintTable(w io.Writer) {
 			c.MessagesPerSecond, c.Options.Actors, c.Options.InFlight, c.Options.Size, c.Options.Connections, c.Dropped)
 		row("ratio to ceiling", "%.1f%%", 100*r.CeilingRatio)
 	}
-	if r.Driver == emulator.DriverEmulator {
+	if r.Driver == emulator.DriverLive {
 		row("clock lag", "p50 %.3g s, p99 %.3g s, max %.3g s (wall)", r.ClockLagP50Seconds, r.ClockLagP99Seconds, r.ClockLagMaxSeconds)
 		verdict := "yes"
 		if !r.KeptUp {
