@@ -276,6 +276,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptContext(stderr)
 	defer stop()
 	fmt.Fprintf(stderr, "running %s: %d peers, %v emulated, driver %s, time scale %g\n", pos[0], sc.Peers.Count, sc.Duration, *driver, sc.TimeScale)
+	if e := sc.Experiment; e != nil {
+		fmt.Fprintf(stderr, "this file is an experiment (%s %s %s, %d findings): run measures one point of it; `gridbed reproduce %s` runs its sweep and judges the findings\n",
+			e.Paper, e.Section, e.Figure, len(e.Findings), pos[0])
+	}
 	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m, Progress: bar.update, Logger: logger})
 	bar.done()
 	if err != nil {

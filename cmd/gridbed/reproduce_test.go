@@ -12,20 +12,17 @@ import (
 	"github.com/gridbed/gridbed/examples/papers"
 )
 
-// TestReproduceAllSmoke runs the experiment suite's reduced versions (each
-// experiment at its smoke scale, one seed) through the command and holds
-// each experiment to the orderings its smoke run names.
-func TestReproduceAllSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs every experiment's reduced version")
-	}
-	dir := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := gridbed(t, "reproduce", "all", "--smoke", "--out", dir, "--report=false")
+// reproduceAll runs `gridbed reproduce all` with args into dir and returns
+// the experiments of its index, one for every experiment file.
+func reproduceAll(t *testing.T, dir string, args ...string) []reproduce.Report {
+	t.Helper()
+	args = append([]string{"reproduce", "all", "--out", dir, "--report=false"}, args...)
+	code, stdout, stderr := gridbed(t, args...)
 	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "outcome: ") {
-		t.Errorf("no outcome line:\n%s", stdout)
+		t.Errorf("%v: no outcome line:\n%s", args, stdout)
 	}
 	var index struct {
 		Experiments []reproduce.Report `json:"experiments"`
@@ -38,9 +35,20 @@ func TestReproduceAllSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(index.Experiments) != len(papers.Names()) {
-		t.Fatalf("%d experiments reproduced, want %d", len(index.Experiments), len(papers.Names()))
+		t.Fatalf("%v: %d experiments reproduced, want %d", args, len(index.Experiments), len(papers.Names()))
 	}
-	for _, rep := range index.Experiments {
+	return index.Experiments
+}
+
+// TestReproduceAllSmoke runs the experiment suite's reduced versions (each
+// experiment at its smoke scale, one seed) through the command and holds
+// each experiment to the orderings its smoke run names.
+func TestReproduceAllSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every experiment's reduced version")
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, rep := range reproduceAll(t, dir, "--smoke") {
 		sc, err := papers.Load(rep.Experiment)
 		if err != nil {
 			t.Fatal(err)
@@ -75,24 +83,7 @@ func TestReproduceAllTenth(t *testing.T) {
 		t.Skip("runs every experiment at a tenth of its size")
 	}
 	dir := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := gridbed(t, "reproduce", "all", "--scale", "0.1", "--seeds", "1", "--out", dir, "--report=false")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	var index struct {
-		Experiments []reproduce.Report `json:"experiments"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &index); err != nil {
-		t.Fatal(err)
-	}
-	if len(index.Experiments) != len(papers.Names()) {
-		t.Fatalf("%d experiments reproduced, want %d", len(index.Experiments), len(papers.Names()))
-	}
-	for _, rep := range index.Experiments {
+	for _, rep := range reproduceAll(t, dir, "--scale", "0.1", "--seeds", "1") {
 		sc, err := papers.Load(rep.Experiment)
 		if err != nil {
 			t.Fatal(err)
@@ -208,5 +199,10 @@ experiment:
 	}
 	if code, _, stderr := gridbed(t, "reproduce", "--judge", dir); code != 2 || !strings.Contains(stderr, "give the directory of an earlier") {
 		t.Errorf("--judge on a directory without a reproduction: exit %d, %q", code, stderr)
+	}
+	// `run` on the same file measures one point and says how to get the rest.
+	code, _, stderr = gridbed(t, "run", file, "--driver", "sim", "--metrics-addr", "off", "--report=false", "--out", filepath.Join(dir, "one"))
+	if code != 0 || !strings.Contains(stderr, "this file is an experiment") || !strings.Contains(stderr, "gridbed reproduce "+file) {
+		t.Errorf("run on an experiment file: exit %d, stderr %q", code, stderr)
 	}
 }
