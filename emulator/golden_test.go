@@ -92,6 +92,7 @@ func TestGoldenExamples(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each run is one single-threaded event loop
 			sc, err := scenario.Load(file)
 			if err != nil {
 				t.Fatal(err)

@@ -71,50 +71,6 @@ func TestReproduceAllSmoke(t *testing.T) {
 	}
 }
 
-// TestReproduceAllTenth runs the whole suite at a tenth of every
-// experiment's size with one seed, as a user taking a quick look would
-// (`gridbed reproduce all --scale 0.1 --seeds 1`, about a minute on two
-// cores). At that size the orderings are not the papers' (a 30-peer system
-// is one neighbourhood), so it asserts what must hold at any size: every
-// planned run ran and passed its own invariants, and every finding was
-// judged from measured runs.
-func TestReproduceAllTenth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs every experiment at a tenth of its size")
-	}
-	dir := filepath.Join(t.TempDir(), "out")
-	for _, rep := range reproduceAll(t, dir, "--scale", "0.1", "--seeds", "1") {
-		sc, err := papers.Load(rep.Experiment)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Scale != 0.1 || len(rep.Seeds) != 1 {
-			t.Errorf("%s: scale %v, seeds %v; want 0.1 and one seed", rep.Experiment, rep.Scale, rep.Seeds)
-		}
-		if rep.RunsPlanned == 0 || len(rep.Runs) != rep.RunsPlanned || rep.Outcomes["passed"] != rep.RunsPlanned {
-			t.Errorf("%s: %d of %d runs, outcomes %v", rep.Experiment, len(rep.Runs), rep.RunsPlanned, rep.Outcomes)
-		}
-		if len(rep.Findings) != len(sc.Experiment.Findings) {
-			t.Errorf("%s: %d findings judged, the file has %d", rep.Experiment, len(rep.Findings), len(sc.Experiment.Findings))
-		}
-		for _, m := range rep.Runs {
-			for _, metric := range rep.Metrics {
-				if _, ok := m.Values[metric]; !ok {
-					t.Errorf("%s: run %s recorded no %s", rep.Experiment, m.Dir, metric)
-				}
-			}
-		}
-		for _, f := range rep.Findings {
-			switch {
-			case f.Verdict != "reproduced" && f.Verdict != "ordering" && f.Verdict != "not-reproduced":
-				t.Errorf("%s: finding %s has verdict %q", rep.Experiment, f.ID, f.Verdict)
-			case f.Measured == nil && !strings.Contains(f.Why, "nothing to compare"):
-				t.Errorf("%s: finding %s has no value and does not say why: %q", rep.Experiment, f.ID, f.Why)
-			}
-		}
-	}
-}
-
 func TestReproduceUsage(t *testing.T) {
 	code, stdout, _ := gridbed(t, "reproduce", "--list")
 	if code != 0 {
