@@ -282,10 +282,10 @@ func (n *Node) bestBalloon(req []uint32) (balloonPick, bool) {
 		}
 	}
 	for _, nb := range n.view.Neighbors() {
-		if nb.Load != nil {
-			for _, b := range nb.Load.Balloons {
+		if l := n.loadOf(&nb); l != nil {
+			for _, b := range l.Balloons {
 				if b != nil {
-					consider(balloonPick{b: b, at: nb.Load})
+					consider(balloonPick{b: b, at: l})
 				}
 			}
 		}

@@ -232,7 +232,9 @@ func TestBalloonAfterFreeNodes(t *testing.T) {
 	spec.Req = []uint32{tReq0, tReq1, vAmt(1, 2)}
 	n.Step(0, idL0, &wire.JobPush{Job: spec, Owner: uint64(tOwnerID), Epoch: 1})
 	tOne[*wire.JobAssign](t, tDrain(n), idU0)
-	free.Residual, free.Waiting = []float32{0, 0, 0}, 1
+	busy := proto.Clone(free).(*wire.Load) // U0's next heartbeat: busy
+	busy.Residual, busy.Waiting = []float32{0, 0, 0}, 1
+	v.nbs[0].Load = busy
 	spec = vSpec(2, 1, 2, time.Hour)
 	spec.Req = []uint32{tReq0, tReq1, vAmt(1, 2)}
 	n.Step(0, idL0, &wire.JobPush{Job: spec, Owner: uint64(tOwnerID), Epoch: 1})

@@ -123,7 +123,7 @@ type View interface {
 	Owns(p can.Point) bool
 	Zone() can.Zone
 	Point() can.Point
-	Neighbors() []*overlay.Neighbor
+	Neighbors() []overlay.Neighbor
 	NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) overlay.NodeID
 }
 

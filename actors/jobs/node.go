@@ -170,6 +170,7 @@ type Node struct {
 	sched      scheduler  // dynamic scheduling state (000 §IV)
 	res        residue    // our Balloon (002 §3.1.3)
 	hosted     map[overlay.NodeID]*hosted
+	est        map[overlay.NodeID]estimate // our neighbors' loads (estimates.go)
 	ticking    bool
 	lastStatus time.Duration
 	left       bool
@@ -204,6 +205,7 @@ func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
 		cfg: cfg.withDefaults(), view: view, rng: rng, central: central, self: view.ID(),
 		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
 		disowned: map[uint64]handedOn{}, ended: map[uint64]ended{}, hosted: map[overlay.NodeID]*hosted{},
+		est: map[overlay.NodeID]estimate{},
 	}
 	n.capacity = n.cfg.Res.Capacity(view.Point())
 	n.capacity[ResCores] = max(n.capacity[ResCores], 1)
@@ -282,15 +284,18 @@ func (n *Node) Snapshot() Snapshot {
 func (n *Node) LoadInfo() *wire.Load {
 	own := n.view.Zone()
 	var ups []load.Upper
-	for _, nb := range n.view.Neighbors() {
-		if nb.Load == nil {
+	nbs := n.view.Neighbors()
+	n.forgetEstimates(nbs)
+	for _, nb := range nbs {
+		nl := n.loadOf(&nb)
+		if nl == nil {
 			continue
 		}
-		u := load.Upper{Zone: nb.Zone, Queue: float64(nb.Load.Queue)}
-		if nb.Load.Cores > 0 { // I(u) in cores: TNC(u) (002 §3.1.4, Eq 3.1)
-			u.Cores, u.Queue = tnc(nb.Load), float64(nb.Load.Demand)
+		u := load.Upper{Zone: nb.Zone, Queue: float64(nl.Queue)}
+		if nl.Cores > 0 { // I(u) in cores: TNC(u) (002 §3.1.4, Eq 3.1)
+			u.Cores, u.Queue = tnc(nl), float64(nl.Demand)
 		}
-		for _, a := range nb.Load.Agg {
+		for _, a := range nl.Agg {
 			u.AI = append(u.AI, aggOf(a))
 		}
 		ups = append(ups, u)

@@ -82,8 +82,17 @@ func (v *fakeView) Joined() bool                           { return true }
 func (v *fakeView) Owns(p can.Point) bool                  { return v.zone.Contains(p) }
 func (v *fakeView) Zone() can.Zone                         { return v.zone }
 func (v *fakeView) Point() can.Point                       { return v.point }
-func (v *fakeView) Neighbors() []*overlay.Neighbor         { return v.nbs }
 func (v *fakeView) nb(id overlay.NodeID) *overlay.Neighbor { return tFindNb(v.nbs, id) }
+
+// Neighbors copies the table, as the overlay does: the test's entries
+// stay the test's.
+func (v *fakeView) Neighbors() []overlay.Neighbor {
+	out := make([]overlay.Neighbor, len(v.nbs))
+	for i, nb := range v.nbs {
+		out[i] = *nb
+	}
+	return out
+}
 
 func (v *fakeView) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) overlay.NodeID {
 	v.asked = append(v.asked, slices.Clone(p))
@@ -289,10 +298,10 @@ func TestMatchFastestFreeCapableNode(t *testing.T) {
 			if at := tTimers(r, TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
 				t.Fatalf("job timers %v, want [%v]", at, now+tPeriod)
 			}
-			if l := v.nb(idU1).Load; l.Queue != 1 || l.Free != 0 {
+			if l := n.loadOf(v.nb(idU1)); l.Queue != 1 || l.Free != 0 {
 				t.Fatalf("U1's load after the assignment: queue %d free %d, want 1 and 0", l.Queue, l.Free)
 			}
-			if l := v.nb(idU0).Load; l.Queue != 0 || l.Free != 1 {
+			if l := n.loadOf(v.nb(idU0)); l.Queue != 0 || l.Free != 1 {
 				t.Fatalf("U0's load changed: queue %d free %d", l.Queue, l.Free)
 			}
 			if s := n.Snapshot(); !slices.Equal(s.Owned, []uint64{7}) || len(s.Held) != 0 {
@@ -305,7 +314,7 @@ func TestMatchFastestFreeCapableNode(t *testing.T) {
 			if a := tOne[*wire.JobAssign](t, r, idU0); a.Job.GetId() != 8 || a.Epoch != 1 {
 				t.Fatalf("second JobAssign %v", a)
 			}
-			if l := v.nb(idU0).Load; l.Queue != 1 || l.Free != 0 {
+			if l := n.loadOf(v.nb(idU0)); l.Queue != 1 || l.Free != 0 {
 				t.Fatalf("U0's load after the assignment: queue %d free %d", l.Queue, l.Free)
 			}
 
@@ -315,8 +324,17 @@ func TestMatchFastestFreeCapableNode(t *testing.T) {
 			n.Step(now, 50, &wire.JobSubmit{Job: tSpec(9, time.Second)})
 			r = tDrain(n)
 			tOne[*wire.JobAssign](t, r, idU1)
-			if l := v.nb(idU1).Load; l.Queue != 2 || l.Free != 0 {
+			if l := n.loadOf(v.nb(idU1)); l.Queue != 2 || l.Free != 0 {
 				t.Fatalf("U1's load after a busy assignment: queue %d free %d, want 2 and 0", l.Queue, l.Free)
+			}
+			// Our estimates are ours: the overlay's table keeps what the
+			// heartbeats said, and the next heartbeat replaces the estimate.
+			if l := v.nb(idU1).Load; l.Queue != 0 || l.Free != 1 {
+				t.Fatalf("the job core changed the overlay's entry for U1: queue %d free %d", l.Queue, l.Free)
+			}
+			v.nb(idU1).Load = tLoad(4, 0, 3, can.Point{uint32(tQ3), uint32(tQ3), 0})
+			if l := n.loadOf(v.nb(idU1)); l.Queue != 4 || l.Free != 0 {
+				t.Fatalf("U1's estimate after its next heartbeat: queue %d free %d, want 4 and 0", l.Queue, l.Free)
 			}
 		})
 	}
@@ -442,7 +460,7 @@ func TestMatchRandomNeighborhoods(t *testing.T) {
 				t.Fatalf("%s seed %d: assigned to %d, want one of %v (candidates %+v)", scheme, seed, got, want, cands)
 			}
 			if got != idS {
-				l := v.nb(got).Load
+				l := n.loadOf(v.nb(got))
 				c := cands[slices.IndexFunc(cands, func(c tCand) bool { return c.id == got })]
 				wantFree := uint32(0)
 				if c.cores > 0 {
@@ -483,7 +501,7 @@ func TestCANLeastLoadedCapable(t *testing.T) {
 	if a := tOne[*wire.JobAssign](t, r, idU2); a.Owner != uint64(idS) || a.Epoch != 1 {
 		t.Fatalf("JobAssign %v", a)
 	}
-	if l := v.nb(idU2).Load; l.Queue != 2 || l.Free != 0 {
+	if l := n.loadOf(v.nb(idU2)); l.Queue != 2 || l.Free != 0 {
 		t.Fatalf("U2's load: queue %d free %d, want 2 and 0 (no underflow)", l.Queue, l.Free)
 	}
 	// Now U1 alone has the least queue.
@@ -616,7 +634,7 @@ func TestCANPPushesToUpperNeighborMinimizingFd(t *testing.T) {
 		if e := tOneEvent(t, r, EvPushed); e.Job != 7 || e.Hops != 1 || e.Peer != idS {
 			t.Fatalf("seed %d: pushed event %+v", seed, e)
 		}
-		if l := v.nb(idU1).Load; l.Queue != 2 {
+		if l := n.loadOf(v.nb(idU1)); l.Queue != 2 {
 			t.Fatalf("seed %d: pushing counted the job in U1's queue (%d)", seed, l.Queue)
 		}
 		if s := n.Snapshot(); !slices.Equal(s.Owned, []uint64{7}) {
@@ -655,7 +673,7 @@ func TestCANPStopsWithNothingAboveAndTakesBestScore(t *testing.T) {
 			if a.Job.GetId() != 7 || a.Owner != 60 || a.Epoch != 2 || a.Hops != 3 {
 				t.Fatalf("seed %d carried %v: JobAssign %v, want owner 60, epoch 2, hops 3", seed, carried, a)
 			}
-			if l := v.nb(idU1).Load; l.Queue != wantQ {
+			if l := n.loadOf(v.nb(idU1)); l.Queue != wantQ {
 				t.Fatalf("seed %d carried %v: U1's queue %d, want %d", seed, carried, l.Queue, wantQ)
 			}
 			if s := n.Snapshot(); len(s.Owned) != 0 {
@@ -698,7 +716,7 @@ func TestCENTUsesCentralPick(t *testing.T) {
 	if !slices.Equal(c.asked, []uint64{7}) {
 		t.Fatalf("central asked about %v", c.asked)
 	}
-	if l := v.nb(idU0).Load; l.Queue != 0 || l.Free != 1 {
+	if l := n.loadOf(v.nb(idU0)); l.Queue != 0 || l.Free != 1 {
 		t.Fatalf("CENT changed a neighbor's load: %v", l)
 	}
 

@@ -154,8 +154,8 @@ func (n *Node) schedule(now time.Duration) {
 
 // known is a neighbor whose heartbeat carried dynamic-scheduling load.
 type known struct {
-	nb  *overlay.Neighbor
-	l   *wire.Load
+	id  overlay.NodeID
+	l   *wire.Load // our estimate (estimates.go)
 	cap Vec
 	res Vec
 }
@@ -163,8 +163,8 @@ type known struct {
 func (n *Node) knownNeighbors() []known {
 	var ks []known
 	for _, nb := range n.view.Neighbors() {
-		if l := nb.Load; l != nil && len(l.Residual) == numRes && len(l.Point) == len(n.view.Point()) {
-			ks = append(ks, known{nb: nb, l: l, cap: n.cfg.Res.Capacity(l.Point), res: vecOf(l.Residual)})
+		if l := n.loadOf(&nb); l != nil && len(l.Residual) == numRes && len(l.Point) == len(n.view.Point()) {
+			ks = append(ks, known{id: nb.ID, l: l, cap: n.cfg.Res.Capacity(l.Point), res: vecOf(l.Residual)})
 		}
 	}
 	return ks
@@ -202,7 +202,7 @@ func (n *Node) pushInternode(now time.Duration) bool {
 			}
 		}
 		if best != nil {
-			n.offer(now, h, best.nb.ID, wire.MigrateKind_MIGRATE_INTERNODE, 0)
+			n.offer(now, h, best.id, wire.MigrateKind_MIGRATE_INTERNODE, 0)
 			return true
 		}
 	}
@@ -267,7 +267,7 @@ func (n *Node) pushQueue(now time.Duration) bool {
 	if bestH == nil {
 		return false
 	}
-	n.offer(now, bestH, bestK.nb.ID, wire.MigrateKind_MIGRATE_QUEUE, L)
+	n.offer(now, bestH, bestK.id, wire.MigrateKind_MIGRATE_QUEUE, L)
 	return true
 }
 
@@ -345,16 +345,17 @@ func (n *Node) onReply(now time.Duration, from overlay.NodeID, m *wire.MigrateRe
 	n.transfer(now, h, from, m.Kind, false)
 }
 
+// neighborLoad is our estimate of neighbor id's load (nil: none).
 func (n *Node) neighborLoad(id overlay.NodeID) *wire.Load {
 	for _, nb := range n.view.Neighbors() {
 		if nb.ID == id {
-			return nb.Load
+			return n.loadOf(&nb)
 		}
 	}
 	return nil
 }
 
-// noteSent counts a job we sent a neighbor in our copy of its load, so
+// noteSent counts a job we sent a neighbor in our estimate of its load, so
 // that the next decision before its heartbeat does not count on the same
 // residual resources or short queue.
 func noteSent(l *wire.Load, d Vec, waits bool) {
@@ -497,11 +498,11 @@ func (n *Node) pullTarget(ks []known, skip func(overlay.NodeID) bool) overlay.No
 			if pass {
 				w = k.l.NearWaiting
 			}
-			if w == 0 || skip(k.nb.ID) {
+			if w == 0 || skip(k.id) {
 				continue
 			}
-			if w > bestW || w == bestW && k.nb.ID < best {
-				best, bestW = k.nb.ID, w
+			if w > bestW || w == bestW && k.id < best {
+				best, bestW = k.id, w
 			}
 		}
 	}
@@ -513,8 +514,8 @@ func (n *Node) pullTarget(ks []known, skip func(overlay.NodeID) bool) overlay.No
 func (n *Node) nearWaiting() uint32 {
 	var w uint32
 	for _, nb := range n.view.Neighbors() {
-		if nb.Load != nil {
-			w = max(w, nb.Load.Waiting)
+		if l := n.loadOf(&nb); l != nil {
+			w = max(w, l.Waiting)
 		}
 	}
 	return w
@@ -550,7 +551,7 @@ func (n *Node) pullQueue(now time.Duration) bool {
 		if can.Capable(n.view.Point(), k.l.Point) && l > 0 && l < L {
 			return false // a less capable neighbor is less loaded
 		}
-		if l > L && !n.askedRecently(k.nb.ID, now) && (best == nil || k.l.NormLoad > best.l.NormLoad) {
+		if l > L && !n.askedRecently(k.id, now) && (best == nil || k.l.NormLoad > best.l.NormLoad) {
 			kk := k
 			best = &kk
 		}
@@ -558,7 +559,7 @@ func (n *Node) pullQueue(now time.Duration) bool {
 	if best == nil {
 		return false
 	}
-	n.requestPull(now, best.nb.ID, wire.MigrateKind_MIGRATE_QUEUE)
+	n.requestPull(now, best.id, wire.MigrateKind_MIGRATE_QUEUE)
 	return true
 }
 

@@ -321,8 +321,16 @@ func (n *Node) Extra() []can.Zone { return n.extra }
 // Point is the node's fixed coordinate. Do not modify.
 func (n *Node) Point() can.Point { return n.point }
 
-// Neighbors is the node's neighbor table, sorted by ID. Do not modify.
-func (n *Node) Neighbors() []*Neighbor { return n.nbrs }
+// Neighbors is a copy of the node's neighbor table, sorted by ID: the
+// entries are the caller's, the table stays the node's. The zones, splits
+// and loads they point to are shared: do not modify them.
+func (n *Node) Neighbors() []Neighbor {
+	out := make([]Neighbor, len(n.nbrs))
+	for i, nb := range n.nbrs {
+		out[i] = *nb
+	}
+	return out
+}
 
 // Status returns the node's counters.
 func (n *Node) Status() Status { return n.status }
