@@ -280,7 +280,8 @@ func (n *Node) Snapshot() Snapshot {
 
 // LoadInfo computes the load our heartbeats carry (003 §4.4): our queue
 // size, free cores, speed, point and AI_d for every dimension (Eq 1) from
-// the loads our neighbors' last heartbeats carried.
+// our estimates of our neighbors' loads. The overlay asks for it once per
+// heartbeat period (overlay.LoadSource).
 func (n *Node) LoadInfo() *wire.Load {
 	own := n.view.Zone()
 	var ups []load.Upper

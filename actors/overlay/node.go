@@ -279,8 +279,10 @@ type Node struct {
 	// give the same answer, so the check is skipped.
 	holeKey uint64
 	holeAt  can.Point
-	// load rides on our heartbeats (SetLoad); nil sends none.
-	load *wire.Load
+	// loads gives the load our heartbeats carry (SetLoadSource); load is
+	// its answer for the current period. Nil sends none.
+	loads LoadSource
+	load  *wire.Load
 	// epoch counts changes of the neighbor table and the tombstones
 	// (touch); with version and joined it is the state a relayed entry is
 	// judged against (learn), see stateKey.
@@ -360,6 +362,9 @@ func (n *Node) Tick(now time.Duration, kind TimerKind) {
 	}
 	switch kind {
 	case TimerHeartbeat:
+		if n.loads != nil {
+			n.load = n.loads.LoadInfo()
+		}
 		if n.joined && now >= n.nextBeat {
 			n.heartbeat(now)
 		}
@@ -400,10 +405,18 @@ func (n *Node) Step(now time.Duration, from NodeID, m proto.Message) {
 	}
 }
 
-// SetLoad sets the load information our heartbeats carry from now on
-// (003 §4.4: aggregated load rides on the periodic neighbor update). The
-// node keeps l; do not modify it afterwards.
-func (n *Node) SetLoad(l *wire.Load) { n.load = l }
+// LoadSource gives the load information a peer's heartbeats carry (003
+// §4.4: aggregated load rides on the periodic neighbor update): the job
+// core's (*jobs.Node implements it). The node keeps what LoadInfo returns
+// until the next call: do not modify it afterwards.
+type LoadSource interface {
+	LoadInfo() *wire.Load
+}
+
+// SetLoadSource makes our heartbeats carry the load s gives: it is asked
+// once per heartbeat timer, before that period's failure detection changes
+// the table, so the load is the one of the period's start.
+func (n *Node) SetLoadSource(s LoadSource) { n.loads = s }
 
 func (n *Node) info() *wire.NodeInfo {
 	return &wire.NodeInfo{Id: uint64(n.id), Zone: zoneToWire(n.zone), Version: n.version, Extra: extrasToWire(n.extra)}

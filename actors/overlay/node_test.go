@@ -1815,3 +1815,51 @@ func TestNoTakeoverRequest(t *testing.T) {
 		}
 	}
 }
+
+// tLoads is a load source that counts how often it is asked and what the
+// table held then.
+type tLoads struct {
+	n     *Node
+	asked int
+	nbrs  []int
+}
+
+func (s *tLoads) LoadInfo() *wire.Load {
+	s.asked++
+	s.nbrs = append(s.nbrs, len(s.n.Neighbors()))
+	return &wire.Load{Queue: uint32(s.asked)}
+}
+
+// The load source is asked once per heartbeat timer, before the period's
+// failure detection, and its answer rides on that period's heartbeats
+// (003 §4.4); the neighbor table the caller gets is a copy.
+func TestLoadSourceRidesOnHeartbeats(t *testing.T) {
+	a := tMember(t, 1, can.Point{tQ1, tQ1}, tZone2(0, tHalf, 0, tFull), 1)
+	b := tMember(t, 2, can.Point{tQ3, tQ1}, tZone2(tHalf, tFull, 0, tFull), 1)
+	tLink(a, b, true)
+	src := &tLoads{n: a}
+	a.SetLoadSource(src)
+	a.Tick(a.nextBeat, TimerHeartbeat)
+	if hb := tOnly[*wire.Heartbeat](t, tDrain(a), 2); src.asked != 1 || hb.GetLoad().GetQueue() != 1 {
+		t.Fatalf("asked %d times, heartbeat's load %v: want asked once, queue 1", src.asked, hb.GetLoad())
+	}
+	// b falls silent: the period that declares it failed still carries the
+	// load computed with b in the table.
+	for i := 0; i <= a.cfg.FailAfter && len(a.Neighbors()) != 0; i++ {
+		a.Tick(a.nextBeat, TimerHeartbeat)
+		tDrain(a)
+	}
+	if len(a.Neighbors()) != 0 || src.nbrs[len(src.nbrs)-1] != 1 {
+		t.Fatalf("table %v, source saw %v neighbors: want b dropped after the source was asked", a.Neighbors(), src.nbrs)
+	}
+	nbs := a.Neighbors()
+	tLink(a, b, true)
+	if c := a.Neighbors(); len(nbs) != 0 || len(c) != 1 {
+		t.Fatalf("Neighbors shares the table: %v then %v", nbs, c)
+	}
+	c := a.Neighbors()
+	c[0].Version = 99
+	if a.Neighbors()[0].Version != 1 {
+		t.Fatal("a change to Neighbors' copy reached the table")
+	}
+}

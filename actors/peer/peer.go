@@ -127,6 +127,7 @@ func (p *Peer) Overlay() *overlay.Node { return p.node }
 func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
 	p.jobCfg = setup.Config(p.node.Point())
 	p.jobs = jobs.New(p.node, p.jobCfg, rng, setup.Central)
+	p.node.SetLoadSource(p.jobs) // the load rides on the heartbeat (003 §4.4): fresh at each one
 	p.sink = setup.Sink
 }
 
@@ -180,10 +181,6 @@ func (p *Peer) Fire(kind overlay.TimerKind, at time.Duration) {
 		if p.jobs != nil {
 			p.jobs.Tick(now, kind)
 		}
-	case kind == overlay.TimerHeartbeat && p.jobs != nil:
-		// The load rides on the heartbeat (003 §4.4): fresh at each one.
-		p.node.SetLoad(p.jobs.LoadInfo())
-		p.node.Tick(now, kind)
 	default:
 		p.node.Tick(now, kind)
 	}
