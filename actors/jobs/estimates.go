@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -42,7 +43,7 @@ func (n *Node) loadOf(nb *overlay.Neighbor) *wire.Load {
 // with the same heartbeat.
 func (n *Node) forgetEstimates(nbs []overlay.Neighbor) {
 	for id := range n.est {
-		if _, ok := slices.BinarySearchFunc(nbs, id, func(nb overlay.Neighbor, id overlay.NodeID) int { return cmp.Compare(nb.ID, id) }); !ok {
+		if _, ok := slices.BinarySearchFunc(nbs, id, func(nb overlay.Neighbor, id core.NodeID) int { return cmp.Compare(nb.ID, id) }); !ok {
 			delete(n.est, id)
 		}
 	}

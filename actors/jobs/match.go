@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -26,7 +26,7 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 	o.run, o.assigned = 0, 0
 	o.since = now
 	if n.cfg.Scheme.central() {
-		r := overlay.NodeID(0)
+		r := core.NodeID(0)
 		o.central = false
 		if q, ok := n.central.(CentralQueue); ok && n.cfg.Scheme == SchemeCENTQueue {
 			var capable bool
@@ -50,7 +50,7 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 
 // candidate is a possible run node seen from here.
 type candidate struct {
-	id    overlay.NodeID
+	id    core.NodeID
 	util  float64 // queue length, or required over available cores (002 Eq 3.4)
 	free  bool    // it can start the job now
 	speed float64
@@ -183,7 +183,7 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 		return
 	}
 	if stop && m.Best != nil {
-		id := overlay.NodeID(m.Best.Id)
+		id := core.NodeID(m.Best.Id)
 		c := candidate{id: id}
 		for _, x := range cs {
 			if x.id == id {
@@ -204,9 +204,9 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 // AI_d(u).queue / AI_d(u).nodes² (003 Eq 3) — with multi-core nodes
 // required cores over cores² (002 Eq 3.2) — with our estimate of its
 // load and that dimension; 0 when no upper neighbor has nodes above it.
-func (n *Node) pushTarget() (overlay.NodeID, *wire.Load, int) {
+func (n *Node) pushTarget() (core.NodeID, *wire.Load, int) {
 	own := n.view.Zone()
-	var best overlay.NodeID
+	var best core.NodeID
 	var bestL *wire.Load
 	bestF, bestD := math.Inf(1), -1
 	for _, nb := range n.view.Neighbors() {
@@ -231,7 +231,7 @@ func (n *Node) pushTarget() (overlay.NodeID, *wire.Load, int) {
 // the space with nothing capable, the job fails: no node can run it.
 func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 	own, pt := n.view.Zone(), n.view.Point()
-	var next overlay.NodeID
+	var next core.NodeID
 	short := false
 	for _, nb := range n.view.Neighbors() {
 		d, upper, ok := can.Abut(own, nb.Zone)
@@ -255,7 +255,7 @@ func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 	}
 }
 
-func (n *Node) push(to overlay.NodeID, m *wire.JobPush) {
+func (n *Node) push(to core.NodeID, m *wire.JobPush) {
 	m.Hops++
 	m.Pushes++
 	n.status.Pushes++
@@ -273,8 +273,8 @@ func (n *Node) assignTo(now time.Duration, c candidate, m *wire.JobPush) {
 	n.assign(now, c.id, &wire.JobAssign{Job: m.Job, Owner: m.Owner, Epoch: m.Epoch, Hops: m.Hops})
 }
 
-func (n *Node) assign(now time.Duration, to overlay.NodeID, a *wire.JobAssign) {
-	if o, ok := n.owned[a.Job.Id]; ok && overlay.NodeID(a.Owner) == n.self && a.Epoch == o.epoch {
+func (n *Node) assign(now time.Duration, to core.NodeID, a *wire.JobAssign) {
+	if o, ok := n.owned[a.Job.Id]; ok && core.NodeID(a.Owner) == n.self && a.Epoch == o.epoch {
 		o.assigned = to
 	}
 	if to == n.self {
@@ -288,12 +288,12 @@ func (n *Node) assign(now time.Duration, to overlay.NodeID, a *wire.JobAssign) {
 // was pushed to tells the owner through a JobReturn-less path by failing
 // it directly to the client (the owner drops it on its next status).
 func (n *Node) failMatch(now time.Duration, m *wire.JobPush, reason string) {
-	if o, ok := n.owned[m.Job.Id]; ok && overlay.NodeID(m.Owner) == n.self {
+	if o, ok := n.owned[m.Job.Id]; ok && core.NodeID(m.Owner) == n.self {
 		n.fail(o, reason)
 		return
 	}
 	// Not the owner: the owner's matchmaking timeout would retry forever,
 	// so tell the client (the job's outcome) and the owner (drop it).
-	n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
-	n.send(overlay.NodeID(m.Owner), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
+	n.send(core.NodeID(m.Job.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
+	n.send(core.NodeID(m.Owner), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
 }
