@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/faults/timeline"
 	"github.com/gridbed/gridbed/metrics"
@@ -93,12 +93,12 @@ func (c *chaos) summary() FaultSummary {
 // and remembers every peer's point.
 type idAlloc struct {
 	mu     sync.Mutex
-	last   overlay.NodeID
+	last   core.NodeID
 	points []can.Point // by id-1
 }
 
 // Next returns the next id, for a peer at p.
-func (a *idAlloc) Next(p can.Point) overlay.NodeID {
+func (a *idAlloc) Next(p can.Point) core.NodeID {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.last++
@@ -107,7 +107,7 @@ func (a *idAlloc) Next(p can.Point) overlay.NodeID {
 }
 
 // Point is the point of peer id.
-func (a *idAlloc) Point(id overlay.NodeID) can.Point {
+func (a *idAlloc) Point(id core.NodeID) can.Point {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.points[id-1]

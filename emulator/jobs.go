@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/ledger"
@@ -30,7 +30,7 @@ type jobRun struct {
 	// interarrival is the mean inter-arrival time the jobs were drawn
 	// with: workload.interarrival, or the one workload.load chose.
 	interarrival time.Duration
-	member       func(overlay.NodeID) bool // set once the driver exists
+	member       func(core.NodeID) bool // set once the driver exists
 	// stopped says how the run was stopped before its end — "aborted
 	// (the emulator could not keep up)" or "interrupted" — or is "": every
 	// job not ended then was cut short (some in messages the frozen peers
@@ -62,7 +62,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
 	scheme := sc.SchemeName()
-	j.ledger = ledger.New(func(id overlay.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
+	j.ledger = ledger.New(func(id core.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()
 		switch e.Kind {
 		case jobs.EvMigrated:
@@ -411,7 +411,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	// A job runs at the end where a live run node holds it (and the
 	// ledger saw it start there).
 	type hold struct {
-		node overlay.NodeID
+		node core.NodeID
 		job  uint64
 	}
 	held := map[hold]bool{}
@@ -422,11 +422,11 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 			}
 		}
 	}
-	waits, censored := j.ledger.Waits(t, func(job uint64, node overlay.NodeID) bool { return held[hold{node, job}] })
+	waits, censored := j.ledger.Waits(t, func(job uint64, node core.NodeID) bool { return held[hold{node, job}] })
 	j.waits = slices.Clone(waits)
 	s.WaitSeconds, s.WaitCensored = quantiles(waits), uint64(censored)
 	s.WaitSecondsCompleted = quantiles(f.Wait)
-	steady, sc := j.ledger.WaitsFrom(t, j.sc.Workload.Warmup, func(job uint64, node overlay.NodeID) bool { return held[hold{node, job}] })
+	steady, sc := j.ledger.WaitsFrom(t, j.sc.Workload.Warmup, func(job uint64, node core.NodeID) bool { return held[hold{node, job}] })
 	s.WaitSecondsSteady, s.SteadyJobs, s.SteadyCensored = quantiles(steady), uint64(len(steady)), uint64(sc)
 	s.WarmupSeconds = j.sc.Workload.Warmup.Seconds()
 	if j.live > 0 {

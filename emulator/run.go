@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
@@ -46,7 +47,7 @@ type Driver interface {
 	// Spawn creates peer id (1, 2, 3, … in order) of the initial
 	// population at point; it joins at its slot or once the previous peer
 	// has joined, whichever is later (package joinorder).
-	Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error
+	Spawn(id core.NodeID, point can.Point, slot time.Duration) error
 	// Start starts emulated time (at 0) and the join sequence; call it once
 	// the initial population is spawned.
 	Start()
@@ -54,14 +55,14 @@ type Driver interface {
 	// simulator's event loop, the emulator's timer goroutine).
 	At(t time.Duration, fn func())
 	// Join adds peer id (the next id) at point, joining at once (churn).
-	Join(id overlay.NodeID, point can.Point) error
+	Join(id core.NodeID, point can.Point) error
 	// Depart makes a random member leave gracefully, or crash when fail is
 	// set; it returns the peer, or 0 when there was no member.
-	Depart(fail bool) overlay.NodeID
+	Depart(fail bool) core.NodeID
 	// DepartPicked makes the members pick chooses (given the current
 	// members in increasing order) depart at once, crashing when fail is
 	// set; it returns those that did.
-	DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID
+	DepartPicked(pick func(members []core.NodeID) []core.NodeID, fail bool) []core.NodeID
 	// Adopt adds the next peer of the initial population from an overlay
 	// built outside the bus (peers.bootstrap: direct), already a member;
 	// Start starts it, and emulated time, at at (the handover).
@@ -82,7 +83,7 @@ type Driver interface {
 	// Submit hands a job to the client; call it in the driver's context (At).
 	Submit(spec *wire.JobSpec)
 	// Member reports whether peer id is a current member of the overlay.
-	Member(id overlay.NodeID) bool
+	Member(id core.NodeID) bool
 	// Alive is the number of peers that should be members: spawned (or
 	// adopted, or joined by churn) and not departed.
 	Alive() int
@@ -362,7 +363,7 @@ func (r *run) spawn() error {
 		if sc.Peers.Count > 1 {
 			startAt = time.Duration(int64(sc.Peers.JoinWindow) * int64(i) / int64(sc.Peers.Count))
 		}
-		if err := drv.Spawn(overlay.NodeID(i+1), n.Point, startAt); err != nil {
+		if err := drv.Spawn(core.NodeID(i+1), n.Point, startAt); err != nil {
 			return err
 		}
 	}
@@ -681,17 +682,17 @@ func (r *run) finish() (*Result, error) {
 // draw) joins in its place. A slot whose peer is no longer a member (a
 // fault crashed it) is not refilled.
 func scheduleSessions(drv Driver, plan []churn.Turnover, nodes []population.Node, slots int, ids *idAlloc, c *churnCounts, m *metrics.Run, logger *slog.Logger) {
-	holder := make([]overlay.NodeID, slots) // written in the driver's context only
+	holder := make([]core.NodeID, slots) // written in the driver's context only
 	for i := range holder {
-		holder[i] = overlay.NodeID(i + 1)
+		holder[i] = core.NodeID(i + 1)
 	}
 	for i, ev := range plan {
 		n := nodes[i]
 		drv.At(ev.At, func() {
 			old := holder[ev.Slot]
-			gone := drv.DepartPicked(func(members []overlay.NodeID) []overlay.NodeID {
+			gone := drv.DepartPicked(func(members []core.NodeID) []core.NodeID {
 				if _, ok := slices.BinarySearch(members, old); ok {
-					return []overlay.NodeID{old}
+					return []core.NodeID{old}
 				}
 				return nil
 			}, ev.Fail)

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -35,10 +35,10 @@ import (
 
 // residue is the Residue-node side: the Balloon this node announced.
 type residue struct {
-	point  can.Point      // the announced point; nil: no Balloon
-	host   overlay.NodeID // the host, as its last acknowledgement said; 0: not known
-	acked  time.Duration  // when a host last acknowledged it
-	routed time.Duration  // when it was last routed from here
+	point  can.Point     // the announced point; nil: no Balloon
+	host   core.NodeID   // the host, as its last acknowledgement said; 0: not known
+	acked  time.Duration // when a host last acknowledged it
+	routed time.Duration // when it was last routed from here
 }
 
 // hosted is a Balloon attached to this node.
@@ -114,7 +114,7 @@ func (n *Node) detach(now time.Duration) {
 	n.res = residue{}
 }
 
-func (n *Node) sendBalloon(now time.Duration, to overlay.NodeID, m *wire.BalloonAttach) {
+func (n *Node) sendBalloon(now time.Duration, to core.NodeID, m *wire.BalloonAttach) {
 	if to == n.self {
 		n.onBalloonAttach(now, m)
 		return
@@ -131,7 +131,7 @@ func (n *Node) onBalloonAttach(now time.Duration, m *wire.BalloonAttach) {
 	if !n.validBalloon(b, !m.Detach) {
 		return
 	}
-	id := overlay.NodeID(b.Node)
+	id := core.NodeID(b.Node)
 	p := can.Point(b.Point)
 	if !n.view.Owns(p) {
 		delete(n.hosted, id)
@@ -160,7 +160,7 @@ func (n *Node) onBalloonAttach(now time.Duration, m *wire.BalloonAttach) {
 }
 
 // onBalloonAck: host from has our Balloon.
-func (n *Node) onBalloonAck(now time.Duration, from overlay.NodeID, m *wire.BalloonAck) {
+func (n *Node) onBalloonAck(now time.Duration, from core.NodeID, m *wire.BalloonAck) {
 	if n.res.point == nil || len(m.Point) != len(n.res.point) {
 		return
 	}
@@ -217,8 +217,8 @@ func (n *Node) balloonPeriodic(now time.Duration) {
 }
 
 // hostedIDs are the Balloons attached to us, in node order.
-func (n *Node) hostedIDs() []overlay.NodeID {
-	ids := make([]overlay.NodeID, 0, len(n.hosted))
+func (n *Node) hostedIDs() []core.NodeID {
+	ids := make([]core.NodeID, 0, len(n.hosted))
 	for id := range n.hosted {
 		ids = append(ids, id)
 	}
@@ -269,7 +269,7 @@ func (n *Node) bestBalloon(req []uint32) (balloonPick, bool) {
 	d := n.cfg.Res.Demand(req)
 	consider := func(c balloonPick) {
 		b := c.b
-		if overlay.NodeID(b.Node) == n.self || !usable(b) || !can.Capable(b.Point, req) || !Fits(d, n.cfg.Res.Capacity(b.Point)) {
+		if core.NodeID(b.Node) == n.self || !usable(b) || !can.Capable(b.Point, req) || !Fits(d, n.cfg.Res.Capacity(b.Point)) {
 			return
 		}
 		if best.b == nil || b.Speed > best.b.Speed || b.Speed == best.b.Speed && b.Node < best.b.Node {
@@ -282,10 +282,10 @@ func (n *Node) bestBalloon(req []uint32) (balloonPick, bool) {
 		}
 	}
 	for _, nb := range n.view.Neighbors() {
-		if nb.Load != nil {
-			for _, b := range nb.Load.Balloons {
+		if l := n.loadOf(&nb); l != nil {
+			for _, b := range l.Balloons {
 				if b != nil {
-					consider(balloonPick{b: b, at: nb.Load})
+					consider(balloonPick{b: b, at: l})
 				}
 			}
 		}
@@ -296,7 +296,7 @@ func (n *Node) bestBalloon(req []uint32) (balloonPick, bool) {
 // assignBalloon hands a job to a Balloon's physical node, and marks the
 // Balloon used here until its node reports its new residue.
 func (n *Node) assignBalloon(now time.Duration, c balloonPick, m *wire.JobPush) {
-	id := overlay.NodeID(c.b.Node)
+	id := core.NodeID(c.b.Node)
 	if c.mine != nil {
 		c.mine.taken = true
 	}

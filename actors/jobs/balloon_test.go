@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -18,7 +19,7 @@ import (
 // a node of 4 cores and 8 GiB at S's corner, whose residue moves the
 // virtual coordinate (where vRes writes the amounts).
 
-const tHostID overlay.NodeID = 7
+const tHostID core.NodeID = 7
 
 // bNode is a 4-core, 8-GiB run node in the Balloon model. With routed, its
 // zone leaves out the virtual coordinates below 3500, where its residues
@@ -110,7 +111,7 @@ func TestBalloonHostReportsAndExpires(t *testing.T) {
 		if r := tDrain(n); len(r.Messages) != 0 {
 			t.Fatalf("beat %d answered: %s", i, tMsgString(r))
 		}
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		tDrain(n)
 	}
 	if l := n.LoadInfo(); len(l.Balloons) != 1 {
@@ -122,7 +123,7 @@ func TestBalloonHostReportsAndExpires(t *testing.T) {
 	// Silence for FailAfter periods: gone.
 	last := 5*tPeriod + time.Second
 	for now := last + tPeriod; now <= last+tTimeout+tPeriod; now += tPeriod {
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		tDrain(n)
 	}
 	if l := n.LoadInfo(); len(l.Balloons) != 0 {
@@ -232,7 +233,9 @@ func TestBalloonAfterFreeNodes(t *testing.T) {
 	spec.Req = []uint32{tReq0, tReq1, vAmt(1, 2)}
 	n.Step(0, idL0, &wire.JobPush{Job: spec, Owner: uint64(tOwnerID), Epoch: 1})
 	tOne[*wire.JobAssign](t, tDrain(n), idU0)
-	free.Residual, free.Waiting = []float32{0, 0, 0}, 1
+	busy := proto.Clone(free).(*wire.Load) // U0's next heartbeat: busy
+	busy.Residual, busy.Waiting = []float32{0, 0, 0}, 1
+	v.nbs[0].Load = busy
 	spec = vSpec(2, 1, 2, time.Hour)
 	spec.Req = []uint32{tReq0, tReq1, vAmt(1, 2)}
 	n.Step(0, idL0, &wire.JobPush{Job: spec, Owner: uint64(tOwnerID), Epoch: 1})
@@ -261,14 +264,14 @@ func TestBalloonFollowsResidue(t *testing.T) {
 	// pass without an acknowledgement.
 	for i := 1; i <= 3; i++ {
 		now := time.Duration(i) * tPeriod
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		b := tOne[*wire.BalloonAttach](t, tDrain(n), tHostID)
 		if want := now-time.Second >= tTimeout; b.WantAck != want || !slices.Equal(b.Balloon.Point, bPoint(2, 4)) {
 			t.Fatalf("beat at %v: %v, want ack asked %v", now, b, want)
 		}
 	}
 	// No acknowledgement for 2·FailAfter periods: routed afresh.
-	n.Tick(7*tPeriod, TimerJobs)
+	n.Tick(7*tPeriod, core.TimerJobs)
 	if m := tOne[*wire.BalloonAttach](t, tDrain(n), tHostID); !m.WantAck {
 		t.Fatalf("routed afresh without asking for an acknowledgement: %v", m)
 	}
@@ -293,7 +296,7 @@ func TestBalloonFollowsResidue(t *testing.T) {
 		t.Fatalf("residue %v after detaching", n.res.point)
 	}
 	// No Balloon, no beat.
-	n.Tick(9*tPeriod, TimerJobs)
+	n.Tick(9*tPeriod, core.TimerJobs)
 	tNone[*wire.BalloonAttach](t, tDrain(n))
 }
 
@@ -304,7 +307,7 @@ func TestBalloonDetachesWhenIdleOrLeaving(t *testing.T) {
 	vAssign(n, 0, vSpec(1, 1, 2, time.Minute))
 	n.Step(time.Second, tHostID, &wire.BalloonAck{Point: bPoint(3, 6)})
 	tDrain(n)
-	n.Tick(time.Minute, TimerRunDone)
+	n.Tick(time.Minute, core.TimerRunDone)
 	if d := tOne[*wire.BalloonAttach](t, tDrain(n), tHostID); !d.Detach {
 		t.Fatalf("job done, node idle: want a detach, got %v", d)
 	}

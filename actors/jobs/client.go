@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -23,7 +23,7 @@ type ClientConfig struct {
 
 // Injector picks the injection node for a submission: a current member of
 // the overlay (the DHT's "external mechanism", 003 §4.1), 0 if none.
-type Injector func() overlay.NodeID
+type Injector func() core.NodeID
 
 type clientJob struct {
 	spec      *wire.JobSpec
@@ -35,7 +35,7 @@ type clientJob struct {
 // Client submits jobs and waits for their outcome. Every job it submits
 // ends exactly once on its side: with a result, or failed with a reason.
 type Client struct {
-	id      overlay.NodeID
+	id      core.NodeID
 	cfg     ClientConfig
 	inject  Injector
 	jobs    map[uint64]*clientJob
@@ -45,7 +45,7 @@ type Client struct {
 }
 
 // NewClient creates the client at bus address id.
-func NewClient(id overlay.NodeID, cfg ClientConfig, inject Injector) *Client {
+func NewClient(id core.NodeID, cfg ClientConfig, inject Injector) *Client {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Minute
 	}
@@ -56,14 +56,14 @@ func NewClient(id overlay.NodeID, cfg ClientConfig, inject Injector) *Client {
 }
 
 // ID is the client's bus address.
-func (c *Client) ID() overlay.NodeID { return c.id }
+func (c *Client) ID() core.NodeID { return c.id }
 
-// Ready returns what the client wants done and clears it.
-func (c *Client) Ready() Ready {
-	r := c.ready
-	c.ready = Ready{Messages: r.Messages[:0], Timers: r.Timers[:0], Events: r.Events[:0]}
-	return r
-}
+// Ready returns what the client wants done since the last Advance.
+func (c *Client) Ready() Ready { return c.ready }
+
+// Advance tells the client that the caller is done with what Ready
+// returned: the client clears it and reuses its slices.
+func (c *Client) Advance() { c.ready.advance() }
 
 func (c *Client) event(e Event) {
 	e.Peer = c.id
@@ -82,7 +82,7 @@ func (c *Client) Submit(now time.Duration, spec *wire.JobSpec) {
 	c.submit(now, j)
 	if !c.ticking {
 		c.ticking = true
-		c.ready.Timers = append(c.ready.Timers, overlay.Timer{Kind: TimerClient, At: now + c.cfg.Timeout/4})
+		c.ready.SetTimer(core.TimerClient, now+c.cfg.Timeout/4)
 	}
 }
 
@@ -92,17 +92,17 @@ func (c *Client) submit(now time.Duration, j *clientJob) {
 	if to == 0 {
 		return // no member yet: the timeout resubmits it
 	}
-	c.ready.Messages = append(c.ready.Messages, overlay.Out{To: to, Msg: &wire.JobSubmit{Job: proto.Clone(j.spec).(*wire.JobSpec)}})
+	c.ready.Send(to, &wire.JobSubmit{Job: proto.Clone(j.spec).(*wire.JobSpec)})
 }
 
 // Step handles a message to the client.
-func (c *Client) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
+func (c *Client) Step(now time.Duration, from core.NodeID, m proto.Message) {
 	if m == nil || !m.ProtoReflect().IsValid() {
 		return
 	}
 	switch m := m.(type) {
 	case *wire.JobResult:
-		c.result(now, m.Id, m.Attempt, overlay.NodeID(m.Run))
+		c.result(now, m.Id, m.Attempt, core.NodeID(m.Run))
 	case *wire.JobStatus:
 		for _, id := range m.Owned {
 			if j, ok := c.jobs[id]; ok {
@@ -125,7 +125,7 @@ func (c *Client) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
 // the first ends it; a second JobResult (the job ran twice) is a
 // duplicate. A status saying "done" before or after the result is the
 // same outcome, not a duplicate.
-func (c *Client) result(now time.Duration, id uint64, attempt uint32, from overlay.NodeID) {
+func (c *Client) result(now time.Duration, id uint64, attempt uint32, from core.NodeID) {
 	j, ok := c.jobs[id]
 	if !ok {
 		return
@@ -153,8 +153,8 @@ func (c *Client) end(j *clientJob) {
 
 // Tick resubmits every open job the client heard nothing about for its
 // timeout, or fails it after MaxAttempts submissions.
-func (c *Client) Tick(now time.Duration, kind overlay.TimerKind) {
-	if kind != TimerClient {
+func (c *Client) Tick(now time.Duration, kind core.TimerKind) {
+	if kind != core.TimerClient {
 		return
 	}
 	if len(c.open) == 0 {
@@ -176,7 +176,7 @@ func (c *Client) Tick(now time.Duration, kind overlay.TimerKind) {
 		c.event(Event{Kind: EvResubmitted, Job: id, Attempt: j.spec.Attempt})
 		c.submit(now, j)
 	}
-	c.ready.Timers = append(c.ready.Timers, overlay.Timer{Kind: TimerClient, At: now + c.cfg.Timeout/4})
+	c.ready.SetTimer(core.TimerClient, now+c.cfg.Timeout/4)
 }
 
 // Open is the number of jobs submitted and not ended.

@@ -8,18 +8,18 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
 // tInjector hands out the injection nodes in ids in turn (0 once they are
 // used up), counting its calls.
 type tInjector struct {
-	ids   []overlay.NodeID
+	ids   []core.NodeID
 	calls int
 }
 
-func (i *tInjector) pick() overlay.NodeID {
+func (i *tInjector) pick() core.NodeID {
 	i.calls++
 	if len(i.ids) == 0 {
 		return 0
@@ -41,7 +41,7 @@ func tJob(id uint64) *wire.JobSpec {
 
 // Submit sends the job to the injector's pick, attempt 1, from us.
 func TestClientSubmit(t *testing.T) {
-	inj := &tInjector{ids: []overlay.NodeID{5}}
+	inj := &tInjector{ids: []core.NodeID{5}}
 	c := tNewClient(inj, 3)
 	if c.ID() != tClientID {
 		t.Fatalf("id %d", c.ID())
@@ -56,7 +56,7 @@ func TestClientSubmit(t *testing.T) {
 	if e := tOneEvent(t, r, EvSubmitted); e.Job != 7 || e.Attempt != 1 || e.Peer != tClientID {
 		t.Fatalf("submitted %+v", e)
 	}
-	if at := tTimers(r, TimerClient); !slices.Equal(at, []time.Duration{now + tClientTimeout/4}) {
+	if at := tTimers(r, core.TimerClient); !slices.Equal(at, []time.Duration{now + tClientTimeout/4}) {
 		t.Fatalf("client timers %v", at)
 	}
 	if c.Open() != 1 || !slices.Equal(c.OpenIDs(), []uint64{7}) {
@@ -76,23 +76,23 @@ func TestClientSubmit(t *testing.T) {
 // node; word from the owner postpones it; after MaxAttempts the job fails,
 // once.
 func TestClientResubmitsThenGivesUp(t *testing.T) {
-	inj := &tInjector{ids: []overlay.NodeID{5, 6, 7}}
+	inj := &tInjector{ids: []core.NodeID{5, 6, 7}}
 	c := tNewClient(inj, 3)
 	c.Submit(0, tJob(7))
 	first := tOne[*wire.JobSubmit](t, tDrain(c), 5)
 
 	c.Step(30*time.Second, 5, &wire.JobStatus{Owned: []uint64{7}})
 	for _, now := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 69 * time.Second} {
-		c.Tick(now, TimerClient)
+		c.Tick(now, core.TimerClient)
 		r := tDrain(c)
 		if len(r.Messages)+len(r.Events) != 0 {
 			t.Fatalf("at %v (last word at 30s): %s %+v", now, tMsgString(r), r.Events)
 		}
-		if at := tTimers(r, TimerClient); !slices.Equal(at, []time.Duration{now + tClientTimeout/4}) {
+		if at := tTimers(r, core.TimerClient); !slices.Equal(at, []time.Duration{now + tClientTimeout/4}) {
 			t.Fatalf("at %v: timers %v", now, at)
 		}
 	}
-	c.Tick(70*time.Second, TimerClient)
+	c.Tick(70*time.Second, core.TimerClient)
 	r := tDrain(c)
 	if e := tOneEvent(t, r, EvResubmitted); e.Job != 7 || e.Attempt != 2 {
 		t.Fatalf("resubmitted %+v", e)
@@ -108,15 +108,15 @@ func TestClientResubmitsThenGivesUp(t *testing.T) {
 		t.Fatalf("the first submission was changed afterwards: attempt %d", first.Job.Attempt)
 	}
 
-	c.Tick(109*time.Second, TimerClient)
+	c.Tick(109*time.Second, core.TimerClient)
 	if r := tDrain(c); len(r.Events) != 0 {
 		t.Fatalf("resubmitted early: %+v", r.Events)
 	}
-	c.Tick(110*time.Second, TimerClient)
+	c.Tick(110*time.Second, core.TimerClient)
 	if s := tOne[*wire.JobSubmit](t, tDrain(c), 7); s.Job.Attempt != 3 {
 		t.Fatalf("third attempt %v", s)
 	}
-	c.Tick(150*time.Second, TimerClient)
+	c.Tick(150*time.Second, core.TimerClient)
 	r = tDrain(c)
 	if len(r.Messages) != 0 {
 		t.Fatalf("a fourth attempt: %s", tMsgString(r))
@@ -129,7 +129,7 @@ func TestClientResubmitsThenGivesUp(t *testing.T) {
 	}
 	failed := 0
 	for now := 160 * time.Second; now <= 400*time.Second; now += 10 * time.Second {
-		c.Tick(now, TimerClient)
+		c.Tick(now, core.TimerClient)
 		r := tDrain(c)
 		failed += len(tEvents(r, EvFailed))
 		if len(r.Messages) != 0 {
@@ -143,13 +143,13 @@ func TestClientResubmitsThenGivesUp(t *testing.T) {
 		t.Fatalf("injector asked %d times, want 3", inj.calls)
 	}
 	// Nothing open: the timer stopped; a new submission arms it again.
-	c.Tick(500*time.Second, TimerClient)
+	c.Tick(500*time.Second, core.TimerClient)
 	if r := tDrain(c); len(r.Timers) != 0 {
 		t.Fatalf("idle client re-armed: %v", r.Timers)
 	}
-	inj.ids = []overlay.NodeID{8}
+	inj.ids = []core.NodeID{8}
 	c.Submit(600*time.Second, tJob(9))
-	if at := tTimers(tDrain(c), TimerClient); len(at) != 1 {
+	if at := tTimers(tDrain(c), core.TimerClient); len(at) != 1 {
 		t.Fatalf("timer not re-armed by a new submission: %v", at)
 	}
 }
@@ -166,8 +166,8 @@ func TestClientWithoutInjectionNodeResubmits(t *testing.T) {
 	if e := tOneEvent(t, r, EvSubmitted); e.Attempt != 1 {
 		t.Fatalf("submitted %+v", e)
 	}
-	inj.ids = []overlay.NodeID{5}
-	c.Tick(tClientTimeout, TimerClient)
+	inj.ids = []core.NodeID{5}
+	c.Tick(tClientTimeout, core.TimerClient)
 	r = tDrain(c)
 	if s := tOne[*wire.JobSubmit](t, r, 5); s.Job.GetId() != 7 || s.Job.Attempt != 2 {
 		t.Fatalf("resubmission %v", s)
@@ -178,7 +178,7 @@ func TestClientWithoutInjectionNodeResubmits(t *testing.T) {
 // The first JobResult ends the job; another is a duplicate; the owner's
 // "done" after the result is the same outcome.
 func TestClientResultsAndDuplicates(t *testing.T) {
-	c := tNewClient(&tInjector{ids: []overlay.NodeID{5, 5, 5}}, 3)
+	c := tNewClient(&tInjector{ids: []core.NodeID{5, 5, 5}}, 3)
 	c.Submit(0, tJob(7))
 	c.Submit(0, tJob(8))
 	c.Submit(0, tJob(9))
@@ -224,7 +224,7 @@ func TestClientResultsAndDuplicates(t *testing.T) {
 		t.Fatalf("open %v", c.OpenIDs())
 	}
 	// Ended jobs are never resubmitted.
-	c.Tick(time.Hour, TimerClient)
+	c.Tick(time.Hour, core.TimerClient)
 	if r := tDrain(c); len(r.Messages)+len(r.Events) != 0 {
 		t.Fatalf("ended jobs acted on: %s %+v", tMsgString(r), r.Events)
 	}
@@ -241,7 +241,7 @@ func TestClientResultsAndDuplicates(t *testing.T) {
 // of a job the client gave up on, is not one.
 func TestClientDuplicateOnlyForSecondJobResult(t *testing.T) {
 	t.Run("done-status-first", func(t *testing.T) {
-		c := tNewClient(&tInjector{ids: []overlay.NodeID{5}}, 3)
+		c := tNewClient(&tInjector{ids: []core.NodeID{5}}, 3)
 		c.Submit(0, tJob(7))
 		tDrain(c)
 		c.Step(10*time.Second, 1, &wire.JobStatus{Done: []uint64{7}})
@@ -252,9 +252,9 @@ func TestClientDuplicateOnlyForSecondJobResult(t *testing.T) {
 		}
 	})
 	t.Run("after-giving-up", func(t *testing.T) {
-		c := tNewClient(&tInjector{ids: []overlay.NodeID{5}}, 1)
+		c := tNewClient(&tInjector{ids: []core.NodeID{5}}, 1)
 		c.Submit(0, tJob(7))
-		c.Tick(tClientTimeout, TimerClient)
+		c.Tick(tClientTimeout, core.TimerClient)
 		tOneEvent(t, tDrain(c), EvFailed)
 		c.Step(tClientTimeout+time.Second, 3, &wire.JobResult{Id: 7, Attempt: 1, Run: 3})
 		if es := tEvents(tDrain(c), EvDuplicateResult); len(es) != 0 {
@@ -272,7 +272,7 @@ func TestClientEveryJobEndsOnce(t *testing.T) {
 		maxAttempts := 1 + rng.IntN(4)
 		inj := &tInjector{}
 		for range 1000 {
-			inj.ids = append(inj.ids, overlay.NodeID(rng.IntN(4)))
+			inj.ids = append(inj.ids, core.NodeID(rng.IntN(4)))
 		}
 		c := tNewClient(inj, maxAttempts)
 		ended := map[uint64]int{}
@@ -287,7 +287,7 @@ func TestClientEveryJobEndsOnce(t *testing.T) {
 				ids = append(ids, id)
 				c.Submit(now, tJob(id))
 			case k < 5:
-				c.Tick(now, TimerClient)
+				c.Tick(now, core.TimerClient)
 			case k < 7:
 				c.Step(now, 3, &wire.JobStatus{Owned: []uint64{ids[rng.IntN(len(ids))]}})
 			case k < 8:
@@ -338,7 +338,7 @@ func TestClientBadInput(t *testing.T) {
 					t.Errorf("client Step(%T) panicked: %v", m, p)
 				}
 			}()
-			c := tNewClient(&tInjector{ids: []overlay.NodeID{5}}, 3)
+			c := tNewClient(&tInjector{ids: []core.NodeID{5}}, 3)
 			c.Submit(0, tJob(7))
 			tDrain(c)
 			c.Step(time.Second, 1, m)
@@ -347,8 +347,8 @@ func TestClientBadInput(t *testing.T) {
 			}
 		}()
 	}
-	c := tNewClient(&tInjector{ids: []overlay.NodeID{5}}, 3)
-	c.Tick(time.Hour, TimerJobs) // not the client's timer
+	c := tNewClient(&tInjector{ids: []core.NodeID{5}}, 3)
+	c.Tick(time.Hour, core.TimerJobs) // not the client's timer
 	if r := tDrain(c); len(r.Events)+len(r.Messages)+len(r.Timers) != 0 {
 		t.Fatalf("foreign timer acted: %+v", r)
 	}
@@ -363,7 +363,7 @@ func TestClientTypedNilNeverPanics(t *testing.T) {
 					t.Errorf("client Step(%T(nil)) panicked: %v", m, p)
 				}
 			}()
-			c := tNewClient(&tInjector{ids: []overlay.NodeID{5}}, 3)
+			c := tNewClient(&tInjector{ids: []core.NodeID{5}}, 3)
 			c.Submit(0, tJob(7))
 			c.Step(time.Second, 1, m)
 		}()

@@ -7,10 +7,11 @@
 //
 // Like the overlay core it is a single-threaded state machine: the driver
 // hands it messages (Step) and timer expiries (Tick) with the emulated time
-// and collects what it wants done (Ready). It reads the peer's overlay
-// state (zone, neighbors and the load their heartbeats carried) through
-// View, never the other way round. No goroutines, clocks or global
-// randomness inside.
+// and collects what it wants done (Ready, then Advance once done). It
+// reads the peer's overlay state (zone, neighbors and the load their
+// heartbeats carried) through View, never the other way round, and keeps
+// its own estimates of the neighbors' loads (estimates.go). No goroutines,
+// clocks or global randomness inside.
 //
 // The Node's code is split by role: node.go holds its state, Step, Tick and
 // the periodic round; owner.go the injection node and the owner (003 §4.1);
@@ -23,21 +24,9 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
-)
-
-// Timer kinds of the job core: they share the driver's timer channel with
-// the overlay's (whose kinds are small numbers).
-const (
-	// TimerJobs is the periodic owner/run-node heartbeat and recovery check.
-	TimerJobs overlay.TimerKind = 16 + iota
-	// TimerRunDone is the end of a running job's emulated execution.
-	TimerRunDone
-	// TimerClient is the client's periodic resubmission check.
-	TimerClient
-	// TimerSched paces internode scheduling and queue balancing (000 §IV).
-	TimerSched
 )
 
 // Failure reasons a job can end with.
@@ -92,8 +81,8 @@ type Event struct {
 	Kind    EventKind
 	Job     uint64
 	Attempt uint32
-	Peer    overlay.NodeID // where it happened
-	Other   overlay.NodeID // the run node (Queued, Rematched), owner (Adopted)
+	Peer    core.NodeID // where it happened
+	Other   core.NodeID // the run node (Queued, Rematched), owner (Adopted)
 	Hops    uint32
 	Queue   int
 	Reason  string
@@ -105,9 +94,8 @@ type Event struct {
 
 // Ready is what the job core wants done.
 type Ready struct {
-	Messages []overlay.Out
-	Timers   []overlay.Timer
-	Events   []Event
+	core.Outbox
+	Events []Event
 	// Queue is set (with QueueLen) when the node's queue length changed:
 	// the oracle's global view (CENT) follows it at no message cost.
 	QueueChanged bool
@@ -118,20 +106,20 @@ type Ready struct {
 // View is what the job core reads of its peer's overlay core
 // (*overlay.Node implements it).
 type View interface {
-	ID() overlay.NodeID
+	ID() core.NodeID
 	Joined() bool
 	Owns(p can.Point) bool
 	Zone() can.Zone
 	Point() can.Point
-	Neighbors() []*overlay.Neighbor
-	NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) overlay.NodeID
+	Neighbors() []overlay.Neighbor
+	NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) core.NodeID
 }
 
 // Central is the CENT matchmaker: the oracle's global view of every live
 // node, consulted at no message cost. Pick returns the run node for job,
 // 0 when no live node is capable.
 type Central interface {
-	Pick(job *wire.JobSpec) overlay.NodeID
+	Pick(job *wire.JobSpec) core.NodeID
 }
 
 // FreshLoad is the global view's current load of a node: its jobs
@@ -140,7 +128,7 @@ type Central interface {
 // neighbors' last heartbeats — an experiment switch that removes the
 // staleness of 003 §4.4's periodic neighbor state, not a protocol.
 type FreshLoad interface {
-	NodeLoad(id overlay.NodeID) (queue, cores int, ok bool)
+	NodeLoad(id core.NodeID) (queue, cores int, ok bool)
 }
 
 // CentralQueue is the single-queue centralized scheduler (000 §V-A):
@@ -148,7 +136,7 @@ type FreshLoad interface {
 // any live node is capable of it (then the job waits and is asked for
 // again). SchemeCENTQueue uses it.
 type CentralQueue interface {
-	PickNow(job *wire.JobSpec) (overlay.NodeID, bool)
+	PickNow(job *wire.JobSpec) (core.NodeID, bool)
 }
 
 func ref(id uint64, epoch uint32) *wire.JobRef { return &wire.JobRef{Id: id, Epoch: epoch} }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -26,7 +26,7 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 	o.run, o.assigned = 0, 0
 	o.since = now
 	if n.cfg.Scheme.central() {
-		r := overlay.NodeID(0)
+		r := core.NodeID(0)
 		o.central = false
 		if q, ok := n.central.(CentralQueue); ok && n.cfg.Scheme == SchemeCENTQueue {
 			var capable bool
@@ -50,11 +50,11 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 
 // candidate is a possible run node seen from here.
 type candidate struct {
-	id    overlay.NodeID
+	id    core.NodeID
 	util  float64 // queue length, or required over available cores (002 Eq 3.4)
 	free  bool    // it can start the job now
 	speed float64
-	nb    *overlay.Neighbor // nil for ourselves
+	l     *wire.Load // our estimate of its load (estimates.go); nil for ourselves
 }
 
 // candidates lists the capable nodes among ourselves and our neighbors,
@@ -76,8 +76,8 @@ func (n *Node) candidates(req []uint32) []candidate {
 		fresh = nil
 	}
 	for _, nb := range n.view.Neighbors() {
-		if l := nb.Load; l != nil && can.Capable(l.Point, req) {
-			c := candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), nb: nb}
+		if l := n.loadOf(&nb); l != nil && can.Capable(l.Point, req) {
+			c := candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), l: l}
 			if fresh != nil {
 				if q, cores, ok := fresh.NodeLoad(nb.ID); ok {
 					c.util, c.free = float64(q)/float64(max(cores, 1)), q < cores
@@ -157,14 +157,14 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 			m.Best = &wire.Candidate{Id: uint64(c.id), Score: s}
 		}
 	}
-	target, td := n.pushTarget()
+	target, tl, td := n.pushTarget()
 	limit := int(m.Pushes) >= n.cfg.MaxPushHops
-	stop := target == nil || limit
+	stop := target == 0 || limit
 	if !stop && m.Best != nil {
 		nodes := 0.0
 		switch {
 		case n.cfg.StopNodes == StopNodesTarget:
-			nodes = 1 + aggOf(target.Load.Agg[td]).Nodes
+			nodes = 1 + aggOf(tl.Agg[td]).Nodes
 		case td < len(n.ai):
 			nodes = n.ai[td].Nodes
 		}
@@ -183,7 +183,7 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 		return
 	}
 	if stop && m.Best != nil {
-		id := overlay.NodeID(m.Best.Id)
+		id := core.NodeID(m.Best.Id)
 		c := candidate{id: id}
 		for _, x := range cs {
 			if x.id == id {
@@ -193,34 +193,36 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 		n.assignTo(now, c, m)
 		return
 	}
-	if target == nil {
+	if target == 0 {
 		n.climb(now, m)
 		return
 	}
-	n.push(target.ID, m)
+	n.push(target, m)
 }
 
 // pushTarget is the upper neighbor (in any dimension) minimizing F_d(u) =
 // AI_d(u).queue / AI_d(u).nodes² (003 Eq 3) — with multi-core nodes
-// required cores over cores² (002 Eq 3.2) — and that dimension; nil when
-// no upper neighbor has nodes above it.
-func (n *Node) pushTarget() (*overlay.Neighbor, int) {
+// required cores over cores² (002 Eq 3.2) — with our estimate of its
+// load and that dimension; 0 when no upper neighbor has nodes above it.
+func (n *Node) pushTarget() (core.NodeID, *wire.Load, int) {
 	own := n.view.Zone()
-	var best *overlay.Neighbor
+	var best core.NodeID
+	var bestL *wire.Load
 	bestF, bestD := math.Inf(1), -1
 	for _, nb := range n.view.Neighbors() {
-		if nb.Load == nil {
+		l := n.loadOf(&nb)
+		if l == nil {
 			continue
 		}
 		d, upper, ok := can.Abut(own, nb.Zone)
-		if !ok || !upper || d >= len(nb.Load.Agg) {
+		if !ok || !upper || d >= len(l.Agg) {
 			continue
 		}
-		if f := load.Objective(aggOf(nb.Load.Agg[d])); f < bestF {
-			best, bestF, bestD = nb, f, d
+		if f := load.Objective(aggOf(l.Agg[d])); f < bestF {
+			best, bestL, bestF, bestD = nb.ID, l, f, d
 		}
 	}
-	return best, bestD
+	return best, bestL, bestD
 }
 
 // climb moves a job no capable node in sight can run towards one that
@@ -229,7 +231,7 @@ func (n *Node) pushTarget() (*overlay.Neighbor, int) {
 // the space with nothing capable, the job fails: no node can run it.
 func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 	own, pt := n.view.Zone(), n.view.Point()
-	var next *overlay.Neighbor
+	var next core.NodeID
 	short := false
 	for _, nb := range n.view.Neighbors() {
 		d, upper, ok := can.Abut(own, nb.Zone)
@@ -237,23 +239,23 @@ func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 			continue
 		}
 		s := d < len(pt)-1 && pt[d] < m.Job.Req[d]
-		if next == nil || s && !short {
-			next, short = nb, s
+		if next == 0 || s && !short {
+			next, short = nb.ID, s
 		}
 	}
 	switch {
-	case next == nil:
+	case next == 0:
 		n.failMatch(now, m, ReasonNoCapableNode)
 	case int(m.Pushes) >= n.cfg.MaxPushHops:
 		n.failMatch(now, m, ReasonPushLimit)
 	default:
 		m.Hops++
 		m.Pushes++
-		n.send(next.ID, m) // a climb, not a CAN-P push: no push event
+		n.send(next, m) // a climb, not a CAN-P push: no push event
 	}
 }
 
-func (n *Node) push(to overlay.NodeID, m *wire.JobPush) {
+func (n *Node) push(to core.NodeID, m *wire.JobPush) {
 	m.Hops++
 	m.Pushes++
 	n.status.Pushes++
@@ -265,14 +267,14 @@ func (n *Node) push(to overlay.NodeID, m *wire.JobPush) {
 // load, so that the next job within the same heartbeat period does not
 // take c for free as well.
 func (n *Node) assignTo(now time.Duration, c candidate, m *wire.JobPush) {
-	if c.nb != nil && c.nb.Load != nil {
-		noteSent(c.nb.Load, n.cfg.Res.Demand(m.Job.Req), false)
+	if c.l != nil {
+		noteSent(c.l, n.cfg.Res.Demand(m.Job.Req), false)
 	}
 	n.assign(now, c.id, &wire.JobAssign{Job: m.Job, Owner: m.Owner, Epoch: m.Epoch, Hops: m.Hops})
 }
 
-func (n *Node) assign(now time.Duration, to overlay.NodeID, a *wire.JobAssign) {
-	if o, ok := n.owned[a.Job.Id]; ok && overlay.NodeID(a.Owner) == n.self && a.Epoch == o.epoch {
+func (n *Node) assign(now time.Duration, to core.NodeID, a *wire.JobAssign) {
+	if o, ok := n.owned[a.Job.Id]; ok && core.NodeID(a.Owner) == n.self && a.Epoch == o.epoch {
 		o.assigned = to
 	}
 	if to == n.self {
@@ -286,12 +288,12 @@ func (n *Node) assign(now time.Duration, to overlay.NodeID, a *wire.JobAssign) {
 // was pushed to tells the owner through a JobReturn-less path by failing
 // it directly to the client (the owner drops it on its next status).
 func (n *Node) failMatch(now time.Duration, m *wire.JobPush, reason string) {
-	if o, ok := n.owned[m.Job.Id]; ok && overlay.NodeID(m.Owner) == n.self {
+	if o, ok := n.owned[m.Job.Id]; ok && core.NodeID(m.Owner) == n.self {
 		n.fail(o, reason)
 		return
 	}
 	// Not the owner: the owner's matchmaking timeout would retry forever,
 	// so tell the client (the job's outcome) and the owner (drop it).
-	n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
-	n.send(overlay.NodeID(m.Owner), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
+	n.send(core.NodeID(m.Job.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
+	n.send(core.NodeID(m.Owner), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: reason}}})
 }

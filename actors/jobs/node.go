@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -118,13 +118,13 @@ func (c Config) withDefaults() Config {
 // batches collects one message per receiver, in the order receivers were
 // first named (deterministic, unlike ranging over a map).
 type batches[M any] struct {
-	by    map[overlay.NodeID]*M
-	order []overlay.NodeID
+	by    map[core.NodeID]*M
+	order []core.NodeID
 }
 
-func (b *batches[M]) to(id overlay.NodeID) *M {
+func (b *batches[M]) to(id core.NodeID) *M {
 	if b.by == nil {
-		b.by = map[overlay.NodeID]*M{}
+		b.by = map[core.NodeID]*M{}
 	}
 	m, ok := b.by[id]
 	if !ok {
@@ -141,11 +141,11 @@ type Node struct {
 	view    View
 	rng     *rand.Rand
 	central Central
-	self    overlay.NodeID
+	self    core.NodeID
 
 	owned    map[uint64]*owned
-	runHeard map[overlay.NodeID]time.Duration // owner: last word from each run node
-	queue    []*held                          // run node: FIFO, running jobs first
+	runHeard map[core.NodeID]time.Duration // owner: last word from each run node
+	queue    []*held                       // run node: FIFO, running jobs first
 	running  int
 	done     []finished
 	// ran remembers every job this node ran to completion: a late or
@@ -153,7 +153,7 @@ type Node struct {
 	ran map[uint64]bool
 	// ownerHeard is, per owner of a job we hold, the last word from it
 	// (or when we last asked for an adoption).
-	ownerHeard map[overlay.NodeID]time.Duration
+	ownerHeard map[core.NodeID]time.Duration
 	// disowned are the jobs whose ownership we handed on (their point left
 	// our zone): run nodes still reporting them to us are told, and a
 	// completion one reports is handed on too.
@@ -169,7 +169,8 @@ type Node struct {
 	used       Vec        // what its running jobs use
 	sched      scheduler  // dynamic scheduling state (000 §IV)
 	res        residue    // our Balloon (002 §3.1.3)
-	hosted     map[overlay.NodeID]*hosted
+	hosted     map[core.NodeID]*hosted
+	est        map[core.NodeID]estimate // our neighbors' loads (estimates.go)
 	ticking    bool
 	lastStatus time.Duration
 	left       bool
@@ -202,8 +203,9 @@ func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
 	}
 	n := &Node{
 		cfg: cfg.withDefaults(), view: view, rng: rng, central: central, self: view.ID(),
-		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[overlay.NodeID]time.Duration{}, ownerHeard: map[overlay.NodeID]time.Duration{},
-		disowned: map[uint64]handedOn{}, ended: map[uint64]ended{}, hosted: map[overlay.NodeID]*hosted{},
+		owned: map[uint64]*owned{}, ran: map[uint64]bool{}, runHeard: map[core.NodeID]time.Duration{}, ownerHeard: map[core.NodeID]time.Duration{},
+		disowned: map[uint64]handedOn{}, ended: map[uint64]ended{}, hosted: map[core.NodeID]*hosted{},
+		est: map[core.NodeID]estimate{},
 	}
 	n.capacity = n.cfg.Res.Capacity(view.Point())
 	n.capacity[ResCores] = max(n.capacity[ResCores], 1)
@@ -214,16 +216,21 @@ func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
 // Status returns the counters.
 func (n *Node) Status() Status { return n.status }
 
-// Ready returns what the core wants done since the last call and clears
-// it. The slices are reused: consume them first.
-func (n *Node) Ready() Ready {
-	r := n.ready
-	n.ready = Ready{Messages: r.Messages[:0], Timers: r.Timers[:0], Events: r.Events[:0]}
-	return r
+// Ready returns what the core wants done since the last Advance.
+func (n *Node) Ready() Ready { return n.ready }
+
+// Advance tells the core that the caller is done with what Ready returned:
+// the core clears it and reuses its slices.
+func (n *Node) Advance() { n.ready.advance() }
+
+// advance clears r for reuse.
+func (r *Ready) advance() {
+	r.Outbox.Clear()
+	*r = Ready{Outbox: r.Outbox, Events: r.Events[:0]}
 }
 
-func (n *Node) send(to overlay.NodeID, m proto.Message) {
-	n.ready.Messages = append(n.ready.Messages, overlay.Out{To: to, Msg: m})
+func (n *Node) send(to core.NodeID, m proto.Message) {
+	n.ready.Send(to, m)
 }
 
 func (n *Node) event(e Event) {
@@ -251,7 +258,7 @@ func (n *Node) arm(now time.Duration) {
 		return
 	}
 	n.ticking = true
-	n.ready.Timers = append(n.ready.Timers, overlay.Timer{Kind: TimerJobs, At: now + n.cfg.Period})
+	n.ready.SetTimer(core.TimerJobs, now+n.cfg.Period)
 }
 
 // Snapshot is what the oracle reads of a node's jobs.
@@ -278,19 +285,23 @@ func (n *Node) Snapshot() Snapshot {
 
 // LoadInfo computes the load our heartbeats carry (003 §4.4): our queue
 // size, free cores, speed, point and AI_d for every dimension (Eq 1) from
-// the loads our neighbors' last heartbeats carried.
+// our estimates of our neighbors' loads. The overlay asks for it once per
+// heartbeat period (overlay.LoadSource).
 func (n *Node) LoadInfo() *wire.Load {
 	own := n.view.Zone()
 	var ups []load.Upper
-	for _, nb := range n.view.Neighbors() {
-		if nb.Load == nil {
+	nbs := n.view.Neighbors()
+	n.forgetEstimates(nbs)
+	for _, nb := range nbs {
+		nl := n.loadOf(&nb)
+		if nl == nil {
 			continue
 		}
-		u := load.Upper{Zone: nb.Zone, Queue: float64(nb.Load.Queue)}
-		if nb.Load.Cores > 0 { // I(u) in cores: TNC(u) (002 §3.1.4, Eq 3.1)
-			u.Cores, u.Queue = tnc(nb.Load), float64(nb.Load.Demand)
+		u := load.Upper{Zone: nb.Zone, Queue: float64(nl.Queue)}
+		if nl.Cores > 0 { // I(u) in cores: TNC(u) (002 §3.1.4, Eq 3.1)
+			u.Cores, u.Queue = tnc(nl), float64(nl.Demand)
 		}
-		for _, a := range nb.Load.Agg {
+		for _, a := range nl.Agg {
 			u.AI = append(u.AI, aggOf(a))
 		}
 		ups = append(ups, u)
@@ -359,7 +370,7 @@ func (n *Node) nbc() uint32 {
 }
 
 // Step handles one job message from peer from.
-func (n *Node) Step(now time.Duration, from overlay.NodeID, m proto.Message) {
+func (n *Node) Step(now time.Duration, from core.NodeID, m proto.Message) {
 	if n.left || m == nil || !m.ProtoReflect().IsValid() {
 		return
 	}
@@ -417,21 +428,21 @@ func (n *Node) validSpec(s *wire.JobSpec) bool {
 }
 
 // Tick handles the expiry of a job timer.
-func (n *Node) Tick(now time.Duration, kind overlay.TimerKind) {
+func (n *Node) Tick(now time.Duration, kind core.TimerKind) {
 	if n.left {
 		return
 	}
 	n.now = now
 	switch kind {
-	case TimerRunDone:
+	case core.TimerRunDone:
 		n.finish(now)
-	case TimerJobs:
+	case core.TimerJobs:
 		n.ticking = false
 		n.periodic(now)
 		if len(n.owned) > 0 || len(n.queue) > 0 || len(n.done) > 0 || len(n.sched.outbound) > 0 || len(n.disowned) > 0 || len(n.ended) > 0 || len(n.hosted) > 0 || n.res.point != nil {
 			n.arm(now)
 		}
-	case TimerSched:
+	case core.TimerSched:
 		n.schedule(now)
 	}
 	n.syncBalloon(now)
@@ -550,7 +561,7 @@ func (n *Node) Leave(now time.Duration) {
 	if n.res.point != nil {
 		n.detach(now)
 	}
-	n.hosted = map[overlay.NodeID]*hosted{}
+	n.hosted = map[core.NodeID]*hosted{}
 	n.left = true
 	n.owned, n.queue, n.done, n.running, n.used = map[uint64]*owned{}, nil, nil, 0, Vec{}
 	n.sched.init()

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -27,7 +28,7 @@ const (
 	// tTimeout is FailAfter (default 3) × tPeriod.
 	tTimeout = 3 * tPeriod
 
-	tClientID overlay.NodeID = 100
+	tClientID core.NodeID = 100
 )
 
 func tZone(lo0, hi0, lo1, hi1, lo2, hi2 uint64) can.Zone {
@@ -67,25 +68,34 @@ func pNoMem() can.Point { return can.Point{math.MaxUint32, tReq1 - 1, math.MaxUi
 
 // fakeView is the overlay as the job core sees it.
 type fakeView struct {
-	id    overlay.NodeID
+	id    core.NodeID
 	zone  can.Zone
 	point can.Point
 	nbs   []*overlay.Neighbor
 	// next is NextHop's answer (0: no way on); asked records the points
 	// NextHop was asked about.
-	next  overlay.NodeID
+	next  core.NodeID
 	asked []can.Point
 }
 
-func (v *fakeView) ID() overlay.NodeID                     { return v.id }
-func (v *fakeView) Joined() bool                           { return true }
-func (v *fakeView) Owns(p can.Point) bool                  { return v.zone.Contains(p) }
-func (v *fakeView) Zone() can.Zone                         { return v.zone }
-func (v *fakeView) Point() can.Point                       { return v.point }
-func (v *fakeView) Neighbors() []*overlay.Neighbor         { return v.nbs }
-func (v *fakeView) nb(id overlay.NodeID) *overlay.Neighbor { return tFindNb(v.nbs, id) }
+func (v *fakeView) ID() core.NodeID                     { return v.id }
+func (v *fakeView) Joined() bool                        { return true }
+func (v *fakeView) Owns(p can.Point) bool               { return v.zone.Contains(p) }
+func (v *fakeView) Zone() can.Zone                      { return v.zone }
+func (v *fakeView) Point() can.Point                    { return v.point }
+func (v *fakeView) nb(id core.NodeID) *overlay.Neighbor { return tFindNb(v.nbs, id) }
 
-func (v *fakeView) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) overlay.NodeID {
+// Neighbors copies the table, as the overlay does: the test's entries
+// stay the test's.
+func (v *fakeView) Neighbors() []overlay.Neighbor {
+	out := make([]overlay.Neighbor, len(v.nbs))
+	for i, nb := range v.nbs {
+		out[i] = *nb
+	}
+	return out
+}
+
+func (v *fakeView) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) core.NodeID {
 	v.asked = append(v.asked, slices.Clone(p))
 	if v.next != 0 {
 		*hops++
@@ -93,7 +103,7 @@ func (v *fakeView) NextHop(p can.Point, hops *uint32, best *float64, detours *ui
 	return v.next
 }
 
-func tFindNb(nbs []*overlay.Neighbor, id overlay.NodeID) *overlay.Neighbor {
+func tFindNb(nbs []*overlay.Neighbor, id core.NodeID) *overlay.Neighbor {
 	for _, nb := range nbs {
 		if nb.ID == id {
 			return nb
@@ -111,16 +121,16 @@ func tLoad(queue, free uint32, speed float32, point can.Point, agg ...[2]float32
 	return l
 }
 
-func tNb(id overlay.NodeID, z can.Zone, l *wire.Load) *overlay.Neighbor {
+func tNb(id core.NodeID, z can.Zone, l *wire.Load) *overlay.Neighbor {
 	return &overlay.Neighbor{ID: id, Zone: z, Heard: true, Load: l}
 }
 
 type fakeCentral struct {
-	pick  overlay.NodeID
+	pick  core.NodeID
 	asked []uint64
 }
 
-func (c *fakeCentral) Pick(job *wire.JobSpec) overlay.NodeID {
+func (c *fakeCentral) Pick(job *wire.JobSpec) core.NodeID {
 	c.asked = append(c.asked, job.Id)
 	return c.pick
 }
@@ -138,14 +148,20 @@ func tSpec(id uint64, work time.Duration) *wire.JobSpec {
 	return &wire.JobSpec{Id: id, Client: uint64(tClientID), Attempt: 1, Req: tReq(), Work: int64(work)}
 }
 
-// tDrain copies what a core wants done (Ready's slices are reused).
-func tDrain(c interface{ Ready() Ready }) Ready {
+// tDrain copies what a core wants done and advances it (Ready's slices
+// are reused).
+func tDrain(c interface {
+	Ready() Ready
+	Advance()
+}) Ready {
 	r := c.Ready()
-	return Ready{Messages: slices.Clone(r.Messages), Timers: slices.Clone(r.Timers), Events: slices.Clone(r.Events), QueueChanged: r.QueueChanged, QueueLen: r.QueueLen}
+	d := Ready{Outbox: core.Outbox{Messages: slices.Clone(r.Messages), Timers: slices.Clone(r.Timers)}, Events: slices.Clone(r.Events), QueueChanged: r.QueueChanged, QueueLen: r.QueueLen}
+	c.Advance()
+	return d
 }
 
 // tAll returns the messages of type T in r, with their addressees.
-func tAll[T proto.Message](r Ready) (ms []T, to []overlay.NodeID) {
+func tAll[T proto.Message](r Ready) (ms []T, to []core.NodeID) {
 	for _, o := range r.Messages {
 		if m, ok := o.Msg.(T); ok {
 			ms = append(ms, m)
@@ -156,7 +172,7 @@ func tAll[T proto.Message](r Ready) (ms []T, to []overlay.NodeID) {
 }
 
 // tTo returns the messages of type T addressed to to.
-func tTo[T proto.Message](r Ready, to overlay.NodeID) []T {
+func tTo[T proto.Message](r Ready, to core.NodeID) []T {
 	var ms []T
 	for _, o := range r.Messages {
 		if m, ok := o.Msg.(T); ok && o.To == to {
@@ -167,7 +183,7 @@ func tTo[T proto.Message](r Ready, to overlay.NodeID) []T {
 }
 
 // tOne returns the only message of type T in r, which must go to to.
-func tOne[T proto.Message](t *testing.T, r Ready, to overlay.NodeID) T {
+func tOne[T proto.Message](t *testing.T, r Ready, to core.NodeID) T {
 	t.Helper()
 	ms, tos := tAll[T](r)
 	if len(ms) != 1 || tos[0] != to {
@@ -217,7 +233,7 @@ func tOneEvent(t *testing.T, r Ready, k EventKind) Event {
 	return es[0]
 }
 
-func tTimers(r Ready, k overlay.TimerKind) []time.Duration {
+func tTimers(r Ready, k core.TimerKind) []time.Duration {
 	var at []time.Duration
 	for _, tm := range r.Timers {
 		if tm.Kind == k {
@@ -246,12 +262,12 @@ func tIDs(rs []*wire.JobRef) []uint64 {
 // tMatcher is S with the standard neighbors: U0/U1/U2 above along each
 // dimension, L0/L1 below along each resource.
 const (
-	idS  overlay.NodeID = 1
-	idU0 overlay.NodeID = 10
-	idU1 overlay.NodeID = 11
-	idU2 overlay.NodeID = 12
-	idL0 overlay.NodeID = 13
-	idL1 overlay.NodeID = 14
+	idS  core.NodeID = 1
+	idU0 core.NodeID = 10
+	idU1 core.NodeID = 11
+	idU2 core.NodeID = 12
+	idL0 core.NodeID = 13
+	idL1 core.NodeID = 14
 )
 
 // --- Matchmaking --------------------------------------------------------
@@ -286,13 +302,13 @@ func TestMatchFastestFreeCapableNode(t *testing.T) {
 			if st := tOne[*wire.JobStatus](t, r, tClientID); !slices.Equal(st.Owned, []uint64{7}) {
 				t.Fatalf("status to the client %v, want owned [7]", st)
 			}
-			if at := tTimers(r, TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
+			if at := tTimers(r, core.TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
 				t.Fatalf("job timers %v, want [%v]", at, now+tPeriod)
 			}
-			if l := v.nb(idU1).Load; l.Queue != 1 || l.Free != 0 {
+			if l := n.loadOf(v.nb(idU1)); l.Queue != 1 || l.Free != 0 {
 				t.Fatalf("U1's load after the assignment: queue %d free %d, want 1 and 0", l.Queue, l.Free)
 			}
-			if l := v.nb(idU0).Load; l.Queue != 0 || l.Free != 1 {
+			if l := n.loadOf(v.nb(idU0)); l.Queue != 0 || l.Free != 1 {
 				t.Fatalf("U0's load changed: queue %d free %d", l.Queue, l.Free)
 			}
 			if s := n.Snapshot(); !slices.Equal(s.Owned, []uint64{7}) || len(s.Held) != 0 {
@@ -305,7 +321,7 @@ func TestMatchFastestFreeCapableNode(t *testing.T) {
 			if a := tOne[*wire.JobAssign](t, r, idU0); a.Job.GetId() != 8 || a.Epoch != 1 {
 				t.Fatalf("second JobAssign %v", a)
 			}
-			if l := v.nb(idU0).Load; l.Queue != 1 || l.Free != 0 {
+			if l := n.loadOf(v.nb(idU0)); l.Queue != 1 || l.Free != 0 {
 				t.Fatalf("U0's load after the assignment: queue %d free %d", l.Queue, l.Free)
 			}
 
@@ -315,8 +331,17 @@ func TestMatchFastestFreeCapableNode(t *testing.T) {
 			n.Step(now, 50, &wire.JobSubmit{Job: tSpec(9, time.Second)})
 			r = tDrain(n)
 			tOne[*wire.JobAssign](t, r, idU1)
-			if l := v.nb(idU1).Load; l.Queue != 2 || l.Free != 0 {
+			if l := n.loadOf(v.nb(idU1)); l.Queue != 2 || l.Free != 0 {
 				t.Fatalf("U1's load after a busy assignment: queue %d free %d, want 2 and 0", l.Queue, l.Free)
+			}
+			// Our estimates are ours: the overlay's table keeps what the
+			// heartbeats said, and the next heartbeat replaces the estimate.
+			if l := v.nb(idU1).Load; l.Queue != 0 || l.Free != 1 {
+				t.Fatalf("the job core changed the overlay's entry for U1: queue %d free %d", l.Queue, l.Free)
+			}
+			v.nb(idU1).Load = tLoad(4, 0, 3, can.Point{uint32(tQ3), uint32(tQ3), 0})
+			if l := n.loadOf(v.nb(idU1)); l.Queue != 4 || l.Free != 0 {
+				t.Fatalf("U1's estimate after its next heartbeat: queue %d free %d, want 4 and 0", l.Queue, l.Free)
 			}
 		})
 	}
@@ -324,7 +349,7 @@ func TestMatchFastestFreeCapableNode(t *testing.T) {
 
 // tCand is a node the randomized matchmaking test may pick.
 type tCand struct {
-	id      overlay.NodeID
+	id      core.NodeID
 	capable bool
 	free    bool
 	queue   uint32
@@ -351,7 +376,7 @@ func TestMatchRandomNeighborhoods(t *testing.T) {
 			var cands []tCand
 			zones := []func() can.Zone{zUp0, zUp1, zUp2, zLow0, zLow1}
 			for i := range rng.IntN(9) {
-				id := overlay.NodeID(20 + i)
+				id := core.NodeID(20 + i)
 				c := tCand{id: id, capable: rng.IntN(3) > 0, free: rng.IntN(2) == 0, queue: uint32(rng.IntN(5)), speed: speeds[rng.IntN(len(speeds))]}
 				p := pCap(rng.Uint32())
 				if !c.capable {
@@ -372,11 +397,11 @@ func TestMatchRandomNeighborhoods(t *testing.T) {
 			for j := range selfBusy {
 				n.Step(0, 99, &wire.JobAssign{Job: &wire.JobSpec{Id: 1000 + uint64(j), Client: 98, Req: []uint32{0, 0, 0}, Work: int64(time.Hour)}, Owner: 99, Epoch: 1})
 			}
-			n.Ready()
+			n.Advance()
 			if selfCapable {
 				cands = append(cands, tCand{id: idS, capable: true, free: selfBusy == 0, queue: uint32(selfBusy), speed: selfSpeed})
 			}
-			var want []overlay.NodeID // every acceptable choice (ties)
+			var want []core.NodeID // every acceptable choice (ties)
 			var capable, free []tCand
 			for _, c := range cands {
 				if c.capable {
@@ -422,7 +447,7 @@ func TestMatchRandomNeighborhoods(t *testing.T) {
 			r := tDrain(n)
 			as, tos := tAll[*wire.JobAssign](r)
 			queued := tEvents(r, EvQueued)
-			var got overlay.NodeID
+			var got core.NodeID
 			switch {
 			case len(as) == 1 && len(queued) == 0:
 				got = tos[0]
@@ -442,7 +467,7 @@ func TestMatchRandomNeighborhoods(t *testing.T) {
 				t.Fatalf("%s seed %d: assigned to %d, want one of %v (candidates %+v)", scheme, seed, got, want, cands)
 			}
 			if got != idS {
-				l := v.nb(got).Load
+				l := n.loadOf(v.nb(got))
 				c := cands[slices.IndexFunc(cands, func(c tCand) bool { return c.id == got })]
 				wantFree := uint32(0)
 				if c.cores > 0 {
@@ -483,7 +508,7 @@ func TestCANLeastLoadedCapable(t *testing.T) {
 	if a := tOne[*wire.JobAssign](t, r, idU2); a.Owner != uint64(idS) || a.Epoch != 1 {
 		t.Fatalf("JobAssign %v", a)
 	}
-	if l := v.nb(idU2).Load; l.Queue != 2 || l.Free != 0 {
+	if l := n.loadOf(v.nb(idU2)); l.Queue != 2 || l.Free != 0 {
 		t.Fatalf("U2's load: queue %d free %d, want 2 and 0 (no underflow)", l.Queue, l.Free)
 	}
 	// Now U1 alone has the least queue.
@@ -495,10 +520,10 @@ func TestCANLeastLoadedCapable(t *testing.T) {
 // (FreshLoad).
 type freshCentral struct {
 	fakeCentral
-	queue map[overlay.NodeID]int
+	queue map[core.NodeID]int
 }
 
-func (c *freshCentral) NodeLoad(id overlay.NodeID) (int, int, bool) {
+func (c *freshCentral) NodeLoad(id core.NodeID) (int, int, bool) {
 	q, ok := c.queue[id]
 	return q, 1, ok
 }
@@ -515,12 +540,12 @@ func TestLoadViewOracle(t *testing.T) {
 			tNb(idU1, zUp1(), tLoad(3, 0, 1, pCap(2))),
 		}
 		// In truth U0 has filled up since and U1 is idle.
-		c := &freshCentral{queue: map[overlay.NodeID]int{idU0: 5, idU1: 0}}
+		c := &freshCentral{queue: map[core.NodeID]int{idU0: 5, idU1: 0}}
 		return tNew(v, Config{Scheme: SchemeCAN, LoadView: view}, 1, c)
 	}
 	for _, tc := range []struct {
 		view LoadView
-		want overlay.NodeID
+		want core.NodeID
 	}{{LoadViewHeartbeat, idU0}, {"", idU0}, {LoadViewOracle, idU1}} {
 		n := setup(tc.view)
 		n.Step(0, 50, &wire.JobSubmit{Job: tSpec(7, time.Second)})
@@ -616,7 +641,7 @@ func TestCANPPushesToUpperNeighborMinimizingFd(t *testing.T) {
 		if e := tOneEvent(t, r, EvPushed); e.Job != 7 || e.Hops != 1 || e.Peer != idS {
 			t.Fatalf("seed %d: pushed event %+v", seed, e)
 		}
-		if l := v.nb(idU1).Load; l.Queue != 2 {
+		if l := n.loadOf(v.nb(idU1)); l.Queue != 2 {
 			t.Fatalf("seed %d: pushing counted the job in U1's queue (%d)", seed, l.Queue)
 		}
 		if s := n.Snapshot(); !slices.Equal(s.Owned, []uint64{7}) {
@@ -636,7 +661,7 @@ func TestCANPStopsWithNothingAboveAndTakesBestScore(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		for _, carried := range []float64{0.4, 0.6} {
 			n, v := tPushNode(seed, Config{})
-			loads := map[overlay.NodeID]*wire.Load{}
+			loads := map[core.NodeID]*wire.Load{}
 			for _, nb := range v.nbs {
 				loads[nb.ID], nb.Load = nb.Load, nil
 			}
@@ -647,7 +672,7 @@ func TestCANPStopsWithNothingAboveAndTakesBestScore(t *testing.T) {
 			n.Step(time.Second, 50, &wire.JobPush{Job: tSpec(7, time.Second), Owner: 60, Epoch: 2, Hops: 3, Best: &wire.Candidate{Id: 77, Score: carried}})
 			r := tDrain(n)
 			tNone[*wire.JobPush](t, r)
-			want, wantQ := overlay.NodeID(77), uint32(2)
+			want, wantQ := core.NodeID(77), uint32(2)
 			if carried > 0.5 {
 				want, wantQ = idU1, 3
 			}
@@ -655,7 +680,7 @@ func TestCANPStopsWithNothingAboveAndTakesBestScore(t *testing.T) {
 			if a.Job.GetId() != 7 || a.Owner != 60 || a.Epoch != 2 || a.Hops != 3 {
 				t.Fatalf("seed %d carried %v: JobAssign %v, want owner 60, epoch 2, hops 3", seed, carried, a)
 			}
-			if l := v.nb(idU1).Load; l.Queue != wantQ {
+			if l := n.loadOf(v.nb(idU1)); l.Queue != wantQ {
 				t.Fatalf("seed %d carried %v: U1's queue %d, want %d", seed, carried, l.Queue, wantQ)
 			}
 			if s := n.Snapshot(); len(s.Owned) != 0 {
@@ -698,7 +723,7 @@ func TestCENTUsesCentralPick(t *testing.T) {
 	if !slices.Equal(c.asked, []uint64{7}) {
 		t.Fatalf("central asked about %v", c.asked)
 	}
-	if l := v.nb(idU0).Load; l.Queue != 0 || l.Free != 1 {
+	if l := n.loadOf(v.nb(idU0)); l.Queue != 0 || l.Free != 1 {
 		t.Fatalf("CENT changed a neighbor's load: %v", l)
 	}
 
@@ -771,7 +796,7 @@ func TestNoCapableNodeNoUpperNeighborFails(t *testing.T) {
 		n = tNew(top(), Config{Scheme: scheme}, 1, nil)
 		n.Step(0, 50, &wire.JobPush{Job: spec, Owner: 60, Epoch: 1, Hops: 2})
 		r = tDrain(n)
-		for _, to := range []overlay.NodeID{tClientID, 60} {
+		for _, to := range []core.NodeID{tClientID, 60} {
 			st := tTo[*wire.JobStatus](r, to)
 			if len(st) != 1 || len(st[0].Failed) != 1 || st[0].Failed[0].Id != 7 || st[0].Failed[0].Reason != ReasonNoCapableNode {
 				t.Fatalf("%s: pushed job: want a failure to %d, got %s", scheme, to, tMsgString(r))
@@ -786,7 +811,7 @@ func TestClimbTowardsMissingResource(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		point can.Point
-		want  overlay.NodeID
+		want  core.NodeID
 	}{
 		{"short-in-memory", can.Point{tReq0 + 5, uint32(tQ1) + 10, 7}, idU1},
 		{"short-in-cpu", can.Point{uint32(tQ1) + 10, tReq1 + 5, 7}, idU0},
@@ -856,7 +881,7 @@ func tRunNode(cfg Config) (*Node, *fakeView) {
 	return tNew(v, cfg, 2, nil), v
 }
 
-func tAssign(id uint64, work time.Duration, owner overlay.NodeID, epoch uint32) *wire.JobAssign {
+func tAssign(id uint64, work time.Duration, owner core.NodeID, epoch uint32) *wire.JobAssign {
 	return &wire.JobAssign{Job: tSpec(id, work), Owner: uint64(owner), Epoch: epoch, Hops: 2}
 }
 
@@ -874,7 +899,7 @@ func TestRunNodeFIFOSingleCore(t *testing.T) {
 		t.Fatalf("queued event %+v", e)
 	}
 	tOneEvent(t, r, EvStarted)
-	if at := tTimers(r, TimerRunDone); !slices.Equal(at, []time.Duration{t0 + 5*time.Second}) {
+	if at := tTimers(r, core.TimerRunDone); !slices.Equal(at, []time.Duration{t0 + 5*time.Second}) {
 		t.Fatalf("run timers %v, want [%v]", at, t0+5*time.Second)
 	}
 	if !r.QueueChanged || r.QueueLen != 1 {
@@ -886,7 +911,7 @@ func TestRunNodeFIFOSingleCore(t *testing.T) {
 	if q := tOne[*wire.JobQueued](t, r, 1); q.Job.GetId() != 2 || q.Queue != 1 {
 		t.Fatalf("second JobQueued %v, want 1 job ahead", q)
 	}
-	if len(tEvents(r, EvStarted)) != 0 || len(tTimers(r, TimerRunDone)) != 0 {
+	if len(tEvents(r, EvStarted)) != 0 || len(tTimers(r, core.TimerRunDone)) != 0 {
 		t.Fatalf("second job started on a busy core: %+v %v", r.Events, r.Timers)
 	}
 	if s := n.Snapshot(); !slices.Equal(s.Held, []uint64{1, 2}) || len(s.Held) != 2 {
@@ -897,12 +922,12 @@ func TestRunNodeFIFOSingleCore(t *testing.T) {
 	}
 
 	// Not yet.
-	n.Tick(t0+5*time.Second-1, TimerRunDone)
+	n.Tick(t0+5*time.Second-1, core.TimerRunDone)
 	if r := tDrain(n); len(r.Events) != 0 || len(r.Messages) != 0 {
 		t.Fatalf("early tick did something: %+v %s", r.Events, tMsgString(r))
 	}
 
-	n.Tick(t0+5*time.Second, TimerRunDone)
+	n.Tick(t0+5*time.Second, core.TimerRunDone)
 	r = tDrain(n)
 	if e := tOneEvent(t, r, EvCompleted); e.Job != 1 || e.Other != 1 {
 		t.Fatalf("completed %+v", e)
@@ -916,7 +941,7 @@ func TestRunNodeFIFOSingleCore(t *testing.T) {
 	if e := tOneEvent(t, r, EvStarted); e.Job != 2 {
 		t.Fatalf("started %+v, want job 2", e)
 	}
-	if at := tTimers(r, TimerRunDone); !slices.Equal(at, []time.Duration{t0 + 8*time.Second}) {
+	if at := tTimers(r, core.TimerRunDone); !slices.Equal(at, []time.Duration{t0 + 8*time.Second}) {
 		t.Fatalf("run timers %v, want [%v]", at, t0+8*time.Second)
 	}
 	if !r.QueueChanged || r.QueueLen != 1 {
@@ -925,7 +950,7 @@ func TestRunNodeFIFOSingleCore(t *testing.T) {
 	if s := n.Snapshot(); !slices.Equal(s.Held, []uint64{2}) || !slices.Equal(s.Done, []uint64{1}) {
 		t.Fatalf("snapshot %+v", s)
 	}
-	n.Tick(t0+8*time.Second, TimerRunDone)
+	n.Tick(t0+8*time.Second, core.TimerRunDone)
 	if e := tOneEvent(t, tDrain(n), EvCompleted); e.Job != 2 {
 		t.Fatalf("completed %+v", e)
 	}
@@ -942,10 +967,10 @@ func TestRunNodeTwoCoresStartBoth(t *testing.T) {
 	if len(tEvents(r, EvStarted)) != 2 {
 		t.Fatalf("started %+v, want both", r.Events)
 	}
-	if at := tTimers(r, TimerRunDone); !slices.Equal(at, []time.Duration{5 * time.Second, 3 * time.Second}) {
+	if at := tTimers(r, core.TimerRunDone); !slices.Equal(at, []time.Duration{5 * time.Second, 3 * time.Second}) {
 		t.Fatalf("run timers %v", at)
 	}
-	n.Tick(3*time.Second, TimerRunDone)
+	n.Tick(3*time.Second, core.TimerRunDone)
 	r = tDrain(n)
 	if e := tOneEvent(t, r, EvCompleted); e.Job != 2 {
 		t.Fatalf("completed %+v, want job 2 (the shorter)", e)
@@ -1004,7 +1029,7 @@ func TestRunNodeFIFOProperty(t *testing.T) {
 			if len(timers) > 0 && (i >= k || slices.Min(timers) <= arrive[i]) {
 				now = slices.Min(timers)
 				timers = slices.DeleteFunc(timers, func(x time.Duration) bool { return x == now })
-				n.Tick(now, TimerRunDone)
+				n.Tick(now, core.TimerRunDone)
 			} else {
 				now = arrive[i]
 				n.Step(now, 1, tAssign(uint64(i+1), work[i], 1, 1))
@@ -1023,7 +1048,7 @@ func TestRunNodeFIFOProperty(t *testing.T) {
 			for _, q := range tTo[*wire.JobQueued](r, 1) {
 				gotAhead[q.Job.Id] = q.Queue
 			}
-			timers = append(timers, tTimers(r, TimerRunDone)...)
+			timers = append(timers, tTimers(r, core.TimerRunDone)...)
 		}
 		for i := range k {
 			id := uint64(i + 1)
@@ -1102,7 +1127,7 @@ func TestOwnerRematchesSilentRunNode(t *testing.T) {
 		t.Fatalf("JobQueued answered: %s", tMsgString(r))
 	}
 	for _, now := range []time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 31 * time.Second} {
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		r := tDrain(n)
 		if len(tEvents(r, EvRematched)) != 0 {
 			t.Fatalf("rematched at %v, only %v after the run node's last word", now, now-time.Second)
@@ -1112,7 +1137,7 @@ func TestOwnerRematchesSilentRunNode(t *testing.T) {
 		}
 	}
 	now := 31*time.Second + 1
-	n.Tick(now, TimerJobs)
+	n.Tick(now, core.TimerJobs)
 	r := tDrain(n)
 	e := tOneEvent(t, r, EvRematched)
 	if e.Job != 7 || e.Other != idU0 || e.Reason != "run node silent" || e.Peer != idS {
@@ -1123,7 +1148,7 @@ func TestOwnerRematchesSilentRunNode(t *testing.T) {
 	if a := tOne[*wire.JobAssign](t, r, idU1); a.Epoch != 2 || a.Job.GetId() != 7 || a.Owner != uint64(idS) {
 		t.Fatalf("rematch JobAssign %v, want epoch 2", a)
 	}
-	if at := tTimers(r, TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
+	if at := tTimers(r, core.TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
 		t.Fatalf("job timer not re-armed: %v", at)
 	}
 	if st := n.Status(); st.Rematches != 1 {
@@ -1141,7 +1166,7 @@ func TestOwnerKeepsRunNodeThatHeartbeats(t *testing.T) {
 		if r := tDrain(n); len(r.Messages) != 0 {
 			t.Fatalf("RunHeartbeat answered: %s", tMsgString(r))
 		}
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		r := tDrain(n)
 		if len(tEvents(r, EvRematched)) != 0 || len(tTo[*wire.JobAssign](r, idU1)) != 0 {
 			t.Fatalf("at %v: rematched a live run node: %+v", now, r.Events)
@@ -1158,11 +1183,11 @@ func TestOwnerKeepsRunNodeThatHeartbeats(t *testing.T) {
 // An assignment no run node confirms is matched again after the timeout.
 func TestOwnerRematchesUnconfirmedAssignment(t *testing.T) {
 	n, _ := tOwner(t)
-	n.Tick(tTimeout, TimerJobs)
+	n.Tick(tTimeout, core.TimerJobs)
 	if r := tDrain(n); len(tEvents(r, EvRematched)) != 0 {
 		t.Fatal("rematched at exactly the timeout")
 	}
-	n.Tick(tTimeout+1, TimerJobs)
+	n.Tick(tTimeout+1, core.TimerJobs)
 	r := tDrain(n)
 	if e := tOneEvent(t, r, EvRematched); e.Reason != "matchmaking timed out" || e.Other != 0 {
 		t.Fatalf("rematch %+v", e)
@@ -1187,7 +1212,7 @@ func TestRunNodeAdoptsJobOfSilentOwner(t *testing.T) {
 	t.Run("routed", func(t *testing.T) {
 		n, v := tHeld(t, false)
 		for _, now := range []time.Duration{10 * time.Second, 20 * time.Second, tTimeout} {
-			n.Tick(now, TimerJobs)
+			n.Tick(now, core.TimerJobs)
 			r := tDrain(n)
 			tNone[*wire.JobAdopt](t, r)
 			if hb := tOne[*wire.RunHeartbeat](t, r, 1); !slices.Equal(tRefs(hb.Held), [][2]uint64{{7, 3}}) {
@@ -1195,7 +1220,7 @@ func TestRunNodeAdoptsJobOfSilentOwner(t *testing.T) {
 			}
 		}
 		now := tTimeout + time.Second
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		r := tDrain(n)
 		tNone[*wire.RunHeartbeat](t, r)
 		a := tOne[*wire.JobAdopt](t, r, 7)
@@ -1206,19 +1231,19 @@ func TestRunNodeAdoptsJobOfSilentOwner(t *testing.T) {
 			t.Fatalf("NextHop asked about %v, want the job's point", v.asked)
 		}
 		// Not again before another timeout.
-		n.Tick(now+10*time.Second, TimerJobs)
+		n.Tick(now+10*time.Second, core.TimerJobs)
 		tNone[*wire.JobAdopt](t, tDrain(n))
-		n.Tick(now+tTimeout+time.Second, TimerJobs)
+		n.Tick(now+tTimeout+time.Second, core.TimerJobs)
 		tOne[*wire.JobAdopt](t, tDrain(n), 7)
 	})
 	t.Run("owner-heard-in-time", func(t *testing.T) {
 		n, _ := tHeld(t, false)
 		n.Step(25*time.Second, 1, &wire.OwnerHeartbeat{Jobs: []*wire.JobRef{{Id: 7, Epoch: 3}}})
 		for now := 30 * time.Second; now <= 55*time.Second; now += 5 * time.Second {
-			n.Tick(now, TimerJobs)
+			n.Tick(now, core.TimerJobs)
 			tNone[*wire.JobAdopt](t, tDrain(n))
 		}
-		n.Tick(56*time.Second, TimerJobs)
+		n.Tick(56*time.Second, core.TimerJobs)
 		tOne[*wire.JobAdopt](t, tDrain(n), 7)
 	})
 	t.Run("owner-leaving", func(t *testing.T) {
@@ -1231,7 +1256,7 @@ func TestRunNodeAdoptsJobOfSilentOwner(t *testing.T) {
 	})
 	t.Run("local", func(t *testing.T) {
 		n, _ := tHeld(t, true)
-		n.Tick(tTimeout+time.Second, TimerJobs)
+		n.Tick(tTimeout+time.Second, core.TimerJobs)
 		r := tDrain(n)
 		tNone[*wire.JobAdopt](t, r)
 		if e := tOneEvent(t, r, EvAdopted); e.Job != 7 || e.Peer != 2 || e.Other != 2 {
@@ -1245,7 +1270,7 @@ func TestRunNodeAdoptsJobOfSilentOwner(t *testing.T) {
 		}
 		// We own it now: no more heartbeats to the old owner, no second adoption.
 		for now := 40 * time.Second; now <= 120*time.Second; now += 10 * time.Second {
-			n.Tick(now, TimerJobs)
+			n.Tick(now, core.TimerJobs)
 			r := tDrain(n)
 			// Only the owner's periodic status to the client (StatusEvery).
 			for _, st := range tTo[*wire.JobStatus](r, tClientID) {
@@ -1257,7 +1282,7 @@ func TestRunNodeAdoptsJobOfSilentOwner(t *testing.T) {
 				t.Fatalf("at %v: %s %+v", now, tMsgString(r), r.Events)
 			}
 		}
-		n.Tick(time.Hour, TimerRunDone)
+		n.Tick(time.Hour, core.TimerRunDone)
 		r = tDrain(n)
 		tOne[*wire.JobResult](t, r, tClientID)
 		var done bool
@@ -1292,14 +1317,14 @@ func TestAdoptAtPointOwner(t *testing.T) {
 		if st := tOne[*wire.JobStatus](t, r, tClientID); !slices.Equal(st.Owned, []uint64{7}) || len(st.Done) != 0 {
 			t.Fatalf("status %v", st)
 		}
-		if at := tTimers(r, TimerJobs); !slices.Equal(at, []time.Duration{40*time.Second + tPeriod}) {
+		if at := tTimers(r, core.TimerJobs); !slices.Equal(at, []time.Duration{40*time.Second + tPeriod}) {
 			t.Fatalf("timers %v", at)
 		}
 		if s := n.Snapshot(); !slices.Equal(s.Owned, []uint64{7}) {
 			t.Fatalf("snapshot %+v", s)
 		}
 		// The run node is watched from now on.
-		n.Tick(50*time.Second, TimerJobs)
+		n.Tick(50*time.Second, core.TimerJobs)
 		if hb := tOne[*wire.OwnerHeartbeat](t, tDrain(n), 2); !slices.Equal(tRefs(hb.Jobs), [][2]uint64{{7, 3}}) {
 			t.Fatalf("periodic OwnerHeartbeat %v", hb)
 		}
@@ -1354,10 +1379,10 @@ func TestAdoptedDoneJobIsAcknowledged(t *testing.T) {
 	t.Run("routed", func(t *testing.T) {
 		n, _ := tRunNode(Config{})
 		n.Step(0, 1, tAssign(7, time.Second, 1, 3))
-		n.Tick(time.Second, TimerRunDone)
+		n.Tick(time.Second, core.TimerRunDone)
 		tDrain(n)
 		now := tTimeout + 2*time.Second
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		a := tOne[*wire.JobAdopt](t, tDrain(n), 7)
 		if !a.Done {
 			t.Fatalf("JobAdopt %v, want done", a)
@@ -1375,7 +1400,7 @@ func TestAdoptedDoneJobIsAcknowledged(t *testing.T) {
 		}
 		adopts := 0
 		for later := now + 10*time.Second; later <= now+200*time.Second; later += 10 * time.Second {
-			n.Tick(later, TimerJobs)
+			n.Tick(later, core.TimerJobs)
 			adopts += len(tTo[*wire.JobAdopt](tDrain(n), 7))
 		}
 		if adopts != 0 {
@@ -1386,9 +1411,9 @@ func TestAdoptedDoneJobIsAcknowledged(t *testing.T) {
 		n, v := tRunNode(Config{})
 		v.zone = zSelf()
 		n.Step(0, 1, tAssign(7, time.Second, 1, 3))
-		n.Tick(time.Second, TimerRunDone)
+		n.Tick(time.Second, core.TimerRunDone)
 		tDrain(n)
-		n.Tick(tTimeout+2*time.Second, TimerJobs)
+		n.Tick(tTimeout+2*time.Second, core.TimerJobs)
 		if r := tDrain(n); len(tEvents(r, EvAdopted)) != 0 {
 			t.Fatalf("a finished job handed over counts as adopted: %+v", r.Events)
 		}
@@ -1397,7 +1422,7 @@ func TestAdoptedDoneJobIsAcknowledged(t *testing.T) {
 		}
 		adoptions := 0
 		for later := 40 * time.Second; later <= 300*time.Second; later += 10 * time.Second {
-			n.Tick(later, TimerJobs)
+			n.Tick(later, core.TimerJobs)
 			adoptions += len(tEvents(tDrain(n), EvAdopted))
 		}
 		if adoptions != 0 {
@@ -1411,7 +1436,7 @@ func TestAdoptedDoneJobIsAcknowledged(t *testing.T) {
 func TestRunNodeLeaveReturnsJobs(t *testing.T) {
 	n, _ := tRunNode(Config{})
 	n.Step(0, 1, tAssign(10, time.Second, 1, 5))
-	n.Tick(time.Second, TimerRunDone) // job 10 done, not yet acknowledged
+	n.Tick(time.Second, core.TimerRunDone) // job 10 done, not yet acknowledged
 	n.Step(2*time.Second, 1, tAssign(11, time.Hour, 1, 1))
 	n.Step(2*time.Second, 1, tAssign(12, time.Hour, 1, 2))
 	n.Step(2*time.Second, 3, tAssign(13, time.Hour, 3, 1))
@@ -1433,8 +1458,8 @@ func TestRunNodeLeaveReturnsJobs(t *testing.T) {
 	}
 	// Gone: nothing more.
 	n.Step(6*time.Second, 1, tAssign(14, time.Second, 1, 1))
-	n.Tick(time.Hour, TimerRunDone)
-	n.Tick(time.Hour, TimerJobs)
+	n.Tick(time.Hour, core.TimerRunDone)
+	n.Tick(time.Hour, core.TimerJobs)
 	n.Leave(time.Hour)
 	if r := tDrain(n); len(r.Messages)+len(r.Events)+len(r.Timers) != 0 {
 		t.Fatalf("a departed node acted: %s %+v %v", tMsgString(r), r.Events, r.Timers)
@@ -1557,17 +1582,17 @@ func TestMatchedTwiceCancelsSecondRunNode(t *testing.T) {
 func TestDoneKeptUntilOwnerAcknowledges(t *testing.T) {
 	n, _ := tRunNode(Config{})
 	n.Step(0, 1, tAssign(7, time.Second, 1, 3))
-	n.Tick(time.Second, TimerRunDone)
+	n.Tick(time.Second, core.TimerRunDone)
 	tDrain(n)
 	if s := n.Snapshot(); !slices.Equal(s.Done, []uint64{7}) {
 		t.Fatalf("done %v", s.Done)
 	}
-	n.Tick(10*time.Second, TimerJobs)
+	n.Tick(10*time.Second, core.TimerJobs)
 	r := tDrain(n)
 	if hb := tOne[*wire.RunHeartbeat](t, r, 1); !slices.Equal(tRefs(hb.Done), [][2]uint64{{7, 3}}) || len(hb.Held) != 0 {
 		t.Fatalf("RunHeartbeat %v", hb)
 	}
-	if len(tTimers(r, TimerJobs)) != 1 {
+	if len(tTimers(r, core.TimerJobs)) != 1 {
 		t.Fatalf("job timer not re-armed while a result awaits acknowledgement: %v", r.Timers)
 	}
 	n.Step(11*time.Second, 1, &wire.OwnerHeartbeat{Jobs: []*wire.JobRef{{Id: 7, Epoch: 3}}})
@@ -1579,7 +1604,7 @@ func TestDoneKeptUntilOwnerAcknowledges(t *testing.T) {
 	if s := n.Snapshot(); len(s.Done) != 0 {
 		t.Fatalf("done %v after the acknowledgement", s.Done)
 	}
-	n.Tick(20*time.Second, TimerJobs)
+	n.Tick(20*time.Second, core.TimerJobs)
 	r = tDrain(n)
 	if len(r.Messages)+len(r.Timers) != 0 {
 		t.Fatalf("idle node still beats: %s %v", tMsgString(r), r.Timers)
@@ -1678,7 +1703,7 @@ func TestBadInputNeverPanics(t *testing.T) {
 		t.Fatalf("state changed: %+v", s)
 	}
 	// Unknown timer kinds do nothing.
-	n.Tick(time.Hour, overlay.TimerKind(200))
+	n.Tick(time.Hour, core.TimerKind(200))
 	if r := tDrain(n); len(r.Messages)+len(r.Events) != 0 {
 		t.Fatalf("unknown timer acted: %s", tMsgString(r))
 	}
@@ -1710,20 +1735,20 @@ func TestTypedNilMessagesNeverPanic(t *testing.T) {
 // (actors/testnet): messages delivered at once in the order they were sent,
 // timers fired in time order. Messages to a node not on it are lost.
 type tNet struct {
-	*testnet.Net[overlay.NodeID, overlay.TimerKind]
-	nodes  map[overlay.NodeID]*Node
+	*testnet.Net[core.NodeID, core.TimerKind]
+	nodes  map[core.NodeID]*Node
 	client *Client
 	events []Event // every core's events, in order
 }
 
 func newTNet(t testing.TB) *tNet {
-	net := &tNet{Net: testnet.New[overlay.NodeID, overlay.TimerKind](t), nodes: map[overlay.NodeID]*Node{}}
+	net := &tNet{Net: testnet.New[core.NodeID, core.TimerKind](t), nodes: map[core.NodeID]*Node{}}
 	net.Lossy = true
 	return net
 }
 
 // add puts node n on the network at id.
-func (net *tNet) add(id overlay.NodeID, n *Node) {
+func (net *tNet) add(id core.NodeID, n *Node) {
 	net.nodes[id] = n
 	net.Add(id, tEndpoint{n, &net.events})
 }
@@ -1736,7 +1761,7 @@ func (net *tNet) setClient(c *Client) {
 
 // start delivers, at time now, what endpoint id was asked to do outside
 // the network (a client's Submit).
-func (net *tNet) start(now time.Duration, id overlay.NodeID) {
+func (net *tNet) start(now time.Duration, id core.NodeID) {
 	net.Now = now
 	net.Collect(id)
 	net.Deliver()
@@ -1744,9 +1769,10 @@ func (net *tNet) start(now time.Duration, id overlay.NodeID) {
 
 // tCore is a job node or a client.
 type tCore interface {
-	Step(now time.Duration, from overlay.NodeID, m proto.Message)
-	Tick(now time.Duration, kind overlay.TimerKind)
+	Step(now time.Duration, from core.NodeID, m proto.Message)
+	Tick(now time.Duration, kind core.TimerKind)
 	Ready() Ready
+	Advance()
 }
 
 // tEndpoint is a job core on the test network; its events go to events.
@@ -1755,7 +1781,7 @@ type tEndpoint struct {
 	events *[]Event
 }
 
-func (e tEndpoint) Flush(send func(overlay.NodeID, proto.Message), timer func(time.Duration, overlay.TimerKind)) {
+func (e tEndpoint) Flush(send func(core.NodeID, proto.Message), timer func(time.Duration, core.TimerKind)) {
 	r := e.Ready()
 	*e.events = append(*e.events, r.Events...)
 	for _, o := range r.Messages {
@@ -1764,6 +1790,7 @@ func (e tEndpoint) Flush(send func(overlay.NodeID, proto.Message), timer func(ti
 	for _, tm := range r.Timers {
 		timer(tm.At, tm.Kind)
 	}
+	e.Advance()
 }
 
 // Client → injection node → owner → run node → client, with heartbeats
@@ -1778,7 +1805,7 @@ func TestEndToEndJobCompletes(t *testing.T) {
 	net.add(4, inj)
 	net.add(idS, owner)
 	net.add(idU0, run)
-	net.setClient(NewClient(tClientID, ClientConfig{Timeout: 2 * time.Minute}, func() overlay.NodeID { return 4 }))
+	net.setClient(NewClient(tClientID, ClientConfig{Timeout: 2 * time.Minute}, func() core.NodeID { return 4 }))
 	spec := &wire.JobSpec{Id: 7, Req: tReq(), Work: int64(45 * time.Second)}
 	net.client.Submit(time.Second, spec)
 	net.start(time.Second, tClientID)
@@ -1833,7 +1860,7 @@ func TestOwnerStatusAfterRematchFailedTheJob(t *testing.T) {
 	tDrain(n)
 	c.pick = 0 // nothing capable any more
 	now := 31*time.Second + 1
-	n.Tick(now, TimerJobs)
+	n.Tick(now, core.TimerJobs)
 	r := tDrain(n)
 	var failed, owned []uint64
 	for _, st := range tTo[*wire.JobStatus](r, tClientID) {
@@ -1845,7 +1872,7 @@ func TestOwnerStatusAfterRematchFailedTheJob(t *testing.T) {
 	if !slices.Equal(failed, []uint64{7}) || !slices.Equal(owned, []uint64{8}) {
 		t.Fatalf("client heard failed %v, owned %v; want 7 failed and 8 still owned: %s", failed, owned, tMsgString(r))
 	}
-	if at := tTimers(r, TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
+	if at := tTimers(r, core.TimerJobs); !slices.Equal(at, []time.Duration{now + tPeriod}) {
 		t.Fatalf("job timer not re-armed: %v", at)
 	}
 }
@@ -1860,21 +1887,21 @@ func TestOwnerStatusAfterRematchFailedTheJob(t *testing.T) {
 // sent again each period until acknowledged.
 func TestCompletionAfterDisownReachesAdopter(t *testing.T) {
 	n, v := tHeld(t, true)
-	n.Tick(tTimeout+time.Second, TimerJobs) // owner 1 silent: we adopt it
+	n.Tick(tTimeout+time.Second, core.TimerJobs) // owner 1 silent: we adopt it
 	tDrain(n)
 	if s := n.Snapshot(); !slices.Equal(s.Owned, []uint64{7}) {
 		t.Fatalf("not owned after adoption: %+v", s)
 	}
 	v.zone = zUp0() // a split took the job's point away
 	now := tTimeout + 11*time.Second
-	n.Tick(now, TimerJobs)
+	n.Tick(now, core.TimerJobs)
 	r := tDrain(n)
 	tOneEvent(t, r, EvDisowned)
 	if a := tOne[*wire.JobAdopt](t, r, 7); a.Done {
 		t.Fatalf("disown routed %v, want the running job", a)
 	}
 	// The job finishes before the new owner's word arrives.
-	n.Tick(time.Hour+time.Minute, TimerRunDone)
+	n.Tick(time.Hour+time.Minute, core.TimerRunDone)
 	r = tDrain(n)
 	tOneEvent(t, r, EvCompleted)
 	a := tOne[*wire.JobAdopt](t, r, 7)
@@ -1882,13 +1909,13 @@ func TestCompletionAfterDisownReachesAdopter(t *testing.T) {
 		t.Fatalf("after completion: JobAdopt %v, want the finished job", a)
 	}
 	// Not acknowledged: told again at the next period; acknowledged: no more.
-	n.Tick(time.Hour+time.Minute+tPeriod, TimerJobs)
+	n.Tick(time.Hour+time.Minute+tPeriod, core.TimerJobs)
 	if a := tOne[*wire.JobAdopt](t, tDrain(n), 7); !a.Done {
 		t.Fatalf("retry %v", a)
 	}
 	n.Step(time.Hour+2*time.Minute, 7, &wire.JobCancel{Job: &wire.JobRef{Id: 7, Epoch: a.Epoch, Moves: a.Moves}})
 	tDrain(n)
-	n.Tick(time.Hour+2*time.Minute+tPeriod, TimerJobs)
+	n.Tick(time.Hour+2*time.Minute+tPeriod, core.TimerJobs)
 	tNone[*wire.JobAdopt](t, tDrain(n))
 }
 
@@ -1900,7 +1927,7 @@ func TestCompletionAfterDisownReachesAdopter(t *testing.T) {
 // TestJobsOverNATS under load).
 func TestFinishedJobAdoptedLaterReportsDone(t *testing.T) {
 	n, _ := tHeld(t, false)
-	n.Tick(time.Hour+time.Minute, TimerRunDone)
+	n.Tick(time.Hour+time.Minute, core.TimerRunDone)
 	r := tDrain(n)
 	tOneEvent(t, r, EvCompleted)
 	if hb := tOne[*wire.RunHeartbeat](t, r, 1); !slices.Equal(tIDs(hb.Done), []uint64{7}) {
@@ -1911,7 +1938,7 @@ func TestFinishedJobAdoptedLaterReportsDone(t *testing.T) {
 	if hb := tOne[*wire.RunHeartbeat](t, tDrain(n), 9); !slices.Equal(tIDs(hb.Done), []uint64{7}) {
 		t.Fatalf("to the adopter: %v, want job 7 done", hb)
 	}
-	n.Tick(time.Hour+2*time.Minute+tPeriod, TimerJobs)
+	n.Tick(time.Hour+2*time.Minute+tPeriod, core.TimerJobs)
 	r = tDrain(n)
 	if hb := tOne[*wire.RunHeartbeat](t, r, 9); !slices.Equal(tIDs(hb.Done), []uint64{7}) {
 		t.Fatalf("periodic report to the adopter: %v", hb)
@@ -1928,7 +1955,7 @@ func TestCANPStopNodesReadings(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		for _, reading := range []StopNodes{StopNodesOwn, "", StopNodesTarget} {
 			n, v := tPushNode(seed, Config{StopNodes: reading})
-			loads := map[overlay.NodeID]*wire.Load{}
+			loads := map[core.NodeID]*wire.Load{}
 			for _, nb := range v.nbs {
 				loads[nb.ID], nb.Load = nb.Load, nil
 			}

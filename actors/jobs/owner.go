@@ -11,15 +11,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
 // owned is a job this node owns: it holds the profile until the job ends.
 type owned struct {
 	spec  *wire.JobSpec
-	run   overlay.NodeID // the run node of the copy we follow; 0 while matchmaking
-	epoch uint32         // incremented by every (re)match
+	run   core.NodeID // the run node of the copy we follow; 0 while matchmaking
+	epoch uint32      // incremented by every (re)match
 	// runEpoch and moves name the copy at run (wire.JobRef): the epoch it
 	// was matched in — an older one than epoch when we took up a copy that
 	// reported while a newer match was on its way — and its migrations
@@ -28,7 +28,7 @@ type owned struct {
 	// assigned is the run node we assigned the current epoch's copy to
 	// ourselves (0: none, or the job was pushed on): a match that times
 	// out cancels it there.
-	assigned overlay.NodeID
+	assigned core.NodeID
 	since    time.Duration // when the current matchmaking started
 	// central: waiting in CENT's central queue (SchemeCENTQueue).
 	central bool
@@ -41,7 +41,7 @@ type owned struct {
 // placed names a copy of an owned job: its run node, the epoch it was
 // matched in and its migrations (wire.JobRef).
 type placed struct {
-	run          overlay.NodeID
+	run          core.NodeID
 	epoch, moves uint32
 }
 
@@ -63,7 +63,7 @@ func (o *owned) copyRef() *wire.JobRef {
 // abandoned reports whether copy r at run node from is one we abandoned:
 // the same copy, or one that migrated on from it (more moves in its
 // epoch).
-func abandoned(left []placed, from overlay.NodeID, r *wire.JobRef) bool {
+func abandoned(left []placed, from core.NodeID, r *wire.JobRef) bool {
 	return slices.ContainsFunc(left, func(p placed) bool {
 		return p.epoch == r.Epoch && (p.run == from || r.Moves > p.moves)
 	})
@@ -128,12 +128,12 @@ func (n *Node) onRoute(now time.Duration, m *wire.JobRoute) {
 func (n *Node) own(now time.Duration, spec *wire.JobSpec, hops uint32) {
 	if _, ok := n.owned[spec.Id]; ok {
 		// A resubmission of a job we still own: tell the client again.
-		n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Owned: []uint64{spec.Id}})
+		n.send(core.NodeID(spec.Client), &wire.JobStatus{Owned: []uint64{spec.Id}})
 		return
 	}
 	if e, done := n.ended[spec.Id]; done || n.ran[spec.Id] {
 		// A resubmission of a job that ended here: its outcome was lost.
-		n.send(overlay.NodeID(spec.Client), e.status(spec.Id))
+		n.send(core.NodeID(spec.Client), e.status(spec.Id))
 		return
 	}
 	if h := n.holding(spec.Id); h != nil {
@@ -148,7 +148,7 @@ func (n *Node) own(now time.Duration, spec *wire.JobSpec, hops uint32) {
 	o := &owned{spec: spec}
 	n.owned[spec.Id] = o
 	n.event(Event{Kind: EvOwned, Job: spec.Id, Attempt: spec.Attempt, Hops: hops})
-	n.send(overlay.NodeID(spec.Client), &wire.JobStatus{Owned: []uint64{spec.Id}})
+	n.send(core.NodeID(spec.Client), &wire.JobStatus{Owned: []uint64{spec.Id}})
 	n.arm(now)
 	n.match(now, o, hops)
 }
@@ -192,7 +192,7 @@ func (n *Node) cancelCopies(id uint64, gone []placed) {
 // fail ends an owned job as failed and tells the client.
 func (n *Node) fail(o *owned, reason string) {
 	n.forgetFailed(o, reason)
-	n.send(overlay.NodeID(o.spec.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: o.spec.Id, Reason: reason}}})
+	n.send(core.NodeID(o.spec.Client), &wire.JobStatus{Failed: []*wire.JobFailure{{Id: o.spec.Id, Reason: reason}}})
 }
 
 // forgetFailed drops an owned job that failed. If we abandoned copies of
@@ -299,7 +299,7 @@ func (n *Node) clientStatus(now time.Duration, ids []uint64) {
 			if o == nil {
 				continue // failed, completed or disowned by this very tick
 			}
-			st := clients.to(overlay.NodeID(o.spec.Client))
+			st := clients.to(core.NodeID(o.spec.Client))
 			st.Owned = append(st.Owned, id)
 		}
 		for _, c := range clients.order {
@@ -358,7 +358,7 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 		n.routeAdopt(now, m)
 		return
 	}
-	run := overlay.NodeID(m.Run)
+	run := core.NodeID(m.Run)
 	r := &wire.JobRef{Id: m.Job.Id, Epoch: m.Epoch, Moves: m.Moves}
 	o, ok := n.owned[m.Job.Id]
 	if e, done := n.ended[m.Job.Id]; done && !ok {
@@ -367,7 +367,7 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 			n.cancel(run, r)
 		}
 		if !m.Done {
-			n.send(overlay.NodeID(m.Job.Client), e.status(m.Job.Id))
+			n.send(core.NodeID(m.Job.Client), e.status(m.Job.Id))
 		}
 		return
 	}
@@ -396,7 +396,7 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 	}
 	n.runHeard[run] = now
 	o.since = now
-	n.send(overlay.NodeID(m.Job.Client), &wire.JobStatus{Owned: []uint64{m.Job.Id}})
+	n.send(core.NodeID(m.Job.Client), &wire.JobStatus{Owned: []uint64{m.Job.Id}})
 	n.ownerBeat(run)
 	n.arm(now)
 }
@@ -406,7 +406,7 @@ func (n *Node) onAdopt(now time.Duration, m *wire.JobAdopt) {
 // record, reporting it, for as long as its owner lists the job — a
 // heartbeat about other jobs must not acknowledge a completion we never
 // heard of (we matched the job again meanwhile, and would run it twice).
-func (n *Node) ownerBeat(r overlay.NodeID) {
+func (n *Node) ownerBeat(r core.NodeID) {
 	hb := &wire.OwnerHeartbeat{}
 	for _, id := range n.sortedOwned() {
 		o := n.owned[id]
@@ -433,7 +433,7 @@ func (n *Node) sortedOwned() []uint64 { return sortedKeys(n.owned) }
 // we know of — the one we follow, the one being matched, those we
 // abandoned (matched again while by was cut off from us) — is cancelled:
 // the job must not complete twice.
-func (n *Node) complete(o *owned, by overlay.NodeID) {
+func (n *Node) complete(o *owned, by core.NodeID) {
 	if o.run != 0 && o.run != by {
 		n.cancel(o.run, o.copyRef())
 	}
@@ -447,11 +447,11 @@ func (n *Node) complete(o *owned, by overlay.NodeID) {
 	}
 	delete(n.owned, o.spec.Id)
 	n.ended[o.spec.Id] = ended{spec: o.spec, at: n.now}
-	n.send(overlay.NodeID(o.spec.Client), &wire.JobStatus{Done: []uint64{o.spec.Id}})
+	n.send(core.NodeID(o.spec.Client), &wire.JobStatus{Done: []uint64{o.spec.Id}})
 }
 
 // onQueued: run node from queued our job.
-func (n *Node) onQueued(now time.Duration, from overlay.NodeID, m *wire.JobQueued) {
+func (n *Node) onQueued(now time.Duration, from core.NodeID, m *wire.JobQueued) {
 	if m.Job == nil {
 		return
 	}
@@ -473,7 +473,7 @@ func (n *Node) onQueued(now time.Duration, from overlay.NodeID, m *wire.JobQueue
 // abandoned (its cancel may be on its way); the run node it knows; any
 // when it knows none; one that moved further within the followed copy's
 // epoch (a migration, 000 §IV-B). The other copies are cancelled.
-func (o *owned) follow(from overlay.NodeID, r *wire.JobRef) bool {
+func (o *owned) follow(from core.NodeID, r *wire.JobRef) bool {
 	switch {
 	case abandoned(o.left, from, r):
 		if !slices.Contains(o.left, placed{run: from, epoch: r.Epoch, moves: r.Moves}) && len(o.left) < maxLeft {
@@ -501,7 +501,7 @@ func (o *owned) follow(from overlay.NodeID, r *wire.JobRef) bool {
 // unknownCopy answers a run node about a job we do not own: if we handed
 // its ownership on (its point left our zone), the run node is told to have
 // it adopted at its point; otherwise the copy is cancelled.
-func (n *Node) unknownCopy(from overlay.NodeID, r *wire.JobRef) {
+func (n *Node) unknownCopy(from core.NodeID, r *wire.JobRef) {
 	if h, ok := n.disowned[r.Id]; ok && !abandoned(h.left, from, r) {
 		n.send(from, &wire.OwnerHeartbeat{Disowned: []*wire.JobRef{r}})
 		return
@@ -509,7 +509,7 @@ func (n *Node) unknownCopy(from overlay.NodeID, r *wire.JobRef) {
 	n.cancel(from, r)
 }
 
-func (n *Node) cancel(to overlay.NodeID, r *wire.JobRef) {
+func (n *Node) cancel(to core.NodeID, r *wire.JobRef) {
 	c := &wire.JobCancel{Job: r}
 	if to == n.self {
 		n.onCancel(-1, n.self, c)
@@ -519,7 +519,7 @@ func (n *Node) cancel(to overlay.NodeID, r *wire.JobRef) {
 }
 
 // onRunHeartbeat: a run node's periodic word about our jobs.
-func (n *Node) onRunHeartbeat(now time.Duration, from overlay.NodeID, m *wire.RunHeartbeat) {
+func (n *Node) onRunHeartbeat(now time.Duration, from core.NodeID, m *wire.RunHeartbeat) {
 	if now >= 0 {
 		n.runHeard[from] = now
 	}
@@ -556,7 +556,7 @@ func (n *Node) onRunHeartbeat(now time.Duration, from overlay.NodeID, m *wire.Ru
 
 // onDisowned: owner from's zone no longer holds these jobs' points (a
 // split or a zone conflict moved them); the point's owner adopts each.
-func (n *Node) onDisowned(now time.Duration, from overlay.NodeID, refs []*wire.JobRef) {
+func (n *Node) onDisowned(now time.Duration, from core.NodeID, refs []*wire.JobRef) {
 	for _, r := range refs {
 		if h := n.holding(r.Id); h != nil && h.owner == from {
 			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch, Moves: h.moves})
@@ -570,7 +570,7 @@ func (n *Node) onDisowned(now time.Duration, from overlay.NodeID, refs []*wire.J
 }
 
 // onReturn: a leaving run node hands our jobs back; match them again.
-func (n *Node) onReturn(now time.Duration, from overlay.NodeID, m *wire.JobReturn) {
+func (n *Node) onReturn(now time.Duration, from core.NodeID, m *wire.JobReturn) {
 	for _, r := range m.Done {
 		if o, ok := n.owned[r.Id]; ok {
 			n.complete(o, from)

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -28,19 +29,19 @@ import (
 // loaded); their routes to the job's point lead to S. The client's
 // timeout is long enough that it never resubmits. lost says which
 // messages a run node sends S are lost.
-func tSilentWorld(t *testing.T, work time.Duration, lost func(from overlay.NodeID, m proto.Message) bool) *tWorld {
-	w := &tWorld{net: newTNet(t), views: map[overlay.NodeID]*fakeView{}, inject: idS}
+func tSilentWorld(t *testing.T, work time.Duration, lost func(from core.NodeID, m proto.Message) bool) *tWorld {
+	w := &tWorld{net: newTNet(t), views: map[core.NodeID]*fakeView{}, inject: idS}
 	s := &fakeView{id: idS, zone: zSelf(), point: pSelfNo()}
-	for i, id := range []overlay.NodeID{idU0, idU1, idU2} {
+	for i, id := range []core.NodeID{idU0, idU1, idU2} {
 		z := []func() can.Zone{zUp0, zUp1, zUp2}[i]()
 		s.nbs = append(s.nbs, tNb(id, z, tLoad(0, 1, 1, pCap(uint32(i+1)))))
 		w.add(&fakeView{id: id, zone: z, point: pCap(uint32(i + 1)), next: idS}, Config{Scheme: SchemeCAN})
 	}
 	w.add(s, Config{Scheme: SchemeCAN})
-	w.net.Drop = func(m testnet.Msg[overlay.NodeID]) bool {
+	w.net.Drop = func(m testnet.Msg[core.NodeID]) bool {
 		return m.To == idS && m.From != idS && m.From != tClientID && lost(m.From, m.Msg)
 	}
-	w.net.setClient(NewClient(tClientID, ClientConfig{Timeout: 6 * time.Hour}, func() overlay.NodeID { return w.inject }))
+	w.net.setClient(NewClient(tClientID, ClientConfig{Timeout: 6 * time.Hour}, func() core.NodeID { return w.inject }))
 	w.net.client.Submit(time.Second, &wire.JobSpec{Id: 7, Req: tReq(), Work: int64(work)})
 	w.net.start(time.Second, tClientID)
 	return w
@@ -49,7 +50,7 @@ func tSilentWorld(t *testing.T, work time.Duration, lost func(from overlay.NodeI
 // tCompletedOnce checks that job 7 completed exactly once, at node at (0:
 // anywhere), that the client heard one result and no duplicate, and that
 // nothing is left anywhere.
-func tCompletedOnce(t *testing.T, w *tWorld, at overlay.NodeID) {
+func tCompletedOnce(t *testing.T, w *tWorld, at core.NodeID) {
 	t.Helper()
 	done := tEvents(Ready{Events: w.net.events}, EvCompleted)
 	if len(done) != 1 || at != 0 && done[0].Peer != at {
@@ -73,7 +74,7 @@ func tCompletedOnce(t *testing.T, w *tWorld, at overlay.NodeID) {
 // U1's copy completed too. Now S's re-match cancels U0's copy.
 func TestRematchCancelsCopyOfSilentRunNode(t *testing.T) {
 	lost := false
-	w := tSilentWorld(t, time.Hour, func(from overlay.NodeID, _ proto.Message) bool { return lost && from == idU0 })
+	w := tSilentWorld(t, time.Hour, func(from core.NodeID, _ proto.Message) bool { return lost && from == idU0 })
 	w.net.RunUntil(2 * time.Minute)
 	lost = true
 	w.net.RunUntil(90 * time.Minute)
@@ -108,7 +109,7 @@ func TestRepeatedRematchesLeaveOneCopy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lost := false
-			w := tSilentWorld(t, time.Hour, func(from overlay.NodeID, m proto.Message) bool { return lost && tc.lost(m) })
+			w := tSilentWorld(t, time.Hour, func(from core.NodeID, m proto.Message) bool { return lost && tc.lost(m) })
 			w.net.RunUntil(time.Minute)
 			lost = true
 			w.net.RunUntil(70 * time.Minute)
@@ -140,7 +141,7 @@ func TestRepeatedRematchesLeaveOneCopy(t *testing.T) {
 // reporting job 7 done until S has it, and S cancels U1's copy.
 func TestAbandonedFinishedCopyReportsItsCompletion(t *testing.T) {
 	lost := false
-	w := tSilentWorld(t, 10*time.Minute, func(from overlay.NodeID, m proto.Message) bool {
+	w := tSilentWorld(t, 10*time.Minute, func(from core.NodeID, m proto.Message) bool {
 		_, hb := m.(*wire.RunHeartbeat)
 		return lost && from == idU0 && hb
 	})
@@ -183,7 +184,7 @@ func TestAbandonedCopyIsNotTakenUpAgain(t *testing.T) {
 	o.Step(time.Second, idU0, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 1}})
 	tDrain(o)
 	now := tTimeout + 2*time.Second
-	o.Tick(now, TimerJobs)
+	o.Tick(now, core.TimerJobs)
 	r := tDrain(o)
 	if c := tOne[*wire.JobCancel](t, r, idU0); c.Job.GetId() != 7 || c.Job.GetEpoch() != 1 || c.Job.GetMoves() != 0 {
 		t.Fatalf("cancel of the abandoned copy %v", c)
@@ -202,7 +203,7 @@ func TestAbandonedCopyIsNotTakenUpAgain(t *testing.T) {
 	// The new copy is followed.
 	o.Step(now+time.Second, idU1, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 2}})
 	tNone[*wire.JobCancel](t, tDrain(o))
-	o.Tick(now+tPeriod, TimerJobs)
+	o.Tick(now+tPeriod, core.TimerJobs)
 	if hb := tOne[*wire.OwnerHeartbeat](t, tDrain(o), idU1); !slices.Equal(tIDs(hb.Jobs), []uint64{7}) {
 		t.Fatalf("owner heartbeat %v", hb)
 	}
@@ -228,7 +229,7 @@ func TestAbandonedCopyIsNotTakenUpAgain(t *testing.T) {
 // still acknowledges it.
 func TestCancelOfFinishedCopyReportsCompletion(t *testing.T) {
 	n, _ := tHeld(t, false) // job 7 of owner 1, epoch 3
-	n.Tick(time.Hour, TimerRunDone)
+	n.Tick(time.Hour, core.TimerRunDone)
 	tDrain(n)
 	n.Step(time.Hour+time.Second, 1, &wire.JobCancel{Job: &wire.JobRef{Id: 7, Epoch: 3}})
 	r := tDrain(n)
@@ -244,7 +245,7 @@ func TestCancelOfFinishedCopyReportsCompletion(t *testing.T) {
 	}
 
 	n, _ = tHeld(t, false)
-	n.Tick(time.Hour, TimerRunDone)
+	n.Tick(time.Hour, core.TimerRunDone)
 	tDrain(n)
 	n.Step(time.Hour+time.Second, 9, &wire.JobCancel{Job: &wire.JobRef{Id: 7, Epoch: 3}})
 	tNone[*wire.RunHeartbeat](t, tDrain(n))
@@ -273,7 +274,7 @@ func TestCancelDropsCopyInTransfer(t *testing.T) {
 		t.Fatalf("held %v", s.Held)
 	}
 	for _, at := range []time.Duration{10 * time.Second, time.Minute} {
-		n.Tick(at, TimerJobs)
+		n.Tick(at, core.TimerJobs)
 		r := tDrain(n)
 		tNone[*wire.MigrateJob](t, r)
 		if len(tEvents(r, EvMigrationReturned)) != 0 {
@@ -288,7 +289,7 @@ func TestCancelDropsCopyInTransfer(t *testing.T) {
 func TestOwnerBeatListsAbandonedCopies(t *testing.T) {
 	o, v := tOwner(t) // job 7 assigned to U0, epoch 1
 	o.Step(time.Second, idU0, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 1}})
-	o.Tick(tTimeout+2*time.Second, TimerJobs) // U0 silent: job 7 goes to U1
+	o.Tick(tTimeout+2*time.Second, core.TimerJobs) // U0 silent: job 7 goes to U1
 	tDrain(o)
 	v.nb(idU0).Load = tLoad(0, 1, 2, pCap(1)) // U0 is free again
 	o.Step(time.Minute, 50, &wire.JobSubmit{Job: tSpec(8, time.Hour)})
@@ -307,7 +308,7 @@ func TestOwnerBeatListsAbandonedCopies(t *testing.T) {
 // found it silent and ran the job again.
 func TestRanJobListedLaterReportsDone(t *testing.T) {
 	n, _ := tHeld(t, false) // job 7 of owner 1, epoch 3
-	n.Tick(time.Hour, TimerRunDone)
+	n.Tick(time.Hour, core.TimerRunDone)
 	tDrain(n)
 	n.Step(time.Hour+time.Second, 1, &wire.OwnerHeartbeat{}) // acknowledged
 	if d := n.Snapshot().Done; len(d) != 0 {
@@ -330,7 +331,7 @@ func TestRematchOnSameRunNodeKeepsTheCopy(t *testing.T) {
 	o.Step(time.Second, idU0, tOne[*wire.JobQueued](t, tDrain(u0), idS))
 	tDrain(o)
 	v.nbs = []*overlay.Neighbor{tNb(idU0, zUp0(), tLoad(0, 1, 2, pCap(1)))} // only U0 in sight
-	o.Tick(tTimeout+2*time.Second, TimerJobs)
+	o.Tick(tTimeout+2*time.Second, core.TimerJobs)
 	r := tDrain(o)
 	if len(r.Messages) != 2 {
 		t.Fatalf("re-match sent %s, want an assignment and a cancel, to U0", tMsgString(r))
@@ -369,7 +370,7 @@ func TestFailedRematchCancelsLateAdoption(t *testing.T) {
 	o.Step(time.Second, idU0, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 1}})
 	tDrain(o)
 	c.pick = 0 // nothing capable any more
-	o.Tick(tTimeout+2*time.Second, TimerJobs)
+	o.Tick(tTimeout+2*time.Second, core.TimerJobs)
 	r := tDrain(o)
 	if st := tOne[*wire.JobStatus](t, r, tClientID); len(st.Failed) != 1 || st.Failed[0].Reason != ReasonNoCapableNode {
 		t.Fatalf("status %v, want job 7 failed", st)
@@ -394,7 +395,7 @@ func TestFailedRematchCancelsLateAdoption(t *testing.T) {
 func TestCompletionCancelsCopyBeingMatched(t *testing.T) {
 	o, _ := tOwner(t) // job 7 assigned to U0, epoch 1
 	o.Step(time.Second, idU0, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 1}})
-	o.Tick(tTimeout+2*time.Second, TimerJobs)
+	o.Tick(tTimeout+2*time.Second, core.TimerJobs)
 	if a := tOne[*wire.JobAssign](t, tDrain(o), idU1); a.Epoch != 2 {
 		t.Fatalf("re-match %v", a)
 	}
@@ -443,7 +444,7 @@ func TestOwnerRematchesLostOwnCopy(t *testing.T) {
 	}
 	o.Step(time.Second, 30, &wire.JobCancel{Job: &wire.JobRef{Id: 7, Epoch: 1}})
 	tOneEvent(t, tDrain(o), EvCancelled)
-	o.Tick(tPeriod, TimerJobs)
+	o.Tick(tPeriod, core.TimerJobs)
 	r := tDrain(o)
 	if e := tOneEvent(t, r, EvRematched); e.Reason != "copy lost" || e.Other != idS {
 		t.Fatalf("rematch %+v", e)
@@ -460,11 +461,11 @@ func TestOwnerRematchesLostOwnCopy(t *testing.T) {
 func TestDisownedJobsAbandonedCopyIsCancelled(t *testing.T) {
 	o, v := tOwner(t) // job 7 assigned to U0, epoch 1
 	o.Step(time.Second, idU0, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 1}})
-	o.Tick(tTimeout+2*time.Second, TimerJobs) // U0 silent: job 7 goes to U1
+	o.Tick(tTimeout+2*time.Second, core.TimerJobs) // U0 silent: job 7 goes to U1
 	tDrain(o)
 	o.Step(tTimeout+3*time.Second, idU1, &wire.JobQueued{Job: &wire.JobRef{Id: 7, Epoch: 2}})
 	v.zone = zLow0() // the point left S's zone
-	o.Tick(tTimeout+12*time.Second, TimerJobs)
+	o.Tick(tTimeout+12*time.Second, core.TimerJobs)
 	r := tDrain(o)
 	tOneEvent(t, r, EvDisowned)
 	if hb := tOne[*wire.OwnerHeartbeat](t, r, idU1); !slices.Equal(tIDs(hb.Disowned), []uint64{7}) {

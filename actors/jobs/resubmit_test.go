@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -19,9 +20,9 @@ import (
 // the job must not run to the end twice (docs/JOBS.md, "Recovery").
 
 const (
-	idC  overlay.NodeID = 20 // owns the job's point after the zone change
-	idR2 overlay.NodeID = 21 // C's free capable neighbor
-	idR  overlay.NodeID = 22 // the first owner's run node (remote case)
+	idC  core.NodeID = 20 // owns the job's point after the zone change
+	idR2 core.NodeID = 21 // C's free capable neighbor
+	idR  core.NodeID = 22 // the first owner's run node (remote case)
 
 	tZoneChange = 5 * time.Second
 	tResubmitTO = 2 * time.Minute
@@ -31,8 +32,8 @@ const (
 // test changes as time goes on.
 type tWorld struct {
 	net    *tNet
-	views  map[overlay.NodeID]*fakeView
-	inject overlay.NodeID
+	views  map[core.NodeID]*fakeView
+	inject core.NodeID
 }
 
 func (w *tWorld) add(v *fakeView, cfg Config) {
@@ -59,7 +60,7 @@ func (w *tWorld) history() string {
 // test sets them to C. The client (timeout tResubmitTO) injects at S before
 // the zone change and at C from then on.
 func tZoneChangeWorld(t *testing.T, selfRun bool, work time.Duration, r2Speed float64) *tWorld {
-	w := &tWorld{net: newTNet(t), views: map[overlay.NodeID]*fakeView{}, inject: idS}
+	w := &tWorld{net: newTNet(t), views: map[core.NodeID]*fakeView{}, inject: idS}
 	s := &fakeView{id: idS, zone: zSelf(), point: pSelfYes()}
 	if !selfRun {
 		s.point = pSelfNo()
@@ -71,7 +72,7 @@ func tZoneChangeWorld(t *testing.T, selfRun bool, work time.Duration, r2Speed fl
 	c.nbs = []*overlay.Neighbor{tNb(idR2, zUp1(), tLoad(0, 1, 1, pCap(3)))}
 	w.add(c, Config{Scheme: SchemeCAN})
 	w.add(&fakeView{id: idR2, zone: zUp1(), point: pCap(3)}, Config{Scheme: SchemeCAN, Speed: r2Speed})
-	w.net.setClient(NewClient(tClientID, ClientConfig{Timeout: tResubmitTO}, func() overlay.NodeID { return w.inject }))
+	w.net.setClient(NewClient(tClientID, ClientConfig{Timeout: tResubmitTO}, func() core.NodeID { return w.inject }))
 	w.net.client.Submit(time.Second, &wire.JobSpec{Id: 7, Req: tReq(), Work: int64(work)})
 	w.net.start(time.Second, tClientID)
 	w.net.RunUntil(tZoneChange)
@@ -94,7 +95,7 @@ func TestResubmissionMeetsOrphanedSelfRunCopy(t *testing.T) {
 		work    time.Duration
 		r2Speed float64
 		// completedAt is the run node whose copy must complete.
-		completedAt overlay.NodeID
+		completedAt core.NodeID
 	}{
 		{"both-running", time.Hour, 1, idR2},
 		{"original-finishes-first", 150 * time.Second, 1, idS},
@@ -151,7 +152,7 @@ func TestCompletionReportedToFormerOwnerReachesPoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := tZoneChangeWorld(t, false, time.Minute, tc.r2Speed)
-			w.net.Drop = func(m testnet.Msg[overlay.NodeID]) bool {
+			w.net.Drop = func(m testnet.Msg[core.NodeID]) bool {
 				_, result := m.Msg.(*wire.JobResult)
 				return result && m.From == idR
 			}
@@ -209,7 +210,7 @@ func TestResubmissionReachesNodeRunningTheJob(t *testing.T) {
 		}
 		// The old owner's silence changes nothing now; the job completes here.
 		for now := 30 * time.Second; now <= 120*time.Second; now += 10 * time.Second {
-			n.Tick(now, TimerJobs)
+			n.Tick(now, core.TimerJobs)
 			r := tDrain(n)
 			tNone[*wire.JobAdopt](t, r)
 			tNone[*wire.RunHeartbeat](t, r)
@@ -218,7 +219,7 @@ func TestResubmissionReachesNodeRunningTheJob(t *testing.T) {
 				t.Fatalf("at %v: events %+v", now, r.Events)
 			}
 		}
-		n.Tick(time.Hour, TimerRunDone)
+		n.Tick(time.Hour, core.TimerRunDone)
 		r = tDrain(n)
 		tOneEvent(t, r, EvCompleted)
 		tOne[*wire.JobResult](t, r, tClientID)
@@ -228,7 +229,7 @@ func TestResubmissionReachesNodeRunningTheJob(t *testing.T) {
 	})
 	t.Run("finished", func(t *testing.T) {
 		n, _ := tHeld(t, true)
-		n.Tick(time.Hour, TimerRunDone)
+		n.Tick(time.Hour, core.TimerRunDone)
 		tDrain(n)
 		spec := tSpec(7, time.Hour)
 		spec.Attempt = 2
@@ -252,7 +253,7 @@ func TestUnknownMigratedCopyIsCancelled(t *testing.T) {
 	n, _ := tRunNode(Config{})
 	n.Step(time.Second, idU1, &wire.MigrateJob{Job: tSpec(7, time.Hour), Owner: 1, Epoch: 3, Moves: 2, Kind: wire.MigrateKind_MIGRATE_INTERNODE})
 	tDrain(n)
-	n.Tick(10*time.Second, TimerJobs)
+	n.Tick(10*time.Second, core.TimerJobs)
 	hb := tOne[*wire.RunHeartbeat](t, tDrain(n), 1)
 	// The owner (S, which owns nothing) answers.
 	o := tNew(&fakeView{id: 1, zone: zSelf(), point: pSelfNo()}, Config{}, 1, nil)

@@ -8,14 +8,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
 // held is a job in this node's run queue.
 type held struct {
 	spec     *wire.JobSpec
-	owner    overlay.NodeID
+	owner    core.NodeID
 	epoch    uint32
 	moves    uint32 // migrations so far (000 §IV-B)
 	bc       uint32 // backfilling counter: jobs that bypassed it (000 §IV-A)
@@ -26,10 +26,10 @@ type held struct {
 	// owner's heartbeat): its cancels are stale — it took us for failed
 	// and matched the job again while the new owner took it up — and are
 	// ignored.
-	former overlay.NodeID
+	former core.NodeID
 	// offeredTo is the neighbor a PUSH offer for this waiting job is
 	// outstanding at (0: none): the job neither starts nor moves meanwhile.
-	offeredTo overlay.NodeID
+	offeredTo core.NodeID
 }
 
 func (h *held) ref() *wire.JobRef { return &wire.JobRef{Id: h.spec.Id, Epoch: h.epoch, Moves: h.moves} }
@@ -37,13 +37,13 @@ func (h *held) ref() *wire.JobRef { return &wire.JobRef{Id: h.spec.Id, Epoch: h.
 // finished is a job this node ran, kept until its owner acknowledges it.
 type finished struct {
 	ref   *wire.JobRef
-	owner overlay.NodeID
+	owner core.NodeID
 	spec  *wire.JobSpec
 }
 
 // onAssign queues a job at this run node (003 §4.1 step 5: FIFO).
 func (n *Node) onAssign(now time.Duration, m *wire.JobAssign) {
-	owner := overlay.NodeID(m.Owner)
+	owner := core.NodeID(m.Owner)
 	if h := n.holding(m.Job.Id); h != nil {
 		if m.Epoch > h.epoch {
 			h.epoch, h.moves = m.Epoch, 0 // matched here again
@@ -77,7 +77,7 @@ func (n *Node) holding(id uint64) *held {
 }
 
 // enqueue appends a job to the waiting queue.
-func (n *Node) enqueue(now time.Duration, spec *wire.JobSpec, owner overlay.NodeID, epoch, moves, bc uint32) *held {
+func (n *Node) enqueue(now time.Duration, spec *wire.JobSpec, owner core.NodeID, epoch, moves, bc uint32) *held {
 	h := &held{spec: spec, owner: owner, epoch: epoch, moves: moves, bc: bc, demand: n.cfg.Res.Demand(spec.Req).clamp(n.capacity)}
 	h.demand[ResCores] = max(h.demand[ResCores], 1)
 	n.queue = append(n.queue, h)
@@ -87,7 +87,7 @@ func (n *Node) enqueue(now time.Duration, spec *wire.JobSpec, owner overlay.Node
 	return h
 }
 
-func (n *Node) sendQueued(owner overlay.NodeID, r *wire.JobRef, ahead int) {
+func (n *Node) sendQueued(owner core.NodeID, r *wire.JobRef, ahead int) {
 	q := &wire.JobQueued{Job: r, Queue: uint32(ahead)}
 	if owner == n.self {
 		n.onQueued(-1, n.self, q)
@@ -96,7 +96,7 @@ func (n *Node) sendQueued(owner overlay.NodeID, r *wire.JobRef, ahead int) {
 	n.send(owner, q)
 }
 
-func (n *Node) sendRun(owner overlay.NodeID, held, done []*wire.JobRef) {
+func (n *Node) sendRun(owner core.NodeID, held, done []*wire.JobRef) {
 	m := &wire.RunHeartbeat{Held: held, Done: done}
 	if owner == n.self {
 		n.onRunHeartbeat(-1, n.self, m)
@@ -133,7 +133,7 @@ func (n *Node) start(now time.Duration) {
 		h.finishAt = now + time.Duration(float64(runTime(h.spec.Work, n.cfg.Speed))*alpha)
 		n.status.Started++
 		n.event(Event{Kind: EvStarted, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: h.owner, BC: h.bc, Backfilled: i != head})
-		n.ready.Timers = append(n.ready.Timers, overlay.Timer{Kind: TimerRunDone, At: h.finishAt})
+		n.ready.SetTimer(core.TimerRunDone, h.finishAt)
 	}
 }
 
@@ -184,7 +184,7 @@ func (n *Node) finish(now time.Duration) {
 		n.status.Completed++
 		n.ran[h.spec.Id] = true
 		n.event(Event{Kind: EvCompleted, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: h.owner})
-		n.send(overlay.NodeID(h.spec.Client), &wire.JobResult{Id: h.spec.Id, Attempt: h.spec.Attempt, Run: uint64(n.self)})
+		n.send(core.NodeID(h.spec.Client), &wire.JobResult{Id: h.spec.Id, Attempt: h.spec.Attempt, Run: uint64(n.self)})
 		r := h.ref()
 		if h.owner == n.self {
 			if o, ok := n.owned[h.spec.Id]; ok {
@@ -260,7 +260,7 @@ func (n *Node) runNodePeriodic(now, timeout time.Duration) {
 
 // adoptAll routes every job we hold for silent owner o to its point: the
 // zone's current owner (o's take-over node, typically) adopts it.
-func (n *Node) adoptAll(now time.Duration, o overlay.NodeID) {
+func (n *Node) adoptAll(now time.Duration, o core.NodeID) {
 	for _, h := range n.queue {
 		if h.owner == o {
 			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch, Moves: h.moves})
@@ -281,7 +281,7 @@ func (n *Node) adoptAll(now time.Duration, o overlay.NodeID) {
 }
 
 // onOwnerHeartbeat: an owner's periodic word about the jobs we hold for it.
-func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.OwnerHeartbeat) {
+func (n *Node) onOwnerHeartbeat(now time.Duration, from core.NodeID, m *wire.OwnerHeartbeat) {
 	if now >= 0 {
 		n.ownerHeard[from] = now
 	}
@@ -342,7 +342,7 @@ func (n *Node) onOwnerHeartbeat(now time.Duration, from overlay.NodeID, m *wire.
 // running (a running copy is aborted: emulated work costs nothing, and a
 // job must not complete twice); for a job we finished, it is the
 // adopter's acknowledgement.
-func (n *Node) onCancel(now time.Duration, from overlay.NodeID, m *wire.JobCancel) {
+func (n *Node) onCancel(now time.Duration, from core.NodeID, m *wire.JobCancel) {
 	if m.Job == nil {
 		return
 	}

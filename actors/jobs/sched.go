@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -38,7 +38,7 @@ func Mechanism(kind wire.MigrateKind, pull bool) string {
 // stays silent for the failure timeout.
 type outbound struct {
 	m     *wire.MigrateJob
-	to    overlay.NodeID
+	to    core.NodeID
 	since time.Duration
 	h     *held
 }
@@ -58,15 +58,15 @@ type scheduler struct {
 	outbound     map[uint64]*outbound
 	offerJob     uint64 // the waiting job a PUSH offer is outstanding for
 	offerAt      time.Duration
-	pulling      overlay.NodeID // the neighbor a PULL request is outstanding at
+	pulling      core.NodeID // the neighbor a PULL request is outstanding at
 	pullAt       time.Duration
-	pullSeq      uint32                           // the outstanding PULL request's number
-	asked        map[overlay.NodeID]time.Duration // last PULL reject per neighbor
+	pullSeq      uint32                        // the outstanding PULL request's number
+	asked        map[core.NodeID]time.Duration // last PULL reject per neighbor
 	ticking      bool
 }
 
 func (s *scheduler) init() {
-	*s = scheduler{outbound: map[uint64]*outbound{}, asked: map[overlay.NodeID]time.Duration{}}
+	*s = scheduler{outbound: map[uint64]*outbound{}, asked: map[core.NodeID]time.Duration{}}
 }
 
 func (s *scheduler) outboundIDs() []uint64 {
@@ -111,7 +111,7 @@ func (n *Node) Joined(now time.Duration) {
 	}
 	n.sched.ticking = true
 	at := now + time.Duration(n.rng.Float64()*float64(n.cfg.SchedPeriod))
-	n.ready.Timers = append(n.ready.Timers, overlay.Timer{Kind: TimerSched, At: at})
+	n.ready.SetTimer(core.TimerSched, at)
 }
 
 // schedule is one round of internode scheduling, then queue balancing
@@ -149,13 +149,13 @@ func (n *Node) schedule(now time.Duration) {
 			}
 		}
 	}
-	n.ready.Timers = append(n.ready.Timers, overlay.Timer{Kind: TimerSched, At: now + n.cfg.SchedPeriod})
+	n.ready.SetTimer(core.TimerSched, now+n.cfg.SchedPeriod)
 }
 
 // known is a neighbor whose heartbeat carried dynamic-scheduling load.
 type known struct {
-	nb  *overlay.Neighbor
-	l   *wire.Load
+	id  core.NodeID
+	l   *wire.Load // our estimate (estimates.go)
 	cap Vec
 	res Vec
 }
@@ -163,8 +163,8 @@ type known struct {
 func (n *Node) knownNeighbors() []known {
 	var ks []known
 	for _, nb := range n.view.Neighbors() {
-		if l := nb.Load; l != nil && len(l.Residual) == numRes && len(l.Point) == len(n.view.Point()) {
-			ks = append(ks, known{nb: nb, l: l, cap: n.cfg.Res.Capacity(l.Point), res: vecOf(l.Residual)})
+		if l := n.loadOf(&nb); l != nil && len(l.Residual) == numRes && len(l.Point) == len(n.view.Point()) {
+			ks = append(ks, known{id: nb.ID, l: l, cap: n.cfg.Res.Capacity(l.Point), res: vecOf(l.Residual)})
 		}
 	}
 	return ks
@@ -202,7 +202,7 @@ func (n *Node) pushInternode(now time.Duration) bool {
 			}
 		}
 		if best != nil {
-			n.offer(now, h, best.nb.ID, wire.MigrateKind_MIGRATE_INTERNODE, 0)
+			n.offer(now, h, best.id, wire.MigrateKind_MIGRATE_INTERNODE, 0)
 			return true
 		}
 	}
@@ -267,7 +267,7 @@ func (n *Node) pushQueue(now time.Duration) bool {
 	if bestH == nil {
 		return false
 	}
-	n.offer(now, bestH, bestK.nb.ID, wire.MigrateKind_MIGRATE_QUEUE, L)
+	n.offer(now, bestH, bestK.id, wire.MigrateKind_MIGRATE_QUEUE, L)
 	return true
 }
 
@@ -281,7 +281,7 @@ func (n *Node) waitingLoad() Vec {
 }
 
 // offer starts PUSH's confirming handshake for waiting job h.
-func (n *Node) offer(now time.Duration, h *held, to overlay.NodeID, kind wire.MigrateKind, l float64) {
+func (n *Node) offer(now time.Duration, h *held, to core.NodeID, kind wire.MigrateKind, l float64) {
 	h.offeredTo = to
 	n.sched.offerJob, n.sched.offerAt = h.spec.Id, now
 	n.send(to, &wire.MigrateOffer{Job: h.ref(), Req: h.spec.Req, Bc: h.bc, Kind: kind, NormLoad: float32(l)})
@@ -291,7 +291,7 @@ func (n *Node) offer(now time.Duration, h *held, to overlay.NodeID, kind wire.Mi
 // allows it and — internode — the job fits our residual resources now
 // (they are reserved for it) or — queue balancing — the move leaves our L
 // below the sender's.
-func (n *Node) onOffer(now time.Duration, from overlay.NodeID, m *wire.MigrateOffer) {
+func (n *Node) onOffer(now time.Duration, from core.NodeID, m *wire.MigrateOffer) {
 	if m.Job == nil {
 		return
 	}
@@ -317,7 +317,7 @@ func (n *Node) onOffer(now time.Duration, from overlay.NodeID, m *wire.MigrateOf
 
 // onReply ends PUSH's handshake: an accepted job is sent; after a refusal
 // our view of the neighbor is corrected until its next heartbeat.
-func (n *Node) onReply(now time.Duration, from overlay.NodeID, m *wire.MigrateReply) {
+func (n *Node) onReply(now time.Duration, from core.NodeID, m *wire.MigrateReply) {
 	if m.Job == nil {
 		return
 	}
@@ -345,16 +345,17 @@ func (n *Node) onReply(now time.Duration, from overlay.NodeID, m *wire.MigrateRe
 	n.transfer(now, h, from, m.Kind, false)
 }
 
-func (n *Node) neighborLoad(id overlay.NodeID) *wire.Load {
+// neighborLoad is our estimate of neighbor id's load (nil: none).
+func (n *Node) neighborLoad(id core.NodeID) *wire.Load {
 	for _, nb := range n.view.Neighbors() {
 		if nb.ID == id {
-			return nb.Load
+			return n.loadOf(&nb)
 		}
 	}
 	return nil
 }
 
-// noteSent counts a job we sent a neighbor in our copy of its load, so
+// noteSent counts a job we sent a neighbor in our estimate of its load, so
 // that the next decision before its heartbeat does not count on the same
 // residual resources or short queue.
 func noteSent(l *wire.Load, d Vec, waits bool) {
@@ -380,7 +381,7 @@ func noteSent(l *wire.Load, d Vec, waits bool) {
 
 // transfer sends waiting job h to a neighbor; we keep it (resending)
 // until the neighbor acknowledges it.
-func (n *Node) transfer(now time.Duration, h *held, to overlay.NodeID, kind wire.MigrateKind, pull bool) {
+func (n *Node) transfer(now time.Duration, h *held, to core.NodeID, kind wire.MigrateKind, pull bool) {
 	i := slices.Index(n.queue, h)
 	if i < 0 || h.running {
 		return
@@ -399,7 +400,7 @@ func (n *Node) transfer(now time.Duration, h *held, to overlay.NodeID, kind wire
 // onMigrateJob queues a job a neighbor moved to us and tells its owner,
 // which follows the copy that moved furthest (owned.follow). A copy we
 // already hold or ran is only acknowledged.
-func (n *Node) onMigrateJob(now time.Duration, from overlay.NodeID, m *wire.MigrateJob) {
+func (n *Node) onMigrateJob(now time.Duration, from core.NodeID, m *wire.MigrateJob) {
 	id := m.Job.Id
 	n.sched.release(id, now)
 	if n.sched.pulling == from || m.Pull && n.cfg.PullReach > 1 {
@@ -413,7 +414,7 @@ func (n *Node) onMigrateJob(now time.Duration, from overlay.NodeID, m *wire.Migr
 		n.send(from, ack)
 		return
 	}
-	owner := overlay.NodeID(m.Owner)
+	owner := core.NodeID(m.Owner)
 	h := n.enqueue(now, m.Job, owner, m.Epoch, m.Moves, m.Bc)
 	k := 0
 	if m.Kind == wire.MigrateKind_MIGRATE_QUEUE {
@@ -435,7 +436,7 @@ func (n *Node) onMigrateJob(now time.Duration, from overlay.NodeID, m *wire.Migr
 	}
 }
 
-func (n *Node) onMigrateAck(from overlay.NodeID, m *wire.MigrateAck) {
+func (n *Node) onMigrateAck(from core.NodeID, m *wire.MigrateAck) {
 	if m.Job == nil {
 		return
 	}
@@ -472,7 +473,7 @@ func (n *Node) pullInternode(now time.Duration) bool {
 	if n.sched.pulling != 0 || n.running < len(n.queue) || n.free() < 1 {
 		return false
 	}
-	to := n.pullTarget(n.knownNeighbors(), func(id overlay.NodeID) bool { return n.askedRecently(id, now) })
+	to := n.pullTarget(n.knownNeighbors(), func(id core.NodeID) bool { return n.askedRecently(id, now) })
 	if to == 0 {
 		return false
 	}
@@ -485,8 +486,8 @@ func (n *Node) pullInternode(now time.Duration) bool {
 // queue; with scheduling.pull_reach > 1 and no neighbor waiting, the one
 // that knows the longest queue among its own neighbors (Load's
 // near_waiting). 0: none.
-func (n *Node) pullTarget(ks []known, skip func(overlay.NodeID) bool) overlay.NodeID {
-	var best overlay.NodeID
+func (n *Node) pullTarget(ks []known, skip func(core.NodeID) bool) core.NodeID {
+	var best core.NodeID
 	var bestW uint32
 	for _, pass := range []bool{false, true} {
 		if pass && (best != 0 || n.cfg.PullReach <= 1) {
@@ -497,11 +498,11 @@ func (n *Node) pullTarget(ks []known, skip func(overlay.NodeID) bool) overlay.No
 			if pass {
 				w = k.l.NearWaiting
 			}
-			if w == 0 || skip(k.nb.ID) {
+			if w == 0 || skip(k.id) {
 				continue
 			}
-			if w > bestW || w == bestW && k.nb.ID < best {
-				best, bestW = k.nb.ID, w
+			if w > bestW || w == bestW && k.id < best {
+				best, bestW = k.id, w
 			}
 		}
 	}
@@ -513,8 +514,8 @@ func (n *Node) pullTarget(ks []known, skip func(overlay.NodeID) bool) overlay.No
 func (n *Node) nearWaiting() uint32 {
 	var w uint32
 	for _, nb := range n.view.Neighbors() {
-		if nb.Load != nil {
-			w = max(w, nb.Load.Waiting)
+		if l := n.loadOf(&nb); l != nil {
+			w = max(w, l.Waiting)
 		}
 	}
 	return w
@@ -550,7 +551,7 @@ func (n *Node) pullQueue(now time.Duration) bool {
 		if can.Capable(n.view.Point(), k.l.Point) && l > 0 && l < L {
 			return false // a less capable neighbor is less loaded
 		}
-		if l > L && !n.askedRecently(k.nb.ID, now) && (best == nil || k.l.NormLoad > best.l.NormLoad) {
+		if l > L && !n.askedRecently(k.id, now) && (best == nil || k.l.NormLoad > best.l.NormLoad) {
 			kk := k
 			best = &kk
 		}
@@ -558,16 +559,16 @@ func (n *Node) pullQueue(now time.Duration) bool {
 	if best == nil {
 		return false
 	}
-	n.requestPull(now, best.nb.ID, wire.MigrateKind_MIGRATE_QUEUE)
+	n.requestPull(now, best.id, wire.MigrateKind_MIGRATE_QUEUE)
 	return true
 }
 
-func (n *Node) askedRecently(id overlay.NodeID, now time.Duration) bool {
+func (n *Node) askedRecently(id core.NodeID, now time.Duration) bool {
 	t, ok := n.sched.asked[id]
 	return ok && now-t < n.cfg.Period
 }
 
-func (n *Node) requestPull(now time.Duration, to overlay.NodeID, kind wire.MigrateKind) {
+func (n *Node) requestPull(now time.Duration, to core.NodeID, kind wire.MigrateKind) {
 	r := n.residual()
 	n.sched.pulling, n.sched.pullAt = to, now
 	m := &wire.PullRequest{
@@ -592,10 +593,10 @@ func (n *Node) requestPull(now time.Duration, to overlay.NodeID, kind wire.Migra
 // comes, straight to it; a node without a fitting job passes the request
 // on (hops_left permitting) to the neighbor with the longest queue it
 // knows of.
-func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.PullRequest) {
+func (n *Node) onPullRequest(now time.Duration, from core.NodeID, m *wire.PullRequest) {
 	puller := from
 	if m.Puller != 0 {
-		puller = overlay.NodeID(m.Puller)
+		puller = core.NodeID(m.Puller)
 	}
 	reject := &wire.PullReject{Kind: m.Kind, Seq: m.Seq}
 	if puller == n.self {
@@ -644,7 +645,7 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 	if m.Kind == wire.MigrateKind_MIGRATE_INTERNODE && m.HopsLeft > 0 {
 		// Not back to the sender, not to the puller (which asked for
 		// itself); our own recent rejects say nothing of the puller's needs.
-		if to := n.pullTarget(n.knownNeighbors(), func(id overlay.NodeID) bool { return id == from || id == puller }); to != 0 {
+		if to := n.pullTarget(n.knownNeighbors(), func(id core.NodeID) bool { return id == from || id == puller }); to != 0 {
 			fwd := proto.Clone(m).(*wire.PullRequest)
 			fwd.Puller, fwd.HopsLeft = uint64(puller), m.HopsLeft-1
 			n.status.PullForwards++
@@ -657,7 +658,7 @@ func (n *Node) onPullRequest(now time.Duration, from overlay.NodeID, m *wire.Pul
 }
 
 // onPullReject: try the next neighbor not asked recently, at once.
-func (n *Node) onPullReject(now time.Duration, from overlay.NodeID, m *wire.PullReject) {
+func (n *Node) onPullReject(now time.Duration, from core.NodeID, m *wire.PullReject) {
 	// A request that travelled is answered by whoever ended its journey;
 	// its number tells it apart from an older one.
 	if n.sched.pulling == 0 || m.Seq == 0 && n.sched.pulling != from || m.Seq != 0 && m.Seq != n.sched.pullSeq {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -37,7 +38,7 @@ func vSpec(id uint64, cores, mem uint32, work time.Duration) *wire.JobSpec {
 	return &wire.JobSpec{Id: id, Client: uint64(tClientID), Attempt: 1, Req: []uint32{0, 0, vAmt(cores, mem)}, Work: int64(work)}
 }
 
-const tOwnerID overlay.NodeID = 50
+const tOwnerID core.NodeID = 50
 
 // vNode is a run node of 4 cores and 8 GiB in mode, owning zone S.
 func vNode(t *testing.T, mode SchedMode, nbs ...*overlay.Neighbor) (*Node, *fakeView) {
@@ -156,7 +157,7 @@ func vLoad(point can.Point, residual Vec, waiting, nbc uint32, L float32) *wire.
 	return &wire.Load{Speed: 1, Point: point, Cores: float32(vDecode(point)[ResCores]), Residual: []float32{float32(residual[0]), float32(residual[1]), float32(residual[2])}, Waiting: waiting, Nbc: nbc, NormLoad: L}
 }
 
-const tB overlay.NodeID = 2
+const tB core.NodeID = 2
 
 // TestInternodePushHandshake: a waiting job that fits a neighbor's
 // residual resources is offered, sent only after the neighbor confirms,
@@ -166,7 +167,7 @@ func TestInternodePushHandshake(t *testing.T) {
 	n, _ := vNode(t, SchedLIPush, tNb(tB, zUp0(), vLoad(bPoint, Vec{4, 8, 0}, 0, 0, 0)))
 	vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 	vAssign(n, 0, vSpec(2, 2, 0, time.Hour)) // waits: no core free
-	n.Tick(5*time.Second, TimerSched)
+	n.Tick(5*time.Second, core.TimerSched)
 	r := tDrain(n)
 	off := tOne[*wire.MigrateOffer](t, r, tB)
 	if off.Job.Id != 2 || off.Kind != wire.MigrateKind_MIGRATE_INTERNODE {
@@ -233,7 +234,7 @@ func TestPushRespectsNBCAndCapability(t *testing.T) {
 			spec.Req[0], spec.Req[1] = 100, 100 // needs a little of both resources
 			vAssign(n, 0, spec)
 			n.holding(2).bc = 3
-			n.Tick(5*time.Second, TimerSched)
+			n.Tick(5*time.Second, core.TimerSched)
 			tNone[*wire.MigrateOffer](t, tDrain(n))
 		})
 	}
@@ -272,14 +273,14 @@ func TestUnacknowledgedMigrationIsResentThenTakenBack(t *testing.T) {
 	n, _ := vNode(t, SchedLIPush, tNb(tB, zUp0(), vLoad(bPoint, Vec{4, 8, 0}, 0, 0, 0)))
 	vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 	vAssign(n, 0, vSpec(2, 2, 0, time.Hour))
-	n.Tick(5*time.Second, TimerSched)
+	n.Tick(5*time.Second, core.TimerSched)
 	off := tOne[*wire.MigrateOffer](t, tDrain(n), tB)
 	n.Step(5*time.Second, tB, &wire.MigrateReply{Job: off.Job, Accept: true, Kind: off.Kind})
 	tDrain(n)
 	resent := 0
 	var back Ready
 	for now := tPeriod; now <= 5*tPeriod; now += tPeriod {
-		n.Tick(now, TimerJobs)
+		n.Tick(now, core.TimerJobs)
 		r := tDrain(n)
 		resent += len(tTo[*wire.MigrateJob](r, tB))
 		if len(tEvents(r, EvMigrationReturned)) > 0 {
@@ -317,7 +318,7 @@ func TestPullRejectTriesNextNeighbor(t *testing.T) {
 	n, _ := vNode(t, SchedLIPull,
 		tNb(tB, zUp0(), vLoad(p(8), Vec{}, 5, 0, 2)),
 		tNb(3, zUp1(), vLoad(p(8), Vec{}, 2, 0, 1)))
-	n.Tick(time.Second, TimerSched)
+	n.Tick(time.Second, core.TimerSched)
 	tOne[*wire.PullRequest](t, tDrain(n), tB) // the longest queue first
 	n.Step(time.Second, tB, &wire.PullReject{Kind: wire.MigrateKind_MIGRATE_INTERNODE})
 	r := tDrain(n)
@@ -353,7 +354,7 @@ func TestPullTravelsBeyondNeighbors(t *testing.T) {
 	n := vReachNode(t, 3,
 		tNb(tB, zUp0(), near(vLoad(p, Vec{}, 0, 0, 1), 4)),
 		tNb(3, zUp1(), near(vLoad(p, Vec{}, 0, 0, 1), 0)))
-	n.Tick(time.Second, TimerSched)
+	n.Tick(time.Second, core.TimerSched)
 	req := tOne[*wire.PullRequest](t, tDrain(n), tB)
 	if req.Puller != 1 || req.HopsLeft != 2 || req.Seq == 0 {
 		t.Fatalf("request %v: want puller 1, 2 hops left, a number", req)
@@ -369,7 +370,7 @@ func TestPullTravelsBeyondNeighbors(t *testing.T) {
 	// Without the extension the same neighbors get no request at all.
 	plain := vReachNode(t, 1,
 		tNb(tB, zUp0(), near(vLoad(p, Vec{}, 0, 0, 1), 4)))
-	plain.Tick(time.Second, TimerSched)
+	plain.Tick(time.Second, core.TimerSched)
 	tNone[*wire.PullRequest](t, tDrain(plain))
 
 	// A node without a fitting job passes the request on to the neighbor
@@ -405,7 +406,7 @@ func TestPullTravelsBeyondNeighbors(t *testing.T) {
 	// The puller takes a pulled job from a node that is not its neighbor
 	// as the answer to its request.
 	n2 := vReachNode(t, 3, tNb(tB, zUp0(), near(vLoad(p, Vec{}, 0, 0, 1), 4)))
-	n2.Tick(time.Second, TimerSched)
+	n2.Tick(time.Second, core.TimerSched)
 	tOne[*wire.PullRequest](t, tDrain(n2), tB)
 	n2.Step(2*time.Second, 9, &wire.MigrateJob{Job: vSpec(5, 4, 0, time.Hour), Owner: uint64(tOwnerID), Epoch: 1, Moves: 1, Kind: wire.MigrateKind_MIGRATE_INTERNODE, Pull: true})
 	r = tDrain(n2)
@@ -424,7 +425,7 @@ func TestPullWhenCoresFallIdle(t *testing.T) {
 	for _, mode := range []SchedMode{SchedLIPull, SchedLIPush} {
 		n, _ := vNode(t, mode, tNb(tB, zUp0(), vLoad(p, Vec{}, 5, 0, 2)))
 		vAssign(n, 0, vSpec(1, 4, 0, time.Minute))
-		n.Tick(time.Minute, TimerRunDone)
+		n.Tick(time.Minute, core.TimerRunDone)
 		r := tDrain(n)
 		if mode == SchedLIPush {
 			tNone[*wire.PullRequest](t, r)
@@ -454,7 +455,7 @@ func TestQueueBalancingPushFromLocalMaximum(t *testing.T) {
 			vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 			vAssign(n, 0, vSpec(2, 2, 0, time.Hour))
 			vAssign(n, 0, vSpec(3, 2, 0, time.Hour)) // L = 2/4 + 2/4 = 1
-			n.Tick(5*time.Second, TimerSched)
+			n.Tick(5*time.Second, core.TimerSched)
 			offers, _ := tAll[*wire.MigrateOffer](tDrain(n))
 			if (len(offers) == 1) != tc.offer {
 				t.Fatalf("offers %v, want offer %v", offers, tc.offer)
@@ -474,7 +475,7 @@ func TestDisownWhenPointLeavesZone(t *testing.T) {
 	o.owned[9] = &owned{spec: tSpec(9, time.Hour), run: 1, epoch: 2, moves: 1}
 	o.runHeard[1] = 0
 	v.zone = zUp0() // the point is no longer ours
-	o.Tick(tPeriod, TimerJobs)
+	o.Tick(tPeriod, core.TimerJobs)
 	r := tDrain(o)
 	hb := tOne[*wire.OwnerHeartbeat](t, r, 1)
 	if len(hb.Disowned) != 1 || hb.Disowned[0].Id != 9 || len(o.owned) != 0 {
@@ -511,7 +512,7 @@ func TestCompletedJobMemoryHandedUntilAcknowledged(t *testing.T) {
 	v.zone = zUp0() // the point is no longer ours
 	var at []int
 	for i := 1; i <= 8; i++ {
-		o.Tick(time.Duration(i)*tPeriod, TimerJobs)
+		o.Tick(time.Duration(i)*tPeriod, core.TimerJobs)
 		ms, tos := tAll[*wire.JobAdopt](tDrain(o))
 		for k, a := range ms {
 			if a.Done && a.Job.Id == 9 && tos[k] == 77 && a.Run == uint64(tOwnerID) {
@@ -538,11 +539,11 @@ func TestCompletedJobMemoryHandedUntilAcknowledged(t *testing.T) {
 // queueCentral is a CentralQueue whose answer a test sets.
 type queueCentral struct {
 	fakeCentral
-	now     overlay.NodeID
+	now     core.NodeID
 	capable bool
 }
 
-func (c *queueCentral) PickNow(job *wire.JobSpec) (overlay.NodeID, bool) {
+func (c *queueCentral) PickNow(job *wire.JobSpec) (core.NodeID, bool) {
 	c.asked = append(c.asked, job.Id)
 	return c.now, c.capable
 }
@@ -561,10 +562,10 @@ func TestCENTQueueWaitsForAFreeNode(t *testing.T) {
 			t.Fatalf("a job waiting in the central queue failed: %v", st)
 		}
 	}
-	n.Tick(tPeriod, TimerJobs)
+	n.Tick(tPeriod, core.TimerJobs)
 	tNone[*wire.JobAssign](t, tDrain(n))
 	c.now = 42
-	n.Tick(2*tPeriod, TimerJobs)
+	n.Tick(2*tPeriod, core.TimerJobs)
 	if a := tOne[*wire.JobAssign](t, tDrain(n), 42); a.Job.Id != 7 {
 		t.Fatalf("assign %v", a)
 	}
@@ -602,7 +603,7 @@ func TestQueuePullFromNonZeroLocalMinimum(t *testing.T) {
 				tNb(3, zUp1(), vLoad(strong, Vec{}, 4, 0, 3)))
 			vAssign(n, 0, vSpec(1, 4, 0, time.Hour))
 			vAssign(n, 0, vSpec(2, 2, 0, time.Hour)) // waiting: L = 2/4
-			n.Tick(5*time.Second, TimerSched)
+			n.Tick(5*time.Second, core.TimerSched)
 			reqs, to := tAll[*wire.PullRequest](tDrain(n))
 			if got := len(reqs) == 1 && reqs[0].Kind == wire.MigrateKind_MIGRATE_QUEUE && to[0] == 3; got != tc.pull {
 				t.Fatalf("PULL requests %v, want a queue-balancing PULL to the most loaded neighbor: %v", reqs, tc.pull)

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -41,9 +41,9 @@ func TestTraces(t *testing.T) {
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".trace"), func(t *testing.T) {
 			t.Parallel()
-			tr := &tTrace{net: newTNet(t), views: map[overlay.NodeID]*fakeView{}}
+			tr := &tTrace{net: newTNet(t), views: map[core.NodeID]*fakeView{}}
 			tr.net.Lossy = false
-			tr.net.OnDeliver = func(m testnet.Msg[overlay.NodeID]) {
+			tr.net.OnDeliver = func(m testnet.Msg[core.NodeID]) {
 				tr.events()
 				tr.out = append(tr.out, fmt.Sprintf("%v %d→%d %s", tr.net.Now, m.From, m.To, testnet.Format(m.Msg)))
 			}
@@ -54,7 +54,7 @@ func TestTraces(t *testing.T) {
 
 type tTrace struct {
 	net   *tNet
-	views map[overlay.NodeID]*fakeView
+	views map[core.NodeID]*fakeView
 	out   []string
 	seen  int // events already printed
 }
@@ -62,13 +62,13 @@ type tTrace struct {
 // tZones are the zones a trace names.
 var tZones = map[string]func() can.Zone{"self": zSelf, "up0": zUp0, "up1": zUp1, "low0": zLow0, "low1": zLow1}
 
-func (tr *tTrace) one(t *testing.T, s *testnet.Step) overlay.NodeID {
+func (tr *tTrace) one(t *testing.T, s *testnet.Step) core.NodeID {
 	t.Helper()
 	ids := s.IDs(t)
 	if len(ids) != 1 {
 		t.Fatalf("%s: %s takes one node", s.Pos, s.Cmd)
 	}
-	return overlay.NodeID(ids[0])
+	return core.NodeID(ids[0])
 }
 
 func (tr *tTrace) step(t *testing.T, s *testnet.Step) string {
@@ -98,12 +98,12 @@ func (tr *tTrace) step(t *testing.T, s *testnet.Step) string {
 		if len(ids) != 2 {
 			t.Fatalf("%s: link two nodes", s.Pos)
 		}
-		a, b := tr.views[overlay.NodeID(ids[0])], tr.views[overlay.NodeID(ids[1])]
+		a, b := tr.views[core.NodeID(ids[0])], tr.views[core.NodeID(ids[1])]
 		a.nbs = append(a.nbs, tNb(b.id, b.zone, nil))
 		b.nbs = append(b.nbs, tNb(a.id, a.zone, nil))
 	case "load":
 		from := tr.one(t, s)
-		to := tr.views[overlay.NodeID(s.Int(t, "to", 0))]
+		to := tr.views[core.NodeID(s.Int(t, "to", 0))]
 		nb := to.nb(from)
 		if nb == nil {
 			t.Fatalf("%s: %d is not a neighbor of %d", s.Pos, from, to.id)
@@ -112,14 +112,14 @@ func (tr *tTrace) step(t *testing.T, s *testnet.Step) string {
 		tr.out = append(tr.out, fmt.Sprintf("%v %d→%d load %s", tr.net.Now, from, to.id, testnet.Format(nb.Load)))
 	case "assign":
 		id := tr.one(t, s)
-		owner := overlay.NodeID(s.Int(t, "owner", int(tOwnerID)))
+		owner := core.NodeID(s.Int(t, "owner", int(tOwnerID)))
 		spec := vSpec(uint64(s.Int(t, "job", 0)), uint32(s.Int(t, "cores", 1)), uint32(s.Int(t, "mem", 0)), s.Dur(t, "work", time.Hour))
 		tr.net.Send(owner, id, &wire.JobAssign{Job: spec, Owner: uint64(owner), Epoch: 1})
 		tr.net.Deliver()
 	case "run":
 		tr.net.RunUntil(s.Dur(t, "until", 0))
 	case "state":
-		ids := make([]overlay.NodeID, 0, len(tr.net.nodes))
+		ids := make([]core.NodeID, 0, len(tr.net.nodes))
 		for id := range tr.net.nodes {
 			ids = append(ids, id)
 		}
@@ -162,7 +162,7 @@ func (tr *tTrace) events() {
 // tListener is an endpoint that only listens.
 type tListener struct{}
 
-func (tListener) Step(time.Duration, overlay.NodeID, proto.Message) {}
-func (tListener) Tick(time.Duration, overlay.TimerKind)             {}
-func (tListener) Flush(func(overlay.NodeID, proto.Message), func(time.Duration, overlay.TimerKind)) {
+func (tListener) Step(time.Duration, core.NodeID, proto.Message) {}
+func (tListener) Tick(time.Duration, core.TimerKind)             {}
+func (tListener) Flush(func(core.NodeID, proto.Message), func(time.Duration, core.TimerKind)) {
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -67,7 +68,7 @@ func (n *Node) borderHasHole(now time.Duration) bool {
 	return false
 }
 
-func (n *Node) onFullUpdateRequest(now time.Duration, from NodeID, m *wire.FullUpdateRequest) {
+func (n *Node) onFullUpdateRequest(now time.Duration, from core.NodeID, m *wire.FullUpdateRequest) {
 	if !n.joined || !n.validSender(from, m.Self) {
 		return
 	}
@@ -76,7 +77,7 @@ func (n *Node) onFullUpdateRequest(now time.Duration, from NodeID, m *wire.FullU
 	n.send(from, &wire.FullUpdate{Self: n.info(), Neighbors: n.heardList()})
 }
 
-func (n *Node) onFullUpdate(now time.Duration, from NodeID, m *wire.FullUpdate) {
+func (n *Node) onFullUpdate(now time.Duration, from core.NodeID, m *wire.FullUpdate) {
 	if !n.joined || !n.validSender(from, m.Self) {
 		return
 	}

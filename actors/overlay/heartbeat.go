@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -21,11 +22,11 @@ import (
 // sender's take-over node. Skipping a list is exactly processing it: its
 // entries would again change nothing. Config.VerifyLazy checks that, list
 // by list (lazycheck.go).
-func (n *Node) onHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat, lazy *wire.LazyHeartbeat) {
+func (n *Node) onHeartbeat(now time.Duration, from core.NodeID, m *wire.Heartbeat, lazy *wire.LazyHeartbeat) {
 	if !n.joined {
 		return
 	}
-	if m.Self != nil && m.Self.Zone == nil && NodeID(m.Self.Id) == from {
+	if m.Self != nil && m.Self.Zone == nil && core.NodeID(m.Self.Id) == from {
 		n.onShortHeartbeat(now, from, m)
 		return
 	}
@@ -172,7 +173,7 @@ func (n *Node) mark() change {
 // that believes we abut although we never heard of it), we ask it for a
 // full update: its answer carries its zone, and our request carries ours,
 // so whichever side is wrong corrects itself.
-func (n *Node) onShortHeartbeat(now time.Duration, from NodeID, m *wire.Heartbeat) {
+func (n *Node) onShortHeartbeat(now time.Duration, from core.NodeID, m *wire.Heartbeat) {
 	if i, ok := n.find(from); ok && n.nbrs[i].Version == m.Self.Version {
 		nb := n.nbrs[i]
 		nb.LastHeard, nb.Heard, nb.LastSplit = now, true, m.LastSplit
@@ -195,12 +196,12 @@ func (n *Node) onShortHeartbeat(now time.Duration, from NodeID, m *wire.Heartbea
 // neighbor although our zones do not abut: one of us has a stale picture of
 // the other's zone. Our current zone lets it drop us (002 §4.2.1 leaves this
 // case to the next heartbeat; answering at once keeps tables exact).
-func (n *Node) notNeighbor(to NodeID) {
+func (n *Node) notNeighbor(to core.NodeID) {
 	n.status.NotNeighborNotes++
 	n.send(to, &wire.ZoneUpdate{Self: n.info()})
 }
 
-func (n *Node) onZoneUpdate(now time.Duration, from NodeID, m *wire.ZoneUpdate) {
+func (n *Node) onZoneUpdate(now time.Duration, from core.NodeID, m *wire.ZoneUpdate) {
 	if !n.joined {
 		n.buffer(from, m)
 		return
@@ -219,8 +220,8 @@ func (n *Node) onZoneUpdate(now time.Duration, from NodeID, m *wire.ZoneUpdate) 
 
 // validSender checks that a message's own NodeInfo names its sender and a
 // zone of our dimensions; a message failing it is counted and ignored whole.
-func (n *Node) validSender(from NodeID, self *wire.NodeInfo) bool {
-	if self == nil || NodeID(self.Id) != from {
+func (n *Node) validSender(from core.NodeID, self *wire.NodeInfo) bool {
+	if self == nil || core.NodeID(self.Id) != from {
 		n.status.BadMessages++
 		return false
 	}
@@ -268,7 +269,7 @@ func (n *Node) heartbeat(now time.Duration) {
 	for n.nextBeat <= now {
 		n.nextBeat += n.cfg.HeartbeatPeriod
 	}
-	n.timer(TimerHeartbeat, n.nextBeat)
+	n.timer(core.TimerHeartbeat, n.nextBeat)
 	ttl := time.Duration(n.cfg.FailAfter+tombstoneSlack) * n.cfg.HeartbeatPeriod
 	for id, t := range n.gone { // deleting only: the order does not matter
 		if now-t.at > ttl {

@@ -9,11 +9,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
 type pendingMsg struct {
-	from NodeID
+	from core.NodeID
 	msg  proto.Message
 }
 
@@ -24,7 +25,7 @@ const maxPending = 1024
 // existing member chosen by the driver (the papers' "external mechanism that
 // can find an existing node", 003 §4.1). With contact 0 the node founds the
 // overlay and owns the whole space.
-func (n *Node) Bootstrap(now time.Duration, contact NodeID) {
+func (n *Node) Bootstrap(now time.Duration, contact core.NodeID) {
 	if n.joined || n.left {
 		return
 	}
@@ -37,13 +38,13 @@ func (n *Node) Bootstrap(now time.Duration, contact NodeID) {
 		// be handed itself: it must not found a second overlay. Ask again
 		// after the join timeout.
 		n.joinRetry = now + n.cfg.JoinTimeout
-		n.timer(TimerJoinRetry, n.joinRetry)
+		n.timer(core.TimerJoinRetry, n.joinRetry)
 		return
 	}
 	n.contact = contact
 	n.sendJoin()
 	n.joinRetry = now + n.cfg.JoinTimeout
-	n.timer(TimerJoinRetry, n.joinRetry)
+	n.timer(core.TimerJoinRetry, n.joinRetry)
 }
 
 func (n *Node) sendJoin() {
@@ -54,7 +55,7 @@ func (n *Node) sendJoin() {
 // to the owner of the joiner's point, which splits its zone (can.Split),
 // hands one part with the relevant neighbors to the joiner, and tells its
 // former neighbors about both zones at once.
-func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
+func (n *Node) onJoin(now time.Duration, from core.NodeID, m *wire.Join) {
 	if len(m.Point) != n.cfg.Dims || m.Joiner == 0 {
 		n.status.BadMessages++
 		return
@@ -64,7 +65,7 @@ func (n *Node) onJoin(now time.Duration, from NodeID, m *wire.Join) {
 		return
 	}
 	p := can.Point(m.Point)
-	joiner := NodeID(m.Joiner)
+	joiner := core.NodeID(m.Joiner)
 	if !n.zone.Contains(p) {
 		if i := containing(n.extra, p); i >= 0 && joiner != n.id {
 			n.handExtra(now, i, joiner, m.Hops)
@@ -142,7 +143,7 @@ func (n *Node) split(p can.Point) (keep, give can.Zone, dim int, at uint64, virt
 // it: an orphan becomes an ordinary zone again. The joiner gets no split
 // history (the zone has no sibling); should it depart, its neighbors treat
 // its zone as an orphan.
-func (n *Node) handExtra(now time.Duration, i int, joiner NodeID, hops uint32) {
+func (n *Node) handExtra(now time.Duration, i int, joiner core.NodeID, hops uint32) {
 	n.status.JoinsOwned++
 	n.status.ExtrasHanded++
 	give := n.extra[i]
@@ -168,7 +169,7 @@ func (n *Node) routeJoin(p can.Point, m *wire.Join) {
 	n.route(p, m, &m.Hops)
 }
 
-func (n *Node) buffer(from NodeID, m proto.Message) {
+func (n *Node) buffer(from core.NodeID, m proto.Message) {
 	if len(n.pending) < maxPending {
 		n.pending = append(n.pending, pendingMsg{from, m})
 	} else {
@@ -176,7 +177,7 @@ func (n *Node) buffer(from NodeID, m proto.Message) {
 	}
 }
 
-func (n *Node) onJoinAccept(now time.Duration, from NodeID, m *wire.JoinAccept) {
+func (n *Node) onJoinAccept(now time.Duration, from core.NodeID, m *wire.JoinAccept) {
 	if n.joined {
 		// A second owner accepted an earlier attempt of ours. Its split
 		// stays unclaimed; the oracle shows the gap. (Handing it back is the
@@ -199,7 +200,7 @@ func (n *Node) onJoinAccept(now time.Duration, from NodeID, m *wire.JoinAccept) 
 	n.becomeMember(now, from, z, m.History, m.Neighbors)
 }
 
-func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []*wire.Split, nbrs []*wire.NodeInfo) {
+func (n *Node) becomeMember(now time.Duration, owner core.NodeID, z can.Zone, hist []*wire.Split, nbrs []*wire.NodeInfo) {
 	n.joined = true
 	n.zone = z
 	n.version++ // 1 at the first join; a rejoin continues its versions
@@ -207,7 +208,7 @@ func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []
 	for _, info := range nbrs {
 		// Only the owner's own entry is first-hand; the rest is its view.
 		src := fromJoin
-		if NodeID(info.GetId()) == owner {
+		if core.NodeID(info.GetId()) == owner {
 			src = fromSelf
 		}
 		n.learn(now, info, src)
@@ -229,7 +230,7 @@ func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []
 	n.ready.Joined = true
 	// Spread heartbeats over the period so that peers do not beat in step.
 	n.nextBeat = now + time.Duration(n.rng.Int64N(int64(n.cfg.HeartbeatPeriod)))
-	n.timer(TimerHeartbeat, n.nextBeat)
+	n.timer(core.TimerHeartbeat, n.nextBeat)
 	pending := n.pending
 	n.pending = nil
 	for _, p := range pending {
@@ -237,7 +238,7 @@ func (n *Node) becomeMember(now time.Duration, owner NodeID, z can.Zone, hist []
 	}
 }
 
-func (n *Node) onJoinReject(now time.Duration, from NodeID) {
+func (n *Node) onJoinReject(now time.Duration, from core.NodeID) {
 	if n.joined || from == 0 {
 		return
 	}
@@ -272,7 +273,7 @@ func (n *Node) Leave(now time.Duration) {
 // Left reports whether the node has departed.
 func (n *Node) Left() bool { return n.left }
 
-func (n *Node) onLeave(now time.Duration, from NodeID, m *wire.Leave) {
+func (n *Node) onLeave(now time.Duration, from core.NodeID, m *wire.Leave) {
 	if !n.joined || !n.validSender(from, m.Self) {
 		return
 	}

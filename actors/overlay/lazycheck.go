@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -97,7 +98,7 @@ func (n *Node) lazyState() lazyState {
 	table.add(n.boxes...)
 
 	tombs := newFNV()
-	ids := make([]NodeID, 0, len(n.gone))
+	ids := make([]core.NodeID, 0, len(n.gone))
 	for id := range n.gone {
 		ids = append(ids, id)
 	}
@@ -159,7 +160,7 @@ func (s lazyState) diff(t lazyState) string {
 
 // misjudged counts and reports (Config.OnMisjudged) a list from neighbor
 // from that the cache judged to change nothing, and what it changed.
-func (n *Node) misjudged(now time.Duration, from NodeID, cached bool, before, after lazyState, list []*wire.NodeInfo) {
+func (n *Node) misjudged(now time.Duration, from core.NodeID, cached bool, before, after lazyState, list []*wire.NodeInfo) {
 	n.status.LazyMisjudged++
 	if n.cfg.OnMisjudged == nil {
 		return

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
 // tLazy is m as a receiver that leaves lists encoded gets it
 // (wire.DecodeLazy: its list kept as bytes, digested).
-func tLazy(t *testing.T, from NodeID, to NodeID, m *wire.Heartbeat) *wire.LazyHeartbeat {
+func tLazy(t *testing.T, from core.NodeID, to core.NodeID, m *wire.Heartbeat) *wire.LazyHeartbeat {
 	t.Helper()
 	payload, err := wire.MarshalPayload(m)
 	if err != nil {
@@ -104,7 +105,7 @@ func TestListCacheLapsesWhenTombstonesExpire(t *testing.T) {
 	ttl := time.Duration(a.cfg.FailAfter+tombstoneSlack) * tPeriod
 	for beat := tPeriod; beat <= ttl+tPeriod; beat += tPeriod {
 		alive(beat - at)
-		a.Tick(beat, TimerHeartbeat)
+		a.Tick(beat, core.TimerHeartbeat)
 		if _, ok := a.gone[2]; ok != (beat <= ttl) {
 			t.Fatalf("setup: at %v B's tombstone is there: %v", beat, ok)
 		}
@@ -125,7 +126,7 @@ func TestVerifyLazyReportsMisjudgements(t *testing.T) {
 	var told []string
 	cfg := tConfig
 	cfg.VerifyLazy = true
-	cfg.OnMisjudged = func(id NodeID, what string) { told = append(told, what) }
+	cfg.OnMisjudged = func(id core.NodeID, what string) { told = append(told, what) }
 	a, fromC, fromE, _ := tCacheRig(t, cfg)
 	for _, at := range []time.Duration{time.Second, 2 * time.Second} {
 		fromC(at)

@@ -6,9 +6,10 @@
 // A Node is a single-threaded state machine in the style of etcd-io/raft's
 // RawNode: the driver hands it messages (Step) and timer expiries (Tick)
 // together with the current emulated time, and collects what it wants done
-// (Ready): messages to send and timers to set. There are no goroutines,
-// clocks, global randomness or I/O inside; the only randomness comes from the
-// *rand.Rand the driver gives each node, derived from the run seed.
+// (Ready, then Advance once done): messages to send and timers to set
+// (actors/core). There are no goroutines, clocks, global randomness or I/O
+// inside; the only randomness comes from the *rand.Rand the driver gives
+// each node, derived from the run seed.
 //
 // The Node's code is split by role: node.go holds its state, Step and Tick;
 // join.go joining and leaving (003 §4.1; 002 §4.2.2); route.go greedy
@@ -28,11 +29,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
-
-// NodeID is a peer's address; 0 means "nobody".
-type NodeID uint64
 
 // Config holds the overlay parameters of a node. Zero values take defaults.
 type Config struct {
@@ -89,7 +88,7 @@ type Config struct {
 	VerifyLazy bool
 	// OnMisjudged, if set, hears of each misjudgement VerifyLazy finds,
 	// in words. It is called from the node's Step (a driver's goroutine).
-	OnMisjudged func(id NodeID, what string)
+	OnMisjudged func(id core.NodeID, what string)
 }
 
 func (c Config) withDefaults() Config {
@@ -117,33 +116,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// TimerKind names a timer a node asks the driver for.
-type TimerKind uint8
-
-// Timer kinds.
-const (
-	TimerHeartbeat TimerKind = iota + 1
-	TimerJoinRetry
-)
-
-// Out is a message the node wants sent. Its wire type is wire.TypeOf(Msg).
-// The same Msg value may be addressed to several receivers (one heartbeat to
-// every neighbor); drivers may encode it once.
-type Out struct {
-	To  NodeID
-	Msg proto.Message
-}
-
-// Timer asks the driver to call Tick(At, Kind) at emulated time At.
-type Timer struct {
-	Kind TimerKind
-	At   time.Duration
-}
-
 // Ready is what a node wants done after Bootstrap, Step or Tick.
 type Ready struct {
-	Messages []Out
-	Timers   []Timer
+	core.Outbox
 	// Joined is set once, when the node became a member of the overlay.
 	Joined bool
 	// NeedBootstrap asks the driver to call Bootstrap again with a contact
@@ -153,7 +128,7 @@ type Ready struct {
 
 // Neighbor is what a node knows about one neighbor.
 type Neighbor struct {
-	ID      NodeID
+	ID      core.NodeID
 	Zone    can.Zone
 	Version uint64
 	// LastHeard is the emulated time of the last message received from it
@@ -230,14 +205,14 @@ type Status struct {
 
 // Node is the overlay state machine of one peer.
 type Node struct {
-	id    NodeID
+	id    core.NodeID
 	point can.Point
 	cfg   Config
 	rng   *rand.Rand
 
 	joined  bool
-	left    bool   // departed: ignores everything from now on
-	contact NodeID // bootstrap contact of the current join attempt
+	left    bool        // departed: ignores everything from now on
+	contact core.NodeID // bootstrap contact of the current join attempt
 	zone    can.Zone
 	// extra are zones held besides the own zone: parts of departed nodes'
 	// zones that no take-over node claimed (CAN's temporary second zone,
@@ -245,8 +220,8 @@ type Node struct {
 	extra   []can.Zone
 	version uint64
 	history []*wire.Split
-	nbrs    []*Neighbor // sorted by ID: deterministic iteration
-	ids     []NodeID    // the ids of nbrs, in order: find searches them without touching the entries
+	nbrs    []*Neighbor   // sorted by ID: deterministic iteration
+	ids     []core.NodeID // the ids of nbrs, in order: find searches them without touching the entries
 	// boxes holds, for nbrs[i], its zone's Lo and Hi and a flag (1: it has
 	// extra zones) at boxes[i·(2·Dims+1):]: the scans every message runs
 	// over the table (routing, rival checks) read one contiguous array
@@ -255,7 +230,7 @@ type Node struct {
 	// gone remembers the last zone version of nodes dropped from the table
 	// for a while, so that older second-hand information about them (still
 	// circulating in other nodes' heartbeats) cannot bring them back.
-	gone        map[NodeID]tombstone
+	gone        map[core.NodeID]tombstone
 	pending     []pendingMsg
 	nextBeat    time.Duration
 	joinRetry   time.Duration
@@ -269,7 +244,7 @@ type Node struct {
 	// suspects are neighbors declared failed, with the time: until
 	// probeWindow has passed they get a zone update every probeEvery
 	// periods, so that both sides of a healed partition find each other.
-	suspects map[NodeID]time.Duration
+	suspects map[core.NodeID]time.Duration
 	// holeSince is when our border was first seen to touch space no known
 	// zone covers (and nobody awaits); holeSeen says whether it still does.
 	holeSince time.Duration
@@ -279,8 +254,10 @@ type Node struct {
 	// give the same answer, so the check is skipped.
 	holeKey uint64
 	holeAt  can.Point
-	// load rides on our heartbeats (SetLoad); nil sends none.
-	load *wire.Load
+	// loads gives the load our heartbeats carry (SetLoadSource); load is
+	// its answer for the current period. Nil sends none.
+	loads LoadSource
+	load  *wire.Load
 	// epoch counts changes of the neighbor table and the tombstones
 	// (touch); with version and joined it is the state a relayed entry is
 	// judged against (learn), see stateKey.
@@ -294,7 +271,7 @@ type Node struct {
 // number of CAN dimensions including the virtual one, the last). It
 // panics on a Mode or Split that is none of the named values: an unknown
 // heartbeat mode is a configuration error, not some mode by default.
-func New(id NodeID, point can.Point, cfg Config, rng *rand.Rand) *Node {
+func New(id core.NodeID, point can.Point, cfg Config, rng *rand.Rand) *Node {
 	cfg = cfg.withDefaults()
 	if _, err := ParseHeartbeatMode(string(cfg.Mode)); err != nil {
 		panic("overlay.New: " + err.Error())
@@ -303,11 +280,11 @@ func New(id NodeID, point can.Point, cfg Config, rng *rand.Rand) *Node {
 		panic("overlay.New: " + err.Error())
 	}
 	cfg.Dims = len(point)
-	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng, gone: map[NodeID]tombstone{}, suspects: map[NodeID]time.Duration{}}
+	return &Node{id: id, point: slices.Clone(point), cfg: cfg, rng: rng, gone: map[core.NodeID]tombstone{}, suspects: map[core.NodeID]time.Duration{}}
 }
 
 // ID is the node's address.
-func (n *Node) ID() NodeID { return n.id }
+func (n *Node) ID() core.NodeID { return n.id }
 
 // Joined reports whether the node owns a zone.
 func (n *Node) Joined() bool { return n.joined }
@@ -321,41 +298,50 @@ func (n *Node) Extra() []can.Zone { return n.extra }
 // Point is the node's fixed coordinate. Do not modify.
 func (n *Node) Point() can.Point { return n.point }
 
-// Neighbors is the node's neighbor table, sorted by ID. Do not modify.
-func (n *Node) Neighbors() []*Neighbor { return n.nbrs }
+// Neighbors is a copy of the node's neighbor table, sorted by ID: the
+// entries are the caller's, the table stays the node's. The zones, splits
+// and loads they point to are shared: do not modify them.
+func (n *Node) Neighbors() []Neighbor {
+	out := make([]Neighbor, len(n.nbrs))
+	for i, nb := range n.nbrs {
+		out[i] = *nb
+	}
+	return out
+}
 
 // Status returns the node's counters.
 func (n *Node) Status() Status { return n.status }
 
-// Ready returns what the node wants done since the last call and clears it.
-// The returned slices are reused by the next call: consume them first.
-func (n *Node) Ready() Ready {
-	r := n.ready
-	n.ready = Ready{Messages: r.Messages[:0], Timers: r.Timers[:0]}
-	return r
+// Ready returns what the node wants done since the last Advance.
+func (n *Node) Ready() Ready { return n.ready }
+
+// Advance tells the node that the caller is done with what Ready returned:
+// the node clears it and reuses its slices.
+func (n *Node) Advance() {
+	n.ready.Clear()
+	n.ready.Joined, n.ready.NeedBootstrap = false, false
 }
 
-func (n *Node) send(to NodeID, m proto.Message) {
-	n.ready.Messages = append(n.ready.Messages, Out{To: to, Msg: m})
-}
+func (n *Node) send(to core.NodeID, m proto.Message) { n.ready.Send(to, m) }
 
-func (n *Node) timer(kind TimerKind, at time.Duration) {
-	n.ready.Timers = append(n.ready.Timers, Timer{Kind: kind, At: at})
-}
+func (n *Node) timer(kind core.TimerKind, at time.Duration) { n.ready.SetTimer(kind, at) }
 
 // Tick handles the expiry of a timer the node asked for. Drivers never call
 // it before the timer's deadline (a stale timer, superseded by a later one,
 // is recognised by its time and ignored).
-func (n *Node) Tick(now time.Duration, kind TimerKind) {
+func (n *Node) Tick(now time.Duration, kind core.TimerKind) {
 	if n.left {
 		return
 	}
 	switch kind {
-	case TimerHeartbeat:
+	case core.TimerHeartbeat:
+		if n.loads != nil {
+			n.load = n.loads.LoadInfo()
+		}
 		if n.joined && now >= n.nextBeat {
 			n.heartbeat(now)
 		}
-	case TimerJoinRetry:
+	case core.TimerJoinRetry:
 		if !n.joined && now >= n.joinRetry {
 			n.status.JoinRetries++
 			n.ready.NeedBootstrap = true
@@ -364,7 +350,7 @@ func (n *Node) Tick(now time.Duration, kind TimerKind) {
 }
 
 // Step handles one message from peer from.
-func (n *Node) Step(now time.Duration, from NodeID, m proto.Message) {
+func (n *Node) Step(now time.Duration, from core.NodeID, m proto.Message) {
 	if n.left {
 		return
 	}
@@ -392,10 +378,18 @@ func (n *Node) Step(now time.Duration, from NodeID, m proto.Message) {
 	}
 }
 
-// SetLoad sets the load information our heartbeats carry from now on
-// (003 §4.4: aggregated load rides on the periodic neighbor update). The
-// node keeps l; do not modify it afterwards.
-func (n *Node) SetLoad(l *wire.Load) { n.load = l }
+// LoadSource gives the load information a peer's heartbeats carry (003
+// §4.4: aggregated load rides on the periodic neighbor update): the job
+// core's (*jobs.Node implements it). The node keeps what LoadInfo returns
+// until the next call: do not modify it afterwards.
+type LoadSource interface {
+	LoadInfo() *wire.Load
+}
+
+// SetLoadSource makes our heartbeats carry the load s gives: it is asked
+// once per heartbeat timer, before that period's failure detection changes
+// the table, so the load is the one of the period's start.
+func (n *Node) SetLoadSource(s LoadSource) { n.loads = s }
 
 func (n *Node) info() *wire.NodeInfo {
 	return &wire.NodeInfo{Id: uint64(n.id), Zone: zoneToWire(n.zone), Version: n.version, Extra: extrasToWire(n.extra)}
@@ -462,14 +456,14 @@ func zoneFromWire(w *wire.Zone, dims int) (can.Zone, bool) {
 
 // Snapshot is a copy of a node's overlay state for the oracle.
 type Snapshot struct {
-	ID     NodeID
+	ID     core.NodeID
 	Joined bool
 	Point  can.Point
 	Zone   can.Zone
 	// Extra are the zones the node holds besides its own.
 	Extra     []can.Zone
 	Version   uint64
-	Neighbors []NodeID // sorted
+	Neighbors []core.NodeID // sorted
 	// NeighborVersions[i] is the zone version the node knows of Neighbors[i].
 	NeighborVersions []uint64
 }
@@ -480,7 +474,7 @@ func (n *Node) Snapshot() Snapshot {
 	for _, z := range n.extra {
 		s.Extra = append(s.Extra, z.Clone())
 	}
-	s.Neighbors = make([]NodeID, len(n.nbrs))
+	s.Neighbors = make([]core.NodeID, len(n.nbrs))
 	s.NeighborVersions = make([]uint64, len(n.nbrs))
 	for i, nb := range n.nbrs {
 		s.Neighbors[i] = nb.ID

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -33,7 +34,7 @@ const tPeriod = 10 * time.Second
 
 var tConfig = Config{HeartbeatPeriod: tPeriod}
 
-func tRand(id NodeID) *rand.Rand { return rand.New(rand.NewPCG(uint64(id), 42)) }
+func tRand(id core.NodeID) *rand.Rand { return rand.New(rand.NewPCG(uint64(id), 42)) }
 
 // tZone2 is the 2-D zone [x0, x1) × [y0, y1).
 func tZone2(x0, x1, y0, y1 uint64) can.Zone {
@@ -41,11 +42,13 @@ func tZone2(x0, x1, y0, y1 uint64) can.Zone {
 }
 
 // tFounder creates node id at p and founds the overlay with it.
-func tFounder(t *testing.T, id NodeID, p can.Point) *Node {
+func tFounder(t *testing.T, id core.NodeID, p can.Point) *Node {
 	t.Helper()
 	n := New(id, p, tConfig, tRand(id))
 	n.Bootstrap(0, 0)
-	if r := n.Ready(); !r.Joined {
+	r := n.Ready()
+	n.Advance()
+	if !r.Joined {
 		t.Fatalf("founder %d did not join", id)
 	}
 	return n
@@ -53,7 +56,7 @@ func tFounder(t *testing.T, id NodeID, p can.Point) *Node {
 
 // tMember creates a member that owns zone z (version) with an empty
 // neighbor table, bypassing the join protocol.
-func tMember(t *testing.T, id NodeID, p can.Point, z can.Zone, version uint64) *Node {
+func tMember(t *testing.T, id core.NodeID, p can.Point, z can.Zone, version uint64) *Node {
 	t.Helper()
 	if !z.Contains(p) {
 		t.Fatalf("test setup: %v not in %v", p, z)
@@ -61,7 +64,7 @@ func tMember(t *testing.T, id NodeID, p can.Point, z can.Zone, version uint64) *
 	n := New(id, p, tConfig, tRand(id))
 	n.becomeMember(0, 0, z.Clone(), nil, nil)
 	n.version = version
-	n.Ready()
+	n.Advance()
 	return n
 }
 
@@ -70,14 +73,17 @@ func tLink(n, m *Node, heard bool) {
 	n.upsert(&Neighbor{ID: m.id, Zone: m.zone.Clone(), Version: m.version, Heard: heard})
 }
 
-// tDrain returns a copy of what n wants done (Ready's slices are reused).
+// tDrain returns a copy of what n wants done and advances it (Ready's
+// slices are reused).
 func tDrain(n *Node) Ready {
 	r := n.Ready()
-	return Ready{Messages: slices.Clone(r.Messages), Timers: slices.Clone(r.Timers), Joined: r.Joined, NeedBootstrap: r.NeedBootstrap}
+	c := Ready{Outbox: core.Outbox{Messages: slices.Clone(r.Messages), Timers: slices.Clone(r.Timers)}, Joined: r.Joined, NeedBootstrap: r.NeedBootstrap}
+	n.Advance()
+	return c
 }
 
 // tOnly returns the single message of r, which must be a T addressed to to.
-func tOnly[T proto.Message](t *testing.T, r Ready, to NodeID) T {
+func tOnly[T proto.Message](t *testing.T, r Ready, to core.NodeID) T {
 	t.Helper()
 	if len(r.Messages) != 1 {
 		t.Fatalf("want exactly one message, got %d: %v", len(r.Messages), r.Messages)
@@ -86,7 +92,7 @@ func tOnly[T proto.Message](t *testing.T, r Ready, to NodeID) T {
 }
 
 // tTo returns the one message of type T addressed to to.
-func tTo[T proto.Message](t *testing.T, r Ready, to NodeID) T {
+func tTo[T proto.Message](t *testing.T, r Ready, to core.NodeID) T {
 	t.Helper()
 	var found []T
 	for _, o := range r.Messages {
@@ -101,25 +107,25 @@ func tTo[T proto.Message](t *testing.T, r Ready, to NodeID) T {
 	return found[0]
 }
 
-func tIDs(n *Node) []NodeID {
-	ids := make([]NodeID, len(n.nbrs))
+func tIDs(n *Node) []core.NodeID {
+	ids := make([]core.NodeID, len(n.nbrs))
 	for i, nb := range n.nbrs {
 		ids[i] = nb.ID
 	}
 	return ids
 }
 
-func tNeighbor(n *Node, id NodeID) *Neighbor {
+func tNeighbor(n *Node, id core.NodeID) *Neighbor {
 	if i, ok := n.find(id); ok {
 		return n.nbrs[i]
 	}
 	return nil
 }
 
-func tInfoIDs(infos []*wire.NodeInfo) []NodeID {
-	ids := make([]NodeID, len(infos))
+func tInfoIDs(infos []*wire.NodeInfo) []core.NodeID {
+	ids := make([]core.NodeID, len(infos))
 	for i, in := range infos {
-		ids[i] = NodeID(in.Id)
+		ids[i] = core.NodeID(in.Id)
 	}
 	slices.Sort(ids)
 	return ids
@@ -151,7 +157,7 @@ func TestFounderOwnsWholeSpace(t *testing.T) {
 		if len(r.Messages) != 0 || len(n.Neighbors()) != 0 {
 			t.Fatalf("d=%d: founder sent %v / has neighbors %v", d, r.Messages, tIDs(n))
 		}
-		if len(r.Timers) != 1 || r.Timers[0].Kind != TimerHeartbeat || r.Timers[0].At < now || r.Timers[0].At >= now+tPeriod {
+		if len(r.Timers) != 1 || r.Timers[0].Kind != core.TimerHeartbeat || r.Timers[0].At < now || r.Timers[0].At >= now+tPeriod {
 			t.Fatalf("d=%d: timers %v, want one heartbeat in [%v, %v)", d, r.Timers, now, now+tPeriod)
 		}
 		if s := n.Snapshot(); !s.Joined || s.Version != 1 {
@@ -167,7 +173,7 @@ func TestFounderOwnsWholeSpace(t *testing.T) {
 
 func TestHeartbeatPhaseSpreadOverPeriod(t *testing.T) {
 	seen := map[time.Duration]bool{}
-	for id := NodeID(1); id <= 20; id++ {
+	for id := core.NodeID(1); id <= 20; id++ {
 		n := New(id, can.Point{1, 2}, tConfig, tRand(id))
 		n.Bootstrap(0, 0)
 		r := tDrain(n)
@@ -221,7 +227,7 @@ func TestJoinSplitsOwnersZone(t *testing.T) {
 			if st := a.Status(); st.JoinsOwned != 1 || st.JoinsRejected != 0 {
 				t.Fatalf("status %+v", st)
 			}
-			if !slices.Equal(tIDs(a), []NodeID{2}) {
+			if !slices.Equal(tIDs(a), []core.NodeID{2}) {
 				t.Fatalf("owner's table %v, want [2]", tIDs(a))
 			}
 			nb := a.Neighbors()[0]
@@ -264,7 +270,7 @@ func TestJoinerBecomesMember(t *testing.T) {
 	if join.Joiner != 2 || !slices.Equal(join.Point, []uint32{tQ3, tQ1}) || join.Hops != 0 {
 		t.Fatalf("join %v", join)
 	}
-	if len(r.Timers) != 1 || r.Timers[0] != (Timer{TimerJoinRetry, now + 2*tPeriod}) || r.Joined || b.Joined() {
+	if len(r.Timers) != 1 || r.Timers[0] != (core.Timer{Kind: core.TimerJoinRetry, At: now + 2*tPeriod}) || r.Joined || b.Joined() {
 		t.Fatalf("after Bootstrap: %+v", r)
 	}
 	a.Step(now, 2, join)
@@ -279,14 +285,14 @@ func TestJoinerBecomesMember(t *testing.T) {
 	if !b.Zone().Equal(tZone2(tHalf, tFull, 0, tFull)) {
 		t.Fatalf("joiner zone %v", b.Zone())
 	}
-	if !slices.Equal(tIDs(b), []NodeID{1}) {
+	if !slices.Equal(tIDs(b), []core.NodeID{1}) {
 		t.Fatalf("joiner's table %v, want [1]", tIDs(b))
 	}
 	nb := b.Neighbors()[0]
 	if !nb.Zone.Equal(a.Zone()) || nb.Version != 2 || !nb.Heard || nb.LastHeard != now {
 		t.Fatalf("joiner's entry for the owner %+v", nb)
 	}
-	if len(r.Messages) != 0 || len(r.Timers) != 1 || r.Timers[0].Kind != TimerHeartbeat ||
+	if len(r.Messages) != 0 || len(r.Timers) != 1 || r.Timers[0].Kind != core.TimerHeartbeat ||
 		r.Timers[0].At < now || r.Timers[0].At >= now+tPeriod {
 		t.Fatalf("after joining: %+v", r)
 	}
@@ -345,7 +351,7 @@ func TestBufferedMessagesAfterJoin(t *testing.T) {
 	if len(r.Messages) != 2 {
 		t.Fatalf("messages %v", r.Messages)
 	}
-	if !b.Zone().Equal(tZone2(tHalf, tFull, 0, tHalf)) || !slices.Equal(tIDs(b), []NodeID{1, 3}) {
+	if !b.Zone().Equal(tZone2(tHalf, tFull, 0, tHalf)) || !slices.Equal(tIDs(b), []core.NodeID{1, 3}) {
 		t.Fatalf("after the buffered join: zone %v table %v", b.Zone(), tIDs(b))
 	}
 	// The buffered update (node 4's zone does not abut) was looked at and ignored.
@@ -368,7 +374,7 @@ func tRouter(t *testing.T) *Node {
 func TestJoinForwardedToNearestNeighbor(t *testing.T) {
 	for _, p := range []can.Point{{tQ3, tQ3}, {tQ3, tQ1 + 5}, {tFull32, 0}, {tQ3, tQ1 - 1}} {
 		a := tRouter(t)
-		want, wantD := NodeID(0), 0.0
+		want, wantD := core.NodeID(0), 0.0
 		for _, nb := range a.Neighbors() {
 			if d := nb.Zone.Dist2(p); want == 0 || d < wantD {
 				want, wantD = nb.ID, d
@@ -583,7 +589,7 @@ func TestZoneUpdateAfterSplit(t *testing.T) {
 	// The joiner gets the owner and all its old neighbors (it keeps those
 	// abutting its part, and the whole list as the owner's, whose take-over
 	// node it is).
-	if ids := tInfoIDs(acc.Neighbors); !slices.Equal(ids, []NodeID{1, 2, 3}) {
+	if ids := tInfoIDs(acc.Neighbors); !slices.Equal(ids, []core.NodeID{1, 2, 3}) {
 		t.Fatalf("accept neighbors %v, want [1 2 3]", ids)
 	}
 	if u1.LastSplit == nil || u1.LastSplit.Sibling != 4 {
@@ -593,14 +599,14 @@ func TestZoneUpdateAfterSplit(t *testing.T) {
 	jn.Bootstrap(0, 1)
 	tDrain(jn)
 	jn.Step(now, 1, acc)
-	if ids := tIDs(jn); !slices.Equal(ids, []NodeID{1, 3}) {
+	if ids := tIDs(jn); !slices.Equal(ids, []core.NodeID{1, 3}) {
 		t.Fatalf("joiner's table %v, want [1 3]", ids)
 	}
 	if own := tNeighbor(jn, 1); own.LastSplit == nil || own.LastSplit.Sibling != 4 || len(jn.takeoverList(own)) != 2 {
 		t.Fatalf("joiner's entry for the owner %+v: want its last split and its list", own)
 	}
 	// The owner keeps [0,½)×[0,½): 3 is now only a corner away.
-	if !o.Zone().Equal(tZone2(0, tHalf, 0, tHalf)) || !slices.Equal(tIDs(o), []NodeID{2, 4}) {
+	if !o.Zone().Equal(tZone2(0, tHalf, 0, tHalf)) || !slices.Equal(tIDs(o), []core.NodeID{2, 4}) {
 		t.Fatalf("owner zone %v table %v", o.Zone(), tIDs(o))
 	}
 	if ts, ok := o.gone[3]; !ok || ts.version != 1 {
@@ -608,14 +614,14 @@ func TestZoneUpdateAfterSplit(t *testing.T) {
 	}
 
 	r1.Step(now, 1, u1)
-	if !slices.Equal(tIDs(r1), []NodeID{1, 3}) || !tNeighbor(r1, 1).Zone.Equal(o.Zone()) || tNeighbor(r1, 1).Version != 2 {
+	if !slices.Equal(tIDs(r1), []core.NodeID{1, 3}) || !tNeighbor(r1, 1).Zone.Equal(o.Zone()) || tNeighbor(r1, 1).Version != 2 {
 		t.Fatalf("r1 table %v", tIDs(r1))
 	}
 	if st := r1.Status(); st.LinksLearned != 0 {
 		t.Fatalf("r1 status %+v", st)
 	}
 	r2.Step(now, 1, u2)
-	if !slices.Equal(tIDs(r2), []NodeID{2, 4}) {
+	if !slices.Equal(tIDs(r2), []core.NodeID{2, 4}) {
 		t.Fatalf("r2 table %v, want [2 4]", tIDs(r2))
 	}
 	if nb := tNeighbor(r2, 4); !nb.Zone.Equal(tZone2(0, tHalf, tHalf, tFull)) || nb.Version != 1 || nb.Heard {
@@ -633,7 +639,7 @@ func TestZoneUpdateAfterSplit(t *testing.T) {
 
 	j := New(4, can.Point{tQ1, tQ3}, tConfig, tRand(4))
 	j.Step(now, 1, acc)
-	if !j.Joined() || !slices.Equal(tIDs(j), []NodeID{1, 3}) {
+	if !j.Joined() || !slices.Equal(tIDs(j), []core.NodeID{1, 3}) {
 		t.Fatalf("joiner table %v", tIDs(j))
 	}
 	if !tNeighbor(j, 1).Heard || tNeighbor(j, 3).Heard {
@@ -674,22 +680,22 @@ func tTriangle(t *testing.T, cHeardB bool) (a, b, c *Node) {
 func TestRepairFromHeartbeatList(t *testing.T) {
 	a, b, c := tTriangle(t, true)
 	now := c.nextBeat
-	c.Tick(now, TimerHeartbeat)
+	c.Tick(now, core.TimerHeartbeat)
 	r := tDrain(c)
 	hb := tTo[*wire.Heartbeat](t, r, 1)
 	if tTo[*wire.Heartbeat](t, r, 2) != hb {
 		t.Fatal("heartbeats differ")
 	}
-	if ids := tInfoIDs(hb.Neighbors); !slices.Equal(ids, []NodeID{1, 2}) {
+	if ids := tInfoIDs(hb.Neighbors); !slices.Equal(ids, []core.NodeID{1, 2}) {
 		t.Fatalf("heartbeat list %v", ids)
 	}
 	a.Step(now, 3, hb)
-	if !slices.Equal(tIDs(a), []NodeID{2, 3}) {
+	if !slices.Equal(tIDs(a), []core.NodeID{2, 3}) {
 		t.Fatalf("A's table %v, want [2 3]", tIDs(a))
 	}
 	// A introduces itself to B at once: B may lack A just as A lacked B.
 	intro := tOnly[*wire.ZoneUpdate](t, tDrain(a), 2)
-	if NodeID(intro.Self.Id) != 1 || !tWireZone(can.Zone{Lo: intro.Self.Zone.Lo, Hi: intro.Self.Zone.Hi}).Equal(a.Zone()) {
+	if core.NodeID(intro.Self.Id) != 1 || !tWireZone(can.Zone{Lo: intro.Self.Zone.Lo, Hi: intro.Self.Zone.Hi}).Equal(a.Zone()) {
 		t.Fatalf("introduction %v", intro)
 	}
 	if nb := tNeighbor(a, 2); !nb.Zone.Equal(b.Zone()) || nb.Version != 1 || nb.Heard {
@@ -699,10 +705,10 @@ func TestRepairFromHeartbeatList(t *testing.T) {
 		t.Fatalf("A status %+v", st)
 	}
 	// A's next heartbeat reaches B but does not relay B's second-hand entry.
-	a.Tick(a.nextBeat, TimerHeartbeat)
+	a.Tick(a.nextBeat, core.TimerHeartbeat)
 	r = tDrain(a)
 	hbA := tTo[*wire.Heartbeat](t, r, 2)
-	if ids := tInfoIDs(hbA.Neighbors); !slices.Equal(ids, []NodeID{3}) {
+	if ids := tInfoIDs(hbA.Neighbors); !slices.Equal(ids, []core.NodeID{3}) {
 		t.Fatalf("A relays %v, want only [3]", ids)
 	}
 	if tNeighbor(b, 1).Heard {
@@ -717,17 +723,17 @@ func TestRepairFromHeartbeatList(t *testing.T) {
 func TestSecondHandEntryNotRelayed(t *testing.T) {
 	a, _, c := tTriangle(t, false)
 	now := c.nextBeat
-	c.Tick(now, TimerHeartbeat)
+	c.Tick(now, core.TimerHeartbeat)
 	r := tDrain(c)
 	if len(r.Messages) != 2 {
 		t.Fatalf("C sent %v", r.Messages)
 	}
 	hb := tTo[*wire.Heartbeat](t, r, 1)
-	if ids := tInfoIDs(hb.Neighbors); !slices.Equal(ids, []NodeID{1}) {
+	if ids := tInfoIDs(hb.Neighbors); !slices.Equal(ids, []core.NodeID{1}) {
 		t.Fatalf("heartbeat list %v, want only [1]", ids)
 	}
 	a.Step(now, 3, hb)
-	if !slices.Equal(tIDs(a), []NodeID{3}) || a.Status().LinksLearned != 0 {
+	if !slices.Equal(tIDs(a), []core.NodeID{3}) || a.Status().LinksLearned != 0 {
 		t.Fatalf("A learned from a second-hand entry: %v %+v", tIDs(a), a.Status())
 	}
 }
@@ -745,7 +751,7 @@ func tStale(t *testing.T) (a, b *Node) {
 func TestNotNeighborNote(t *testing.T) {
 	a, b := tStale(t)
 	now := a.nextBeat
-	a.Tick(now, TimerHeartbeat)
+	a.Tick(now, core.TimerHeartbeat)
 	hb := tOnly[*wire.Heartbeat](t, tDrain(a), 2)
 	b.Step(now, 1, hb)
 	note := tOnly[*wire.ZoneUpdate](t, tDrain(b), 1)
@@ -769,7 +775,7 @@ func TestNotNeighborNote(t *testing.T) {
 	// A heartbeat from a true neighbor gets no note.
 	c := tMember(t, 3, can.Point{tQ3, tQ1}, tZone2(tHalf, tFull, 0, tHalf), 1)
 	a.Step(now, 3, &wire.Heartbeat{Self: c.info()})
-	if r := tDrain(a); len(r.Messages) != 0 || a.Status().NotNeighborNotes != 0 || !slices.Equal(tIDs(a), []NodeID{3}) {
+	if r := tDrain(a); len(r.Messages) != 0 || a.Status().NotNeighborNotes != 0 || !slices.Equal(tIDs(a), []core.NodeID{3}) {
 		t.Fatalf("A: %v %+v %v", r.Messages, a.Status(), tIDs(a))
 	}
 }
@@ -830,12 +836,12 @@ func TestTombstonesExpire(t *testing.T) {
 	abutting := zoneToWire(tZone2(tHalf, tFull, 0, tFull))
 	// Heartbeats within the TTL keep the tombstone, later ones expire it.
 	now := time.Duration(3+tombstoneSlack) * tPeriod // FailAfter + slack
-	a.Tick(now, TimerHeartbeat)
+	a.Tick(now, core.TimerHeartbeat)
 	if _, ok := a.gone[2]; !ok {
 		t.Fatal("tombstone expired too early")
 	}
 	now += tPeriod
-	a.Tick(now, TimerHeartbeat)
+	a.Tick(now, core.TimerHeartbeat)
 	if _, ok := a.gone[2]; ok {
 		t.Fatal("tombstone never expires")
 	}
@@ -882,14 +888,14 @@ func TestJoinRetry(t *testing.T) {
 	b.Bootstrap(now, 1)
 	r := tDrain(b)
 	deadline := now + 5*time.Second
-	if len(r.Timers) != 1 || r.Timers[0] != (Timer{TimerJoinRetry, deadline}) {
+	if len(r.Timers) != 1 || r.Timers[0] != (core.Timer{Kind: core.TimerJoinRetry, At: deadline}) {
 		t.Fatalf("timers %v", r.Timers)
 	}
-	b.Tick(deadline-1, TimerJoinRetry)
+	b.Tick(deadline-1, core.TimerJoinRetry)
 	if r := tDrain(b); r.NeedBootstrap || b.Status().JoinRetries != 0 {
 		t.Fatal("retry before the deadline")
 	}
-	b.Tick(deadline, TimerJoinRetry)
+	b.Tick(deadline, core.TimerJoinRetry)
 	if r := tDrain(b); !r.NeedBootstrap || len(r.Messages) != 0 || b.Status().JoinRetries != 1 {
 		t.Fatalf("no retry at the deadline: %+v %+v", r, b.Status())
 	}
@@ -903,7 +909,7 @@ func TestJoinRetry(t *testing.T) {
 	if r.Timers[0].At != deadline+5*time.Second {
 		t.Fatalf("second attempt timer %v", r.Timers)
 	}
-	b.Tick(deadline, TimerJoinRetry)
+	b.Tick(deadline, core.TimerJoinRetry)
 	if r := tDrain(b); r.NeedBootstrap {
 		t.Fatal("stale retry timer acted upon")
 	}
@@ -916,7 +922,7 @@ func TestJoinRetry(t *testing.T) {
 	a.Step(0, 4, tOnly[*wire.Join](t, r, 1))
 	j.Step(0, 1, tOnly[*wire.JoinAccept](t, tDrain(a), 4))
 	tDrain(j)
-	j.Tick(r.Timers[0].At, TimerJoinRetry)
+	j.Tick(r.Timers[0].At, core.TimerJoinRetry)
 	if r := tDrain(j); r.NeedBootstrap || len(r.Messages) != 0 || j.Status().JoinRetries != 0 {
 		t.Fatalf("retry after joining: %+v", r)
 	}
@@ -932,11 +938,11 @@ func TestHeartbeatTimer(t *testing.T) {
 	o, r1, r2 := tColumn(t)
 	tNeighbor(o, 3).Heard = false
 	due := o.nextBeat
-	o.Tick(due-1, TimerHeartbeat)
+	o.Tick(due-1, core.TimerHeartbeat)
 	if r := tDrain(o); len(r.Messages) != 0 {
 		t.Fatalf("heartbeat before it was due: %v", r.Messages)
 	}
-	o.Tick(due, TimerHeartbeat)
+	o.Tick(due, core.TimerHeartbeat)
 	r := tDrain(o)
 	if len(r.Messages) != 2 {
 		t.Fatalf("heartbeat went to %v, want both neighbors", r.Messages)
@@ -948,21 +954,21 @@ func TestHeartbeatTimer(t *testing.T) {
 	if hb.Self.Id != 1 || hb.Self.Version != 1 || !tWireZone(can.Zone{Lo: hb.Self.Zone.Lo, Hi: hb.Self.Zone.Hi}).Equal(o.Zone()) {
 		t.Fatalf("heartbeat self %v", hb.Self)
 	}
-	if ids := tInfoIDs(hb.Neighbors); !slices.Equal(ids, []NodeID{2}) {
+	if ids := tInfoIDs(hb.Neighbors); !slices.Equal(ids, []core.NodeID{2}) {
 		t.Fatalf("heartbeat list %v, want only the first-hand entry [2]", ids)
 	}
-	if len(r.Timers) != 1 || r.Timers[0] != (Timer{TimerHeartbeat, due + tPeriod}) {
+	if len(r.Timers) != 1 || r.Timers[0] != (core.Timer{Kind: core.TimerHeartbeat, At: due + tPeriod}) {
 		t.Fatalf("next timer %v, want %v", r.Timers, due+tPeriod)
 	}
 	// A duplicate tick for the same due time sends nothing.
-	o.Tick(due, TimerHeartbeat)
+	o.Tick(due, core.TimerHeartbeat)
 	if r := tDrain(o); len(r.Messages) != 0 {
 		t.Fatalf("second heartbeat in the same period: %v", r.Messages)
 	}
 	// A late tick keeps the phase: the next beat is on the grid after now.
 	// (Late, but before the neighbors count as failed.)
 	late := due + tPeriod + tPeriod/2
-	o.Tick(late, TimerHeartbeat)
+	o.Tick(late, core.TimerHeartbeat)
 	r = tDrain(o)
 	if len(r.Messages) != 2 || len(r.Timers) != 1 || r.Timers[0].At != due+2*tPeriod {
 		t.Fatalf("late tick: %+v, want next at %v", r, due+2*tPeriod)
@@ -975,7 +981,7 @@ func TestHeartbeatTimer(t *testing.T) {
 	}
 	// No heartbeats before joining.
 	u := New(9, can.Point{1, 2}, tConfig, tRand(9))
-	u.Tick(time.Hour, TimerHeartbeat)
+	u.Tick(time.Hour, core.TimerHeartbeat)
 	if r := tDrain(u); len(r.Messages) != 0 || len(r.Timers) != 0 {
 		t.Fatalf("unjoined node beat: %+v", r)
 	}
@@ -986,7 +992,7 @@ func TestMalformedMessages(t *testing.T) {
 	cases := []struct {
 		name     string
 		joined   bool
-		from     NodeID
+		from     core.NodeID
 		msg      proto.Message
 		badCount uint64
 	}{
@@ -1072,7 +1078,7 @@ func TestSnapshotIsACopy(t *testing.T) {
 	o, _, _ := tColumn(t)
 	s := o.Snapshot()
 	want := o.Snapshot()
-	if !reflect.DeepEqual(s, want) || s.ID != 1 || !s.Joined || !slices.Equal(s.Neighbors, []NodeID{2, 3}) ||
+	if !reflect.DeepEqual(s, want) || s.ID != 1 || !s.Joined || !slices.Equal(s.Neighbors, []core.NodeID{2, 3}) ||
 		!slices.Equal(s.NeighborVersions, []uint64{1, 1}) || !s.Zone.Equal(o.Zone()) {
 		t.Fatalf("snapshot %+v", s)
 	}
@@ -1108,13 +1114,13 @@ func TestNewCopiesPoint(t *testing.T) {
 // the wire would). The tests beat the heartbeats themselves (heartbeats);
 // the cores' own timers are not fired.
 type tNet struct {
-	*testnet.Net[NodeID, TimerKind]
+	*testnet.Net[core.NodeID, core.TimerKind]
 	t     testing.TB
-	nodes map[NodeID]*Node
+	nodes map[core.NodeID]*Node
 }
 
 func newTNet(t testing.TB) *tNet {
-	return &tNet{Net: testnet.New[NodeID, TimerKind](t), t: t, nodes: map[NodeID]*Node{}}
+	return &tNet{Net: testnet.New[core.NodeID, core.TimerKind](t), t: t, nodes: map[core.NodeID]*Node{}}
 }
 
 // add puts n on the network.
@@ -1124,7 +1130,7 @@ func (w *tNet) add(n *Node) {
 }
 
 // remove takes node id off the network (it fails silently).
-func (w *tNet) remove(id NodeID) {
+func (w *tNet) remove(id core.NodeID) {
 	delete(w.nodes, id)
 	w.Remove(id)
 }
@@ -1138,7 +1144,7 @@ func (w *tNet) run() { w.Deliver() }
 // tEndpoint is an overlay core on the test network.
 type tEndpoint struct{ *Node }
 
-func (e tEndpoint) Flush(send func(NodeID, proto.Message), timer func(time.Duration, TimerKind)) {
+func (e tEndpoint) Flush(send func(core.NodeID, proto.Message), timer func(time.Duration, core.TimerKind)) {
 	r := e.Ready()
 	for _, o := range r.Messages {
 		send(o.To, o.Msg)
@@ -1146,6 +1152,7 @@ func (e tEndpoint) Flush(send func(NodeID, proto.Message), timer func(time.Durat
 	for _, tm := range r.Timers {
 		timer(tm.At, tm.Kind)
 	}
+	e.Advance()
 }
 
 // heartbeats lets every node beat once at time at (sorted by ID) and
@@ -1158,7 +1165,7 @@ func (w *tNet) heartbeats(at time.Duration) {
 		if n.nextBeat > at {
 			w.t.Fatalf("node %d: heartbeat due at %v, after %v", id, n.nextBeat, at)
 		}
-		n.Tick(at, TimerHeartbeat)
+		n.Tick(at, core.TimerHeartbeat)
 		w.collect(n)
 	}
 	w.DropTimers() // the tests beat themselves
@@ -1221,7 +1228,7 @@ func tCheckIndex(t *testing.T, n *Node, what string) {
 func tCheckTables(t *testing.T, nodes []*Node, what string) {
 	t.Helper()
 	for _, n := range nodes {
-		var want []NodeID
+		var want []core.NodeID
 		for _, m := range nodes {
 			if m != n && n.abuts(m.zone, m.extra) {
 				want = append(want, m.id)
@@ -1266,9 +1273,9 @@ func TestSequentialJoinsKeepTablesExact(t *testing.T) {
 					if i == 7 {
 						p = slices.Clone(nodes[2].Point()) // a duplicate: rejected, then redrawn
 					}
-					n := New(NodeID(i), p, tConfig, rand.New(rand.NewPCG(seed, uint64(i))))
+					n := New(core.NodeID(i), p, tConfig, rand.New(rand.NewPCG(seed, uint64(i))))
 					net.add(n)
-					contact := NodeID(0)
+					contact := core.NodeID(0)
 					if len(nodes) > 0 {
 						contact = nodes[r.IntN(len(nodes))].id
 					}
@@ -1354,9 +1361,9 @@ func tGrown(t *testing.T, seed uint64, d, count int) (*tNet, []*Node) {
 			p[k] = uint32(r.IntN(4)) << 30
 		}
 		p[d-1] = r.Uint32()
-		n := New(NodeID(i), p, tConfig, rand.New(rand.NewPCG(seed, uint64(i))))
+		n := New(core.NodeID(i), p, tConfig, rand.New(rand.NewPCG(seed, uint64(i))))
 		net.add(n)
-		contact := NodeID(0)
+		contact := core.NodeID(0)
 		if len(nodes) > 0 {
 			contact = nodes[r.IntN(len(nodes))].id
 		}
@@ -1372,7 +1379,7 @@ func tGrown(t *testing.T, seed uint64, d, count int) (*tNet, []*Node) {
 }
 
 // tRemove takes node id out of the relay and of nodes.
-func tRemove(net *tNet, nodes []*Node, id NodeID) []*Node {
+func tRemove(net *tNet, nodes []*Node, id core.NodeID) []*Node {
 	net.remove(id)
 	return slices.DeleteFunc(nodes, func(n *Node) bool { return n.id == id })
 }
@@ -1472,7 +1479,7 @@ func TestCompactHeartbeatsCarryListsOnlyToTakeovers(t *testing.T) {
 		if last == nil || len(n.nbrs) < 2 {
 			continue
 		}
-		n.Tick(n.nextBeat, TimerHeartbeat)
+		n.Tick(n.nextBeat, core.TimerHeartbeat)
 		r := tDrain(n)
 		if len(r.Messages) != len(n.nbrs) {
 			t.Fatalf("node %d sent %d heartbeats to %d neighbors", n.id, len(r.Messages), len(n.nbrs))
@@ -1508,7 +1515,7 @@ func TestShortHeartbeatAtUnknownVersion(t *testing.T) {
 	b.cfg.Mode = HeartbeatCompact
 	tLink(b, a, true)
 	now := b.nextBeat
-	b.Tick(now, TimerHeartbeat)
+	b.Tick(now, core.TimerHeartbeat)
 	hb := tOnly[*wire.Heartbeat](t, tDrain(b), 1)
 	if hb.Self.Zone != nil || hb.Self.Version != 2 {
 		t.Fatalf("compact heartbeat %v", hb)
@@ -1530,7 +1537,7 @@ func TestShortHeartbeatAtUnknownVersion(t *testing.T) {
 	c, d := tColumnPair(t)
 	d.cfg.Mode = HeartbeatCompact
 	at := d.nextBeat
-	d.Tick(at, TimerHeartbeat)
+	d.Tick(at, core.TimerHeartbeat)
 	c.Step(at, d.id, tOnly[*wire.Heartbeat](t, tDrain(d), c.id))
 	if r := tDrain(c); len(r.Messages) != 0 || tNeighbor(c, d.id).LastHeard != at || c.Status().ZoneQueries != 0 {
 		t.Fatalf("C answered %v, entry %+v", r.Messages, tNeighbor(c, d.id))
@@ -1671,17 +1678,17 @@ func TestJoinIntoExtraZone(t *testing.T) {
 		t.Fatalf("B's update %v: want A without extras and the joiner", up)
 	}
 	b.Step(time.Second, 1, up)
-	if ids := tIDs(b); !slices.Equal(ids, []NodeID{1, 9}) {
+	if ids := tIDs(b); !slices.Equal(ids, []core.NodeID{1, 9}) {
 		t.Fatalf("B's table %v, want [1 9]", ids)
 	}
 	j := New(9, p, tConfig, tRand(9))
 	j.Bootstrap(0, 1)
-	j.Ready()
+	j.Advance()
 	j.Step(time.Second, 1, acc)
 	if !j.Joined() || !j.Zone().Equal(tZone2(h, can.Span, 0, h)) || j.lastSplit() != nil {
 		t.Fatalf("joiner: joined %v zone %v", j.Joined(), j.Zone())
 	}
-	if ids := tIDs(j); !slices.Equal(ids, []NodeID{1, 2}) {
+	if ids := tIDs(j); !slices.Equal(ids, []core.NodeID{1, 2}) {
 		t.Fatalf("joiner's table %v, want [1 2]", ids)
 	}
 }
@@ -1733,7 +1740,7 @@ func TestRejoinWhileTakingOver(t *testing.T) {
 		LastSplit: &wire.Split{Dim: 0, At: h, Upper: true, Sibling: 1},
 		kept:      &keptList{decoded: []*wire.NodeInfo{{Id: 5, Zone: zoneToWire(tZone2(q, can.Span, 0, can.Span)), Version: 1}}}})
 	now := time.Duration(a.cfg.FailAfter+1) * a.cfg.HeartbeatPeriod
-	a.Tick(now, TimerHeartbeat)
+	a.Tick(now, core.TimerHeartbeat)
 	r := tDrain(a)
 	if a.Joined() || a.Status().Rejoins != 1 {
 		t.Fatalf("joined %v, rejoins %d: A kept a zone overlapping X's better claim", a.Joined(), a.Status().Rejoins)
@@ -1769,9 +1776,9 @@ func TestQuietRepairs(t *testing.T) {
 	a, _, c := tTriangle(t, true)
 	a.cfg.QuietRepairs = true
 	now := c.nextBeat
-	c.Tick(now, TimerHeartbeat)
+	c.Tick(now, core.TimerHeartbeat)
 	a.Step(now, 3, tTo[*wire.Heartbeat](t, tDrain(c), 1))
-	if !slices.Equal(tIDs(a), []NodeID{2, 3}) || a.Status().LinksLearned != 1 {
+	if !slices.Equal(tIDs(a), []core.NodeID{2, 3}) || a.Status().LinksLearned != 1 {
 		t.Fatalf("A's table %v, status %+v", tIDs(a), a.Status())
 	}
 	if r := tDrain(a); len(r.Messages) != 0 {
@@ -1788,7 +1795,7 @@ func TestNoZoneQueries(t *testing.T) {
 	b.cfg.Mode = HeartbeatCompact
 	tLink(b, a, true)
 	now := b.nextBeat
-	b.Tick(now, TimerHeartbeat)
+	b.Tick(now, core.TimerHeartbeat)
 	a.Step(now, 2, tOnly[*wire.Heartbeat](t, tDrain(b), 1))
 	if r := tDrain(a); len(r.Messages) != 0 || a.Status().ZoneQueries != 0 {
 		t.Fatalf("A sent %v, status %+v", r.Messages, a.Status())
@@ -1813,5 +1820,53 @@ func TestNoTakeoverRequest(t *testing.T) {
 		if takeovers < 8 || reqs >= takeovers {
 			t.Fatalf("seed %d: %d full-update requests for %d take-overs", seed, reqs, takeovers)
 		}
+	}
+}
+
+// tLoads is a load source that counts how often it is asked and what the
+// table held then.
+type tLoads struct {
+	n     *Node
+	asked int
+	nbrs  []int
+}
+
+func (s *tLoads) LoadInfo() *wire.Load {
+	s.asked++
+	s.nbrs = append(s.nbrs, len(s.n.Neighbors()))
+	return &wire.Load{Queue: uint32(s.asked)}
+}
+
+// The load source is asked once per heartbeat timer, before the period's
+// failure detection, and its answer rides on that period's heartbeats
+// (003 §4.4); the neighbor table the caller gets is a copy.
+func TestLoadSourceRidesOnHeartbeats(t *testing.T) {
+	a := tMember(t, 1, can.Point{tQ1, tQ1}, tZone2(0, tHalf, 0, tFull), 1)
+	b := tMember(t, 2, can.Point{tQ3, tQ1}, tZone2(tHalf, tFull, 0, tFull), 1)
+	tLink(a, b, true)
+	src := &tLoads{n: a}
+	a.SetLoadSource(src)
+	a.Tick(a.nextBeat, core.TimerHeartbeat)
+	if hb := tOnly[*wire.Heartbeat](t, tDrain(a), 2); src.asked != 1 || hb.GetLoad().GetQueue() != 1 {
+		t.Fatalf("asked %d times, heartbeat's load %v: want asked once, queue 1", src.asked, hb.GetLoad())
+	}
+	// b falls silent: the period that declares it failed still carries the
+	// load computed with b in the table.
+	for i := 0; i <= a.cfg.FailAfter && len(a.Neighbors()) != 0; i++ {
+		a.Tick(a.nextBeat, core.TimerHeartbeat)
+		tDrain(a)
+	}
+	if len(a.Neighbors()) != 0 || src.nbrs[len(src.nbrs)-1] != 1 {
+		t.Fatalf("table %v, source saw %v neighbors: want b dropped after the source was asked", a.Neighbors(), src.nbrs)
+	}
+	nbs := a.Neighbors()
+	tLink(a, b, true)
+	if c := a.Neighbors(); len(nbs) != 0 || len(c) != 1 {
+		t.Fatalf("Neighbors shares the table: %v then %v", nbs, c)
+	}
+	c := a.Neighbors()
+	c[0].Version = 99
+	if a.Neighbors()[0].Version != 1 {
+		t.Fatal("a change to Neighbors' copy reached the table")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -42,7 +43,7 @@ const orphanRetries = 4
 func (n *Node) probeSuspects(now time.Duration) {
 	p := n.cfg.HeartbeatPeriod
 	var probe *wire.ZoneUpdate
-	ids := make([]NodeID, 0, len(n.suspects))
+	ids := make([]core.NodeID, 0, len(n.suspects))
 	for id := range n.suspects {
 		ids = append(ids, id)
 	}
@@ -74,7 +75,7 @@ func (n *Node) probeSuspects(now time.Duration) {
 // know it yet. It reports whether we lost (and are no longer a member).
 // Overlaps with extra zones are settled by settleClaims instead.
 func (n *Node) conflict(now time.Duration, info *wire.NodeInfo, z can.Zone, x []can.Zone) bool {
-	id := NodeID(info.Id)
+	id := core.NodeID(info.Id)
 	if !overlapsAnyZone(n.zone, z, x) {
 		return false
 	}
@@ -94,7 +95,7 @@ func (n *Node) conflict(now time.Duration, info *wire.NodeInfo, z can.Zone, x []
 // get a LEAVE without a last split — nobody takes our zones over by
 // extending — so the parts nobody else owns become orphans that a neighbor
 // claims (claimOrphans), and the parts the winner owns stay its own.
-func (n *Node) rejoin(now time.Duration, contact NodeID) {
+func (n *Node) rejoin(now time.Duration, contact core.NodeID) {
 	n.status.Rejoins++
 	if n.joined {
 		msg := &wire.Leave{Self: n.info()}
@@ -112,7 +113,7 @@ func (n *Node) rejoin(now time.Duration, contact NodeID) {
 	n.contact = contact
 	n.sendJoin()
 	n.joinRetry = now + n.cfg.JoinTimeout
-	n.timer(TimerJoinRetry, n.joinRetry)
+	n.timer(core.TimerJoinRetry, n.joinRetry)
 }
 
 // claimOrphans runs once per heartbeat period: for each departed

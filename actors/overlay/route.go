@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 )
 
 // routeProgress records how close the message got: it returns false (and
@@ -36,7 +37,7 @@ func (n *Node) Owns(p can.Point) bool {
 // neighbor whose zones are nearest to p. It applies the same hop and
 // detour limits as JOIN routing, updating the message's counters; 0 means
 // drop the message (counted in RouteDrops).
-func (n *Node) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) NodeID {
+func (n *Node) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32) core.NodeID {
 	if !n.joined || len(p) != n.cfg.Dims {
 		// Not a member (joining, or joining again after losing a zone
 		// conflict): no zone to measure progress from.
@@ -51,7 +52,7 @@ func (n *Node) NextHop(p can.Point, hops *uint32, best *float64, detours *uint32
 
 // nextHop picks the neighbor nearest to p (greedy CAN routing:
 // can.Zone.Dist2) and counts the hop; 0 when we know no neighbor.
-func (n *Node) nextHop(p can.Point, hops *uint32) NodeID {
+func (n *Node) nextHop(p can.Point, hops *uint32) core.NodeID {
 	var next *Neighbor
 	bestD := 0.0
 	for i, nb := range n.nbrs {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -43,7 +44,7 @@ const (
 // is a neighbor afterwards.
 func (n *Node) learn(now time.Duration, info *wire.NodeInfo, src source) bool {
 	direct := src == fromSelf
-	id := NodeID(info.GetId())
+	id := core.NodeID(info.GetId())
 	if id == 0 || id == n.id {
 		return false
 	}
@@ -165,7 +166,7 @@ func overlapAny(a, b *Neighbor) bool {
 }
 
 // find looks id up in the neighbor table: its index, and whether it is there.
-func (n *Node) find(id NodeID) (int, bool) {
+func (n *Node) find(id core.NodeID) (int, bool) {
 	return slices.BinarySearch(n.ids, id)
 }
 
@@ -230,7 +231,7 @@ func (n *Node) upsert(nb *Neighbor) {
 }
 
 // forget drops a departed node from the table for good.
-func (n *Node) forget(id NodeID) {
+func (n *Node) forget(id core.NodeID) {
 	if i, ok := n.find(id); ok {
 		n.deleteAt(i)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -25,7 +26,7 @@ const takeoverWait = 2
 
 // noteSplit records neighbor id's last split as of its zone version
 // (older news is ignored) and returns its entry, nil if it is no neighbor.
-func (n *Node) noteSplit(id NodeID, version uint64, last *wire.Split) *Neighbor {
+func (n *Node) noteSplit(id core.NodeID, version uint64, last *wire.Split) *Neighbor {
 	i, ok := n.find(id)
 	if !ok {
 		return nil
@@ -117,7 +118,7 @@ func (n *Node) await(now time.Duration, z can.Zone, x []can.Zone) {
 // our part of z (can.Extend), the split that separated us disappears from
 // our history, we learn its neighbors, and we tell all our neighbors our new
 // zone. Several take-over nodes each absorb their own part, independently.
-func (n *Node) absorb(now time.Duration, id NodeID, z can.Zone, last *wire.Split, list []*wire.NodeInfo) bool {
+func (n *Node) absorb(now time.Duration, id core.NodeID, z can.Zone, last *wire.Split, list []*wire.NodeInfo) bool {
 	grown, ok := n.takesOver(z, last)
 	if !ok {
 		return false
@@ -163,7 +164,7 @@ func (n *Node) zoneChanged(now time.Duration, old []*Neighbor, others []*wire.No
 	n.nbrs = kept
 	n.reindex()
 	upd := &wire.ZoneUpdate{Self: n.info(), Others: others, LastSplit: n.lastSplit()}
-	sent := map[NodeID]bool{}
+	sent := map[core.NodeID]bool{}
 	for _, nb := range n.nbrs {
 		sent[nb.ID] = true
 		n.send(nb.ID, upd)
@@ -226,7 +227,7 @@ func logVolume(z can.Zone) float64 {
 // winsClaim reports whether node a, whose own zone is za, has the better
 // claim on space that both a and b hold as extra zones: the smaller own
 // zone wins, the smaller id breaks a tie. Both sides decide alike.
-func winsClaim(a NodeID, za can.Zone, b NodeID, zb can.Zone) bool {
+func winsClaim(a core.NodeID, za can.Zone, b core.NodeID, zb can.Zone) bool {
 	va, vb := logVolume(za), logVolume(zb)
 	if va != vb {
 		return va < vb
@@ -246,7 +247,7 @@ func (n *Node) settleClaims(now time.Duration, info *wire.NodeInfo, z can.Zone, 
 	if len(n.extra) == 0 {
 		return false
 	}
-	id := NodeID(info.Id)
+	id := core.NodeID(info.Id)
 	changed, tell := false, false
 	var kept []can.Zone
 	for _, e := range n.extra {

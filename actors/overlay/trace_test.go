@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/testnet"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -35,7 +36,7 @@ func TestTraces(t *testing.T) {
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".trace"), func(t *testing.T) {
 			t.Parallel()
-			tr := &tTrace{net: newTNet(t), all: map[NodeID]*Node{}}
+			tr := &tTrace{net: newTNet(t), all: map[core.NodeID]*Node{}}
 			tr.net.Lossy = true
 			tr.net.OnDeliver = tr.delivered
 			testnet.RunTrace(t, f, tr.step)
@@ -46,12 +47,12 @@ func TestTraces(t *testing.T) {
 // tTrace is the state of one trace.
 type tTrace struct {
 	net  *tNet
-	all  map[NodeID]*Node // every node created, departed ones included
+	all  map[core.NodeID]*Node // every node created, departed ones included
 	out  []string
 	beat int // heartbeats delivered in the current round (counted, not printed)
 }
 
-func (tr *tTrace) delivered(m testnet.Msg[NodeID]) {
+func (tr *tTrace) delivered(m testnet.Msg[core.NodeID]) {
 	if _, ok := m.Msg.(*wire.Heartbeat); ok && !m.Lost {
 		tr.beat++
 		return
@@ -82,11 +83,11 @@ func (tr *tTrace) step(t *testing.T, s *testnet.Step) string {
 		}
 		cfg := tConfig
 		cfg.Mode = HeartbeatMode(s.Keys["mode"])
-		id := NodeID(ids[0])
+		id := core.NodeID(ids[0])
 		n := New(id, p, cfg, tRand(id))
 		tr.all[id] = n
 		tr.net.add(n)
-		n.Bootstrap(tr.net.Now, NodeID(s.Int(t, "via", 0)))
+		n.Bootstrap(tr.net.Now, core.NodeID(s.Int(t, "via", 0)))
 		tr.net.collect(n)
 		tr.net.run()
 	case "beat":
@@ -97,11 +98,11 @@ func (tr *tTrace) step(t *testing.T, s *testnet.Step) string {
 		}
 	case "fail":
 		for _, id := range s.IDs(t) {
-			tr.net.remove(NodeID(id))
+			tr.net.remove(core.NodeID(id))
 		}
 	case "leave":
 		for _, id := range s.IDs(t) {
-			n := tr.all[NodeID(id)]
+			n := tr.all[core.NodeID(id)]
 			n.Leave(tr.net.Now)
 			tr.net.collect(n)
 			tr.net.remove(n.id)
@@ -134,8 +135,8 @@ func tState(n *Node) string {
 	return s
 }
 
-func (tr *tTrace) statuses() map[NodeID]Status {
-	st := map[NodeID]Status{}
+func (tr *tTrace) statuses() map[core.NodeID]Status {
+	st := map[core.NodeID]Status{}
 	for id, n := range tr.all {
 		st[id] = n.Status()
 	}
@@ -143,8 +144,8 @@ func (tr *tTrace) statuses() map[NodeID]Status {
 }
 
 // changed lists the status counters that changed since before, by node.
-func (tr *tTrace) changed(before map[NodeID]Status) []string {
-	ids := make([]NodeID, 0, len(tr.all))
+func (tr *tTrace) changed(before map[core.NodeID]Status) []string {
+	ids := make([]core.NodeID, 0, len(tr.all))
 	for id := range tr.all {
 		ids = append(ids, id)
 	}

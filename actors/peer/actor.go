@@ -7,7 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -19,7 +19,7 @@ type (
 	// TimerFired is the expiry of a timer set for emulated time At; Due is
 	// the wall instant At maps to, so the actor can measure lag.
 	TimerFired struct {
-		Kind overlay.TimerKind
+		Kind core.TimerKind
 		At   time.Duration
 		Due  time.Time
 	}
@@ -27,7 +27,7 @@ type (
 	StartJoin struct{}
 	// StartMember starts a peer whose overlay core joined outside the bus
 	// (Peer.StartMember) with the timers its core had pending.
-	StartMember struct{ Timers []overlay.Timer }
+	StartMember struct{ Timers []core.Timer }
 	// CollectState asks for a copy of the peer's state (oracle traffic,
 	// outside the bus).
 	CollectState struct{ Reply chan<- State }
@@ -51,7 +51,7 @@ type Endpoint interface {
 	// Deliver handles the bytes of one message received from the bus.
 	Deliver(data []byte)
 	// Fire handles the expiry of a timer set for emulated time at.
-	Fire(kind overlay.TimerKind, at time.Duration)
+	Fire(kind core.TimerKind, at time.Duration)
 }
 
 // Actor is the thin protoactor adapter of an Endpoint

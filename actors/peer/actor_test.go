@@ -8,7 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 )
 
 // A panic while an actor handles a message reaches OnPanic with its stack
@@ -39,11 +39,11 @@ func TestReportPanicHandsThePanicOn(t *testing.T) {
 // fakeEndpoint records what an Actor hands it.
 type fakeEndpoint struct {
 	delivered [][]byte
-	fired     []overlay.TimerKind
+	fired     []core.TimerKind
 }
 
 func (f *fakeEndpoint) Deliver(data []byte) { f.delivered = append(f.delivered, data) }
-func (f *fakeEndpoint) Fire(kind overlay.TimerKind, _ time.Duration) {
+func (f *fakeEndpoint) Fire(kind core.TimerKind, _ time.Duration) {
 	f.fired = append(f.fired, kind)
 }
 

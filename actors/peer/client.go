@@ -3,15 +3,15 @@ package peer
 import (
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/metrics"
 )
 
 // ClientAddress is the bus address of a run's job client: far above any
 // peer id, so the two never meet.
-const ClientAddress overlay.NodeID = 1 << 40
+const ClientAddress core.NodeID = 1 << 40
 
 // Client is the driver-independent adapter of a job client: like Peer, it
 // decodes, steps its core, and encodes and publishes what the core wants
@@ -44,12 +44,12 @@ func (c *Client) Deliver(data []byte) {
 		c.traffic.DecodeError()
 		return
 	}
-	c.core.Step(c.io.Now(), overlay.NodeID(h.From), m)
+	c.core.Step(c.io.Now(), core.NodeID(h.From), m)
 	c.flush()
 }
 
 // Fire handles the expiry of a timer set for emulated time at.
-func (c *Client) Fire(kind overlay.TimerKind, at time.Duration) {
+func (c *Client) Fire(kind core.TimerKind, at time.Duration) {
 	c.core.Tick(max(c.io.Now(), at), kind)
 	c.flush()
 }
@@ -60,4 +60,5 @@ func (c *Client) flush() {
 	// submission before any peer can act on it.
 	report(c.sink, c.io.Now(), ClientAddress, r)
 	publish(c.io, c.traffic, ClientAddress, &c.seq, r.Messages, r.Timers)
+	c.core.Advance()
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -30,9 +31,9 @@ type IO interface {
 	Now() time.Duration
 	// Publish hands an encoded envelope to the bus. The peer does not touch
 	// data afterwards, so the bus may keep it.
-	Publish(to overlay.NodeID, data []byte)
+	Publish(to core.NodeID, data []byte)
 	// SetTimer asks for Peer.Fire(kind) at emulated time at.
-	SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration)
+	SetTimer(id core.NodeID, kind core.TimerKind, at time.Duration)
 }
 
 // PublishCopier is implemented by an IO whose Publish is done with data
@@ -53,9 +54,9 @@ type Env interface {
 	IO
 	// Bootstrap returns a current member of the overlay for id to join
 	// through, or 0 when there is none yet (id founds the overlay).
-	Bootstrap(id overlay.NodeID) overlay.NodeID
+	Bootstrap(id core.NodeID) core.NodeID
 	// Joined tells the driver that id became a member of the overlay.
-	Joined(id overlay.NodeID)
+	Joined(id core.NodeID)
 }
 
 // JobSink receives what job cores tell the oracle, outside the bus: every
@@ -63,12 +64,12 @@ type Env interface {
 // called from the endpoint's context (an actor, or the simulator's loop).
 type JobSink interface {
 	JobEvent(at time.Duration, e jobs.Event)
-	QueueLen(id overlay.NodeID, n int)
+	QueueLen(id core.NodeID, n int)
 	// Residual records a node's residual resources (with QueueLen).
-	Residual(id overlay.NodeID, r jobs.Vec)
+	Residual(id core.NodeID, r jobs.Vec)
 	// NodeJoined announces a peer that became a member, with its
 	// capabilities.
-	NodeJoined(id overlay.NodeID, point can.Point, speed float64, cores int)
+	NodeJoined(id core.NodeID, point can.Point, speed float64, cores int)
 }
 
 // JobSetup turns the job core on for the peers of a run.
@@ -82,7 +83,7 @@ type JobSetup struct {
 
 // Peer is one emulated peer: its protocol cores and their I/O.
 type Peer struct {
-	id      overlay.NodeID
+	id      core.NodeID
 	node    *overlay.Node
 	jobs    *jobs.Node // nil when the run has no workload
 	jobCfg  jobs.Config
@@ -94,7 +95,7 @@ type Peer struct {
 }
 
 // New creates peer id at point, with its own random source.
-func New(id overlay.NodeID, point can.Point, cfg overlay.Config, rng *rand.Rand, env Env, traffic *metrics.Traffic) *Peer {
+func New(id core.NodeID, point can.Point, cfg overlay.Config, rng *rand.Rand, env Env, traffic *metrics.Traffic) *Peer {
 	return &Peer{id: id, node: overlay.New(id, point, cfg, rng), env: env, traffic: traffic}
 }
 
@@ -110,7 +111,7 @@ func NewMember(node *overlay.Node, env Env, traffic *metrics.Traffic) *Peer {
 // core had pending when it was handed over (none earlier than now) and
 // announces the membership as a join does (the driver's member set, the
 // job sink, the job core's scheduling rounds).
-func (p *Peer) StartMember(timers []overlay.Timer) {
+func (p *Peer) StartMember(timers []core.Timer) {
 	now := p.env.Now()
 	for _, t := range timers {
 		p.env.SetTimer(p.id, t.Kind, max(t.At, now))
@@ -127,11 +128,12 @@ func (p *Peer) Overlay() *overlay.Node { return p.node }
 func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
 	p.jobCfg = setup.Config(p.node.Point())
 	p.jobs = jobs.New(p.node, p.jobCfg, rng, setup.Central)
+	p.node.SetLoadSource(p.jobs) // the load rides on the heartbeat (003 §4.4): fresh at each one
 	p.sink = setup.Sink
 }
 
 // ID is the peer's address.
-func (p *Peer) ID() overlay.NodeID { return p.id }
+func (p *Peer) ID() core.NodeID { return p.id }
 
 // Start begins joining the overlay through a contact the driver chooses.
 func (p *Peer) Start() {
@@ -161,10 +163,10 @@ func (p *Peer) Deliver(data []byte) {
 	}
 	if wire.IsJob(h.Type) {
 		if p.jobs != nil {
-			p.jobs.Step(p.env.Now(), overlay.NodeID(h.From), m)
+			p.jobs.Step(p.env.Now(), core.NodeID(h.From), m)
 		}
 	} else {
-		p.node.Step(p.env.Now(), overlay.NodeID(h.From), m)
+		p.node.Step(p.env.Now(), core.NodeID(h.From), m)
 	}
 	p.flush()
 }
@@ -173,19 +175,13 @@ func (p *Peer) Deliver(data []byte) {
 // time at. The cores see the later of at and the clock: a timer never
 // appears to fire before its deadline, whatever the rounding between
 // emulated and wall time.
-func (p *Peer) Fire(kind overlay.TimerKind, at time.Duration) {
+func (p *Peer) Fire(kind core.TimerKind, at time.Duration) {
 	now := max(p.env.Now(), at)
 	switch {
-	case kind >= jobs.TimerJobs:
-		if p.jobs != nil {
-			p.jobs.Tick(now, kind)
-		}
-	case kind == overlay.TimerHeartbeat && p.jobs != nil:
-		// The load rides on the heartbeat (003 §4.4): fresh at each one.
-		p.node.SetLoad(p.jobs.LoadInfo())
+	case kind.Overlay():
 		p.node.Tick(now, kind)
-	default:
-		p.node.Tick(now, kind)
+	case p.jobs != nil:
+		p.jobs.Tick(now, kind)
 	}
 	p.flush()
 }
@@ -206,6 +202,7 @@ func (p *Peer) flush() {
 	r := p.node.Ready()
 	now := p.env.Now()
 	publish(p.env, p.traffic, p.id, &p.seq, r.Messages, r.Timers)
+	p.node.Advance()
 	if p.jobs != nil {
 		// The job events first: the ledger must hear of a step before any
 		// message it caused can lead to another peer's (over NATS the
@@ -213,6 +210,7 @@ func (p *Peer) flush() {
 		jr := p.jobs.Ready()
 		report(p.sink, now, p.id, jr)
 		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
+		p.jobs.Advance()
 	}
 	if r.Joined {
 		p.joined(now)
@@ -235,12 +233,13 @@ func (p *Peer) joined(now time.Duration) {
 		jr := p.jobs.Ready()
 		report(p.sink, now, p.id, jr)
 		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
+		p.jobs.Advance()
 	}
 }
 
 // publish encodes and sends an endpoint's outgoing messages (the same
 // message to several receivers is encoded once) and sets its timers.
-func publish(io IO, traffic *metrics.Traffic, id overlay.NodeID, seq *uint64, msgs []overlay.Out, timers []overlay.Timer) {
+func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs []core.Out, timers []core.Timer) {
 	now := io.Now()
 	var (
 		last    proto.Message
@@ -278,15 +277,10 @@ func publish(io IO, traffic *metrics.Traffic, id overlay.NodeID, seq *uint64, ms
 	for _, t := range timers {
 		io.SetTimer(id, t.Kind, t.At)
 	}
-	// The cores reuse the outbox's array: drop its references to what was
-	// sent, or every peer would keep its last messages (a vanilla
-	// heartbeat with ~32 neighbor entries at d=4) alive until it sends
-	// again.
-	clear(msgs)
 }
 
 // report hands a job core's events and queue length to the oracle's sink.
-func report(sink JobSink, now time.Duration, id overlay.NodeID, r jobs.Ready) {
+func report(sink JobSink, now time.Duration, id core.NodeID, r jobs.Ready) {
 	if sink == nil {
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
@@ -44,14 +45,14 @@ const (
 
 // PeerRand is the random source of peer id in a run with the given seed;
 // both drivers use it so a peer makes the same choices under either.
-func PeerRand(seed uint64, id overlay.NodeID) *rand.Rand {
+func PeerRand(seed uint64, id core.NodeID) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, uint64(id)))
 }
 
 // JobRand is the random source of peer id's job core (CAN-P's stops), a
 // stream apart from its overlay's so that adding jobs to a run does not
 // change the overlay's own draws.
-func JobRand(seed uint64, id overlay.NodeID) *rand.Rand {
+func JobRand(seed uint64, id core.NodeID) *rand.Rand {
 	return rand.New(rand.NewPCG(seed^StreamJob, uint64(id)))
 }
 
@@ -61,7 +62,7 @@ func JobRand(seed uint64, id overlay.NodeID) *rand.Rand {
 // the handover (heartbeats, at their phases).
 type Member struct {
 	Node   *overlay.Node
-	Timers []overlay.Timer
+	Timers []core.Timer
 }
 
 // Host is what a driver supplies to its Base: where an endpoint (a peer or
@@ -70,7 +71,7 @@ type Member struct {
 // lock held, so a Host may call back into the Base.
 type Host[E any] interface {
 	// IO is the clock, bus and timer side of endpoint id's environment.
-	IO(id overlay.NodeID) peer.IO
+	IO(id core.NodeID) peer.IO
 	// AddPeer hosts peer p, built on io (from IO(p.ID())): it registers
 	// the peer on the bus and for its timers.
 	AddPeer(p *peer.Peer, io peer.IO) (E, error)
@@ -83,10 +84,10 @@ type Host[E any] interface {
 	StartNow(e E)
 	// StartMember starts peer e, adopted already a member, with the timers
 	// its core had pending, at emulated time at (the handover).
-	StartMember(e E, timers []overlay.Timer, at time.Duration)
+	StartMember(e E, timers []core.Timer, at time.Duration)
 	// Halt stops departed peer id: messages to it go nowhere, and a
 	// graceful one sends its LEAVE first.
-	Halt(id overlay.NodeID, e E, graceful bool)
+	Halt(id core.NodeID, e E, graceful bool)
 }
 
 // Options are the settings a Base shares with its driver.
@@ -138,7 +139,7 @@ func (e env[E]) PublishCopies() bool {
 
 // Bootstrap picks a random current member (the papers' external bootstrap
 // mechanism, 003 §4.1).
-func (e env[E]) Bootstrap(id overlay.NodeID) overlay.NodeID {
+func (e env[E]) Bootstrap(id core.NodeID) core.NodeID {
 	b := e.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -147,7 +148,7 @@ func (e env[E]) Bootstrap(id overlay.NodeID) overlay.NodeID {
 
 // Joined makes id a member, unless it departed meanwhile (a late report
 // must not bring it back), and starts the next peer of the join sequence.
-func (e env[E]) Joined(id overlay.NodeID) {
+func (e env[E]) Joined(id core.NodeID) {
 	b := e.b
 	b.mu.Lock()
 	if b.members.Departed(id) {
@@ -169,7 +170,7 @@ func (e env[E]) Joined(id overlay.NodeID) {
 // Spawn creates peer id (1, 2, 3, … in order) of the initial population at
 // point; it joins at its slot or once the previous peer has joined,
 // whichever is later (package joinorder).
-func (b *Base[E]) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error {
+func (b *Base[E]) Spawn(id core.NodeID, point can.Point, slot time.Duration) error {
 	ep, err := b.newPeer(id, point)
 	if err != nil {
 		return err
@@ -184,7 +185,7 @@ func (b *Base[E]) Spawn(id overlay.NodeID, point can.Point, slot time.Duration) 
 
 // Join adds peer id (next in order) at point; it starts joining now, not
 // in the initial sequence (churn).
-func (b *Base[E]) Join(id overlay.NodeID, point can.Point) error {
+func (b *Base[E]) Join(id core.NodeID, point can.Point) error {
 	ep, err := b.newPeer(id, point)
 	if err != nil {
 		return err
@@ -193,7 +194,7 @@ func (b *Base[E]) Join(id overlay.NodeID, point can.Point) error {
 	return nil
 }
 
-func (b *Base[E]) newPeer(id overlay.NodeID, point can.Point) (E, error) {
+func (b *Base[E]) newPeer(id core.NodeID, point can.Point) (E, error) {
 	if err := b.inOrder(id); err != nil {
 		var zero E
 		return zero, err
@@ -202,7 +203,7 @@ func (b *Base[E]) newPeer(id overlay.NodeID, point can.Point) (E, error) {
 	return b.addPeer(peer.New(id, point, b.opts.Overlay, PeerRand(b.opts.Seed, id), env[E]{io, b}, b.opts.Traffic), io)
 }
 
-func (b *Base[E]) inOrder(id overlay.NodeID) error {
+func (b *Base[E]) inOrder(id core.NodeID) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if int(id) != len(b.eps)+1 {
@@ -270,7 +271,7 @@ func (b *Base[E]) AddClient(cfg jobs.ClientConfig) error {
 		sink = b.opts.Jobs.Sink
 	}
 	inj := rand.New(rand.NewPCG(b.opts.Seed, StreamInject))
-	inject := func() overlay.NodeID {
+	inject := func() core.NodeID {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return b.members.Pick(inj)
@@ -287,7 +288,7 @@ func (b *Base[E]) AddClient(cfg jobs.ClientConfig) error {
 
 // Depart makes a random current member leave (gracefully, or by crashing
 // when fail is set) and returns it; 0 when there is no member.
-func (b *Base[E]) Depart(fail bool) overlay.NodeID {
+func (b *Base[E]) Depart(fail bool) core.NodeID {
 	b.mu.Lock()
 	id := b.members.Depart(b.rng)
 	if id == 0 {
@@ -304,9 +305,9 @@ func (b *Base[E]) Depart(fail bool) overlay.NodeID {
 // in increasing order; pick must not call the driver) depart at once —
 // crash when fail is set, else leave gracefully — and returns those that
 // did.
-func (b *Base[E]) DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID {
+func (b *Base[E]) DepartPicked(pick func(members []core.NodeID) []core.NodeID, fail bool) []core.NodeID {
 	b.mu.Lock()
-	var out []overlay.NodeID
+	var out []core.NodeID
 	var eps []E
 	for _, id := range pick(b.members.IDs()) {
 		if b.members.DepartID(id) {
@@ -330,7 +331,7 @@ func (b *Base[E]) Alive() int {
 }
 
 // Member reports whether peer id is a current member of the overlay.
-func (b *Base[E]) Member(id overlay.NodeID) bool {
+func (b *Base[E]) Member(id core.NodeID) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.members.Has(id)

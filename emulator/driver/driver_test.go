@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
@@ -21,20 +22,20 @@ type fakeHost struct {
 	clients int
 }
 
-func (h *fakeHost) Now() time.Duration                                        { return h.now }
-func (h *fakeHost) Publish(overlay.NodeID, []byte)                            {}
-func (h *fakeHost) SetTimer(overlay.NodeID, overlay.TimerKind, time.Duration) {}
-func (h *fakeHost) IO(overlay.NodeID) peer.IO                                 { return h }
-func (h *fakeHost) AddPeer(p *peer.Peer, _ peer.IO) (overlay.NodeID, error)   { return p.ID(), nil }
-func (h *fakeHost) AddClient(*peer.Client, peer.IO) error                     { h.clients++; return nil }
-func (h *fakeHost) StartAt(id overlay.NodeID, at time.Duration) {
+func (h *fakeHost) Now() time.Duration                                   { return h.now }
+func (h *fakeHost) Publish(core.NodeID, []byte)                          {}
+func (h *fakeHost) SetTimer(core.NodeID, core.TimerKind, time.Duration)  {}
+func (h *fakeHost) IO(core.NodeID) peer.IO                               { return h }
+func (h *fakeHost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) { return p.ID(), nil }
+func (h *fakeHost) AddClient(*peer.Client, peer.IO) error                { h.clients++; return nil }
+func (h *fakeHost) StartAt(id core.NodeID, at time.Duration) {
 	h.started = append(h.started, fmtStart(id, at))
 }
-func (h *fakeHost) StartNow(id overlay.NodeID) { h.started = append(h.started, fmtStart(id, -1)) }
-func (h *fakeHost) StartMember(id overlay.NodeID, _ []overlay.Timer, at time.Duration) {
+func (h *fakeHost) StartNow(id core.NodeID) { h.started = append(h.started, fmtStart(id, -1)) }
+func (h *fakeHost) StartMember(id core.NodeID, _ []core.Timer, at time.Duration) {
 	h.started = append(h.started, fmtStart(id, at))
 }
-func (h *fakeHost) Halt(id overlay.NodeID, ep overlay.NodeID, graceful bool) {
+func (h *fakeHost) Halt(id core.NodeID, ep core.NodeID, graceful bool) {
 	if id != ep {
 		panic("halt: handle is not the peer's")
 	}
@@ -45,17 +46,17 @@ func (h *fakeHost) Halt(id overlay.NodeID, ep overlay.NodeID, graceful bool) {
 	h.halted = append(h.halted, kind+" "+time.Duration(id).String())
 }
 
-func fmtStart(id overlay.NodeID, at time.Duration) string {
+func fmtStart(id core.NodeID, at time.Duration) string {
 	return time.Duration(id).String() + "@" + at.String()
 }
 
-func newBase(t *testing.T, seed uint64, n int) (*Base[overlay.NodeID], *fakeHost) {
+func newBase(t *testing.T, seed uint64, n int) (*Base[core.NodeID], *fakeHost) {
 	t.Helper()
 	h := &fakeHost{}
-	b := &Base[overlay.NodeID]{}
+	b := &Base[core.NodeID]{}
 	b.Init("fake", h, Options{Seed: seed, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, Traffic: metrics.NewTraffic()})
 	for i := 1; i <= n; i++ {
-		if err := b.Spawn(overlay.NodeID(i), can.Point{1 << 31, 1 << 31}, time.Duration(i)*time.Second); err != nil {
+		if err := b.Spawn(core.NodeID(i), can.Point{1 << 31, 1 << 31}, time.Duration(i)*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +71,7 @@ func TestBaseJoinOrder(t *testing.T) {
 		t.Fatal("peer 5 spawned after peer 3")
 	}
 	b.Start()
-	e := env[overlay.NodeID]{h, b}
+	e := env[core.NodeID]{h, b}
 	h.now = 10 * time.Second
 	e.Joined(2) // not the awaited peer: no start
 	e.Joined(1)
@@ -89,11 +90,11 @@ func TestBaseJoinOrder(t *testing.T) {
 // oracle sees it as not joined although its own state says it is.
 func TestBaseCrashedPeer(t *testing.T) {
 	b, h := newBase(t, 2, 2)
-	e := env[overlay.NodeID]{h, b}
+	e := env[core.NodeID]{h, b}
 	e.Joined(1)
 	e.Joined(2)
-	gone := b.DepartPicked(func(m []overlay.NodeID) []overlay.NodeID { return m[1:] }, true)
-	if !slices.Equal(gone, []overlay.NodeID{2}) || !slices.Equal(h.halted, []string{"crash " + time.Duration(2).String()}) {
+	gone := b.DepartPicked(func(m []core.NodeID) []core.NodeID { return m[1:] }, true)
+	if !slices.Equal(gone, []core.NodeID{2}) || !slices.Equal(h.halted, []string{"crash " + time.Duration(2).String()}) {
 		t.Fatalf("departed %v, halted %v", gone, h.halted)
 	}
 	e.Joined(2)
@@ -116,13 +117,13 @@ func TestBaseCrashedPeer(t *testing.T) {
 
 // The same seed gives the same departures: the boot stream is the base's.
 func TestBaseDeparturesFollowTheSeed(t *testing.T) {
-	order := func(seed uint64) []overlay.NodeID {
+	order := func(seed uint64) []core.NodeID {
 		b, h := newBase(t, seed, 20)
-		e := env[overlay.NodeID]{h, b}
+		e := env[core.NodeID]{h, b}
 		for i := 1; i <= 20; i++ {
-			e.Joined(overlay.NodeID(i))
+			e.Joined(core.NodeID(i))
 		}
-		var out []overlay.NodeID
+		var out []core.NodeID
 		for id := b.Depart(true); id != 0; id = b.Depart(true) {
 			out = append(out, id)
 		}

@@ -12,19 +12,19 @@ package joinorder
 import (
 	"time"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 )
 
 // Sequence is the ordered list of peers that join one after another.
 type Sequence struct {
-	ids   []overlay.NodeID
+	ids   []core.NodeID
 	slots []time.Duration
 	next  int // index of the peer whose join is awaited
 }
 
 // Add appends peer id with its slot. It reports whether the peer is the
 // head of the sequence and should start at its slot right away.
-func (s *Sequence) Add(id overlay.NodeID, slot time.Duration) bool {
+func (s *Sequence) Add(id core.NodeID, slot time.Duration) bool {
 	s.ids = append(s.ids, id)
 	s.slots = append(s.slots, slot)
 	return len(s.ids)-1 == s.next
@@ -32,7 +32,7 @@ func (s *Sequence) Add(id overlay.NodeID, slot time.Duration) bool {
 
 // Joined records that id joined at emulated time now. If id is the peer the
 // sequence was waiting for, it returns the next peer and when it may start.
-func (s *Sequence) Joined(id overlay.NodeID, now time.Duration) (next overlay.NodeID, at time.Duration, ok bool) {
+func (s *Sequence) Joined(id core.NodeID, now time.Duration) (next core.NodeID, at time.Duration, ok bool) {
 	if s.next >= len(s.ids) || s.ids[s.next] != id {
 		return 0, 0, false
 	}

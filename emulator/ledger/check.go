@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
-	"github.com/gridbed/gridbed/actors/overlay"
 )
 
 // CheckConfig is what the history checker needs to know of the run.
@@ -188,8 +188,8 @@ func checkJob(r *Record, cfg CheckConfig) []string {
 	bad := func(s Step, format string, args ...any) {
 		problems = append(problems, fmt.Sprintf("at %.3f s: ", s.At.Seconds())+fmt.Sprintf(format, args...))
 	}
-	copies := map[overlay.NodeID]*runCopy{}
-	at := func(id overlay.NodeID) *runCopy {
+	copies := map[core.NodeID]*runCopy{}
+	at := func(id core.NodeID) *runCopy {
 		c := copies[id]
 		if c == nil {
 			c = &runCopy{}

@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
-	"github.com/gridbed/gridbed/actors/overlay"
 )
 
-const tClient overlay.NodeID = 1 << 40
+const tClient core.NodeID = 1 << 40
 
 // st is one step of a test history: at seconds, kind, where, the other
 // node, the reason.
 type st struct {
 	at     float64
 	kind   jobs.EventKind
-	peer   overlay.NodeID
-	other  overlay.NodeID
+	peer   core.NodeID
+	other  core.NodeID
 	reason string
 }
 

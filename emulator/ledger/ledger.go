@@ -19,18 +19,18 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
 // Step is one entry of a job's state history.
 type Step struct {
-	At     time.Duration  `json:"at_ns"`
-	Event  string         `json:"event"`
-	Peer   overlay.NodeID `json:"peer"`
-	Other  overlay.NodeID `json:"other,omitempty"`
-	Reason string         `json:"reason,omitempty"`
+	At     time.Duration `json:"at_ns"`
+	Event  string        `json:"event"`
+	Peer   core.NodeID   `json:"peer"`
+	Other  core.NodeID   `json:"other,omitempty"`
+	Reason string        `json:"reason,omitempty"`
 }
 
 // Record is what the ledger knows of one job.
@@ -48,18 +48,18 @@ type Record struct {
 	// Migrations is how many times a run node received it from a
 	// neighbor (000 §IV: internode scheduling and queue balancing).
 	Migrations int
-	starts     map[overlay.NodeID]time.Duration // latest start per run node
+	starts     map[core.NodeID]time.Duration // latest start per run node
 	// runs are the runs that may still be going: their start, per run
 	// node; a run ends with its completion, or when its node drops the
 	// job (cancelled, handed back) or takes it in again (queued,
 	// migrated there). A crashed node's run stays here: Waits asks the
 	// peers' states whether it still goes on.
-	runs map[overlay.NodeID]time.Duration
+	runs map[core.NodeID]time.Duration
 	// The run that completed first: when it started and ended, where.
 	Completions int
 	StartedAt   time.Duration
 	CompletedAt time.Duration
-	RunNode     overlay.NodeID
+	RunNode     core.NodeID
 	// How the job ended at the client.
 	Ended    bool
 	Failed   bool
@@ -87,8 +87,8 @@ type Ledger struct {
 	mu      sync.Mutex
 	jobs    map[uint64]*Record
 	counts  [32]uint64 // events by kind
-	nodes   map[overlay.NodeID]*node
-	alive   func(overlay.NodeID) bool
+	nodes   map[core.NodeID]*node
+	alive   func(core.NodeID) bool
 	observe func(e jobs.Event, r *Record, at time.Duration, first bool)
 	demand  func(req []uint32) jobs.Vec
 	// backfilled counts starts that bypassed the head of a queue (000 §IV-A).
@@ -103,12 +103,12 @@ type Ledger struct {
 // (under the ledger's lock) after each event is recorded, for metrics;
 // first says the event set the record's figure (first assignment, first
 // completion, the outcome).
-func New(alive func(overlay.NodeID) bool, observe func(e jobs.Event, r *Record, at time.Duration, first bool)) *Ledger {
-	return &Ledger{jobs: map[uint64]*Record{}, nodes: map[overlay.NodeID]*node{}, migrations: map[string]uint64{}, alive: alive, observe: observe, keepHistory: 64}
+func New(alive func(core.NodeID) bool, observe func(e jobs.Event, r *Record, at time.Duration, first bool)) *Ledger {
+	return &Ledger{jobs: map[uint64]*Record{}, nodes: map[core.NodeID]*node{}, migrations: map[string]uint64{}, alive: alive, observe: observe, keepHistory: 64}
 }
 
 // NodeJoined adds a peer to the global view.
-func (l *Ledger) NodeJoined(id overlay.NodeID, point can.Point, speed float64, cores int) {
+func (l *Ledger) NodeJoined(id core.NodeID, point can.Point, speed float64, cores int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.nodes[id] = &node{point: slices.Clone(point), speed: speed, cores: max(cores, 1)}
@@ -123,7 +123,7 @@ func (l *Ledger) SetDemand(demand func(req []uint32) jobs.Vec) {
 }
 
 // Residual records a node's residual resources.
-func (l *Ledger) Residual(id overlay.NodeID, r jobs.Vec) {
+func (l *Ledger) Residual(id core.NodeID, r jobs.Vec) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if nd, ok := l.nodes[id]; ok {
@@ -132,7 +132,7 @@ func (l *Ledger) Residual(id overlay.NodeID, r jobs.Vec) {
 }
 
 // QueueLen records a node's queue length (jobs queued or running).
-func (l *Ledger) QueueLen(id overlay.NodeID, n int) {
+func (l *Ledger) QueueLen(id core.NodeID, n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if nd, ok := l.nodes[id]; ok {
@@ -147,7 +147,7 @@ func (l *Ledger) QueueLen(id overlay.NodeID, n int) {
 // over-provisioned by more than 10% in any constrained resource, then the
 // fastest CPU. The chosen node's queue (and residual) is counted at once,
 // so the next pick sees it even before the job arrives there.
-func (l *Ledger) Pick(job *wire.JobSpec) overlay.NodeID {
+func (l *Ledger) Pick(job *wire.JobSpec) core.NodeID {
 	id, _ := l.pick(job, false)
 	return id
 }
@@ -156,13 +156,13 @@ func (l *Ledger) Pick(job *wire.JobSpec) overlay.NodeID {
 // node Pick would choose among those that can start the job now; when
 // none can, 0 and whether any live node is capable of it at all (the job
 // waits in the central queue).
-func (l *Ledger) PickNow(job *wire.JobSpec) (overlay.NodeID, bool) { return l.pick(job, true) }
+func (l *Ledger) PickNow(job *wire.JobSpec) (core.NodeID, bool) { return l.pick(job, true) }
 
-func (l *Ledger) pick(job *wire.JobSpec, now bool) (overlay.NodeID, bool) {
+func (l *Ledger) pick(job *wire.JobSpec, now bool) (core.NodeID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	type cand struct {
-		id    overlay.NodeID
+		id    core.NodeID
 		busy  bool // cannot start it now
 		load  float64
 		over  bool
@@ -244,7 +244,7 @@ func (l *Ledger) JobEvent(at time.Duration, e jobs.Event) {
 	}
 	r, ok := l.jobs[e.Job]
 	if !ok {
-		r = &Record{ID: e.Job, Submitted: at, starts: map[overlay.NodeID]time.Duration{}, runs: map[overlay.NodeID]time.Duration{}}
+		r = &Record{ID: e.Job, Submitted: at, starts: map[core.NodeID]time.Duration{}, runs: map[core.NodeID]time.Duration{}}
 		l.jobs[e.Job] = r
 	}
 	if l.keepHistory == 0 || len(r.History) < l.keepHistory {
@@ -468,13 +468,13 @@ func (l *Ledger) Figures() Figures {
 //     count);
 //   - any other job — matching, queued, in recovery, its run lost —: to
 //     end (right-censored).
-func (l *Ledger) Waits(end time.Duration, running func(job uint64, node overlay.NodeID) bool) (waits []float64, censored int) {
+func (l *Ledger) Waits(end time.Duration, running func(job uint64, node core.NodeID) bool) (waits []float64, censored int) {
 	return l.WaitsFrom(end, 0, running)
 }
 
 // WaitsFrom is Waits over the jobs submitted at or after from (a
 // steady-state window that leaves out the warm-up, 003 §5.4).
-func (l *Ledger) WaitsFrom(end, from time.Duration, running func(job uint64, node overlay.NodeID) bool) (waits []float64, censored int) {
+func (l *Ledger) WaitsFrom(end, from time.Duration, running func(job uint64, node core.NodeID) bool) (waits []float64, censored int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ids := l.sortedIDs()
@@ -515,11 +515,11 @@ type RunNode struct {
 // Records returns a copy of every job's record, in job order, with its
 // state history so far (shared: read it, do not change it), and the run
 // nodes they name (for a per-job table and the history checker, Check).
-func (l *Ledger) Records() ([]Record, map[overlay.NodeID]RunNode) {
+func (l *Ledger) Records() ([]Record, map[core.NodeID]RunNode) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Record, 0, len(l.jobs))
-	nodes := map[overlay.NodeID]RunNode{}
+	nodes := map[core.NodeID]RunNode{}
 	for _, r := range l.jobs {
 		c := *r
 		c.History, c.starts, c.runs = r.History[:len(r.History):len(r.History)], nil, nil
@@ -559,7 +559,7 @@ func Quantile(xs []float64, q float64) float64 {
 // NodeLoad is peer id's current jobs (queued or running) and cores, as
 // the global view knows them (jobs.FreshLoad); ok is false for a peer
 // it does not know or that is gone.
-func (l *Ledger) NodeLoad(id overlay.NodeID) (queue, cores int, ok bool) {
+func (l *Ledger) NodeLoad(id core.NodeID) (queue, cores int, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	nd, known := l.nodes[id]

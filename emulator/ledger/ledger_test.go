@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
-	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
 const sec = time.Second
 
-func ev(k jobs.EventKind, job uint64, peer overlay.NodeID) jobs.Event {
+func ev(k jobs.EventKind, job uint64, peer core.NodeID) jobs.Event {
 	return jobs.Event{Kind: k, Job: job, Peer: peer, Attempt: 1}
 }
 
@@ -39,7 +39,7 @@ func none(uint64) bool { return false }
 
 func TestTallyClassifiesJobs(t *testing.T) {
 	l := New(nil, nil)
-	const client = overlay.NodeID(100)
+	const client = core.NodeID(100)
 	failed := ev(jobs.EvFailed, 2, client)
 	failed.Reason = jobs.ReasonNoCapableNode
 	gaveUp := ev(jobs.EvFailed, 9, client)
@@ -168,7 +168,7 @@ func TestTallyConservationRandom(t *testing.T) {
 			now += time.Duration(rng.IntN(5)) * sec
 			id := uint64(1 + rng.IntN(40))
 			k := kinds[rng.IntN(len(kinds))]
-			e := ev(k, id, overlay.NodeID(1+rng.IntN(5)))
+			e := ev(k, id, core.NodeID(1+rng.IntN(5)))
 			if k == jobs.EvFailed {
 				e.Reason = []string{"a", "b"}[rng.IntN(2)]
 			}
@@ -265,9 +265,9 @@ func TestObserveFirst(t *testing.T) {
 var tReqCENT = []uint32{1000, 2000, 77}
 
 func TestPickGreedyOrder(t *testing.T) {
-	alive := map[overlay.NodeID]bool{}
-	l := New(func(id overlay.NodeID) bool { return alive[id] }, nil)
-	join := func(id overlay.NodeID, p can.Point, speed float64, cores int, queue int) {
+	alive := map[core.NodeID]bool{}
+	l := New(func(id core.NodeID) bool { return alive[id] }, nil)
+	join := func(id core.NodeID, p can.Point, speed float64, cores int, queue int) {
 		alive[id] = true
 		l.NodeJoined(id, p, speed, cores)
 		l.QueueLen(id, queue)
@@ -285,7 +285,7 @@ func TestPickGreedyOrder(t *testing.T) {
 	// E: one job queued, exact, very fast.
 	join(5, can.Point{1050, 2050, 0}, 10, 1, 1)
 
-	steps := []overlay.NodeID{
+	steps := []core.NodeID{
 		1, // A: least load and not over-provisioned (B is over, C incapable, D gone)
 		2, // B: load 0 beats load 1, over-provisioned or not
 		5, // A/B/E all at 1: A and E fit, E is faster
@@ -336,11 +336,11 @@ func TestPickZeroRequirementNeverOverProvisioned(t *testing.T) {
 
 // Two equally good nodes share two jobs picked in a row.
 func TestPickCountsAtOnce(t *testing.T) {
-	l := New(func(overlay.NodeID) bool { return true }, nil)
+	l := New(func(core.NodeID) bool { return true }, nil)
 	l.NodeJoined(7, can.Point{1000, 2000, 1}, 2, 1)
 	l.NodeJoined(8, can.Point{1000, 2000, 2}, 2, 1)
 	a, b := l.Pick(&wire.JobSpec{Id: 1, Req: tReqCENT}), l.Pick(&wire.JobSpec{Id: 2, Req: tReqCENT})
-	if a == b || !slices.Contains([]overlay.NodeID{7, 8}, a) || !slices.Contains([]overlay.NodeID{7, 8}, b) {
+	if a == b || !slices.Contains([]core.NodeID{7, 8}, a) || !slices.Contains([]core.NodeID{7, 8}, b) {
 		t.Fatalf("picks %d and %d, want 7 and 8 once each", a, b)
 	}
 }
@@ -356,11 +356,11 @@ func TestPickRandom(t *testing.T) {
 			cores, queue int
 			alive        bool
 		}
-		nodes := map[overlay.NodeID]*nd{}
-		l := New(func(id overlay.NodeID) bool { return nodes[id].alive }, nil)
+		nodes := map[core.NodeID]*nd{}
+		l := New(func(id core.NodeID) bool { return nodes[id].alive }, nil)
 		req := []uint32{uint32(rng.IntN(3)) * 1000, uint32(rng.IntN(3)) * 1000, rng.Uint32()}
 		for i := range 1 + rng.IntN(12) {
-			id := overlay.NodeID(i + 1)
+			id := core.NodeID(i + 1)
 			n := &nd{p: can.Point{uint32(rng.IntN(4000)), uint32(rng.IntN(4000)), rng.Uint32()}, speed: float64(1 + rng.IntN(4)),
 				cores: 1 + rng.IntN(3), queue: rng.IntN(4), alive: rng.IntN(5) > 0}
 			nodes[id] = n
@@ -374,7 +374,7 @@ func TestPickRandom(t *testing.T) {
 				speed float64
 			}
 			var best *key
-			var bestIDs []overlay.NodeID
+			var bestIDs []core.NodeID
 			for id, n := range nodes {
 				if !n.alive || n.p[0] < req[0] || n.p[1] < req[1] {
 					continue
@@ -384,7 +384,7 @@ func TestPickRandom(t *testing.T) {
 				better := best == nil || k.load < best.load || k.load == best.load && (!k.over && best.over || k.over == best.over && k.speed > best.speed)
 				switch {
 				case better:
-					best, bestIDs = &k, []overlay.NodeID{id}
+					best, bestIDs = &k, []core.NodeID{id}
 				case k == *best:
 					bestIDs = append(bestIDs, id)
 				}
@@ -483,7 +483,7 @@ func TestWaitsCountEveryJob(t *testing.T) {
 		tEv{900 * sec, ev(jobs.EvCompleted, 7, 8)},
 	)
 	holds := map[[2]uint64]bool{{2, 4}: true, {3, 5}: true, {6, 7}: true}
-	running := func(job uint64, node overlay.NodeID) bool { return holds[[2]uint64{job, uint64(node)}] }
+	running := func(job uint64, node core.NodeID) bool { return holds[[2]uint64{job, uint64(node)}] }
 	waits, censored := l.Waits(1000*sec, running)
 	want := []float64{30, 980, 250, 940, 20, 1000, 200}
 	if !slices.Equal(waits, want) || censored != 4 {
@@ -520,8 +520,8 @@ func TestMeanQuantile(t *testing.T) {
 
 // The ledger is safe for concurrent use (run with -race).
 func TestConcurrentUse(t *testing.T) {
-	l := New(func(overlay.NodeID) bool { return true }, func(jobs.Event, *Record, time.Duration, bool) {})
-	for id := overlay.NodeID(1); id <= 4; id++ {
+	l := New(func(core.NodeID) bool { return true }, func(jobs.Event, *Record, time.Duration, bool) {})
+	for id := core.NodeID(1); id <= 4; id++ {
 		l.NodeJoined(id, can.Point{5000, 5000, 0}, 1, 1)
 	}
 	var wg sync.WaitGroup
@@ -535,7 +535,7 @@ func TestConcurrentUse(t *testing.T) {
 				l.JobEvent(time.Duration(i), ev(jobs.EvCompleted, id, 3))
 				l.JobEvent(time.Duration(i), ev(jobs.EvResult, id, 100))
 				l.Pick(&wire.JobSpec{Id: id, Req: tReqCENT})
-				l.QueueLen(overlay.NodeID(1+i%4), i%3)
+				l.QueueLen(core.NodeID(1+i%4), i%3)
 				l.Live()
 			}
 		}()
@@ -575,9 +575,9 @@ func TestPickNowOnlyStartable(t *testing.T) {
 // TestBusyAndNodeLoad: utilization counts the live peers holding a job;
 // NodeLoad is a peer's current queue, and nothing for a departed one.
 func TestBusyAndNodeLoad(t *testing.T) {
-	gone := map[overlay.NodeID]bool{}
-	l := New(func(id overlay.NodeID) bool { return !gone[id] }, nil)
-	for id := overlay.NodeID(1); id <= 4; id++ {
+	gone := map[core.NodeID]bool{}
+	l := New(func(id core.NodeID) bool { return !gone[id] }, nil)
+	for id := core.NodeID(1); id <= 4; id++ {
 		l.NodeJoined(id, can.Point{1, 1}, 1, 1)
 	}
 	l.QueueLen(1, 2)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -158,7 +159,7 @@ type env struct {
 
 func (e *env) Now() time.Duration { return e.d.clock.Now() }
 
-func (e *env) Publish(to overlay.NodeID, data []byte) {
+func (e *env) Publish(to core.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data) // errors are counted by the bus
 }
 
@@ -166,7 +167,7 @@ func (e *env) Publish(to overlay.NodeID, data []byte) {
 // bus and the fault layers copy it (Options.Bus must too).
 func (e *env) PublishCopies() bool { return true }
 
-func (e *env) SetTimer(_ overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
+func (e *env) SetTimer(_ core.NodeID, kind core.TimerKind, at time.Duration) {
 	root, pid, queued := e.d.system.Root, e.pid, &e.d.timerBacklog
 	e.d.timers.At(at, func(due time.Time) {
 		queued.Add(1)
@@ -180,7 +181,7 @@ type host Driver
 var _ driver.Host[*actor.PID] = (*host)(nil)
 
 // IO implements driver.Host.
-func (h *host) IO(overlay.NodeID) peer.IO { return &env{d: (*Driver)(h)} }
+func (h *host) IO(core.NodeID) peer.IO { return &env{d: (*Driver)(h)} }
 
 // StartAt implements driver.Host.
 func (h *host) StartAt(pid *actor.PID, at time.Duration) {
@@ -194,7 +195,7 @@ func (h *host) StartNow(pid *actor.PID) { h.system.Root.Send(pid, &peer.StartJoi
 
 // StartMember implements driver.Host: Start starts the adopted peers, and
 // the emulated clock, at the handover.
-func (h *host) StartMember(pid *actor.PID, timers []overlay.Timer, at time.Duration) {
+func (h *host) StartMember(pid *actor.PID, timers []core.Timer, at time.Duration) {
 	d := (*Driver)(h)
 	d.mu.Lock()
 	d.origin = at
@@ -204,7 +205,7 @@ func (h *host) StartMember(pid *actor.PID, timers []overlay.Timer, at time.Durat
 
 type adoptedPeer struct {
 	pid    *actor.PID
-	timers []overlay.Timer
+	timers []core.Timer
 }
 
 // AddPeer implements driver.Host: it spawns peer p's actor and routes the
@@ -235,7 +236,7 @@ func (h *host) AddClient(c *peer.Client, io peer.IO) error {
 
 // Halt implements driver.Host: messages to departed peer id become
 // unroutable, and a graceful one sends its LEAVE first.
-func (h *host) Halt(id overlay.NodeID, pid *actor.PID, graceful bool) {
+func (h *host) Halt(id core.NodeID, pid *actor.PID, graceful bool) {
 	d := (*Driver)(h)
 	d.bus.Unregister(bus.Address(id))
 	d.system.Root.Send(pid, &peer.Halt{Graceful: graceful})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
@@ -35,7 +36,7 @@ const (
 // sink records what the job cores tell the oracle (any goroutine).
 type sink struct {
 	mu     sync.Mutex
-	joined []overlay.NodeID
+	joined []core.NodeID
 	events []jobs.Event
 }
 
@@ -44,15 +45,15 @@ func (s *sink) JobEvent(_ time.Duration, e jobs.Event) {
 	defer s.mu.Unlock()
 	s.events = append(s.events, e)
 }
-func (s *sink) QueueLen(overlay.NodeID, int)      {}
-func (s *sink) Residual(overlay.NodeID, jobs.Vec) {}
-func (s *sink) NodeJoined(id overlay.NodeID, _ can.Point, _ float64, _ int) {
+func (s *sink) QueueLen(core.NodeID, int)      {}
+func (s *sink) Residual(core.NodeID, jobs.Vec) {}
+func (s *sink) NodeJoined(id core.NodeID, _ can.Point, _ float64, _ int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.joined = append(s.joined, id)
 }
 
-func (s *sink) joins() []overlay.NodeID {
+func (s *sink) joins() []core.NodeID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.joined)
@@ -98,7 +99,7 @@ func spawn(t *testing.T, d *live.Driver, seed uint64, n int) []population.Node {
 		t.Fatal(err)
 	}
 	for i, nd := range nodes {
-		if err := d.Spawn(overlay.NodeID(i+1), nd.Point, time.Duration(i)*time.Second); err != nil {
+		if err := d.Spawn(core.NodeID(i+1), nd.Point, time.Duration(i)*time.Second); err != nil {
 			t.Fatalf("seed %d: spawn %d: %v", seed, i+1, err)
 		}
 	}
@@ -142,7 +143,7 @@ func exact(t *testing.T, d *live.Driver, seed uint64, dims int) (bool, int) {
 
 func allMembers(d *live.Driver, n int) bool {
 	for id := 1; id <= n; id++ {
-		if !d.Member(overlay.NodeID(id)) {
+		if !d.Member(core.NodeID(id)) {
 			return false
 		}
 	}
@@ -167,9 +168,9 @@ func TestSpawnJoinsInOrderAndCollects(t *testing.T) {
 	if d.Alive() != n {
 		t.Fatalf("seed %d: %d alive, want %d", seed, d.Alive(), n)
 	}
-	want := make([]overlay.NodeID, n)
+	want := make([]core.NodeID, n)
 	for i := range want {
-		want[i] = overlay.NodeID(i + 1)
+		want[i] = core.NodeID(i + 1)
 	}
 	if got := s.joins(); !slices.Equal(got, want) {
 		t.Fatalf("seed %d: joined in the order %v, want %v", seed, got, want)
@@ -256,8 +257,8 @@ func TestDepartStopsPeers(t *testing.T) {
 	}
 	poll(t, seed, "the overlay exact without the leaver", func() bool { ok, m := exact(t, d, seed, dims); return ok && m == n-2 })
 
-	var offered []overlay.NodeID
-	picked := d.DepartPicked(func(members []overlay.NodeID) []overlay.NodeID {
+	var offered []core.NodeID
+	picked := d.DepartPicked(func(members []core.NodeID) []core.NodeID {
 		offered = members
 		return members[:2]
 	}, true)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/bus"
@@ -21,12 +22,12 @@ import (
 // driver is what the test needs of either driver (emulator.Driver's
 // overlay part; that package's tests import this one's).
 type driver interface {
-	Spawn(id overlay.NodeID, point can.Point, slot time.Duration) error
+	Spawn(id core.NodeID, point can.Point, slot time.Duration) error
 	Start()
 	Now() time.Duration
 	At(t time.Duration, fn func())
-	Join(id overlay.NodeID, point can.Point) error
-	Depart(fail bool) overlay.NodeID
+	Join(id core.NodeID, point can.Point) error
+	Depart(fail bool) core.NodeID
 	WrapBus(wrap func(bus.Bus) bus.Bus)
 	AdvanceTo(ctx context.Context, t time.Duration) error
 	Collect(ctx context.Context) ([]peer.State, error)
@@ -77,7 +78,7 @@ func runVerified(t *testing.T, d driver, seed uint64, plan lazyPlan, reports *la
 	}
 	for i := range plan.peers {
 		slot := time.Duration(int64(plan.joinWindow) * int64(i) / int64(plan.peers))
-		if err := d.Spawn(overlay.NodeID(i+1), nodes[i].Point, slot); err != nil {
+		if err := d.Spawn(core.NodeID(i+1), nodes[i].Point, slot); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +89,7 @@ func runVerified(t *testing.T, d driver, seed uint64, plan lazyPlan, reports *la
 			turn++
 			if turn%2 == 1 && next < len(nodes) {
 				next++
-				if err := d.Join(overlay.NodeID(next), nodes[next-1].Point); err != nil {
+				if err := d.Join(core.NodeID(next), nodes[next-1].Point); err != nil {
 					t.Errorf("seed %d: join %d: %v", seed, next, err)
 				}
 				return
@@ -138,7 +139,7 @@ type lazyReports struct {
 	list []string
 }
 
-func (l *lazyReports) add(_ overlay.NodeID, what string) {
+func (l *lazyReports) add(_ core.NodeID, what string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.list) < 5 {

@@ -8,21 +8,21 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 )
 
 // Set is a set of node ids with uniform random choice. It also remembers
 // the members that departed through Depart: they never come back.
 type Set struct {
-	ids      []overlay.NodeID
-	pos      map[overlay.NodeID]int
-	departed map[overlay.NodeID]bool
+	ids      []core.NodeID
+	pos      map[core.NodeID]int
+	departed map[core.NodeID]bool
 }
 
 // Add inserts id (no effect if present).
-func (s *Set) Add(id overlay.NodeID) {
+func (s *Set) Add(id core.NodeID) {
 	if s.pos == nil {
-		s.pos = map[overlay.NodeID]int{}
+		s.pos = map[core.NodeID]int{}
 	}
 	if _, ok := s.pos[id]; ok {
 		return
@@ -32,7 +32,7 @@ func (s *Set) Add(id overlay.NodeID) {
 }
 
 // Remove deletes id (no effect if absent).
-func (s *Set) Remove(id overlay.NodeID) {
+func (s *Set) Remove(id core.NodeID) {
 	i, ok := s.pos[id]
 	if !ok {
 		return
@@ -45,7 +45,7 @@ func (s *Set) Remove(id overlay.NodeID) {
 }
 
 // Pick returns a uniformly random member, or 0 when empty.
-func (s *Set) Pick(r *rand.Rand) overlay.NodeID {
+func (s *Set) Pick(r *rand.Rand) core.NodeID {
 	if len(s.ids) == 0 {
 		return 0
 	}
@@ -54,7 +54,7 @@ func (s *Set) Pick(r *rand.Rand) overlay.NodeID {
 
 // Depart removes a uniformly random member for good (a churn departure)
 // and returns it, or 0 when there is none.
-func (s *Set) Depart(r *rand.Rand) overlay.NodeID {
+func (s *Set) Depart(r *rand.Rand) core.NodeID {
 	id := s.Pick(r)
 	if id == 0 {
 		return 0
@@ -65,20 +65,20 @@ func (s *Set) Depart(r *rand.Rand) overlay.NodeID {
 
 // DepartID removes member id for good (a crash chosen by a fault) and
 // reports whether it was a member.
-func (s *Set) DepartID(id overlay.NodeID) bool {
+func (s *Set) DepartID(id core.NodeID) bool {
 	if !s.Has(id) {
 		return false
 	}
 	s.Remove(id)
 	if s.departed == nil {
-		s.departed = map[overlay.NodeID]bool{}
+		s.departed = map[core.NodeID]bool{}
 	}
 	s.departed[id] = true
 	return true
 }
 
 // IDs returns the members in increasing order (a copy).
-func (s *Set) IDs() []overlay.NodeID {
+func (s *Set) IDs() []core.NodeID {
 	out := slices.Clone(s.ids)
 	slices.Sort(out)
 	return out
@@ -87,13 +87,13 @@ func (s *Set) IDs() []overlay.NodeID {
 // Departed reports whether id left through Depart: a late report that it
 // joined must not bring it back, and a crashed peer's own state (which
 // still says "joined") must not count as a member.
-func (s *Set) Departed(id overlay.NodeID) bool { return s.departed[id] }
+func (s *Set) Departed(id core.NodeID) bool { return s.departed[id] }
 
 // Departures is how many members departed for good.
 func (s *Set) Departures() int { return len(s.departed) }
 
 // Has reports whether id is a member.
-func (s *Set) Has(id overlay.NodeID) bool { _, ok := s.pos[id]; return ok }
+func (s *Set) Has(id core.NodeID) bool { _, ok := s.pos[id]; return ok }
 
 // Len is the number of members.
 func (s *Set) Len() int { return len(s.ids) }

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 )
 
 func TestSet(t *testing.T) {
@@ -14,7 +14,7 @@ func TestSet(t *testing.T) {
 		t.Fatal("empty set picked a member")
 	}
 	for id := 1; id <= 5; id++ {
-		s.Add(overlay.NodeID(id))
+		s.Add(core.NodeID(id))
 	}
 	s.Add(3)
 	s.Remove(2)
@@ -42,10 +42,10 @@ func TestDepart(t *testing.T) {
 	if s.Depart(r) != 0 {
 		t.Fatal("departure from an empty set")
 	}
-	for id := overlay.NodeID(1); id <= 5; id++ {
+	for id := core.NodeID(1); id <= 5; id++ {
 		s.Add(id)
 	}
-	gone := map[overlay.NodeID]bool{}
+	gone := map[core.NodeID]bool{}
 	for i := 0; i < 5; i++ {
 		id := s.Depart(r)
 		if id == 0 || gone[id] || s.Has(id) || !s.Departed(id) {

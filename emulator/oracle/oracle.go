@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 )
 
@@ -110,7 +111,7 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		}
 	}
 
-	trueNbrs := make([][]overlay.NodeID, len(members))
+	trueNbrs := make([][]core.NodeID, len(members))
 	ownAbut := map[[2]int]bool{}               // member pairs whose own zones abut
 	covered := make([][]*big.Int, len(pieces)) // [piece][2*dim+side] covered face area
 	for i := range covered {
@@ -170,7 +171,7 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 
 	// Broken and stale links: compare tables with the truth.
 	known, truth := 0, 0
-	index := make(map[overlay.NodeID]int, len(members))
+	index := make(map[core.NodeID]int, len(members))
 	for i, m := range members {
 		index[m.ID] = i
 	}

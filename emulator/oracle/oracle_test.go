@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 )
 
@@ -21,7 +22,7 @@ func zone2(x0, x1, y0, y1 uint64) can.Zone {
 	return can.Zone{Lo: []uint64{x0, y0}, Hi: []uint64{x1, y1}}
 }
 
-func snap(id overlay.NodeID, z can.Zone, nbrs ...overlay.NodeID) overlay.Snapshot {
+func snap(id core.NodeID, z can.Zone, nbrs ...core.NodeID) overlay.Snapshot {
 	nbrs = slices.Clone(nbrs)
 	slices.Sort(nbrs)
 	return overlay.Snapshot{ID: id, Joined: true, Zone: z, Version: 1, Neighbors: nbrs, NeighborVersions: make([]uint64, len(nbrs))}
@@ -49,7 +50,7 @@ func quadrants() []overlay.Snapshot {
 	}
 }
 
-func without(s overlay.Snapshot, id overlay.NodeID) overlay.Snapshot {
+func without(s overlay.Snapshot, id core.NodeID) overlay.Snapshot {
 	i, ok := slices.BinarySearch(s.Neighbors, id)
 	if !ok {
 		panic("not a neighbor")
@@ -59,7 +60,7 @@ func without(s overlay.Snapshot, id overlay.NodeID) overlay.Snapshot {
 	return s
 }
 
-func with(s overlay.Snapshot, id overlay.NodeID) overlay.Snapshot {
+func with(s overlay.Snapshot, id core.NodeID) overlay.Snapshot {
 	s.Neighbors = append(slices.Clone(s.Neighbors), id)
 	slices.Sort(s.Neighbors)
 	s.NeighborVersions = make([]uint64, len(s.Neighbors))
@@ -227,13 +228,13 @@ func randomTiling(r *rand.Rand, d, n, levels int) []overlay.Snapshot {
 	}
 	snaps := make([]overlay.Snapshot, n)
 	for i := range zones {
-		var nbrs []overlay.NodeID
+		var nbrs []core.NodeID
 		for j := range zones {
 			if _, _, ok := can.Abut(zones[i], zones[j]); ok {
-				nbrs = append(nbrs, overlay.NodeID(j+1))
+				nbrs = append(nbrs, core.NodeID(j+1))
 			}
 		}
-		snaps[i] = snap(overlay.NodeID(i+1), zones[i], nbrs...)
+		snaps[i] = snap(core.NodeID(i+1), zones[i], nbrs...)
 		snaps[i].Point = points[i]
 	}
 	return snaps
@@ -284,11 +285,11 @@ func randomTilings(t *testing.T, seed uint64) {
 				if a == b {
 					continue
 				}
-				if _, ok := slices.BinarySearch(s[a].Neighbors, overlay.NodeID(b+1)); ok {
+				if _, ok := slices.BinarySearch(s[a].Neighbors, core.NodeID(b+1)); ok {
 					continue
 				}
 				stale := slices.Clone(s)
-				stale[a] = with(stale[a], overlay.NodeID(b+1))
+				stale[a] = with(stale[a], core.NodeID(b+1))
 				if rep := Check(stale, c.d); rep.StaleLinks != 1 || rep.BrokenLinks != 0 {
 					t.Fatalf("seed %d %+v trial %d: added %d to %d's table: %+v", seed, c, trial, b+1, a+1, rep)
 				}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/sim"
@@ -40,7 +41,7 @@ func benchmarkDriverEvents(b *testing.B, eager bool) {
 	}
 	d := sim.NewDriver(sim.DriverOptions{Seed: 1, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, EagerDecoding: eager})
 	for i, nd := range nodes {
-		if err := d.Spawn(overlay.NodeID(i+1), nd.Point, time.Duration(i)*time.Minute/peers); err != nil {
+		if err := d.Spawn(core.NodeID(i+1), nd.Point, time.Duration(i)*time.Minute/peers); err != nil {
 			b.Fatal(err)
 		}
 	}

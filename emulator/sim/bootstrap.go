@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/oracle"
@@ -73,7 +74,7 @@ func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, er
 		if n > 1 {
 			slot = time.Duration(int64(opts.JoinWindow) * int64(i) / int64(n))
 		}
-		if err := d.Spawn(overlay.NodeID(i+1), p, slot); err != nil {
+		if err := d.Spawn(core.NodeID(i+1), p, slot); err != nil {
 			return nil, err
 		}
 	}
@@ -121,14 +122,14 @@ func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, er
 
 // pendingTimers lists the timers not yet fired, by address, and counts
 // the messages not yet delivered.
-func (w *World) pendingTimers() (map[overlay.NodeID][]overlay.Timer, int) {
-	out := map[overlay.NodeID][]overlay.Timer{}
+func (w *World) pendingTimers() (map[core.NodeID][]core.Timer, int) {
+	out := map[core.NodeID][]core.Timer{}
 	inFlight := 0
 	for _, e := range w.queue.Items() {
 		switch e.kind {
 		case evTimer:
-			id := overlay.NodeID(e.to)
-			out[id] = append(out[id], overlay.Timer{Kind: e.tk, At: e.at})
+			id := core.NodeID(e.to)
+			out[id] = append(out[id], core.Timer{Kind: e.tk, At: e.at})
 		case evDeliver:
 			inFlight++
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/sim"
@@ -54,7 +55,7 @@ func TestBuildOverlayIsTheJoinPhase(t *testing.T) {
 		// The same run under the deterministic driver, joins and all.
 		d := sim.NewDriver(sim.DriverOptions{Seed: tc.seed, Overlay: cfg})
 		for i, p := range points {
-			if err := d.Spawn(overlay.NodeID(i+1), p, time.Duration(int64(window)*int64(i)/int64(n))); err != nil {
+			if err := d.Spawn(core.NodeID(i+1), p, time.Duration(int64(window)*int64(i)/int64(n))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -73,7 +74,7 @@ func TestBuildOverlayIsTheJoinPhase(t *testing.T) {
 				if tm.At <= b.At {
 					t.Errorf("peer %d: timer %+v not after the handover %v", i+1, tm, b.At)
 				}
-				if tm.Kind == overlay.TimerHeartbeat {
+				if tm.Kind == core.TimerHeartbeat {
 					beats++
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -60,14 +61,14 @@ func (d *Driver) World() *World { return d.w }
 type io struct{ d *Driver }
 
 func (e io) Now() time.Duration { return e.d.w.now }
-func (e io) Publish(to overlay.NodeID, data []byte) {
+func (e io) Publish(to core.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data)
 }
 
 // PublishCopies: the world copies what is published (World.Recycle), and
 // the fault layers between copy what they delay or duplicate.
 func (e io) PublishCopies() bool { return e.d.w.Copies() }
-func (e io) SetTimer(id overlay.NodeID, kind overlay.TimerKind, at time.Duration) {
+func (e io) SetTimer(id core.NodeID, kind core.TimerKind, at time.Duration) {
 	e.d.w.SetTimer(bus.Address(id), kind, at)
 }
 
@@ -77,7 +78,7 @@ type host Driver
 var _ driver.Host[*peer.Peer] = (*host)(nil)
 
 // IO implements driver.Host.
-func (h *host) IO(overlay.NodeID) peer.IO { return io{(*Driver)(h)} }
+func (h *host) IO(core.NodeID) peer.IO { return io{(*Driver)(h)} }
 
 // AddPeer implements driver.Host: the peer receives from the bus and
 // fires its timers on the event loop.
@@ -113,7 +114,7 @@ func (h *host) StartNow(p *peer.Peer) { p.Start() }
 // StartMember implements driver.Host: the first adopted peer, adopted
 // before anything else was scheduled, moves the virtual clock to the
 // handover.
-func (h *host) StartMember(p *peer.Peer, timers []overlay.Timer, at time.Duration) {
+func (h *host) StartMember(p *peer.Peer, timers []core.Timer, at time.Duration) {
 	if h.w.events == 0 && h.w.queue.Len() == 0 {
 		h.w.now = at
 	}
@@ -121,7 +122,7 @@ func (h *host) StartMember(p *peer.Peer, timers []overlay.Timer, at time.Duratio
 }
 
 // Halt implements driver.Host.
-func (h *host) Halt(id overlay.NodeID, p *peer.Peer, graceful bool) {
+func (h *host) Halt(id core.NodeID, p *peer.Peer, graceful bool) {
 	if graceful {
 		p.Leave()
 	}

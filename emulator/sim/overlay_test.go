@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/oracle"
@@ -24,7 +25,7 @@ func buildOverlayLatency(t *testing.T, seed uint64, kind string, n, dims int, jo
 	}
 	d := sim.NewDriver(sim.DriverOptions{Seed: seed, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second}, Latency: latency})
 	for i, nd := range nodes {
-		if err := d.Spawn(overlay.NodeID(i+1), nd.Point, time.Duration(i)*joinWindow/time.Duration(n)); err != nil {
+		if err := d.Spawn(core.NodeID(i+1), nd.Point, time.Duration(i)*joinWindow/time.Duration(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +102,7 @@ func TestMassCrashReconverges(t *testing.T) {
 			}
 			d := sim.NewDriver(sim.DriverOptions{Seed: seed, Overlay: overlay.Config{HeartbeatPeriod: 30 * time.Second, Mode: mode}, Latency: 50 * time.Millisecond})
 			for i, nd := range nodes {
-				if err := d.Spawn(overlay.NodeID(i+1), nd.Point, time.Duration(i)*time.Minute/time.Duration(n)); err != nil {
+				if err := d.Spawn(core.NodeID(i+1), nd.Point, time.Duration(i)*time.Minute/time.Duration(n)); err != nil {
 					t.Fatal(err)
 				}
 			}

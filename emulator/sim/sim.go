@@ -15,7 +15,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/heap"
@@ -36,7 +36,7 @@ type event struct {
 	kind eventKind
 	to   bus.Address
 	data []byte
-	tk   overlay.TimerKind
+	tk   core.TimerKind
 	fn   func()
 }
 
@@ -51,7 +51,7 @@ func (a *event) before(b *event) bool {
 }
 
 // TimerHandler receives the expiry of a timer set with SetTimer.
-type TimerHandler func(kind overlay.TimerKind, at time.Duration)
+type TimerHandler func(kind core.TimerKind, at time.Duration)
 
 // World is a deterministic event loop with virtual time. It is not safe for
 // concurrent use: everything runs on the goroutine that calls RunUntil.
@@ -151,7 +151,7 @@ func (w *World) At(at time.Duration, fn func()) {
 }
 
 // SetTimer schedules the timer handler of addr at virtual time at.
-func (w *World) SetTimer(addr bus.Address, kind overlay.TimerKind, at time.Duration) {
+func (w *World) SetTimer(addr bus.Address, kind core.TimerKind, at time.Duration) {
 	w.push(event{at: max(at, w.now), kind: evTimer, to: addr, tk: kind})
 }
 

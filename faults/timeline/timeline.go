@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/faults/link"
@@ -38,9 +38,9 @@ type Host interface {
 	// DepartPicked makes the members pick chooses (given the current
 	// members in increasing order) depart at once, crashing when fail is
 	// set; it returns those that did.
-	DepartPicked(pick func(members []overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID
+	DepartPicked(pick func(members []core.NodeID) []core.NodeID, fail bool) []core.NodeID
 	// Join adds peer id (the next id) at point, joining at once.
-	Join(id overlay.NodeID, point can.Point) error
+	Join(id core.NodeID, point can.Point) error
 	// BusStats are the driver's bus counters.
 	BusStats() bus.Stats
 }
@@ -48,8 +48,8 @@ type Host interface {
 // IDs hands out the run's peer ids in order to everything that adds peers
 // (a crash-restart here, churn elsewhere) and remembers every peer's point.
 type IDs interface {
-	Next(p can.Point) overlay.NodeID
-	Point(id overlay.NodeID) can.Point
+	Next(p can.Point) core.NodeID
+	Point(id core.NodeID) can.Point
 }
 
 // Event is one fault the timeline applied, at its scheduled emulated time.
@@ -292,9 +292,9 @@ func (c *Timeline) side(i int, f scenario.Fault) (func(bus.Address) bool, string
 // join later at their points.
 func (c *Timeline) crash(i int, f scenario.Fault) {
 	rng := rand.New(rand.NewPCG(c.sc.Seed, 0x6372617368+uint64(i)))
-	ids := c.host.DepartPicked(func(members []overlay.NodeID) []overlay.NodeID {
+	ids := c.host.DepartPicked(func(members []core.NodeID) []core.NodeID {
 		if f.Region >= 0 {
-			var out []overlay.NodeID
+			var out []core.NodeID
 			for _, id := range members {
 				if c.region(bus.Address(id)) == f.Region {
 					out = append(out, id)
@@ -304,7 +304,7 @@ func (c *Timeline) crash(i int, f scenario.Fault) {
 		}
 		k := int(f.Fraction*float64(len(members)) + 0.5)
 		perm := rng.Perm(len(members))[:k]
-		out := make([]overlay.NodeID, k)
+		out := make([]core.NodeID, k)
 		for j, p := range perm {
 			out[j] = members[p]
 		}

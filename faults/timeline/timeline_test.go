@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
-	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -21,14 +21,14 @@ import (
 type host struct {
 	w       *sim.World
 	b       bus.Bus // the world behind the timeline's decorators
-	members []overlay.NodeID
-	crashed []overlay.NodeID
-	joined  map[overlay.NodeID]can.Point
+	members []core.NodeID
+	crashed []core.NodeID
+	joined  map[core.NodeID]can.Point
 	got     map[bus.Address]int
 }
 
 func newHost(seed uint64) *host {
-	return &host{w: sim.New(seed, 0), joined: map[overlay.NodeID]can.Point{}, got: map[bus.Address]int{}}
+	return &host{w: sim.New(seed, 0), joined: map[core.NodeID]can.Point{}, got: map[bus.Address]int{}}
 }
 
 func (h *host) Now() time.Duration                 { return h.w.Now() }
@@ -36,16 +36,16 @@ func (h *host) At(t time.Duration, fn func())      { h.w.At(t, fn) }
 func (h *host) WrapBus(wrap func(bus.Bus) bus.Bus) { h.b = wrap(h.w) }
 func (h *host) BusStats() bus.Stats                { return h.w.Stats() }
 
-func (h *host) DepartPicked(pick func([]overlay.NodeID) []overlay.NodeID, fail bool) []overlay.NodeID {
+func (h *host) DepartPicked(pick func([]core.NodeID) []core.NodeID, fail bool) []core.NodeID {
 	ids := pick(slices.Clone(h.members))
-	h.members = slices.DeleteFunc(h.members, func(id overlay.NodeID) bool { return slices.Contains(ids, id) })
+	h.members = slices.DeleteFunc(h.members, func(id core.NodeID) bool { return slices.Contains(ids, id) })
 	if fail {
 		h.crashed = append(h.crashed, ids...)
 	}
 	return ids
 }
 
-func (h *host) Join(id overlay.NodeID, p can.Point) error {
+func (h *host) Join(id core.NodeID, p can.Point) error {
 	h.joined[id] = p
 	h.members = append(h.members, id)
 	return nil
@@ -54,11 +54,11 @@ func (h *host) Join(id overlay.NodeID, p can.Point) error {
 // ids is a timeline.IDs over a slice of points.
 type ids struct{ points []can.Point }
 
-func (a *ids) Next(p can.Point) overlay.NodeID {
+func (a *ids) Next(p can.Point) core.NodeID {
 	a.points = append(a.points, p)
-	return overlay.NodeID(len(a.points))
+	return core.NodeID(len(a.points))
 }
-func (a *ids) Point(id overlay.NodeID) can.Point { return a.points[id-1] }
+func (a *ids) Point(id core.NodeID) can.Point { return a.points[id-1] }
 
 // rig builds a timeline for the fault list faults over n members.
 func rig(t *testing.T, seed uint64, n int, faults string) (*timeline.Timeline, *host) {
@@ -131,7 +131,7 @@ func TestCrashRestartsAtTheSamePoints(t *testing.T) {
 		t.Fatalf("seed %d: %d peers rejoined, %d members; want 3 and 10", seed, len(h.joined), len(h.members))
 	}
 	for j, old := range h.crashed {
-		id := overlay.NodeID(11 + j)
+		id := core.NodeID(11 + j)
 		if p, ok := h.joined[id]; !ok || p[0] != uint32(old-1) {
 			t.Errorf("seed %d: new peer %d at %v (joined %v), want at crashed peer %d's point %v", seed, id, p, ok, old, old-1)
 		}

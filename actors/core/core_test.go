@@ -1,0 +1,37 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// Clear empties the outbox and drops its references to what was sent,
+// keeping the arrays.
+func TestOutboxClear(t *testing.T) {
+	var o Outbox
+	m := &wire.Heartbeat{}
+	o.Send(2, m)
+	o.SetTimer(TimerHeartbeat, 5)
+	msgs := o.Messages
+	o.Clear()
+	if len(o.Messages) != 0 || len(o.Timers) != 0 {
+		t.Fatalf("after Clear: %v %v", o.Messages, o.Timers)
+	}
+	if msgs[:1][0].Msg != nil {
+		t.Fatal("Clear kept a reference to a sent message")
+	}
+	o.Send(3, m)
+	if &o.Messages[0] != &msgs[:1][0] {
+		t.Fatal("Clear did not keep the array for reuse")
+	}
+}
+
+// The overlay's timers are told apart from the others'.
+func TestTimerKindOverlay(t *testing.T) {
+	for k, want := range map[TimerKind]bool{TimerHeartbeat: true, TimerJoinRetry: true, TimerJobs: false, TimerRunDone: false, TimerClient: false, TimerSched: false} {
+		if k.Overlay() != want {
+			t.Errorf("%d.Overlay() = %v, want %v", k, k.Overlay(), want)
+		}
+	}
+}
