@@ -1,9 +1,6 @@
 package jobs
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/gridbed/gridbed/actors/core"
 
 // Scheme is a matchmaking scheme (003 §5.3): Config.Scheme.
 type Scheme string
@@ -28,7 +25,7 @@ const (
 var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue}
 
 // ParseScheme returns the matchmaking scheme named s.
-func ParseScheme(s string) (Scheme, error) { return parseEnum(s, "matchmaking scheme", Schemes) }
+func ParseScheme(s string) (Scheme, error) { return core.ParseEnum(s, "matchmaking scheme", Schemes) }
 
 func (s Scheme) String() string { return string(s) }
 
@@ -57,7 +54,7 @@ var SchedModes = []SchedMode{SchedVanilla, SchedL, SchedLIPush, SchedLIPull, Sch
 
 // ParseSchedMode returns the scheduling mode named s.
 func ParseSchedMode(s string) (SchedMode, error) {
-	return parseEnum(s, "scheduling mode", SchedModes)
+	return core.ParseEnum(s, "scheduling mode", SchedModes)
 }
 
 func (m SchedMode) String() string { return string(m) }
@@ -100,7 +97,7 @@ var ResidueModels = []ResidueModel{ResidueNone, ResidueBalloon}
 
 // ParseResidueModel returns the Residue-node representation named s.
 func ParseResidueModel(s string) (ResidueModel, error) {
-	return parseEnum(s, "residue representation", ResidueModels)
+	return core.ParseEnum(s, "residue representation", ResidueModels)
 }
 
 func (r ResidueModel) String() string { return string(r) }
@@ -121,7 +118,7 @@ const (
 var LoadViews = []LoadView{LoadViewHeartbeat, LoadViewOracle}
 
 // ParseLoadView returns the load view named s.
-func ParseLoadView(s string) (LoadView, error) { return parseEnum(s, "load view", LoadViews) }
+func ParseLoadView(s string) (LoadView, error) { return core.ParseEnum(s, "load view", LoadViews) }
 
 func (v LoadView) String() string { return string(v) }
 
@@ -146,24 +143,10 @@ var StopNodesReadings = []StopNodes{StopNodesOwn, StopNodesTarget}
 
 // ParseStopNodes returns the stop-count reading named s.
 func ParseStopNodes(s string) (StopNodes, error) {
-	return parseEnum(s, "stop-count reading", StopNodesReadings)
+	return core.ParseEnum(s, "stop-count reading", StopNodesReadings)
 }
 
 func (r StopNodes) String() string { return string(r) }
-
-// parseEnum returns the value of values named s, or an error that lists them.
-func parseEnum[T ~string](s, noun string, values []T) (T, error) {
-	for _, v := range values {
-		if string(v) == s {
-			return v, nil
-		}
-	}
-	names := make([]string, len(values))
-	for i, v := range values {
-		names[i] = string(v)
-	}
-	return "", fmt.Errorf("unknown %s %q (want one of %s)", noun, s, strings.Join(names, ", "))
-}
 
 // check reports the first field of a defaulted Config that names no value.
 func (c Config) check() error {

@@ -1,9 +1,6 @@
 package overlay
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/gridbed/gridbed/actors/core"
 
 // HeartbeatMode is what a heartbeat carries (002 §4.2): Config.Mode.
 type HeartbeatMode string
@@ -20,7 +17,7 @@ var HeartbeatModes = []HeartbeatMode{HeartbeatVanilla, HeartbeatCompact, Heartbe
 
 // ParseHeartbeatMode returns the heartbeat mode named s.
 func ParseHeartbeatMode(s string) (HeartbeatMode, error) {
-	return parseEnum(s, "heartbeat mode", HeartbeatModes)
+	return core.ParseEnum(s, "heartbeat mode", HeartbeatModes)
 }
 
 func (m HeartbeatMode) String() string { return string(m) }
@@ -44,20 +41,6 @@ const (
 var SplitRules = []SplitRule{SplitKD, SplitHalve}
 
 // ParseSplitRule returns the split rule named s.
-func ParseSplitRule(s string) (SplitRule, error) { return parseEnum(s, "split rule", SplitRules) }
+func ParseSplitRule(s string) (SplitRule, error) { return core.ParseEnum(s, "split rule", SplitRules) }
 
 func (r SplitRule) String() string { return string(r) }
-
-// parseEnum returns the value of values named s, or an error that lists them.
-func parseEnum[T ~string](s, noun string, values []T) (T, error) {
-	for _, v := range values {
-		if string(v) == s {
-			return v, nil
-		}
-	}
-	names := make([]string, len(values))
-	for i, v := range values {
-		names[i] = string(v)
-	}
-	return "", fmt.Errorf("unknown %s %q (want one of %s)", noun, s, strings.Join(names, ", "))
-}
