@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -34,22 +33,15 @@ import (
 //	run until=T                            timers fire until time T
 //	state                                  every node's queue
 func TestTraces(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.trace")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no traces: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".trace"), func(t *testing.T) {
-			t.Parallel()
-			tr := &tTrace{net: newTNet(t), views: map[core.NodeID]*fakeView{}}
-			tr.net.Lossy = false
-			tr.net.OnDeliver = func(m testnet.Msg[core.NodeID]) {
-				tr.events()
-				tr.out = append(tr.out, fmt.Sprintf("%v %d→%d %s", tr.net.Now, m.From, m.To, testnet.Format(m.Msg)))
-			}
-			testnet.RunTrace(t, f, tr.step)
-		})
-	}
+	testnet.RunTraces(t, "testdata/*.trace", func(t *testing.T) func(*testing.T, *testnet.Step) string {
+		tr := &tTrace{net: newTNet(t), views: map[core.NodeID]*fakeView{}}
+		tr.net.Lossy = false
+		tr.net.OnDeliver = func(m testnet.Msg[core.NodeID]) {
+			tr.events()
+			tr.out = append(tr.out, fmt.Sprintf("%v %d→%d %s", tr.net.Now, m.From, m.To, testnet.Format(m.Msg)))
+		}
+		return tr.step
+	})
 }
 
 type tTrace struct {

@@ -2,7 +2,6 @@ package overlay
 
 import (
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -29,19 +28,12 @@ import (
 // A step prints the messages it delivered (heartbeats only counted, per
 // round) and the status counters it changed.
 func TestTraces(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.trace")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no traces: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".trace"), func(t *testing.T) {
-			t.Parallel()
-			tr := &tTrace{net: newTNet(t), all: map[core.NodeID]*Node{}}
-			tr.net.Lossy = true
-			tr.net.OnDeliver = tr.delivered
-			testnet.RunTrace(t, f, tr.step)
-		})
-	}
+	testnet.RunTraces(t, "testdata/*.trace", func(t *testing.T) func(*testing.T, *testnet.Step) string {
+		tr := &tTrace{net: newTNet(t), all: map[core.NodeID]*Node{}}
+		tr.net.Lossy = true
+		tr.net.OnDeliver = tr.delivered
+		return tr.step
+	})
 }
 
 // tTrace is the state of one trace.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -238,4 +239,21 @@ func Diff(want, got string) string {
 		}
 	}
 	return out.String()
+}
+
+// RunTraces runs every trace file matching pattern as a parallel subtest
+// named after the file: start gives each its fresh state and the step
+// function RunTrace calls.
+func RunTraces(t *testing.T, pattern string, start func(t *testing.T) func(t *testing.T, s *Step) string) {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no traces match %s: %v", pattern, err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
+			t.Parallel()
+			RunTrace(t, f, start(t))
+		})
+	}
 }

@@ -109,12 +109,16 @@ func spawn(t *testing.T, d *live.Driver, seed uint64, n int) []population.Node {
 // poll waits until cond holds, failing the test after a minute of wall time.
 func poll(t *testing.T, seed uint64, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			t.Fatalf("seed %d: %s: still not so after a minute", seed, what)
+		case <-tick.C:
 		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, not waiting for time to pass
 	}
 }
 
