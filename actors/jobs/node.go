@@ -289,8 +289,8 @@ func (n *Node) Snapshot() Snapshot {
 // heartbeat period (overlay.LoadSource).
 func (n *Node) LoadInfo() *wire.Load {
 	own := n.view.Zone()
-	var ups []load.Upper
 	nbs := n.view.Neighbors()
+	ups := make([]load.Upper, 0, len(nbs))
 	n.forgetEstimates(nbs)
 	for _, nb := range nbs {
 		nl := n.loadOf(&nb)
@@ -301,8 +301,9 @@ func (n *Node) LoadInfo() *wire.Load {
 		if nl.Cores > 0 { // I(u) in cores: TNC(u) (002 §3.1.4, Eq 3.1)
 			u.Cores, u.Queue = tnc(nl), float64(nl.Demand)
 		}
-		for _, a := range nl.Agg {
-			u.AI = append(u.AI, aggOf(a))
+		u.AI = make([]load.Agg, len(nl.Agg))
+		for i, a := range nl.Agg {
+			u.AI[i] = aggOf(a)
 		}
 		ups = append(ups, u)
 	}
