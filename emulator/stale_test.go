@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,6 +81,19 @@ func TestStaleAggregationConvergesWithoutChurn(t *testing.T) {
 	}
 	if settled < 10 {
 		t.Fatalf("seed %d: only %d samples after settling", sc.Seed, settled)
+	}
+	// timeseries.csv carries the per-sample figures.
+	var csv strings.Builder
+	if err := res.WriteSeries(&csv); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
+	head, last := strings.Split(lines[0], ","), strings.Split(lines[len(lines)-1], ",")
+	for _, col := range []string{"aggregate_error_nodes_mean", "aggregate_error_queue_p90", "aggregate_error_core_utilization_mean"} {
+		i := slices.Index(head, col)
+		if i < 0 || i >= len(last) || last[i] == "" {
+			t.Errorf("timeseries.csv: column %s missing or empty in the last row (%d columns)", col, len(head))
+		}
 	}
 	st := res.Summary.Staleness
 	if st == nil || st.Samples == 0 || st.NodesError.Mean == nil || st.LoadError.P90 == nil || st.CoreUtilizationError.Mean == nil {
