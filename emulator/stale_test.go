@@ -56,9 +56,33 @@ const convergedTolerance = 1e-6
 
 // With no churn and a stable load, the truth recursion equals what the
 // peers hold once their heartbeats have carried the load up every chain of
-// upper neighbors: every error is float32 rounding from 30 minutes on.
+// upper neighbors: every error is float32 rounding from 30 minutes on —
+// with single-core nodes (003's queue sizes), multi-core nodes (002
+// §3.1.4's cores and required cores: a cores dimension) and the Balloon
+// model (TNC(u) with the Balloons attached, 002 Eq 3.1).
 func TestStaleAggregationConvergesWithoutChurn(t *testing.T) {
-	sc := staleScenario(t, 5, "")
+	for _, c := range []struct {
+		name string
+		set  []string
+	}{
+		{"single-core", nil},
+		{"multi-core", []string{"overlay.dimensions=4"}},
+		{"balloons", []string{"overlay.dimensions=4", "matchmaking.residue=balloon"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := staleScenario(t, 5, "")
+			if err := sc.SetAll(c.set...); err != nil {
+				t.Fatal(err)
+			}
+			converges(t, sc)
+		})
+	}
+}
+
+// converges runs sc on the deterministic driver and asserts that every
+// error is within convergedTolerance from 30 minutes on.
+func converges(t *testing.T, sc scenario.Scenario) {
+	t.Helper()
 	res := runScenario(t, sc, emulator.DriverSim)
 	settled := 0
 	for _, s := range res.Series {
