@@ -151,33 +151,120 @@ func (w *World) aggregate(p, d int) load.Agg {
 
 // uppers fills Up: for every piece and dimension d the pieces whose lower
 // face along d lies on its upper face with a positive overlap fraction.
-// Pieces are indexed by the plane of their lower face, so each piece
-// looks only at the pieces starting where it ends.
+// Pieces are indexed by the planes of their faces, and on each plane the
+// pieces ending there are joined with those starting there by a sweep
+// along another dimension (as the oracle finds neighbor pairs), so a
+// plane many zones share costs what overlaps on it, not every pair.
 func (w *World) uppers() {
 	type face struct {
 		d  int
 		at uint64
 	}
-	starts := map[face][]int{}
+	starts, ends := map[face][]int{}, map[face][]int{}
 	for p, pc := range w.Pieces {
 		for d := 0; d < w.Dims; d++ {
 			if lo := pc.Zone.Lo[d]; lo > 0 {
 				starts[face{d, lo}] = append(starts[face{d, lo}], p)
 			}
+			if hi := pc.Zone.Hi[d]; hi < can.Span {
+				ends[face{d, hi}] = append(ends[face{d, hi}], p)
+			}
 		}
 	}
 	w.Up = make([][][]Edge, len(w.Pieces))
-	for p, pc := range w.Pieces {
+	for p := range w.Pieces {
 		w.Up[p] = make([][]Edge, w.Dims)
-		for d := 0; d < w.Dims; d++ {
-			for _, q := range starts[face{d, pc.Zone.Hi[d]}] {
-				if q == p {
-					continue
-				}
-				if of := load.OverlapFraction(pc.Zone, w.Pieces[q].Zone, d); of > 0 {
-					w.Up[p][d] = append(w.Up[p][d], Edge{q, of})
-				}
+	}
+	// Planes in a fixed order: the edges' order decides the order of the
+	// sums (floating point), which must not change from run to run.
+	keys := make([]face, 0, len(ends))
+	for f := range ends {
+		keys = append(keys, f)
+	}
+	slices.SortFunc(keys, func(a, b face) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		switch {
+		case a.at < b.at:
+			return -1
+		case a.at > b.at:
+			return 1
+		}
+		return 0
+	})
+	for _, f := range keys {
+		above := starts[f]
+		if len(above) == 0 {
+			continue
+		}
+		w.sweep(ends[f], above, (f.d+1)%w.Dims, func(p, q int) {
+			if of := load.OverlapFraction(w.Pieces[p].Zone, w.Pieces[q].Zone, f.d); of > 0 {
+				w.Up[p][f.d] = append(w.Up[p][f.d], Edge{q, of})
 			}
+		})
+	}
+	for p := range w.Up {
+		for d := range w.Up[p] {
+			slices.SortFunc(w.Up[p][d], func(a, b Edge) int { return a.Piece - b.Piece })
+		}
+	}
+}
+
+// sweep calls fn(b, a) for every b in below and a in above whose zones
+// overlap along dimension j (with one dimension, every pair): sort both
+// by their lower bound along j and sweep, keeping the intervals still
+// open.
+func (w *World) sweep(below, above []int, j int, fn func(b, a int)) {
+	if w.Dims == 1 {
+		for _, b := range below {
+			for _, a := range above {
+				fn(b, a)
+			}
+		}
+		return
+	}
+	lo := func(i int) uint64 { return w.Pieces[i].Zone.Lo[j] }
+	hi := func(i int) uint64 { return w.Pieces[i].Zone.Hi[j] }
+	byLo := func(x, y int) int {
+		switch {
+		case lo(x) < lo(y):
+			return -1
+		case lo(x) > lo(y):
+			return 1
+		}
+		return x - y
+	}
+	below, above = slices.Clone(below), slices.Clone(above)
+	slices.SortFunc(below, byLo)
+	slices.SortFunc(above, byLo)
+	prune := func(open []int, at uint64) []int {
+		keep := open[:0]
+		for _, i := range open {
+			if hi(i) > at {
+				keep = append(keep, i)
+			}
+		}
+		return keep
+	}
+	var openB, openA []int
+	for ib, ia := 0, 0; ib < len(below) || ia < len(above); {
+		if ia >= len(above) || (ib < len(below) && lo(below[ib]) <= lo(above[ia])) {
+			b := below[ib]
+			ib++
+			openA = prune(openA, lo(b))
+			for _, a := range openA {
+				fn(b, a)
+			}
+			openB = append(openB, b)
+		} else {
+			a := above[ia]
+			ia++
+			openB = prune(openB, lo(a))
+			for _, b := range openB {
+				fn(b, a)
+			}
+			openA = append(openA, a)
 		}
 	}
 }
