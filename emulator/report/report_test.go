@@ -313,7 +313,7 @@ func TestRunReportWithScheduling(t *testing.T) {
 		t.Fatalf("figures %v (omitted %v), want %v", got, page.Omitted, runFigures)
 	}
 	html := checkPage(t, dir, page)
-	for _, want := range []string{"can-p2", "liq-pull", "jobs.wait_seconds"} {
+	for _, want := range []string{"can-p2", "liq-pull", "jobs.wait_seconds", "stale aggregation", "staleness"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}

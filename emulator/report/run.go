@@ -89,6 +89,11 @@ func runPage(res *emulator.Result) *Page {
 		m := j.Migrations
 		kv.add("migrations", fmt.Sprintf("internode push %d, pull %d; queue push %d, pull %d", m.InternodePush, m.InternodePull, m.QueuePush, m.QueuePull), "jobs.migrations")
 	}
+	if st := s.Staleness; st != nil && st.Samples > 0 {
+		kv.add("stale aggregation (error mean / p90)", fmt.Sprintf("nodes %s / %s, queue %s / %s, core utilization %s / %s over %d samples",
+			fmtOpt(st.NodesError.Mean, ""), fmtOpt(st.NodesError.P90, ""), fmtOpt(st.LoadError.Mean, ""), fmtOpt(st.LoadError.P90, ""),
+			fmtOpt(st.CoreUtilizationError.Mean, ""), fmtOpt(st.CoreUtilizationError.P90, ""), st.Samples), "staleness")
+	}
 	kv.add("bus", fmt.Sprintf("published %d, delivered %d, lost %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Lost), "bus")
 	if s.Driver == emulator.DriverLive {
 		kv.add("clock lag", fmt.Sprintf("p99 %.3g s, max %.3g s", s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max), "clock.lag_seconds")
