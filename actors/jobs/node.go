@@ -266,6 +266,14 @@ type Snapshot struct {
 	Owned []uint64 // jobs it owns
 	Held  []uint64 // jobs in its run queue (queued or running)
 	Done  []uint64 // jobs it ran whose owner has not acknowledged them
+	// Aggregated load (003 Eq 1, 002 §3.1.4), for the oracle's staleness
+	// measure: Cores and Demand are the node's own I(u) now — TNC(u)
+	// (002 Eq 3.1: its cores and the discounted cores of the Balloons
+	// attached to it, as its heartbeat reports them) and the cores its
+	// queued and running jobs require — and AI the AI_d it holds, computed
+	// at its last heartbeat (nil before its first).
+	Cores, Demand float64
+	AI            []load.Agg
 }
 
 // Snapshot copies the node's job state.
@@ -280,6 +288,9 @@ func (n *Node) Snapshot() Snapshot {
 	for _, d := range n.done {
 		s.Done = append(s.Done, d.ref.Id)
 	}
+	s.Cores = tnc(&wire.Load{Cores: float32(n.capacity[ResCores]), Balloons: n.hostedLoad()})
+	s.Demand = n.coresDemand()
+	s.AI = slices.Clone(n.ai)
 	return s
 }
 
