@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,22 +79,7 @@ Sweep flags:
 `
 
 func main() {
-	// Emulated peers allocate many short-lived messages; a larger heap
-	// target trades memory (plentiful here) for less GC CPU. GOGC in the
-	// environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	// That target is 5× the live heap: with 100,000 peers it would ask for
-	// far more than the machine has. A soft memory limit of half the
-	// physical memory makes the GC work harder instead as the heap nears
-	// it (GOMEMLIMIT in the environment still wins: set it lower to fit a
-	// large run in less memory, e.g. GOMEMLIMIT=5GiB).
-	if os.Getenv("GOMEMLIMIT") == "" {
-		if total := physicalMemory(); total > 0 {
-			debug.SetMemoryLimit(total / 2)
-		}
-	}
+	emulator.TuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
