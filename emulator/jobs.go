@@ -61,6 +61,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	}
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
+	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
 	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id core.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()
@@ -164,8 +165,12 @@ func (j *jobRun) setup() *peer.JobSetup {
 		Residue:   j.sc.Matchmaking.Residue,
 		LoadView:  j.sc.Matchmaking.LoadView,
 		StopNodes: j.sc.Matchmaking.StopNodes,
+		// Validation refuses subcan.
+		Categorical: jobs.CategoricalMode(j.sc.Matchmaking.Categorical),
 	}
 	j.ledger.SetDemand(res.Demand)
+	combo := j.comboOf()
+	j.ledger.SetCombo(combo)
 	return &peer.JobSetup{
 		Config: func(p can.Point) jobs.Config {
 			c := cfg
@@ -174,11 +179,24 @@ func (j *jobRun) setup() *peer.JobSetup {
 				c.Speed = population.CapabilityAt(p, 0) // cpu_speed
 			}
 			c.Cores = int(res.Capacity(p)[jobs.ResCores])
+			c.Combo = combo(p)
 			return c
 		},
 		Central: j.ledger,
 		Sink:    j.ledger,
 	}
+}
+
+// comboOf is how a peer's combination of categorical values (plus one; 0:
+// none) follows from its point: population.Combination under
+// peers.categorical, none without.
+func (j *jobRun) comboOf() func(p can.Point) uint32 {
+	pc := j.sc.Peers.Categorical
+	if !pc.On() {
+		return func(can.Point) uint32 { return 0 }
+	}
+	seed := j.sc.Seed
+	return func(p can.Point) uint32 { return uint32(population.Combination(pc.InUse(), seed, p) + 1) }
 }
 
 // start adds the client and schedules every submission.
@@ -194,7 +212,7 @@ func (j *jobRun) start(drv Driver) error {
 		return err
 	}
 	for i, job := range j.jobs {
-		spec := &wire.JobSpec{Id: job.ID, Req: job.Req, Work: int64(job.Work)}
+		spec := &wire.JobSpec{Id: job.ID, Req: job.Req, Work: int64(job.Work), Cid: job.CID}
 		if i < len(j.jobs)-1 {
 			drv.At(job.At, func() { drv.Submit(spec) })
 			continue

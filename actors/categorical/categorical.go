@@ -293,6 +293,18 @@ func ACID(own can.Zone, cid Set, nbrs []Upper) Set {
 	return ac
 }
 
+// MatchesCombo reports whether a node of combination combo — its index
+// plus one, 0 for a node without categorical values, as heartbeats carry
+// it — meets a job's CID (002 §5.1.3: the node's CID AND the job's ≠ 0).
+// A job without a categorical constraint (a CID of no words) matches
+// every node; a job with one matches no node without categorical values.
+func MatchesCombo(combo uint32, job Set) bool {
+	if len(job) == 0 {
+		return true
+	}
+	return combo != 0 && job.Has(int(combo-1))
+}
+
 // Matches is 002 Algorithm 3's test (lines 6 and 11, the set membership
 // of §5.1.3): a node whose CID — or a region whose ACID — is set can run
 // a job with CID job iff set AND job ≠ 0. A job without a categorical
