@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/peer"
@@ -379,6 +380,67 @@ type JobsSummary struct {
 	} `json:"matchmaking"`
 	QueueLengthMean *float64         `json:"queue_length_mean"`
 	Anomalies       []ledger.Anomaly `json:"anomalies,omitempty"`
+	// Categorical is set when the peers have categorical resources (002
+	// ch. 5); absent otherwise.
+	Categorical *CategoricalJobs `json:"categorical,omitempty"`
+}
+
+// CategoricalJobs is the jobs section's account of categorical resources
+// (002 ch. 5).
+type CategoricalJobs struct {
+	// Mode is matchmaking.categorical; Combinations the number of
+	// combinations of categorical values (002 §5.1.3's M), InUse those
+	// the peers draw from.
+	Mode         string `json:"mode"`
+	Combinations int    `json:"combinations"`
+	InUse        int    `json:"in_use"`
+	// Exact, Range and Any count the workload's jobs by the kind of their
+	// constraint: one combination, some, every one.
+	Exact uint64 `json:"exact"`
+	Range uint64 `json:"range"`
+	Any   uint64 `json:"any"`
+	// CompletedMatching and CompletedMismatched split the completed jobs
+	// by whether the run node of their first completion has a
+	// combination their CID accepts (the global view's record of it);
+	// the jobs_categories invariant wants no mismatch.
+	CompletedMatching   uint64 `json:"completed_matching"`
+	CompletedMismatched uint64 `json:"completed_mismatched"`
+}
+
+// categorical is the categorical account and the jobs_categories check:
+// every completed job ran on a node whose values its constraint accepts.
+func (j *jobRun) categorical() (*CategoricalJobs, InvariantCheck) {
+	pc := j.sc.Peers.Categorical
+	c := &CategoricalJobs{Mode: j.sc.Matchmaking.Categorical, Combinations: pc.Space().Combinations(), InUse: pc.InUse()}
+	cids := map[uint64]categorical.Set{}
+	for _, job := range j.jobs {
+		cids[job.ID] = job.CID
+		switch n := job.CID.Count(); {
+		case job.CID == nil || n == c.Combinations:
+			c.Any++
+		case n == 1:
+			c.Exact++
+		default:
+			c.Range++
+		}
+	}
+	recs, nodes := j.ledger.Records()
+	for _, r := range recs {
+		if r.Completions == 0 {
+			continue
+		}
+		if categorical.MatchesCombo(nodes[r.RunNode].Combo, cids[r.ID]) {
+			c.CompletedMatching++
+		} else {
+			c.CompletedMismatched++
+		}
+	}
+	chk := InvariantCheck{Name: "jobs_categories", OK: c.CompletedMismatched == 0 && c.CompletedMatching > 0}
+	chk.Detail = fmt.Sprintf("%d completed jobs ran on a node whose categorical values they accept, %d on one they do not", c.CompletedMatching, c.CompletedMismatched)
+	if c.CompletedMatching+c.CompletedMismatched == 0 {
+		chk.Detail = "no job completed: nothing to judge"
+	}
+	return c, chk
 }
 
 // Quantiles are the mean and quantiles of a figure; null without samples.
@@ -478,7 +540,13 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 		c.OK = tot.Lost == 0 && tot.Duplicated == 0
 		c.Detail += "; " + s.UnfinishedBecause
 	}
-	return s, []InvariantCheck{c, j.ran(t)}
+	checks := []InvariantCheck{c, j.ran(t)}
+	if j.sc.Peers.Categorical.On() {
+		var cc InvariantCheck
+		s.Categorical, cc = j.categorical()
+		checks = append(checks, cc)
+	}
+	return s, checks
 }
 
 // ran is the jobs_ran check at the end of the run (t, the last sample):
