@@ -996,3 +996,36 @@ func TestSchedModeCENT(t *testing.T) {
 		t.Fatalf("mode liq-pull: results name the scheme %q, want can-p2", got)
 	}
 }
+
+// Categorical keys (002 ch. 5): impossible combinations are refused with
+// the file, line and what to write instead; subcan is named but not built.
+func TestCategoricalKeys(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"matchmaking: {categorical: subcan}\npeers: {categorical: {types: 4}}\n",
+			"in.yaml:1:28: matchmaking.categorical: subcan (002 §2.4's sub-CANs along a transform dimension) is not built yet — write cid (002 ch. 5's CIDs) or none"},
+		{"matchmaking: {categorical: cid}\n",
+			"in.yaml:1:28: matchmaking.categorical: cid needs peers with categorical resources — set peers.categorical.types (e.g. 4), or write none"},
+		{"workload: {categorical: {exact: 0.5}}\n",
+			"in.yaml:1:33: workload.categorical.range: jobs with categorical constraints need peers with categorical resources — set peers.categorical.types (e.g. 4), or write 0 for workload.categorical.exact and .range"},
+		{"peers: {categorical: {types: 4}}\nworkload: {categorical: {exact: 0.7, range: 0.5}}\n",
+			"in.yaml:2:45: workload.categorical.range: 0.7 exact and 0.5 range jobs make more than all of them — write at most 0.3"},
+		{"peers: {categorical: {types: 12, values: 3}}\n",
+			"in.yaml:1:42: peers.categorical.values: 12 types of 3 values make more than 4096 combinations — write fewer types or values (at most 4096 combinations)"},
+		{"peers: {categorical: {types: 2, values: 2, combinations: 5}}\n",
+			"in.yaml:1:58: peers.categorical.combinations: 5 combinations in use, but 2 types of 2 values make only 4 — write at most 4, or 0 for all"},
+		{"matchmaking: {categorical: cdi}\n",
+			`in.yaml:1:28: matchmaking.categorical: "cdi" is not a categorical matchmaking mode — write one of none, cid, subcan`},
+	} {
+		_, err := Parse("in.yaml", []byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Parse(%q):\n got %v\nwant %s", c.in, err, c.want)
+		}
+	}
+	sc, err := Parse("in.yaml", []byte("peers: {categorical: {types: 4}}\nworkload: {categorical: {exact: 0.625}}\nmatchmaking: {categorical: cid}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Peers.Categorical; got.Space().Combinations() != 16 || got.InUse() != 16 || !sc.Workload.Categorical.On() {
+		t.Fatalf("002 §5.2.1's setup: %+v, %+v", got, sc.Workload.Categorical)
+	}
+}

@@ -192,7 +192,7 @@ var schema = []field{
 			c := s.Workload.Categorical
 			switch {
 			case c.Exact+c.Range > 1+1e-9:
-				return fmt.Sprintf("%g exact and %g range jobs make more than all of them — write at most %g", c.Exact, c.Range, max(1-c.Exact, 0))
+				return fmt.Sprintf("%g exact and %g range jobs make more than all of them — write at most %.4g", c.Exact, c.Range, max(1-c.Exact, 0))
 			case c.On() && !s.Peers.Categorical.On():
 				return "jobs with categorical constraints need peers with categorical resources — set peers.categorical.types (e.g. 4), or write 0 for workload.categorical.exact and .range"
 			}
