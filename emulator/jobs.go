@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
@@ -16,6 +18,7 @@ import (
 	"github.com/gridbed/gridbed/emulator/ledger"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/staleness"
 	"github.com/gridbed/gridbed/emulator/workload"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -52,6 +55,8 @@ type jobRun struct {
 	// utilization); live is 0 until then.
 	lastAt     time.Duration
 	busy, live int
+	// stale is gridbed_aggregate_error_ratio (stale.go).
+	stale *prometheus.GaugeVec
 }
 
 // newJobRun draws the workload; peers are the initial population (the
@@ -63,6 +68,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
 	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
+	j.stale = m.EnableAggregateErrors(staleness.Names())
 	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id core.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()

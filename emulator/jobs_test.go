@@ -160,6 +160,9 @@ func TestJobsSurviveDepartures(t *testing.T) {
 }
 
 func TestJobsReplayExactly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
 	sc := jobsScenario(t, 8, "can-p", 2, "faults:\n  - {at: 50m, crash: {fraction: 0.1}}\n")
 	sc.Duration = sc.Duration / 2
 	a := runScenario(t, sc, emulator.DriverSim).Summary.Jobs

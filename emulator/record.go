@@ -10,6 +10,7 @@ import (
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/oracle"
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/staleness"
 	"github.com/gridbed/gridbed/faults/timeline"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -29,6 +30,10 @@ type Sample struct {
 	JobQueue, BusyNodes int
 	LagP99              float64       // clock lag p99 so far, wall seconds
 	Duration            time.Duration // the run's emulated length, for progress displays
+	// Staleness are the errors of the aggregated load members hold against
+	// the ground truth (emulator/staleness), one per aggregate; nil without
+	// a workload or a member.
+	Staleness []staleness.Stat
 }
 
 // recorder turns samples into the time series, the metrics and the summary.

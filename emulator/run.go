@@ -390,6 +390,7 @@ func (r *run) take(t time.Duration, states []peer.State) Sample {
 		s.JobEvents = jr.events()
 		jr.tally(t, states)
 		s.JobQueue, s.BusyNodes = jr.ledger.Live()
+		s.Staleness = measureStaleness(states, r.sc.Overlay.Dimensions+1, jr.stale)
 		if t > r.sc.Duration {
 			s.Duration = r.sc.Horizon() // draining: progress displays count to the drain limit
 		}
@@ -646,6 +647,7 @@ func (r *run) finish() (*Result, error) {
 		waits = jr.waits
 		table = jr.jobTable()
 	}
+	sum.Staleness = rec.staleness()
 	sum.Invariants = rec.invariants(jobChecks)
 	sum.Invariants.add(keptUp)
 	sum.Invariants.add(sum.Accounting.Check()) // messages_accounted (accounting.go)

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/emulator/staleness"
 )
 
 // Summary is the machine-readable result of a run, written as
@@ -140,9 +141,12 @@ type Summary struct {
 	Faults     FaultSummary      `json:"faults"`
 	Invariants InvariantsSummary `json:"invariants"`
 	// Jobs is present when the run had a workload.
-	Jobs   *JobsSummary `json:"jobs,omitempty"`
-	Bus    BusSummary   `json:"bus"`
-	Oracle struct {
+	Jobs *JobsSummary `json:"jobs,omitempty"`
+	// Staleness is how wrong the aggregated load peers hold was against
+	// the ground truth (stale.go); present when the run had a workload.
+	Staleness *StalenessSummary `json:"staleness,omitempty"`
+	Bus       BusSummary        `json:"bus"`
+	Oracle    struct {
 		Samples         int     `json:"samples"`
 		IntervalSeconds float64 `json:"interval_seconds"`
 	} `json:"oracle"`
@@ -284,6 +288,11 @@ func (r *Result) WriteSeries(w io.Writer) error {
 		// Per interval, like the other counts; the queue and busy nodes
 		// are the global view at the sample.
 		head = append(head, "jobs_submitted", "jobs_queued", "jobs_started", "jobs_completed", "jobs_rematched", "jobs_adopted", "jobs_resubmitted", "job_queue", "busy_nodes")
+		// The errors of the aggregated load against the truth (stale.go),
+		// at the sample; empty when no peer was a member.
+		for _, a := range staleness.Names() {
+			head = append(head, "aggregate_error_"+a+"_mean", "aggregate_error_"+a+"_p90")
+		}
 	}
 	if err := cw.Write(head); err != nil {
 		return err
@@ -325,6 +334,15 @@ func (r *Result) WriteSeries(w io.Writer) error {
 				row = append(row, strconv.FormatUint(v, 10))
 			}
 			row = append(row, strconv.Itoa(s.JobQueue), strconv.Itoa(s.BusyNodes))
+			for _, a := range staleness.Names() {
+				mean, p90 := "", ""
+				for _, st := range s.Staleness {
+					if st.Name == a {
+						mean, p90 = ff(st.Mean), ff(st.P90)
+					}
+				}
+				row = append(row, mean, p90)
+			}
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -407,6 +425,9 @@ func (s Summary) PrintTable(w io.Writer) {
 			f.Dropped["partition"], f.Dropped["loss"], f.Dropped["bus_outage"], f.Dropped["bus_lost"], f.Duplicated))
 	}
 	s.Jobs.printRows(row)
+	if st := s.Staleness; st != nil {
+		row("stale aggregation", st.line())
+	}
 	for _, c := range s.Invariants.Checks {
 		verdict := "ok"
 		if !c.OK {

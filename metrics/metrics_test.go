@@ -23,6 +23,7 @@ func TestRegistryNamesAndLint(t *testing.T) {
 	j := r.EnableJobs([]string{"queued", "completed"})
 	j.Wait.WithLabelValues("can-p").Observe(12)
 	j.MatchHops.WithLabelValues("can-p").Observe(3)
+	r.EnableAggregateErrors([]string{"nodes", "queue", "core_utilization"}).WithLabelValues("nodes", "mean").Set(0.1)
 	mfs, err := r.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestRegistryNamesAndLint(t *testing.T) {
 		"gridbed_messages_total", "gridbed_message_bytes_total", "gridbed_message_node_entries_total", "gridbed_peers", "gridbed_overlay_broken_links",
 		"gridbed_clock_lag_seconds", "gridbed_bus_dropped_messages_total", "gridbed_run_info", "gridbed_overlay_events_total",
 		"gridbed_job_wait_seconds", "gridbed_job_matchmaking_hops", "gridbed_job_events_total", "gridbed_jobs",
+		"gridbed_aggregate_error_ratio",
 	} {
 		if !slices.Contains(ours, want) {
 			t.Errorf("registry lacks %s (has %v)", want, ours)

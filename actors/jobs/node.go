@@ -278,6 +278,14 @@ type Snapshot struct {
 	Owned []uint64 // jobs it owns
 	Held  []uint64 // jobs in its run queue (queued or running)
 	Done  []uint64 // jobs it ran whose owner has not acknowledged them
+	// Aggregated load (003 Eq 1, 002 §3.1.4), for the oracle's staleness
+	// measure: Cores and Demand are the node's own I(u) now — TNC(u)
+	// (002 Eq 3.1: its cores and the discounted cores of the Balloons
+	// attached to it, as its heartbeat reports them) and the cores its
+	// queued and running jobs require — and AI the AI_d it holds, computed
+	// at its last heartbeat (nil before its first).
+	Cores, Demand float64
+	AI            []load.Agg
 }
 
 // Snapshot copies the node's job state.
@@ -292,6 +300,9 @@ func (n *Node) Snapshot() Snapshot {
 	for _, d := range n.done {
 		s.Done = append(s.Done, d.ref.Id)
 	}
+	s.Cores = tnc(&wire.Load{Cores: float32(n.capacity[ResCores]), Balloons: n.hostedLoad()})
+	s.Demand = n.coresDemand()
+	s.AI = slices.Clone(n.ai)
 	return s
 }
 
@@ -301,8 +312,8 @@ func (n *Node) Snapshot() Snapshot {
 // heartbeat period (overlay.LoadSource).
 func (n *Node) LoadInfo() *wire.Load {
 	own := n.view.Zone()
-	var ups []load.Upper
 	nbs := n.view.Neighbors()
+	ups := make([]load.Upper, 0, len(nbs))
 	n.forgetEstimates(nbs)
 	for _, nb := range nbs {
 		nl := n.loadOf(&nb)
@@ -313,8 +324,9 @@ func (n *Node) LoadInfo() *wire.Load {
 		if nl.Cores > 0 { // I(u) in cores: TNC(u) (002 §3.1.4, Eq 3.1)
 			u.Cores, u.Queue = tnc(nl), float64(nl.Demand)
 		}
-		for _, a := range nl.Agg {
-			u.AI = append(u.AI, aggOf(a))
+		u.AI = make([]load.Agg, len(nl.Agg))
+		for i, a := range nl.Agg {
+			u.AI[i] = aggOf(a)
 		}
 		ups = append(ups, u)
 	}

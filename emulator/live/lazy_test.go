@@ -175,7 +175,7 @@ func (r lazyRun) check(t *testing.T, what string, seed uint64) {
 // driver (protoactor actors over embedded NATS, scaled wall clock), under
 // churn, a partition that heals, loss, duplication and reordering. The
 // live driver is not deterministic, so instead of comparing two runs'
-// summaries (TestLazyHeartbeatsChangeNothing does that on the simulator)
+// summaries (TestGoldenExamples and TestLazyHeartbeatsChangeNothing do that on the simulator)
 // every node re-checks every list its cache skips
 // (overlay.Config.VerifyLazy: merged anyway, the whole state compared)
 // and no judgement may have been wrong.

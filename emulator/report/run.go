@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/staleness"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -27,7 +29,7 @@ func WriteRun(dir string, res *emulator.Result) (*Page, error) {
 	page.Links = files(dir, "summary.json", "timeseries.csv", "scenario.yaml")
 	var figs []*figure
 	for _, build := range []func(*emulator.Result) (*figure, Omitted){
-		waitCDF, trafficFigure(false), trafficFigure(true), overlayFigure, jobsFigure, migrationsFigure, mechanismsFigure,
+		waitCDF, trafficFigure(false), trafficFigure(true), overlayFigure, jobsFigure, staleFigure, migrationsFigure, mechanismsFigure,
 	} {
 		f, o := build(res)
 		if f != nil {
@@ -86,6 +88,11 @@ func runPage(res *emulator.Result) *Page {
 		kv.add("matchmaking", fmt.Sprintf("%s hops, %s", fmtOpt(j.Matchmaking.HopsMean, ""), fmtOpt(j.Matchmaking.SecondsMean, "s")), "jobs.matchmaking")
 		m := j.Migrations
 		kv.add("migrations", fmt.Sprintf("internode push %d, pull %d; queue push %d, pull %d", m.InternodePush, m.InternodePull, m.QueuePush, m.QueuePull), "jobs.migrations")
+	}
+	if st := s.Staleness; st != nil && st.Samples > 0 {
+		kv.add("stale aggregation (error mean / p90)", fmt.Sprintf("nodes %s / %s, queue %s / %s, core utilization %s / %s over %d samples",
+			fmtOpt(st.NodesError.Mean, ""), fmtOpt(st.NodesError.P90, ""), fmtOpt(st.LoadError.Mean, ""), fmtOpt(st.LoadError.P90, ""),
+			fmtOpt(st.CoreUtilizationError.Mean, ""), fmtOpt(st.CoreUtilizationError.P90, ""), st.Samples), "staleness")
 	}
 	kv.add("bus", fmt.Sprintf("published %d, delivered %d, lost %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Lost), "bus")
 	if s.Driver == emulator.DriverLive {
@@ -436,5 +443,47 @@ func mechanismsFigure(res *emulator.Result) (*figure, Omitted) {
 	addBars(p, []string{"internode PUSH", "internode PULL", "queue PUSH", "queue PULL"}, nil, [][]float64{vals})
 	return &figure{Figure: Figure{Name: "migrations_by_mechanism", Title: title, Caption: fmt.Sprintf(
 		"Waiting jobs run nodes received from a neighbor over the run, by mechanism (000 §IV-B internode scheduling, §IV-C queue balancing; jobs.migrations), %s scheduling.", j.Mode)},
+		panels: []*plot.Plot{p}}, Omitted{}
+}
+
+// staleFigure draws how wrong the aggregated load peers hold is against
+// the ground truth at each oracle sample (002 §5.2.4 plots the error of
+// aggregated core utilization; 003 Eq 1's number of nodes and queue
+// beside it): the mean over members and dimensions, and the p90 dashed.
+func staleFigure(res *emulator.Result) (*figure, Omitted) {
+	const title = "Stale aggregation over time"
+	st := res.Summary.Staleness
+	if st == nil {
+		return nil, Omitted{title, "the scenario has no workload (no aggregated load on heartbeats)"}
+	}
+	names := staleness.Names()
+	means, p90s := make([]plotter.XYs, len(names)), make([]plotter.XYs, len(names))
+	for _, s := range res.Series {
+		for _, x := range s.Staleness {
+			i := slices.Index(names, x.Name)
+			if i < 0 || math.IsNaN(x.Mean) || math.IsNaN(x.P90) || math.IsInf(x.Mean, 0) || math.IsInf(x.P90, 0) {
+				continue
+			}
+			means[i] = append(means[i], plotter.XY{X: s.T.Minutes(), Y: x.Mean})
+			p90s[i] = append(p90s[i], plotter.XY{X: s.T.Minutes(), Y: x.P90})
+		}
+	}
+	if len(means[0]) == 0 {
+		return nil, Omitted{title, "no oracle sample had a member"}
+	}
+	p := newTimePlot(title, "error (ratio)", true)
+	for i, n := range names {
+		addLine(p, n+" mean", i, means[i], 2)
+		l, _ := plotter.NewLine(p90s[i])
+		l.Color, _ = style(i)
+		l.Dashes, l.Width = []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
+		p.Add(l)
+		p.Legend.Add(n+" p90", l)
+	}
+	markTimes(p, "fault", faultMinutes(res.Summary))
+	f := func(e emulator.ErrorStats) string { return fmtOpt(e.Mean, "") + " (p90 " + fmtOpt(e.P90, "") + ")" }
+	return &figure{Figure: Figure{Name: "stale_aggregation", Title: title, Caption: fmt.Sprintf(
+		"How wrong the aggregated load peers hold is against AI_d recomputed from the oracle's global snapshot with fresh information (003 Eq 1), at each oracle sample: nodes and queue are relative errors of AI_d's number of nodes and required cores, core_utilization the absolute difference of the upper region's core utilization (002 §5.2.4); solid lines the mean over every member and dimension, dashed the p90. Averaged over the %d samples of the measurement window: nodes %s, queue %s, core utilization %s (summary staleness.*).%s",
+		st.Samples, f(st.NodesError), f(st.LoadError), f(st.CoreUtilizationError), faultText(res))},
 		panels: []*plot.Plot{p}}, Omitted{}
 }

@@ -281,7 +281,7 @@ var schema = []field{
 		"How late timers may be handled, as a fraction of the heartbeat period in emulated time, for an emulator run to count as having kept up with time_scale (invariant kept_up; the overload guard's early warning). 0.01 shifts the protocol's periodic work by at most 1%; a run whose figures do not depend on second-level timing (hour-long jobs at time scale 600) may accept more, e.g. 0.05. Above 0, at most 1."),
 
 	durationField("oracle.interval", func(s *Scenario) *time.Duration { return &s.Oracle.Interval }, 30*time.Second,
-		"Emulated time between ground-truth snapshots; a positive duration.",
+		"Emulated time between ground-truth snapshots (with a workload each also measures the staleness of the aggregated load; 002 §5.2.4 snapshots every 5m); a positive duration.",
 		positive("snapshot interval", 30*time.Second)),
 
 	intField("invariants.reconverge_periods", func(s *Scenario) *int { return &s.Invariants.ReconvergePeriods }, 20, 1, 10000,
