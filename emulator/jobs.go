@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/peer"
@@ -66,6 +67,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	}
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
+	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
 	j.stale = m.EnableAggregateErrors(staleness.Names())
 	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id core.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
@@ -170,8 +172,12 @@ func (j *jobRun) setup() *peer.JobSetup {
 		Residue:   j.sc.Matchmaking.Residue,
 		LoadView:  j.sc.Matchmaking.LoadView,
 		StopNodes: j.sc.Matchmaking.StopNodes,
+		// Validation refuses subcan.
+		Categorical: jobs.CategoricalMode(j.sc.Matchmaking.Categorical),
 	}
 	j.ledger.SetDemand(res.Demand)
+	combo := j.comboOf()
+	j.ledger.SetCombo(combo)
 	return &peer.JobSetup{
 		Config: func(p can.Point) jobs.Config {
 			c := cfg
@@ -180,11 +186,24 @@ func (j *jobRun) setup() *peer.JobSetup {
 				c.Speed = population.CapabilityAt(p, 0) // cpu_speed
 			}
 			c.Cores = int(res.Capacity(p)[jobs.ResCores])
+			c.Combo = combo(p)
 			return c
 		},
 		Central: j.ledger,
 		Sink:    j.ledger,
 	}
+}
+
+// comboOf is how a peer's combination of categorical values (plus one; 0:
+// none) follows from its point: population.Combination under
+// peers.categorical, none without.
+func (j *jobRun) comboOf() func(p can.Point) uint32 {
+	pc := j.sc.Peers.Categorical
+	if !pc.On() {
+		return func(can.Point) uint32 { return 0 }
+	}
+	seed := j.sc.Seed
+	return func(p can.Point) uint32 { return uint32(population.Combination(pc.InUse(), seed, p) + 1) }
 }
 
 // start adds the client and schedules every submission.
@@ -200,7 +219,7 @@ func (j *jobRun) start(drv Driver) error {
 		return err
 	}
 	for i, job := range j.jobs {
-		spec := &wire.JobSpec{Id: job.ID, Req: job.Req, Work: int64(job.Work)}
+		spec := &wire.JobSpec{Id: job.ID, Req: job.Req, Work: int64(job.Work), Cid: job.CID}
 		if i < len(j.jobs)-1 {
 			drv.At(job.At, func() { drv.Submit(spec) })
 			continue
@@ -367,6 +386,67 @@ type JobsSummary struct {
 	} `json:"matchmaking"`
 	QueueLengthMean *float64         `json:"queue_length_mean"`
 	Anomalies       []ledger.Anomaly `json:"anomalies,omitempty"`
+	// Categorical is set when the peers have categorical resources (002
+	// ch. 5); absent otherwise.
+	Categorical *CategoricalJobs `json:"categorical,omitempty"`
+}
+
+// CategoricalJobs is the jobs section's account of categorical resources
+// (002 ch. 5).
+type CategoricalJobs struct {
+	// Mode is matchmaking.categorical; Combinations the number of
+	// combinations of categorical values (002 §5.1.3's M), InUse those
+	// the peers draw from.
+	Mode         string `json:"mode"`
+	Combinations int    `json:"combinations"`
+	InUse        int    `json:"in_use"`
+	// Exact, Range and Any count the workload's jobs by the kind of their
+	// constraint: one combination, some, every one.
+	Exact uint64 `json:"exact"`
+	Range uint64 `json:"range"`
+	Any   uint64 `json:"any"`
+	// CompletedMatching and CompletedMismatched split the completed jobs
+	// by whether the run node of their first completion has a
+	// combination their CID accepts (the global view's record of it);
+	// the jobs_categories invariant wants no mismatch.
+	CompletedMatching   uint64 `json:"completed_matching"`
+	CompletedMismatched uint64 `json:"completed_mismatched"`
+}
+
+// categorical is the categorical account and the jobs_categories check:
+// every completed job ran on a node whose values its constraint accepts.
+func (j *jobRun) categorical() (*CategoricalJobs, InvariantCheck) {
+	pc := j.sc.Peers.Categorical
+	c := &CategoricalJobs{Mode: j.sc.Matchmaking.Categorical, Combinations: pc.Space().Combinations(), InUse: pc.InUse()}
+	cids := map[uint64]categorical.Set{}
+	for _, job := range j.jobs {
+		cids[job.ID] = job.CID
+		switch n := job.CID.Count(); {
+		case job.CID == nil || n == c.Combinations:
+			c.Any++
+		case n == 1:
+			c.Exact++
+		default:
+			c.Range++
+		}
+	}
+	recs, nodes := j.ledger.Records()
+	for _, r := range recs {
+		if r.Completions == 0 {
+			continue
+		}
+		if categorical.MatchesCombo(nodes[r.RunNode].Combo, cids[r.ID]) {
+			c.CompletedMatching++
+		} else {
+			c.CompletedMismatched++
+		}
+	}
+	chk := InvariantCheck{Name: "jobs_categories", OK: c.CompletedMismatched == 0 && c.CompletedMatching > 0}
+	chk.Detail = fmt.Sprintf("%d completed jobs ran on a node whose categorical values they accept, %d on one they do not", c.CompletedMatching, c.CompletedMismatched)
+	if c.CompletedMatching+c.CompletedMismatched == 0 {
+		chk.Detail = "no job completed: nothing to judge"
+	}
+	return c, chk
 }
 
 // Quantiles are the mean and quantiles of a figure; null without samples.
@@ -466,7 +546,13 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 		c.OK = tot.Lost == 0 && tot.Duplicated == 0
 		c.Detail += "; " + s.UnfinishedBecause
 	}
-	return s, []InvariantCheck{c, j.ran(t)}
+	checks := []InvariantCheck{c, j.ran(t)}
+	if j.sc.Peers.Categorical.On() {
+		var cc InvariantCheck
+		s.Categorical, cc = j.categorical()
+		checks = append(checks, cc)
+	}
+	return s, checks
 }
 
 // ran is the jobs_ran check at the end of the run (t, the last sample):

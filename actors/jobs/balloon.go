@@ -71,7 +71,7 @@ func (n *Node) residueNow() *wire.Balloon {
 		r[k] = max(r[k], 0)
 	}
 	beta := 1 / (1 + Omega(n.running+1, n.used, n.capacity))
-	return &wire.Balloon{Node: uint64(n.self), Point: n.cfg.Res.Residue(n.view.Point(), r), Speed: float32(n.cfg.Speed), Cores: float32(cores), Beta: float32(beta)}
+	return &wire.Balloon{Node: uint64(n.self), Point: n.cfg.Res.Residue(n.view.Point(), r), Speed: float32(n.cfg.Speed), Cores: float32(cores), Beta: float32(beta), Combo: n.cfg.Combo}
 }
 
 // syncBalloon attaches, moves or detaches our Balloon when our residue
@@ -261,7 +261,7 @@ type balloonPick struct {
 // neighbors that fits a job requiring req (002 §3.1.4: at the stop, "we
 // search only the CAN neighbors and their Balloons"); false if none. Our
 // own Balloon is left out: we are a candidate ourselves.
-func (n *Node) bestBalloon(req []uint32) (balloonPick, bool) {
+func (n *Node) bestBalloon(req []uint32, cid []uint64) (balloonPick, bool) {
 	var best balloonPick
 	if !n.balloons() {
 		return best, false
@@ -269,7 +269,7 @@ func (n *Node) bestBalloon(req []uint32) (balloonPick, bool) {
 	d := n.cfg.Res.Demand(req)
 	consider := func(c balloonPick) {
 		b := c.b
-		if core.NodeID(b.Node) == n.self || !usable(b) || !can.Capable(b.Point, req) || !Fits(d, n.cfg.Res.Capacity(b.Point)) {
+		if core.NodeID(b.Node) == n.self || !usable(b) || !capable(b.Point, b.Combo, req, cid) || !Fits(d, n.cfg.Res.Capacity(b.Point)) {
 			return
 		}
 		if best.b == nil || b.Speed > best.b.Speed || b.Speed == best.b.Speed && b.Node < best.b.Node {

@@ -51,11 +51,12 @@ func (n *Node) forgetEstimates(nbs []overlay.Neighbor) {
 
 // copyLoad copies a heartbeat's load for the changes we make to our
 // estimate: the values, Residual and Balloons (changed in place) are
-// copied; Point and Agg, which we only read, are shared.
+// copied; Point, Agg and Acid, which we only read, are shared.
 func copyLoad(l *wire.Load) *wire.Load {
 	return &wire.Load{
 		Queue: l.Queue, Free: l.Free, Speed: l.Speed, Point: l.Point, Agg: l.Agg,
 		Cores: l.Cores, Demand: l.Demand, Residual: slices.Clone(l.Residual), Waiting: l.Waiting, Nbc: l.Nbc,
 		NormLoad: l.NormLoad, Balloons: slices.Clone(l.Balloons), NearWaiting: l.NearWaiting,
+		Combo: l.Combo, Acid: l.Acid,
 	}
 }

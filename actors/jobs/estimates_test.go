@@ -23,6 +23,8 @@ func TestCopyLoadCopiesEveryField(t *testing.T) {
 			m.Mutable(f).List().Append(protoreflect.ValueOfMessage(m.Mutable(f).List().NewElement().Message()))
 		case f.IsList() && f.Kind() == protoreflect.Uint32Kind:
 			m.Mutable(f).List().Append(protoreflect.ValueOfUint32(uint32(i + 1)))
+		case f.IsList() && f.Kind() == protoreflect.Uint64Kind:
+			m.Mutable(f).List().Append(protoreflect.ValueOfUint64(uint64(i + 1)))
 		case f.IsList() && f.Kind() == protoreflect.FloatKind:
 			m.Mutable(f).List().Append(protoreflect.ValueOfFloat32(float32(i + 1)))
 		case f.Kind() == protoreflect.Uint32Kind:

@@ -59,11 +59,12 @@ type candidate struct {
 
 // candidates lists the capable nodes among ourselves and our neighbors,
 // from the load our neighbors' heartbeats carried (stale by up to a
-// period, as in the papers).
-func (n *Node) candidates(req []uint32) []candidate {
+// period, as in the papers): capable of the job's requirement req and
+// CID cid (002 Algorithm 3 line 6).
+func (n *Node) candidates(req []uint32, cid []uint64) []candidate {
 	var cs []candidate
 	d := n.cfg.Res.Demand(req)
-	if can.Capable(n.view.Point(), req) {
+	if capable(n.view.Point(), n.cfg.Combo, req, cid) {
 		dem := n.coresDemand()
 		c := candidate{id: n.self, util: float64(len(n.queue)), free: Fits(d.clamp(n.capacity), n.residual()) && len(n.queue) == n.running, speed: n.cfg.Speed}
 		if n.capacity[ResCores] > 1 || dem > 0 {
@@ -76,7 +77,7 @@ func (n *Node) candidates(req []uint32) []candidate {
 		fresh = nil
 	}
 	for _, nb := range n.view.Neighbors() {
-		if l := n.loadOf(&nb); l != nil && can.Capable(l.Point, req) {
+		if l := n.loadOf(&nb); l != nil && capable(l.Point, l.Combo, req, cid) {
 			c := candidate{id: nb.ID, util: loadUtil(l), free: loadFree(l, d), speed: float64(l.Speed), l: l}
 			if fresh != nil {
 				if q, cores, ok := fresh.NodeLoad(nb.ID); ok {
@@ -124,7 +125,7 @@ func loadFree(l *wire.Load, d Vec) bool {
 //
 // With no capable node in sight the job climbs towards nodes that are.
 func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
-	cs := n.candidates(m.Job.Req)
+	cs := n.candidates(m.Job.Req, m.Job.Cid)
 	var fastestFree *candidate
 	for i := range cs {
 		c := &cs[i]
@@ -137,7 +138,7 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 		return
 	}
 	if n.cfg.Scheme == SchemeCAN {
-		if b, ok := n.bestBalloon(m.Job.Req); ok {
+		if b, ok := n.bestBalloon(m.Job.Req, m.Job.Cid); ok {
 			n.assignBalloon(now, b, m)
 			return
 		}
@@ -157,7 +158,7 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 			m.Best = &wire.Candidate{Id: uint64(c.id), Score: s}
 		}
 	}
-	target, tl, td := n.pushTarget()
+	target, tl, td := n.pushTarget(m.Job.Cid)
 	limit := int(m.Pushes) >= n.cfg.MaxPushHops
 	stop := target == 0 || limit
 	if !stop && m.Best != nil {
@@ -173,7 +174,7 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 	if stop {
 		// The Balloon model: a Balloon here or at a neighbor is preferred
 		// (002 §3.1.4), it starts the job at once.
-		if b, ok := n.bestBalloon(m.Job.Req); ok {
+		if b, ok := n.bestBalloon(m.Job.Req, m.Job.Cid); ok {
 			n.assignBalloon(now, b, m)
 			return
 		}
@@ -204,7 +205,10 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 // AI_d(u).queue / AI_d(u).nodes² (003 Eq 3) — with multi-core nodes
 // required cores over cores² (002 Eq 3.2) — with our estimate of its
 // load and that dimension; 0 when no upper neighbor has nodes above it.
-func (n *Node) pushTarget() (core.NodeID, *wire.Load, int) {
+// Under CategoricalCID only upper neighbors whose ACID holds a combination
+// the job (CID cid) accepts are considered (002 Algorithm 3 lines 10–13:
+// the next target by the objective until one has capable nodes above).
+func (n *Node) pushTarget(cid []uint64) (core.NodeID, *wire.Load, int) {
 	own := n.view.Zone()
 	var best core.NodeID
 	var bestL *wire.Load
@@ -215,7 +219,7 @@ func (n *Node) pushTarget() (core.NodeID, *wire.Load, int) {
 			continue
 		}
 		d, upper, ok := can.Abut(own, nb.Zone)
-		if !ok || !upper || d >= len(l.Agg) {
+		if !ok || !upper || d >= len(l.Agg) || !n.towards(l, cid) {
 			continue
 		}
 		if f := load.Objective(aggOf(l.Agg[d])); f < bestF {
@@ -229,18 +233,31 @@ func (n *Node) pushTarget() (core.NodeID, *wire.Load, int) {
 // can: to the upper neighbor along a dimension where our point falls
 // short of the requirement (or any upper neighbor). At the upper edge of
 // the space with nothing capable, the job fails: no node can run it.
+// Under CategoricalCID it climbs only towards upper neighbors whose ACID
+// holds a combination the job accepts, or — a gridbed choice — whose
+// heartbeat has not told us yet; with none the ACIDs say no capable node
+// lies above, and the job fails (002 §5.2.4: stale ACIDs lose
+// completeness).
 func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 	own, pt := n.view.Zone(), n.view.Point()
 	var next core.NodeID
-	short := false
+	short, known := false, false
 	for _, nb := range n.view.Neighbors() {
 		d, upper, ok := can.Abut(own, nb.Zone)
 		if !ok || !upper {
 			continue
 		}
+		k := true // a neighbor whose ACID matches (or no filter)
+		if n.cfg.Categorical == CategoricalCID && len(m.Job.Cid) > 0 {
+			l := n.loadOf(&nb)
+			if l != nil && !n.towards(l, m.Job.Cid) {
+				continue
+			}
+			k = l != nil
+		}
 		s := d < len(pt)-1 && pt[d] < m.Job.Req[d]
-		if next == 0 || s && !short {
-			next, short = nb.ID, s
+		if next == 0 || k && !known || k == known && s && !short {
+			next, short, known = nb.ID, s, k
 		}
 	}
 	switch {

@@ -148,6 +148,33 @@ func ParseStopNodes(s string) (StopNodes, error) {
 
 func (r StopNodes) String() string { return string(r) }
 
+// CategoricalMode is how matchmaking uses categorical resources (002 ch.
+// 5): Config.Categorical. Either way a run node must match a job's
+// categorical constraint (the capability predicate, categories.go).
+type CategoricalMode string
+
+// Values of Config.Categorical.
+const (
+	// CategoricalNone pushes jobs along the aggregated load alone: a job
+	// may climb and be pushed into regions without a node of its
+	// categorical values.
+	CategoricalNone CategoricalMode = "none"
+	// CategoricalCID pushes and climbs only towards neighbors whose ACID
+	// holds a combination the job accepts (002 Eq 5.1, Algorithm 3).
+	CategoricalCID CategoricalMode = "cid"
+)
+
+// CategoricalModes lists the categorical matchmaking modes the job core
+// implements (002 §2.4's sub-CANs are not among them).
+var CategoricalModes = []CategoricalMode{CategoricalNone, CategoricalCID}
+
+// ParseCategoricalMode returns the categorical matchmaking mode named s.
+func ParseCategoricalMode(s string) (CategoricalMode, error) {
+	return core.ParseEnum(s, "categorical matchmaking", CategoricalModes)
+}
+
+func (m CategoricalMode) String() string { return string(m) }
+
 // check reports the first field of a defaulted Config that names no value.
 func (c Config) check() error {
 	if _, err := ParseScheme(string(c.Scheme)); err != nil {
@@ -160,6 +187,9 @@ func (c Config) check() error {
 		return err
 	}
 	if _, err := ParseLoadView(string(c.LoadView)); err != nil {
+		return err
+	}
+	if _, err := ParseCategoricalMode(string(c.Categorical)); err != nil {
 		return err
 	}
 	_, err := ParseStopNodes(string(c.StopNodes))

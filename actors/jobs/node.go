@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -67,6 +68,13 @@ type Config struct {
 	// central view's current figures, when it is a FreshLoad: an
 	// experiment switch that isolates the staleness of heartbeats).
 	LoadView LoadView
+	// Combo is this node's combination of categorical values plus one (0:
+	// the run has no categorical resources; 002 §5.1.1): its CID is bit
+	// Combo-1.
+	Combo uint32
+	// Categorical is how matchmaking uses categorical resources:
+	// CategoricalNone (default) or CategoricalCID (002 Algorithm 3).
+	Categorical CategoricalMode
 }
 
 func (c Config) withDefaults() Config {
@@ -111,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StopNodes == "" {
 		c.StopNodes = StopNodesOwn
+	}
+	if c.Categorical == "" {
+		c.Categorical = CategoricalNone
 	}
 	return c
 }
@@ -164,11 +175,12 @@ type Node struct {
 	ended map[uint64]ended
 	now   time.Duration // of the message or timer being handled
 
-	ai         []load.Agg // AI_d of this node, from the last heartbeat
-	capacity   Vec        // this node's resources
-	used       Vec        // what its running jobs use
-	sched      scheduler  // dynamic scheduling state (000 §IV)
-	res        residue    // our Balloon (002 §3.1.3)
+	ai         []load.Agg      // AI_d of this node, from the last heartbeat
+	acid       categorical.Set // AC(n) of this node (002 Eq 5.1), from the last heartbeat
+	capacity   Vec             // this node's resources
+	used       Vec             // what its running jobs use
+	sched      scheduler       // dynamic scheduling state (000 §IV)
+	res        residue         // our Balloon (002 §3.1.3)
 	hosted     map[core.NodeID]*hosted
 	est        map[core.NodeID]estimate // our neighbors' loads (estimates.go)
 	ticking    bool
@@ -320,6 +332,9 @@ func (n *Node) LoadInfo() *wire.Load {
 	}
 	if len(own.Lo) > 0 {
 		n.ai = load.Aggregate(own, ups)
+		if n.cfg.Combo != 0 {
+			n.acid = n.aggregateACID(own, nbs)
+		}
 	}
 	l := &wire.Load{Queue: uint32(len(n.queue)), Free: uint32(n.free()), Speed: float32(n.cfg.Speed), Point: slices.Clone(n.view.Point())}
 	for _, a := range n.ai {
@@ -341,6 +356,9 @@ func (n *Node) LoadInfo() *wire.Load {
 	}
 	l.NormLoad = float32(n.normLoad())
 	l.Balloons = n.hostedLoad()
+	if n.cfg.Combo != 0 {
+		l.Combo, l.Acid = n.cfg.Combo, slices.Clone(n.acid)
+	}
 	return l
 }
 

@@ -190,7 +190,7 @@ func (n *Node) pushInternode(now time.Duration) bool {
 		bestF := math.Inf(1)
 		for i := range ks {
 			k := &ks[i]
-			if k.l.Speed <= 0 || !can.Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
+			if k.l.Speed <= 0 || !capable(k.l.Point, k.l.Combo, h.spec.Req, h.spec.Cid) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
 				continue
 			}
 			d := n.cfg.Res.Demand(h.spec.Req).clamp(k.cap)
@@ -251,7 +251,7 @@ func (n *Node) pushQueue(now time.Duration) bool {
 		ls := NormLoad(w.sub(Normalized(h.demand, n.capacity)))
 		for i := range ks {
 			k := &ks[i]
-			if !can.Capable(k.l.Point, h.spec.Req) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
+			if !capable(k.l.Point, k.l.Combo, h.spec.Req, h.spec.Cid) || !nbcAllows(h.bc, k.l.Waiting > 0, k.l.Nbc) {
 				continue
 			}
 			lu0 := float64(k.l.NormLoad)
@@ -284,7 +284,7 @@ func (n *Node) waitingLoad() Vec {
 func (n *Node) offer(now time.Duration, h *held, to core.NodeID, kind wire.MigrateKind, l float64) {
 	h.offeredTo = to
 	n.sched.offerJob, n.sched.offerAt = h.spec.Id, now
-	n.send(to, &wire.MigrateOffer{Job: h.ref(), Req: h.spec.Req, Bc: h.bc, Kind: kind, NormLoad: float32(l)})
+	n.send(to, &wire.MigrateOffer{Job: h.ref(), Req: h.spec.Req, Bc: h.bc, Kind: kind, NormLoad: float32(l), Cid: h.spec.Cid})
 }
 
 // onOffer answers a PUSH offer: accepted if we are capable, the NBC rule
@@ -297,7 +297,7 @@ func (n *Node) onOffer(now time.Duration, from core.NodeID, m *wire.MigrateOffer
 	}
 	id := m.Job.Id
 	ok := n.internode() && len(m.Req) == len(n.view.Point()) && n.holding(id) == nil && !n.ran[id] &&
-		can.Capable(n.view.Point(), m.Req) && nbcAllows(m.Bc, n.running < len(n.queue), n.nbc())
+		capable(n.view.Point(), n.cfg.Combo, m.Req, m.Cid) && nbcAllows(m.Bc, n.running < len(n.queue), n.nbc())
 	d := n.cfg.Res.Demand(m.Req).clamp(n.capacity)
 	if ok {
 		switch m.Kind {
@@ -574,6 +574,7 @@ func (n *Node) requestPull(now time.Duration, to core.NodeID, kind wire.MigrateK
 	m := &wire.PullRequest{
 		Kind: kind, Residual: r.wire(),
 		Waiting: n.running < len(n.queue), Nbc: n.nbc(), NormLoad: float32(n.normLoad()), Point: n.view.Point(),
+		Combo: n.cfg.Combo,
 	}
 	if kind == wire.MigrateKind_MIGRATE_INTERNODE && n.cfg.PullReach > 1 {
 		n.sched.pullSeq++
@@ -613,7 +614,7 @@ func (n *Node) onPullRequest(now time.Duration, from core.NodeID, m *wire.PullRe
 	var best *held
 	bestF := math.Inf(1)
 	for _, h := range n.queue[n.running:] {
-		if h.offeredTo != 0 || !can.Capable(m.Point, h.spec.Req) || !nbcAllows(h.bc, m.Waiting, m.Nbc) {
+		if h.offeredTo != 0 || !capable(m.Point, m.Combo, h.spec.Req, h.spec.Cid) || !nbcAllows(h.bc, m.Waiting, m.Nbc) {
 			continue
 		}
 		d := n.cfg.Res.Demand(h.spec.Req).clamp(pcap)

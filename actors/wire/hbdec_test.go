@@ -17,7 +17,7 @@ func richHeartbeat() *Heartbeat {
 		Neighbors: sampleHeartbeat().Neighbors,
 		LastSplit: &Split{Dim: 4, At: 1 << 33, Upper: true, Sibling: 12},
 		Load: &Load{Queue: 3, Free: 1, Speed: 1.5, Point: []uint32{1, 2}, Cores: 4, Residual: []float32{0.5},
-			Agg: []*AggLoad{{}}, Waiting: 2, Nbc: 5, NormLoad: 0.25},
+			Agg: []*AggLoad{{}}, Waiting: 2, Nbc: 5, NormLoad: 0.25, Combo: 3, Acid: []uint64{0x5, 1 << 63}},
 	}
 }
 

@@ -52,7 +52,7 @@ func randomHeartbeat(r *rand.Rand) *Heartbeat {
 		hb.LastSplit = &Split{Dim: uint32(u()), At: u(), Upper: r.IntN(2) == 0, Sibling: u()}
 	}
 	if r.IntN(3) == 0 {
-		hb.Load = &Load{Queue: uint32(u()), Speed: r.Float32(), Point: []uint32{uint32(u())}, Agg: []*AggLoad{{Nodes: 2}}}
+		hb.Load = &Load{Queue: uint32(u()), Speed: r.Float32(), Point: []uint32{uint32(u())}, Agg: []*AggLoad{{Nodes: 2}}, Combo: uint32(u()), Acid: []uint64{u(), u()}}
 	}
 	return hb
 }

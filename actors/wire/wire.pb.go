@@ -849,7 +849,14 @@ type Load struct {
 	// The longest waiting queue among the node's neighbors, as their last
 	// heartbeats told it: set only when PULL requests may travel beyond a
 	// neighbor (scheduling.pull_reach > 1, a gridbed extension of 000 §IV-B).
-	NearWaiting   uint32 `protobuf:"varint,13,opt,name=near_waiting,json=nearWaiting,proto3" json:"near_waiting,omitempty"`
+	NearWaiting uint32 `protobuf:"varint,13,opt,name=near_waiting,json=nearWaiting,proto3" json:"near_waiting,omitempty"`
+	// Categorical resources (002 §5.1), set when the run has them: the
+	// node's combination of categorical values, plus one (0: none) — its CID
+	// is that one bit — ...
+	Combo uint32 `protobuf:"varint,14,opt,name=combo,proto3" json:"combo,omitempty"`
+	// ... and its ACID (002 Eq 5.1), the bit string of the combinations in
+	// the region above it, 64 combinations per word, lowest first.
+	Acid          []uint64 `protobuf:"varint,15,rep,packed,name=acid,proto3" json:"acid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -975,6 +982,20 @@ func (x *Load) GetNearWaiting() uint32 {
 	return 0
 }
 
+func (x *Load) GetCombo() uint32 {
+	if x != nil {
+		return x.Combo
+	}
+	return 0
+}
+
+func (x *Load) GetAcid() []uint64 {
+	if x != nil {
+		return x.Acid
+	}
+	return nil
+}
+
 // Balloon is a Residue-node (002 §3.1.1): what a multi-core node running
 // jobs with free cores could start a job on now.
 type Balloon struct {
@@ -989,7 +1010,10 @@ type Balloon struct {
 	// NC(b): its free cores.
 	Cores float32 `protobuf:"fixed32,4,opt,name=cores,proto3" json:"cores,omitempty"`
 	// β_b = 1/(1+Ω) (002 Eq 3.6), the discount of its cores in TNC.
-	Beta          float32 `protobuf:"fixed32,5,opt,name=beta,proto3" json:"beta,omitempty"`
+	Beta float32 `protobuf:"fixed32,5,opt,name=beta,proto3" json:"beta,omitempty"`
+	// The physical node's combination of categorical values plus one (0:
+	// none; 002 §5.1).
+	Combo         uint32 `protobuf:"varint,6,opt,name=combo,proto3" json:"combo,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1055,6 +1079,13 @@ func (x *Balloon) GetCores() float32 {
 func (x *Balloon) GetBeta() float32 {
 	if x != nil {
 		return x.Beta
+	}
+	return 0
+}
+
+func (x *Balloon) GetCombo() uint32 {
+	if x != nil {
+		return x.Combo
 	}
 	return 0
 }
@@ -1358,7 +1389,11 @@ type JobSpec struct {
 	// Running time on a canonical node (speed 1.0), nanoseconds.
 	Work int64 `protobuf:"varint,5,opt,name=work,proto3" json:"work,omitempty"`
 	// Emulated time of the first submission, nanoseconds.
-	SubmittedAt   int64 `protobuf:"varint,6,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	SubmittedAt int64 `protobuf:"varint,6,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	// The job's CID (002 §5.1.2): the bit string of every combination of
+	// categorical values it accepts, 64 per word, lowest first; empty when
+	// it has no categorical constraint.
+	Cid           []uint64 `protobuf:"varint,7,rep,packed,name=cid,proto3" json:"cid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1433,6 +1468,13 @@ func (x *JobSpec) GetSubmittedAt() int64 {
 		return x.SubmittedAt
 	}
 	return 0
+}
+
+func (x *JobSpec) GetCid() []uint64 {
+	if x != nil {
+		return x.Cid
+	}
+	return nil
 }
 
 // JobRef names one job at one matchmaking epoch of its owner.
@@ -2503,7 +2545,9 @@ type MigrateOffer struct {
 	Kind MigrateKind `protobuf:"varint,4,opt,name=kind,proto3,enum=gridbed.wire.MigrateKind" json:"kind,omitempty"`
 	// Queue balancing: the sender's normalized load L (000 Eq 5); the
 	// receiver accepts only if the move lowers the larger of the two.
-	NormLoad      float32 `protobuf:"fixed32,5,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
+	NormLoad float32 `protobuf:"fixed32,5,opt,name=norm_load,json=normLoad,proto3" json:"norm_load,omitempty"`
+	// The job's CID (JobSpec.cid).
+	Cid           []uint64 `protobuf:"varint,6,rep,packed,name=cid,proto3" json:"cid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2571,6 +2615,13 @@ func (x *MigrateOffer) GetNormLoad() float32 {
 		return x.NormLoad
 	}
 	return 0
+}
+
+func (x *MigrateOffer) GetCid() []uint64 {
+	if x != nil {
+		return x.Cid
+	}
+	return nil
 }
 
 type MigrateReply struct {
@@ -2649,9 +2700,11 @@ type PullRequest struct {
 	// node that pulls (0: the sender), how many more hops a neighbor
 	// without a fitting job may pass the request on, and the puller's
 	// request number, echoed in the reject.
-	Puller        uint64 `protobuf:"varint,7,opt,name=puller,proto3" json:"puller,omitempty"`
-	HopsLeft      uint32 `protobuf:"varint,8,opt,name=hops_left,json=hopsLeft,proto3" json:"hops_left,omitempty"`
-	Seq           uint32 `protobuf:"varint,9,opt,name=seq,proto3" json:"seq,omitempty"`
+	Puller   uint64 `protobuf:"varint,7,opt,name=puller,proto3" json:"puller,omitempty"`
+	HopsLeft uint32 `protobuf:"varint,8,opt,name=hops_left,json=hopsLeft,proto3" json:"hops_left,omitempty"`
+	Seq      uint32 `protobuf:"varint,9,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The puller's combination of categorical values plus one (0: none).
+	Combo         uint32 `protobuf:"varint,10,opt,name=combo,proto3" json:"combo,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2745,6 +2798,13 @@ func (x *PullRequest) GetHopsLeft() uint32 {
 func (x *PullRequest) GetSeq() uint32 {
 	if x != nil {
 		return x.Seq
+	}
+	return 0
+}
+
+func (x *PullRequest) GetCombo() uint32 {
+	if x != nil {
+		return x.Combo
 	}
 	return 0
 }
@@ -2991,7 +3051,7 @@ const file_wire_proto_rawDesc = "" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
 	"\n" +
 	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\x12&\n" +
-	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\xee\x02\n" +
+	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\x98\x03\n" +
 	"\x04Load\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x12\n" +
 	"\x04free\x18\x02 \x01(\rR\x04free\x12\x14\n" +
@@ -3006,13 +3066,16 @@ const file_wire_proto_rawDesc = "" +
 	" \x01(\rR\x03nbc\x12\x1b\n" +
 	"\tnorm_load\x18\v \x01(\x02R\bnormLoad\x121\n" +
 	"\bballoons\x18\f \x03(\v2\x15.gridbed.wire.BalloonR\bballoons\x12!\n" +
-	"\fnear_waiting\x18\r \x01(\rR\vnearWaiting\"s\n" +
+	"\fnear_waiting\x18\r \x01(\rR\vnearWaiting\x12\x14\n" +
+	"\x05combo\x18\x0e \x01(\rR\x05combo\x12\x12\n" +
+	"\x04acid\x18\x0f \x03(\x04R\x04acid\"\x89\x01\n" +
 	"\aBalloon\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\x04R\x04node\x12\x14\n" +
 	"\x05point\x18\x02 \x03(\rR\x05point\x12\x14\n" +
 	"\x05speed\x18\x03 \x01(\x02R\x05speed\x12\x14\n" +
 	"\x05cores\x18\x04 \x01(\x02R\x05cores\x12\x12\n" +
-	"\x04beta\x18\x05 \x01(\x02R\x04beta\"K\n" +
+	"\x04beta\x18\x05 \x01(\x02R\x04beta\x12\x14\n" +
+	"\x05combo\x18\x06 \x01(\rR\x05combo\"K\n" +
 	"\aAggLoad\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\x02R\x05nodes\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\x02R\x05queue\x12\x14\n" +
@@ -3033,14 +3096,15 @@ const file_wire_proto_rawDesc = "" +
 	"\x04self\x18\x01 \x01(\v2\x16.gridbed.wire.NodeInfoR\x04self\x12.\n" +
 	"\x06others\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\x06others\x122\n" +
 	"\n" +
-	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\"\x94\x01\n" +
+	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\"\xa6\x01\n" +
 	"\aJobSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\x04R\x06client\x12\x18\n" +
 	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x10\n" +
 	"\x03req\x18\x04 \x03(\rR\x03req\x12\x12\n" +
 	"\x04work\x18\x05 \x01(\x03R\x04work\x12!\n" +
-	"\fsubmitted_at\x18\x06 \x01(\x03R\vsubmittedAt\"D\n" +
+	"\fsubmitted_at\x18\x06 \x01(\x03R\vsubmittedAt\x12\x10\n" +
+	"\x03cid\x18\a \x03(\x04R\x03cid\"D\n" +
 	"\x06JobRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\rR\x05epoch\x12\x14\n" +
@@ -3112,17 +3176,18 @@ const file_wire_proto_rawDesc = "" +
 	"\tJobStatus\x12\x14\n" +
 	"\x05owned\x18\x01 \x03(\x04R\x05owned\x120\n" +
 	"\x06failed\x18\x02 \x03(\v2\x18.gridbed.wire.JobFailureR\x06failed\x12\x12\n" +
-	"\x04done\x18\x03 \x03(\x04R\x04done\"\xa4\x01\n" +
+	"\x04done\x18\x03 \x03(\x04R\x04done\"\xb6\x01\n" +
 	"\fMigrateOffer\x12&\n" +
 	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\x12\x10\n" +
 	"\x03req\x18\x02 \x03(\rR\x03req\x12\x0e\n" +
 	"\x02bc\x18\x03 \x01(\rR\x02bc\x12-\n" +
 	"\x04kind\x18\x04 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x1b\n" +
-	"\tnorm_load\x18\x05 \x01(\x02R\bnormLoad\"}\n" +
+	"\tnorm_load\x18\x05 \x01(\x02R\bnormLoad\x12\x10\n" +
+	"\x03cid\x18\x06 \x03(\x04R\x03cid\"}\n" +
 	"\fMigrateReply\x12&\n" +
 	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\x12\x16\n" +
 	"\x06accept\x18\x02 \x01(\bR\x06accept\x12-\n" +
-	"\x04kind\x18\x03 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\"\xfe\x01\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\"\x94\x02\n" +
 	"\vPullRequest\x12-\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x1a\n" +
 	"\bresidual\x18\x02 \x03(\x02R\bresidual\x12\x18\n" +
@@ -3132,7 +3197,9 @@ const file_wire_proto_rawDesc = "" +
 	"\x05point\x18\x06 \x03(\rR\x05point\x12\x16\n" +
 	"\x06puller\x18\a \x01(\x04R\x06puller\x12\x1b\n" +
 	"\thops_left\x18\b \x01(\rR\bhopsLeft\x12\x10\n" +
-	"\x03seq\x18\t \x01(\rR\x03seq\"M\n" +
+	"\x03seq\x18\t \x01(\rR\x03seq\x12\x14\n" +
+	"\x05combo\x18\n" +
+	" \x01(\rR\x05combo\"M\n" +
 	"\n" +
 	"PullReject\x12-\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x19.gridbed.wire.MigrateKindR\x04kind\x12\x10\n" +

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -80,6 +81,7 @@ type node struct {
 	queue    int
 	residual jobs.Vec // what it could start a job on now
 	hasRes   bool     // residual is known
+	combo    uint32   // its combination of categorical values plus one (0: none)
 }
 
 // Ledger collects job events.
@@ -91,6 +93,7 @@ type Ledger struct {
 	alive   func(core.NodeID) bool
 	observe func(e jobs.Event, r *Record, at time.Duration, first bool)
 	demand  func(req []uint32) jobs.Vec
+	comboOf func(p can.Point) uint32
 	// backfilled counts starts that bypassed the head of a queue (000 §IV-A).
 	backfilled uint64
 	migrations map[string]uint64 // received migrations by mechanism
@@ -112,6 +115,18 @@ func (l *Ledger) NodeJoined(id core.NodeID, point can.Point, speed float64, core
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.nodes[id] = &node{point: slices.Clone(point), speed: speed, cores: max(cores, 1)}
+	if l.comboOf != nil {
+		l.nodes[id].combo = l.comboOf(point)
+	}
+}
+
+// SetCombo tells the global view each peer's combination of categorical
+// values plus one (0: none; 002 §5.1), read from its point: CENT then
+// picks only nodes a job's CID accepts. Call it before any NodeJoined.
+func (l *Ledger) SetCombo(comboOf func(p can.Point) uint32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.comboOf = comboOf
 }
 
 // SetDemand tells CENT what a job uses while it runs (jobs.Resources'
@@ -178,7 +193,7 @@ func (l *Ledger) pick(job *wire.JobSpec, now bool) (core.NodeID, bool) {
 		d = l.demand(job.Req)
 	}
 	for id, nd := range l.nodes { // the comparison is total: order does not matter
-		if !can.Capable(nd.point, job.Req) || (l.alive != nil && !l.alive(id)) {
+		if !can.Capable(nd.point, job.Req) || !categorical.MatchesCombo(nd.combo, job.Cid) || (l.alive != nil && !l.alive(id)) {
 			continue
 		}
 		c := &cand{id: id, busy: !nd.hasRes || l.demand == nil || !jobs.Fits(d, nd.residual), load: float64(nd.queue) / float64(nd.cores), over: overProvisioned(nd.point, job.Req), speed: nd.speed}
@@ -510,6 +525,8 @@ func (l *Ledger) WaitsFrom(end, from time.Duration, running func(job uint64, nod
 type RunNode struct {
 	Speed float64
 	Cores int
+	// Combo is its combination of categorical values plus one (0: none).
+	Combo uint32
 }
 
 // Records returns a copy of every job's record, in job order, with its
@@ -525,7 +542,7 @@ func (l *Ledger) Records() ([]Record, map[core.NodeID]RunNode) {
 		c.History, c.starts, c.runs = r.History[:len(r.History):len(r.History)], nil, nil
 		out = append(out, c)
 		if nd, ok := l.nodes[r.RunNode]; ok && r.RunNode != 0 {
-			nodes[r.RunNode] = RunNode{Speed: nd.speed, Cores: nd.cores}
+			nodes[r.RunNode] = RunNode{Speed: nd.speed, Cores: nd.cores, Combo: nd.combo}
 		}
 	}
 	slices.SortFunc(out, func(a, b Record) int { return cmp.Compare(a.ID, b.ID) })

@@ -6,7 +6,9 @@
 package population
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 
@@ -221,4 +223,23 @@ func CoordAt(i int, v float64) uint32 {
 		}
 	}
 	return Coord(float64(len(lv)-1), len(lv))
+}
+
+// Combination draws the combination of categorical values of a peer at
+// point p (002 §2.4, §5.2): one of the first inUse combinations,
+// uniformly, from a PCG stream of the seed and a hash of the point. Every
+// peer, initial or joining, gets its own without changing any other draw,
+// and the global view reads it back from the point.
+func Combination(inUse int, seed uint64, p can.Point) int {
+	if inUse <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	var b [4]byte
+	for _, x := range p {
+		binary.LittleEndian.PutUint32(b[:], x)
+		h.Write(b[:])
+	}
+	r := rand.New(rand.NewPCG(seed, 0x636174^h.Sum64())) // "cat"
+	return r.IntN(inUse)
 }

@@ -281,3 +281,29 @@ func TestCoordAtInvertsCapabilityAt(t *testing.T) {
 		}
 	}
 }
+
+// A peer's combination of categorical values follows from the seed and
+// its point alone, lies among the first inUse, and spreads evenly over
+// them (002 §5.2.1: equally many nodes in each combination).
+func TestCombination(t *testing.T) {
+	nodes, err := Generate(Mixed, 4000, 3, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := make([]int, 16)
+	for _, n := range nodes {
+		c := Combination(16, 11, n.Point)
+		if c < 0 || c >= 16 || Combination(16, 11, n.Point) != c {
+			t.Fatalf("point %v: combination %d", n.Point, c)
+		}
+		count[c]++
+	}
+	for c, k := range count {
+		if k < 4000/16*8/10 || k > 4000/16*12/10 {
+			t.Errorf("combination %d drawn %d times of 4000, want about 250: %v", c, k, count)
+		}
+	}
+	if Combination(1, 11, nodes[0].Point) != 0 {
+		t.Error("with one combination in use every peer has it")
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 )
@@ -71,6 +72,42 @@ type Peers struct {
 	// Bootstrap is how the initial population joins: BootstrapJoins over
 	// the bus, or BootstrapDirect in-process before the run goes live.
 	Bootstrap string
+	// Categorical are the peers' categorical resources (002 §2.4, §5.1).
+	Categorical PeersCategorical
+}
+
+// PeersCategorical describes the peers' categorical resources (002 §2.4,
+// ch. 5): Types types of Values values each; every peer — initial or
+// joining — draws one of the first Combinations combinations (0: all of
+// them) uniformly. 002 §5.2.1 has 4 types of 2 values (16 combinations,
+// equally many nodes in each); §5.2.4 4 combinations in use.
+type PeersCategorical struct {
+	Types, Values, Combinations int
+}
+
+// On reports whether the peers have categorical resources.
+func (c PeersCategorical) On() bool { return c.Types > 0 }
+
+// Space is the categorical types and values as package categorical
+// describes them (zero without categorical resources).
+func (c PeersCategorical) Space() categorical.Space {
+	if c.Types <= 0 {
+		return categorical.Space{}
+	}
+	v := make([]int, c.Types)
+	for i := range v {
+		v[i] = c.Values
+	}
+	return categorical.Space{Values: v}
+}
+
+// InUse is the number of combinations peers draw from: Combinations, or
+// every one when it is 0.
+func (c PeersCategorical) InUse() int {
+	if c.Combinations > 0 {
+		return c.Combinations
+	}
+	return c.Space().Combinations()
 }
 
 // Values of Peers.Bootstrap.
@@ -194,6 +231,8 @@ type Workload struct {
 	// more (0: Scenario.DrainLimit's default).
 	Drain      bool
 	DrainLimit time.Duration
+	// Categorical are the jobs' categorical constraints (002 §5.1.2).
+	Categorical WorkloadCategorical
 	// Warmup is the steady-state window's start: jobs submitted before it
 	// are left out of the steady-state waits (003 §5.4 measures the steady
 	// state, "to avoid the transient effects of earlier jobs that see a
@@ -203,6 +242,19 @@ type Workload struct {
 
 // On reports whether the scenario submits any job.
 func (w Workload) On() bool { return w.Jobs > 0 }
+
+// WorkloadCategorical is how jobs constrain the peers' categorical
+// resources (002 §5.1.2, §5.2): a share Exact of the jobs accept exactly
+// one combination (drawn uniformly among those the peers use), a share
+// Range constrain each type to a range of values — or, with probability
+// DontCare per type, not at all — and the rest do not care about any type.
+// 002 §5.2.1: 62.5% exact, the rest don't care; §5.2.3: every job exact.
+type WorkloadCategorical struct {
+	Exact, Range, DontCare float64
+}
+
+// On reports whether some jobs have a categorical constraint.
+func (c WorkloadCategorical) On() bool { return c.Exact > 0 || c.Range > 0 }
 
 // DrainLimit is how long past duration a draining run may go on:
 // workload.drain_limit, or when that is 0 the longer of four mean running
@@ -259,7 +311,18 @@ type Matchmaking struct {
 	// StopNodes is the node count of CAN-P's stop probability (003 Eq
 	// 4): jobs.StopNodesOwn or jobs.StopNodesTarget.
 	StopNodes jobs.StopNodes
+	// Categorical is how matchmaking uses categorical resources: one of
+	// CategoricalModes (002 ch. 5).
+	Categorical string
 }
+
+// Values of Matchmaking.Categorical besides the job core's
+// (jobs.CategoricalModes): CategoricalSubCAN, 002 §2.4's sub-CANs, is
+// named so that validation can say it is not built yet.
+const CategoricalSubCAN = "subcan"
+
+// CategoricalModes are the values of matchmaking.categorical.
+var CategoricalModes = append(names(jobs.CategoricalModes), CategoricalSubCAN)
 
 // Schemes are the values of matchmaking.scheme: can-p1, can-p2 and can-p3
 // are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they

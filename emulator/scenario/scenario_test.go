@@ -21,15 +21,15 @@ func TestDefault(t *testing.T) {
 		Seed:      1,
 		TimeScale: 60,
 		Duration:  10 * time.Minute,
-		Peers:     Peers{Count: 500, Population: PopulationMixed, JoinWindow: time.Minute, Bootstrap: BootstrapJoins},
+		Peers:     Peers{Count: 500, Population: PopulationMixed, JoinWindow: time.Minute, Bootstrap: BootstrapJoins, Categorical: PeersCategorical{Values: 2}},
 		Overlay: Overlay{Dimensions: 2, Split: overlay.SplitKD, Heartbeat: Heartbeat{
 			Period: 30 * time.Second, Mode: overlay.HeartbeatVanilla, FailAfter: 3, AnnounceRepairs: true, ZoneQueries: true, TakeoverRequest: true,
 		}},
 		Churn: Churn{Start: 2 * time.Minute, FailFraction: 0.5, Lifetime: Lifetime{Dist: LifetimeNone, Mean: 30 * time.Minute, Shape: 2}},
 		Link:  Link{Latency: Latency{Dist: "constant"}, Regions: 1, InterRegion: Latency{Dist: "constant"}},
 		Workload: Workload{Interarrival: 15 * time.Second, Start: 2 * time.Minute, ConstraintRatio: 0.43,
-			Kind: WorkloadMixed, Classes: ClassesIndependent, Runtime: time.Hour, RuntimeDist: RuntimeUniform},
-		Matchmaking: Matchmaking{Scheme: jobs.SchemeCANP.String(), StoppingFactor: 2, Residue: jobs.ResidueNone, LoadView: jobs.LoadViewHeartbeat, StopNodes: jobs.StopNodesOwn},
+			Kind: WorkloadMixed, Classes: ClassesIndependent, Runtime: time.Hour, RuntimeDist: RuntimeUniform, Categorical: WorkloadCategorical{DontCare: 0.5}},
+		Matchmaking: Matchmaking{Scheme: jobs.SchemeCANP.String(), StoppingFactor: 2, Residue: jobs.ResidueNone, LoadView: jobs.LoadViewHeartbeat, StopNodes: jobs.StopNodesOwn, Categorical: "none"},
 		Jobs:        Jobs{ClientTimeout: 10 * time.Minute, MaxAttempts: 5},
 		Scheduling:  Scheduling{Mode: jobs.SchedVanilla.String(), Period: 10 * time.Second, Contention: true, PullReach: 1},
 		Bus:         Bus{Connections: 8},
@@ -113,7 +113,7 @@ func TestLoadFull(t *testing.T) {
 		Seed:      18446744073709551615,
 		TimeScale: 120.5,
 		Duration:  90 * time.Minute,
-		Peers:     Peers{Count: 2000, Population: PopulationClustered, JoinWindow: 5 * time.Minute, Bootstrap: BootstrapDirect},
+		Peers:     Peers{Count: 2000, Population: PopulationClustered, JoinWindow: 5 * time.Minute, Bootstrap: BootstrapDirect, Categorical: PeersCategorical{Types: 3, Values: 3, Combinations: 20}},
 		Overlay: Overlay{Dimensions: 4, Split: overlay.SplitHalve, Heartbeat: Heartbeat{
 			Period: 10 * time.Second, Mode: overlay.HeartbeatAdaptive, FailAfter: 5, AnnounceRepairs: false, ZoneQueries: false, TakeoverRequest: false,
 		}},
@@ -124,8 +124,8 @@ func TestLoadFull(t *testing.T) {
 			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
 		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Load: 0.75, Start: 6 * time.Minute, ConstraintRatio: 0.8,
 			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential,
-			Drain: true, DrainLimit: 3 * time.Hour, Warmup: 30 * time.Minute},
-		Matchmaking: Matchmaking{Scheme: jobs.SchemeCENT.String(), StoppingFactor: 3, Residue: jobs.ResidueBalloon, LoadView: jobs.LoadViewOracle, StopNodes: jobs.StopNodesTarget},
+			Drain: true, DrainLimit: 3 * time.Hour, Warmup: 30 * time.Minute, Categorical: WorkloadCategorical{Exact: 0.25, Range: 0.5, DontCare: 0.3}},
+		Matchmaking: Matchmaking{Scheme: jobs.SchemeCENT.String(), StoppingFactor: 3, Residue: jobs.ResidueBalloon, LoadView: jobs.LoadViewOracle, StopNodes: jobs.StopNodesTarget, Categorical: "cid"},
 		Jobs:        Jobs{ClientTimeout: 5 * time.Minute, MaxAttempts: 3},
 		Scheduling:  Scheduling{Mode: jobs.SchedLIQPull.String(), Period: 5 * time.Second, Contention: false, PullReach: 3},
 		Bus:         Bus{URL: "nats://bus.example.org:4222", Connections: 16},
@@ -134,17 +134,17 @@ func TestLoadFull(t *testing.T) {
 		Invariants:  Invariants{ReconvergePeriods: 30},
 		Departures:  Departures{Fraction: 0.2, Start: 40 * time.Minute, Stop: 50 * time.Minute, Events: 3},
 		Faults: []Fault{
-			{At: 20 * time.Minute, Kind: FaultPartition, Line: 86, Name: "west", Region: 1, OneWay: true},
-			{At: 25 * time.Minute, Kind: FaultHeal, Line: 88, Name: "west", Region: -1},
-			{At: 26 * time.Minute, Kind: FaultPartition, Line: 90, Fraction: 0.3, Region: -1},
-			{At: 27 * time.Minute, Kind: FaultPartition, Line: 92, Peers: []uint64{1, 2, 3}, Region: -1},
-			{At: 28 * time.Minute, Kind: FaultHeal, Line: 94, Region: -1},
-			{At: 30 * time.Minute, Kind: FaultLatency, Line: 95, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
-			{At: 31 * time.Minute, Kind: FaultLoss, Line: 97, Region: -1, P: 0.1},
-			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 99, Region: -1, P: 0.05},
-			{At: 35 * time.Minute, Kind: FaultCrash, Line: 101, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
-			{At: 36 * time.Minute, Kind: FaultCrash, Line: 103, Region: 2},
-			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 105, Region: -1, DownFor: 5 * time.Second},
+			{At: 20 * time.Minute, Kind: FaultPartition, Line: 95, Name: "west", Region: 1, OneWay: true},
+			{At: 25 * time.Minute, Kind: FaultHeal, Line: 97, Name: "west", Region: -1},
+			{At: 26 * time.Minute, Kind: FaultPartition, Line: 99, Fraction: 0.3, Region: -1},
+			{At: 27 * time.Minute, Kind: FaultPartition, Line: 101, Peers: []uint64{1, 2, 3}, Region: -1},
+			{At: 28 * time.Minute, Kind: FaultHeal, Line: 103, Region: -1},
+			{At: 30 * time.Minute, Kind: FaultLatency, Line: 104, Region: -1, Latency: Latency{Dist: "pareto", Mean: 400 * time.Millisecond}},
+			{At: 31 * time.Minute, Kind: FaultLoss, Line: 106, Region: -1, P: 0.1},
+			{At: 31 * time.Minute, Kind: FaultDuplicate, Line: 108, Region: -1, P: 0.05},
+			{At: 35 * time.Minute, Kind: FaultCrash, Line: 110, Fraction: 0.2, Region: -1, RestartAfter: 2 * time.Minute},
+			{At: 36 * time.Minute, Kind: FaultCrash, Line: 112, Region: 2},
+			{At: 40 * time.Minute, Kind: FaultBusRestart, Line: 114, Region: -1, DownFor: 5 * time.Second},
 		},
 		Source: path,
 	}
@@ -349,7 +349,7 @@ func TestParseInline(t *testing.T) {
 		{"a: &x 1\nb: *y\n", "in.yaml:2: YAML syntax error: unknown anchor 'y' referenced — write the anchor &y on a value before the alias *y that repeats it, or write the value itself"},
 		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, workload, departures, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, faults, experiment`},
 		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
-		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window, bootstrap`},
+		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window, bootstrap, categorical`},
 		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},
 		{"time_scale: 2e6\n", "in.yaml:1:13: time_scale: 2e+06 is not a valid time scale — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60"},
 		{"seed: !!float 4\n", "in.yaml:1:7: seed: !!float 4 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
@@ -449,7 +449,7 @@ func TestSetErrors(t *testing.T) {
 		{"peers.count=0",
 			`--set peers.count=0: 0 is not a valid peer count — write a whole number from 1 to 1000000`},
 		{"peers.cout=5",
-			`--set peers.cout=5: unknown key "peers.cout" — did you mean "peers.count"? Valid keys here: peers.count, peers.population, peers.join_window, peers.bootstrap`},
+			`--set peers.cout=5: unknown key "peers.cout" — did you mean "peers.count"? Valid keys here: peers.count, peers.population, peers.join_window, peers.bootstrap, peers.categorical.types, peers.categorical.values, peers.categorical.combinations`},
 		{"fail_after=5",
 			`--set fail_after=5: unknown key "fail_after" — did you mean "overlay.heartbeat.fail_after"? Valid keys here: overlay.heartbeat.period, overlay.heartbeat.mode, overlay.heartbeat.fail_after, overlay.heartbeat.announce_repairs, overlay.heartbeat.zone_queries, overlay.heartbeat.takeover_request`},
 		{"overlay.heartbeat.mode=vanila",
@@ -461,7 +461,7 @@ func TestSetErrors(t *testing.T) {
 		{"duration=10 minutes",
 			`--set duration=10 minutes: "10 minutes" is not a duration — write Go duration syntax such as 10m, 90s or 1h30m`},
 		{"peers=5",
-			`--set peers=5: "peers" is a section, not a single value — set one of its keys, e.g. --set peers.count=500; keys here: peers.count, peers.population, peers.join_window, peers.bootstrap`},
+			`--set peers=5: "peers" is a section, not a single value — set one of its keys, e.g. --set peers.count=500; keys here: peers.count, peers.population, peers.join_window, peers.bootstrap, peers.categorical.types, peers.categorical.values, peers.categorical.combinations`},
 		{"peers.count=[1, 2]",
 			`--set peers.count=[1, 2]: found a list where a single value belongs — write a whole number from 1 to 1000000, e.g. --set peers.count=500`},
 		{"peers.count",
@@ -994,5 +994,38 @@ func TestSchedModeCENT(t *testing.T) {
 	}
 	if got := s.SchemeName(); got != "can-p2" {
 		t.Fatalf("mode liq-pull: results name the scheme %q, want can-p2", got)
+	}
+}
+
+// Categorical keys (002 ch. 5): impossible combinations are refused with
+// the file, line and what to write instead; subcan is named but not built.
+func TestCategoricalKeys(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"matchmaking: {categorical: subcan}\npeers: {categorical: {types: 4}}\n",
+			"in.yaml:1:28: matchmaking.categorical: subcan (002 §2.4's sub-CANs along a transform dimension) is not built yet — write cid (002 ch. 5's CIDs) or none"},
+		{"matchmaking: {categorical: cid}\n",
+			"in.yaml:1:28: matchmaking.categorical: cid needs peers with categorical resources — set peers.categorical.types (e.g. 4), or write none"},
+		{"workload: {categorical: {exact: 0.5}}\n",
+			"in.yaml:1:33: workload.categorical.range: jobs with categorical constraints need peers with categorical resources — set peers.categorical.types (e.g. 4), or write 0 for workload.categorical.exact and .range"},
+		{"peers: {categorical: {types: 4}}\nworkload: {categorical: {exact: 0.7, range: 0.5}}\n",
+			"in.yaml:2:45: workload.categorical.range: 0.7 exact and 0.5 range jobs make more than all of them — write at most 0.3"},
+		{"peers: {categorical: {types: 12, values: 3}}\n",
+			"in.yaml:1:42: peers.categorical.values: 12 types of 3 values make more than 4096 combinations — write fewer types or values (at most 4096 combinations)"},
+		{"peers: {categorical: {types: 2, values: 2, combinations: 5}}\n",
+			"in.yaml:1:58: peers.categorical.combinations: 5 combinations in use, but 2 types of 2 values make only 4 — write at most 4, or 0 for all"},
+		{"matchmaking: {categorical: cdi}\n",
+			`in.yaml:1:28: matchmaking.categorical: "cdi" is not a categorical matchmaking mode — write one of none, cid, subcan`},
+	} {
+		_, err := Parse("in.yaml", []byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Parse(%q):\n got %v\nwant %s", c.in, err, c.want)
+		}
+	}
+	sc, err := Parse("in.yaml", []byte("peers: {categorical: {types: 4}}\nworkload: {categorical: {exact: 0.625}}\nmatchmaking: {categorical: cid}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Peers.Categorical; got.Space().Combinations() != 16 || got.InUse() != 16 || !sc.Workload.Categorical.On() {
+		t.Fatalf("002 §5.2.1's setup: %+v, %+v", got, sc.Workload.Categorical)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/faults/link"
@@ -52,6 +53,30 @@ var schema = []field{
 	enumField("peers.bootstrap", func(s *Scenario) *string { return &s.Peers.Bootstrap }, BootstrapJoins,
 		[]string{BootstrapJoins, BootstrapDirect}, "a bootstrap mode",
 		"How the initial population joins: joins (one after another over the bus, as the papers do) or direct (the same join sequence and heartbeats run in-process by the deterministic driver until every peer has joined and the overlay is exact; the peers then start over the bus already members, with their zones, split histories and neighbor tables, at that emulated time, and the run goes on from there; its messages are not counted). Churn joins still go over the bus."),
+	intField("peers.categorical.types", func(s *Scenario) *int { return &s.Peers.Categorical.Types }, 0, 0, 12,
+		"a valid number of categorical types",
+		"Number of categorical resource types every peer has a value of (an operating system, a CPU architecture: 002 §2.4), 0 to 12; 0: none. 002 §5.2.1 uses 4 types of 2 values (16 combinations). Categorical resources are no CAN dimension: a peer's combination rides on its heartbeats as a CID (002 §5.1)."),
+	also(intField("peers.categorical.values", func(s *Scenario) *int { return &s.Peers.Categorical.Values }, 2, 2, 64,
+		"a valid number of values per categorical type",
+		"Number of values of each categorical type, 2 to 64; the combinations (values to the power of types) may number at most 4096, each one bit of the CID on every heartbeat (002 §5.1.3)."),
+		func(s *Scenario) string {
+			if c := s.Peers.Categorical; c.On() {
+				if err := c.Space().Check(); err != nil {
+					return fmt.Sprintf("%d types of %d values make %s — write fewer types or values (at most %d combinations)", c.Types, c.Values, err, categorical.MaxCombinations)
+				}
+			}
+			return ""
+		}, "peers.categorical.types"),
+	also(intField("peers.categorical.combinations", func(s *Scenario) *int { return &s.Peers.Categorical.Combinations }, 0, 0, categorical.MaxCombinations,
+		"a valid number of combinations in use",
+		"How many combinations of categorical values the peers draw from, uniformly — the first ones by index (type 0 varying fastest); 0: every combination. 002 §5.2.4 uses 4. Exact-match jobs draw from the same combinations."),
+		func(s *Scenario) string {
+			c := s.Peers.Categorical
+			if c.On() && c.Space().Check() == nil && c.Combinations > c.Space().Combinations() {
+				return fmt.Sprintf("%d combinations in use, but %d types of %d values make only %d — write at most %d, or 0 for all", c.Combinations, c.Types, c.Values, c.Space().Combinations(), c.Space().Combinations())
+			}
+			return ""
+		}, "peers.categorical.types", "peers.categorical.values"),
 
 	intField("overlay.dimensions", func(s *Scenario) *int { return &s.Overlay.Dimensions }, 2, 1, 16,
 		"a valid number of dimensions",
@@ -157,6 +182,25 @@ var schema = []field{
 	durationField("workload.warmup", func(s *Scenario) *time.Duration { return &s.Workload.Warmup }, 0,
 		"Start of the steady-state window: jobs submitted before this emulated time are left out of summary.json's jobs.wait_seconds_steady (003 §5.4 reports the steady state, not the transient of the first jobs meeting an empty system). 0s: every job counts. 0s or a positive duration, below duration.",
 		warmup, "duration"),
+	fractionField("workload.categorical.exact", func(s *Scenario) *float64 { return &s.Workload.Categorical.Exact }, 0,
+		"a valid share of exact-match jobs",
+		"Share of the jobs that accept exactly one combination of categorical values (drawn uniformly among those the peers use), 0 to 1. 002 §5.2.1: 0.625 (the rest don't care); §5.2.3: 1. Needs peers.categorical.types."),
+	also(fractionField("workload.categorical.range", func(s *Scenario) *float64 { return &s.Workload.Categorical.Range }, 0,
+		"a valid share of range jobs",
+		"Share of the jobs that constrain each categorical type to a range of values (two values drawn uniformly, the range between them) — or, with probability workload.categorical.dont_care per type, not at all — 0 to 1. With workload.categorical.exact at most 1; the remaining jobs do not care about any categorical type. Needs peers.categorical.types."),
+		func(s *Scenario) string {
+			c := s.Workload.Categorical
+			switch {
+			case c.Exact+c.Range > 1+1e-9:
+				return fmt.Sprintf("%g exact and %g range jobs make more than all of them — write at most %.4g", c.Exact, c.Range, max(1-c.Exact, 0))
+			case c.On() && !s.Peers.Categorical.On():
+				return "jobs with categorical constraints need peers with categorical resources — set peers.categorical.types (e.g. 4), or write 0 for workload.categorical.exact and .range"
+			}
+			return ""
+		}, "peers.categorical.types", "workload.categorical.exact"),
+	fractionField("workload.categorical.dont_care", func(s *Scenario) *float64 { return &s.Workload.Categorical.DontCare }, 0.5,
+		"a valid don't-care probability",
+		"For range jobs, the probability that each categorical type is left unconstrained (\"don't care\"), 0 to 1."),
 
 	floatField("departures.fraction", func(s *Scenario) *float64 { return &s.Departures.Fraction }, 0,
 		func(v float64) bool { return v >= 0 && v < 1 }, "a valid departure fraction", "a number from 0 to below 1, e.g. 0.2",
@@ -188,6 +232,18 @@ var schema = []field{
 	enumField("matchmaking.stop_nodes", func(s *Scenario) *jobs.StopNodes { return &s.Matchmaking.StopNodes }, jobs.StopNodesOwn,
 		jobs.StopNodesReadings, "a stop-count reading",
 		"Which node count n CAN-P's stop probability 1/(1+n)^SF uses (003 Eq 4): own (AI_TD(N).NumberOfNodes as Eq 4 writes it: the stopping node's aggregate along the target dimension, which Eq 1 weighs by overlap fractions, so a node with a small face — the crowded low corner of the space — counts few nodes above it) or target (1 + AI_TD(u).NumberOfNodes of the push target u: the nodes the push would reach, 003 §4.4's \"number of nodes above node N in the target dimension\"). Used by can-p only."),
+	also(enumField("matchmaking.categorical", func(s *Scenario) *string { return &s.Matchmaking.Categorical }, jobs.CategoricalNone.String(),
+		CategoricalModes, "a categorical matchmaking mode",
+		"How can and can-p use categorical resources (002 ch. 5): none (a run node must still match a job's categorical constraint, but pushes and climbs follow the aggregated load alone, so a job may wander where no node of its values is and fail) or cid (each heartbeat carries the sender's ACID, the combinations present in the region above it, 002 Eq 5.1; a job is pushed or climbs only towards neighbors whose ACID holds a combination it accepts, 002 Algorithm 3). subcan (002 §2.4's sub-CANs) is not built yet. cent always respects categories."),
+		func(s *Scenario) string {
+			switch {
+			case s.Matchmaking.Categorical == CategoricalSubCAN:
+				return "subcan (002 §2.4's sub-CANs along a transform dimension) is not built yet — write cid (002 ch. 5's CIDs) or none"
+			case s.Matchmaking.Categorical == jobs.CategoricalCID.String() && !s.Peers.Categorical.On():
+				return "cid needs peers with categorical resources — set peers.categorical.types (e.g. 4), or write none"
+			}
+			return ""
+		}, "peers.categorical.types"),
 
 	enumField("scheduling.mode", func(s *Scenario) *string { return &s.Scheduling.Mode }, jobs.SchedVanilla.String(),
 		SchedModes, "a scheduling mode",
@@ -522,6 +578,19 @@ func boolField(key string, p func(*Scenario) *bool, def bool, doc string) field 
 		},
 		check: func(*Scenario) string { return "" },
 	}
+}
+
+// also adds check (which may read deps) to f's own.
+func also(f field, check func(*Scenario) string, deps ...string) field {
+	own := f.check
+	f.deps = append(f.deps, deps...)
+	f.check = func(s *Scenario) string {
+		if msg := own(s); msg != "" {
+			return msg
+		}
+		return check(s)
+	}
+	return f
 }
 
 // enumField is one of values: a scenario-level list of names or a core's

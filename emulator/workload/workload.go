@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -38,6 +39,10 @@ type Job struct {
 	At   time.Duration // emulated submission time
 	Req  can.Point     // length dims+1: requirement coordinate per resource dimension (0 = don't care), then a uniform random virtual coordinate (003 §4.2)
 	Work time.Duration // running time on a canonical node (speed 1.0); the run node divides it by its speed
+	// Constraint and CID are its categorical requirement (Categorize;
+	// nil without categorical resources).
+	Constraint categorical.Constraint
+	CID        categorical.Set
 }
 
 // stream is the PCG stream of this package ("jobs"); arrivals,
@@ -259,4 +264,38 @@ func toDuration(x float64) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(math.Round(x))
+}
+
+// Categorize gives jobs their categorical constraints (002 §5.1.2, §5.2)
+// from a PCG stream of their own, so that every other draw stays the same:
+// a share c.Exact of them accept one combination among the first
+// p.InUse() (uniformly), a share c.Range constrain each type to the values
+// between two uniform draws — or, with probability c.DontCare, leave it
+// free — and the rest accept every combination. Each job's CID is the
+// union of the combinations it accepts. Nothing happens unless c.On().
+func Categorize(jobs []Job, c scenario.WorkloadCategorical, p scenario.PeersCategorical, seed uint64) {
+	if !c.On() || !p.On() {
+		return
+	}
+	space := p.Space()
+	r := rand.New(rand.NewPCG(seed, stream+3))
+	for i := range jobs {
+		var con categorical.Constraint
+		switch u := r.Float64(); {
+		case u < c.Exact:
+			con = categorical.Exact(space.ValuesOf(r.IntN(p.InUse())))
+		case u < c.Exact+c.Range:
+			con = categorical.Any(space)
+			for t, n := range space.Values {
+				if r.Float64() < c.DontCare {
+					continue
+				}
+				a, b := r.IntN(n), r.IntN(n)
+				con[t] = categorical.Accept{Lo: min(a, b), Hi: max(a, b)}
+			}
+		default:
+			con = categorical.Any(space)
+		}
+		jobs[i].Constraint, jobs[i].CID = con, categorical.JobCID(space, con)
+	}
 }
