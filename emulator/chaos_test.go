@@ -207,6 +207,7 @@ func TestNeverHealedPartitionFailsTheInvariant(t *testing.T) {
 // the overlay heals after the partition and the crash, and --strict's
 // invariant holds.
 func TestChaosReplaysExactly(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	sc, err := scenario.Load("../examples/chaos.yaml")
 	if err != nil {
 		t.Fatal(err)

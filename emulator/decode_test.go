@@ -17,6 +17,7 @@ import (
 // for churn and chaos at the examples' full size (eagerGolden); a jobs
 // example at full size decodes eagerly for minutes, so this one is reduced.
 func TestLazyHeartbeatsChangeNothing(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	for _, tc := range []struct {
 		file string
 		sets []string

@@ -96,6 +96,7 @@ func checkJobHistories(t *testing.T, res *emulator.Result) {
 // centralized matchmaker with its global view is best. The ordering, not
 // the ratios, is asserted (docs/JOBS.md publishes the ratios).
 func TestSchemesOrderedByWait(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
@@ -129,6 +130,7 @@ func TestSchemesOrderedByWait(t *testing.T) {
 // scheme; the recovery paths (re-matching, adoption by the new owner,
 // jobs handed back, client resubmission) are all exercised.
 func TestJobsSurviveDepartures(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
@@ -160,6 +162,7 @@ func TestJobsSurviveDepartures(t *testing.T) {
 }
 
 func TestJobsReplayExactly(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
@@ -199,6 +202,7 @@ faults:
 // behind the figures are one per submitted job, and the run's table
 // prints the job rows.
 func TestCensoredWaits(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	sc := jobsScenario(t, 6, "can", 2, "")
 	if err := sc.SetAll("workload.interarrival=5s", "duration=1h"); err != nil {
 		t.Fatal(err)
@@ -252,6 +256,7 @@ func TestCensoredWaits(t *testing.T) {
 // none submitted after duration — where the same run without it leaves
 // jobs unfinished.
 func TestDrainEndsEveryJob(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
@@ -353,6 +358,7 @@ matchmaking: {scheme: can-p}
 // jobs.utilization_at_last_submission is measured when the last job of
 // the workload is submitted (003 §5.4, Fig 5).
 func TestSteadyWaitsAndUtilization(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}

@@ -74,6 +74,7 @@ func checkQuickstartShape(t *testing.T, s emulator.Summary) {
 // TestSimIsDeterministic: the same scenario and seed give identical
 // summaries (wall time aside) and time series.
 func TestSimIsDeterministic(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	sc := quickstart(t)
 	sc.Peers.Count = 2000
 	if testing.Short() { // the race run: smaller, same property
@@ -228,6 +229,7 @@ func churnScenario(t *testing.T) scenario.Scenario {
 // overlap, and after churn stops every mode reconverges to an exact overlay,
 // with either split rule.
 func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	for _, split := range overlay.SplitRules {
 		for _, mode := range overlay.HeartbeatModes {
 			sc := churnScenario(t)
@@ -304,6 +306,7 @@ func TestChurnOnEmulator(t *testing.T) {
 // most 20% messages, and compact and adaptive carry far fewer node entries
 // than vanilla.
 func TestFastChurnSchemeOrdering(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	got := map[overlay.HeartbeatMode]emulator.Summary{}
 	for _, mode := range overlay.HeartbeatModes {
 		sc := churnScenario(t)
@@ -341,6 +344,7 @@ func TestFastChurnSchemeOrdering(t *testing.T) {
 // uniform population; with cuts between fixed points (kd) the mean neighbor
 // count, and with it the cost, grows with the peer count (docs/OVERLAY.md).
 func TestPerNodeCostFlatWithPeerCount(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	run := func(split overlay.SplitRule, peers int) emulator.Summary {
 		sc := churnScenario(t)
 		sc.Overlay.Split, sc.Overlay.Heartbeat.Mode, sc.Peers.Population = split, "compact", scenario.PopulationUniform

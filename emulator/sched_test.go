@@ -44,6 +44,7 @@ scheduling: {mode: %s, period: 10s}
 // runs: internode and queue balancing, each way). The ordering among the
 // dynamic modes is published in docs/JOBS.md, not asserted.
 func TestDynamicSchedulingBeatsVanilla(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
@@ -88,6 +89,7 @@ func TestDynamicSchedulingBeatsVanilla(t *testing.T) {
 // in every scheduling mode: migrations in flight, owners cut off from
 // their run nodes and zone conflicts after the heal are all recovered.
 func TestSchedulingModesSurviveChurnAndPartition(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
@@ -165,6 +167,7 @@ faults:
 // job ends exactly once, without faults and under churn, a partition and a
 // crash (Balloons of departed nodes expire, hosts that leave are replaced).
 func TestBalloonsPlaceJobs(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
@@ -202,6 +205,7 @@ faults:
 // jobs.csv has one row per generated job and agrees with summary.json:
 // outcomes, mean wait, migrations and requirements as generated.
 func TestJobTableAgreesWithSummary(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("a single-threaded simulator run (no data races to find); the full test run covers it")
 	}
@@ -269,6 +273,7 @@ func TestJobTableAgreesWithSummary(t *testing.T) {
 // matchmaking.scheme cent-queue with vanilla run nodes, and its summary
 // names the scheme cent-queue.
 func TestSchedModeCENTIsCentQueue(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
