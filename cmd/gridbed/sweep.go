@@ -246,7 +246,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 		for c := range cols {
 			stats[c] = sweep.Aggregate(values[c])
 			mdRow = append(mdRow, stats[c].Markdown())
-			csvRow = append(csvRow, stats[c].CSV()...)
+			csvRow = append(csvRow, stats[c].CSV(cols[c])...)
 		}
 		mdRows, csvRows = append(mdRows, mdRow), append(csvRows, csvRow)
 		rep.Add(p, firstDir, firstRes, stats)

@@ -39,7 +39,7 @@ func TestSweepReplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := strings.Join(rows[0], ",")
-	if head != "overlay.heartbeat.mode,seeds,outcome,outcome.ci95_lo,outcome.ci95_hi,"+
+	if head != "overlay.heartbeat.mode,seeds,outcome,"+
 		"messages.per_node_per_minute,messages.per_node_per_minute.ci95_lo,messages.per_node_per_minute.ci95_hi,"+
 		"overlay.neighbors_mean,overlay.neighbors_mean.ci95_lo,overlay.neighbors_mean.ci95_hi,"+
 		"messages.total,messages.total.ci95_lo,messages.total.ci95_hi" || len(rows) != 3 {
@@ -79,7 +79,7 @@ func TestSweepReplicates(t *testing.T) {
 			half := 4.303 * math.Sqrt(ss/2) / math.Sqrt(3)
 			got := make([]float64, 3)
 			for k := range got {
-				cell := row[5+3*c+k]
+				cell := row[3+3*c+k]
 				if got[k], err = strconv.ParseFloat(cell, 64); err != nil {
 					t.Fatalf("%s %s: %q is not a number", mode, col, cell)
 				}

@@ -91,11 +91,12 @@ func (s Stat) Markdown() string {
 	return out
 }
 
-// CSV renders the Stat for sweep.csv at full precision: the value (a
-// single run), or the mean and the CI's bounds (replicates); empty cells
-// for none.
-func (s Stat) CSV() []string {
-	if s.Replicates == 1 {
+// CSV renders the Stat for sweep.csv at full precision, one cell per
+// CSVHead(col, replicates) entry: the value (a single run, or a text
+// column), or the mean and the CI's bounds (replicates); empty cells for
+// none.
+func (s Stat) CSV(col string) []string {
+	if s.Replicates == 1 || Text(col) {
 		switch {
 		case s.Numeric():
 			return []string{Full(s.Mean)}
@@ -111,13 +112,24 @@ func (s Stat) CSV() []string {
 }
 
 // CSVHead is the header of a column's cells in sweep.csv: the column (a
-// single run), or the column's mean and the bounds of its 95% CI
-// (replicates).
+// single run, or a text column), or the column's mean and the bounds of
+// its 95% CI (replicates).
 func CSVHead(col string, replicates int) []string {
-	if replicates == 1 {
+	if replicates == 1 || Text(col) {
 		return []string{col}
 	}
 	return []string{col, col + ".ci95_lo", col + ".ci95_hi"}
+}
+
+// Text reports whether a summary.json path holds text, not a number (an
+// outcome, a mode): it has no mean nor interval.
+func Text(col string) bool {
+	switch col {
+	case "outcome", "scenario", "driver", "overlay.heartbeat_mode", "overlay.split", "peers.bootstrap",
+		"jobs.scheme", "jobs.mode", "jobs.residue", "emulator.overload":
+		return true
+	}
+	return false
 }
 
 // csvQuote quotes a CSV field holding a comma, a quote or a line break.

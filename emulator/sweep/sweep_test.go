@@ -80,7 +80,7 @@ func TestAggregate(t *testing.T) {
 	if got := st.Markdown(); got != "2.0 ± 2.5" {
 		t.Errorf("markdown %q", got)
 	}
-	csv := st.CSV()
+	csv := st.CSV("x")
 	lo, _ := strconv.ParseFloat(csv[1], 64)
 	hi, _ := strconv.ParseFloat(csv[2], 64)
 	if len(csv) != 3 || csv[0] != "2" || lo != st.Lo || hi != st.Hi || len(csv[2]) < 15 {
@@ -98,8 +98,11 @@ func TestAggregate(t *testing.T) {
 	if got := Aggregate([]any{"passed", "passed"}).Markdown(); got != "passed" {
 		t.Errorf("same outcomes: %q", got)
 	}
-	if got := Aggregate([]any{nil, nil}).CSV(); len(got) != 3 || got[0] != "" {
+	if got := Aggregate([]any{nil, nil}).CSV("x"); len(got) != 3 || got[0] != "" {
 		t.Errorf("all null: csv %q", got)
+	}
+	if got := Aggregate([]any{"passed", "failed"}).CSV("outcome"); len(got) != 1 || got[0] != `"passed 1, failed 1"` || len(CSVHead("outcome", 2)) != 1 {
+		t.Errorf("outcome: csv %q, head %q: one cell", got, CSVHead("outcome", 2))
 	}
 	if h := CSVHead("jobs.completed", 3); strings.Join(h, ",") != "jobs.completed,jobs.completed.ci95_lo,jobs.completed.ci95_hi" {
 		t.Errorf("csv head %v", h)
