@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -115,6 +116,24 @@ read from the examples built into gridbed.
 // an unknown flag that is a scenario key (--seed 3, --peers.count=50,
 // before or after the command) is answered with the --set to write.
 func flagAdvice(c *cobra.Command, args []string, err error) string {
+	if _, arg, ok := strings.Cut(err.Error(), "unknown shorthand flag: "); ok {
+		// Go's flag package took -out for --out; pflag reads it as -o -u -t.
+		if i := strings.LastIndex(arg, " in -"); i >= 0 {
+			long, _, _ := strings.Cut(arg[i+len(" in -"):], "=")
+			if c.Flags().Lookup(long) != nil || scenarioKey(long) != "" {
+				err = fmt.Errorf("unknown flag: --%s", long)
+				if c.Flags().Lookup(long) != nil {
+					return fmt.Sprintf("-%s: write --%s (flags take two dashes)", long, long)
+				}
+				args = slices.Clone(args)
+				for j, a := range args {
+					if a == "-"+long || strings.HasPrefix(a, "-"+long+"=") {
+						args[j] = "-" + a
+					}
+				}
+			}
+		}
+	}
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
 		return fmt.Sprintf("%v — `%s --help` lists the flags and their values", err, c.CommandPath())

@@ -84,6 +84,8 @@ func TestUnknownFlagSuggestsSet(t *testing.T) {
 		{[]string{"validate", "examples/quickstart.yaml", "--duration"}, "write --set duration=VALUE"},
 		{[]string{"keys", "--seed", "3"}, "write --set seed=3 (e.g. gridbed run FILE --set seed=3)"},
 		{[]string{"run", "examples/quickstart.yaml", "--frobnicate"}, "unknown flag: --frobnicate — `gridbed run --help` lists the flags"},
+		{[]string{"run", "examples/quickstart.yaml", "-out", "x"}, "-out: write --out (flags take two dashes)"},
+		{[]string{"run", "examples/quickstart.yaml", "-seed=4"}, "write --set seed=4"},
 	} {
 		code, stdout, stderr := gridbed(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) || stdout != "" {
