@@ -4,6 +4,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/sweep"
 )
 
 // TestHelpExitsZero: every form of asking for help prints it on stdout and
@@ -116,10 +119,20 @@ func TestFlagValuesChecked(t *testing.T) {
 		{[]string{"sweep", q, "--vary", "seed=1,2", "--seeds", "2"}, "write --seeds N"},
 		{[]string{"sweep", q, "--vary", "overlay.dimensions"}, "write key=value1,value2"},
 		{[]string{"reproduce", "003-fig6", "--scale", "0"}, "--scale a factor above 0"},
+		{[]string{"sweep", q, "--vary", "overlay.dimensions=2,3", "--columns", "messages.per_node_per_minut"}, `messages has no "per_node_per_minut" — it has `},
+		{[]string{"sweep", q, "--vary", "overlay.dimensions=2,3", "--columns", "jobs.wait_seconds.p95"}, `jobs.wait_seconds has no "p95"`},
+		{[]string{"sweep", q, "--vary", "overlay.dimensions=2,3", "--columns", "outcome.x"}, `outcome is a value, not a section`},
 	} {
 		code, _, stderr := gridbed(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("gridbed %v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// Every default column, and a path through a map, is accepted.
+	schema := emulator.Summary{Jobs: &emulator.JobsSummary{}, Staleness: &emulator.StalenessSummary{}, Emulator: &emulator.LiveSummary{}, Sim: &emulator.SimSummary{}}
+	for _, c := range append(append([]string{"messages.by_type.heartbeat.count", "overlay.events.route_forward"}, sweep.DefaultColumns...), sweep.JobColumns...) {
+		if err := sweep.CheckPath(schema, c); err != nil {
+			t.Errorf("--columns %s refused: %v", c, err)
 		}
 	}
 	// What the help promises is accepted: a bare port for the profiler,

@@ -130,15 +130,6 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 		first = f.seed
 	}
 	seeds := sweep.Seeds(first, f.seeds)
-	dir := f.out
-	if dir == "" {
-		dir = defaultOut("sweep-", pos[0], f.driver)
-	}
-	od, err := prepareOut("--out", dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "gridbed sweep: %v\n", err)
-		return 2
-	}
 	columns := f.columns
 	if columns == "" {
 		columns = strings.Join(sweep.DefaultColumns, ",")
@@ -152,10 +143,28 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 			cols = append(cols, c)
 		}
 	}
+	// A path that cannot be in a summary is refused before anything runs.
+	schema := emulator.Summary{Jobs: &emulator.JobsSummary{}, Staleness: &emulator.StalenessSummary{},
+		Emulator: &emulator.LiveSummary{}, Sim: &emulator.SimSummary{}}
+	for _, c := range cols {
+		if err := sweep.CheckPath(schema, c); err != nil {
+			fmt.Fprintf(stderr, "gridbed sweep: --columns %s: %v (docs/RESULTS.md lists them)\n", c, err)
+			return 2
+		}
+	}
 	if !slices.Contains(cols, "outcome") {
 		// Every point's verdict beside its figures: a point that did
 		// not pass measured something else than its scenario.
 		cols = append([]string{"outcome"}, cols...)
+	}
+	dir := f.out
+	if dir == "" {
+		dir = defaultOut("sweep-", pos[0], f.driver)
+	}
+	od, err := prepareOut("--out", dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed sweep: %v\n", err)
+		return 2
 	}
 	replicated := len(seeds) > 1
 	mdHead, csvHead := []string{}, []string{}

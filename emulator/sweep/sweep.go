@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -175,4 +176,45 @@ func Markdown(head []string, rows [][]string) string {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
 	return b.String()
+}
+
+// CheckPath reports whether path can name a value of summaries shaped like
+// schema (a summary with every optional section present): an error names
+// the first element that is not there and the keys that are. A path
+// through a map or a section that is null in schema (its keys are known
+// only after a run, e.g. messages.by_type.heartbeat) is accepted.
+func CheckPath(schema any, path string) error {
+	var cur any
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &cur); err != nil {
+		return err
+	}
+	parts := strings.Split(path, ".")
+	for i, k := range parts {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			if cur == nil {
+				return nil // a map or section not in the schema
+			}
+			return fmt.Errorf("%s is a value, not a section: it has no %s", strings.Join(parts[:i], "."), k)
+		}
+		next, ok := m[k]
+		if !ok {
+			keys := make([]string, 0, len(m))
+			for key := range m {
+				keys = append(keys, key)
+			}
+			sort.Strings(keys)
+			where := "summary.json"
+			if i > 0 {
+				where = strings.Join(parts[:i], ".")
+			}
+			return fmt.Errorf("%s has no %q — it has %s", where, k, strings.Join(keys, ", "))
+		}
+		cur = next
+	}
+	return nil
 }
