@@ -156,8 +156,10 @@ func flagAdvice(c *cobra.Command, args []string, err error) string {
 
 // scenarioKey is the scenario key a flag name stands for: the key itself
 // (seed, peers.count) or the one key whose last element it is (count is
-// not unique; join_window is peers.join_window); "" for none.
+// not unique; join_window is peers.join_window), hyphens read as
+// underscores (--join-window); "" for none.
 func scenarioKey(name string) string {
+	name = strings.ReplaceAll(name, "-", "_")
 	var byLast []string
 	for _, k := range scenario.Keys() {
 		if k.Key == name {

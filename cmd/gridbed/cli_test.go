@@ -83,7 +83,7 @@ func TestUnknownFlagSuggestsSet(t *testing.T) {
 		{[]string{"--seed", "3", "run", "examples/quickstart.yaml"}, "write --set seed=3"},
 		{[]string{"run", "examples/quickstart.yaml", "--seed", "3"}, "write --set seed=3"},
 		{[]string{"run", "examples/quickstart.yaml", "--peers.count=50"}, "write --set peers.count=50"},
-		{[]string{"sweep", "examples/churn.yaml", "--join_window", "30s"}, "peers.join_window is a scenario key — write --set peers.join_window=30s"},
+		{[]string{"sweep", "examples/churn.yaml", "--join-window", "30s"}, "peers.join_window is a scenario key — write --set peers.join_window=30s"},
 		{[]string{"validate", "examples/quickstart.yaml", "--duration"}, "write --set duration=VALUE"},
 		{[]string{"keys", "--seed", "3"}, "write --set seed=3 (e.g. gridbed run FILE --set seed=3)"},
 		{[]string{"run", "examples/quickstart.yaml", "--frobnicate"}, "unknown flag: --frobnicate — `gridbed run --help` lists the flags"},
