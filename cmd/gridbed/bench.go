@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,61 +9,98 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/bench"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/metrics"
 )
 
-// defaultBenchFile is the scenario gridbed bench runs without a FILE.
+// defaultBenchFile is the scenario gridbed bench runs without a FILE (read
+// from the built-in examples when it is not where gridbed runs).
 const defaultBenchFile = "examples/bench.yaml"
 
-func cmdBench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario key (key=value); repeatable")
-	peers := fs.Int("peers", 0, "peers.count (0: the scenario's)")
-	timeScale := fs.Float64("time-scale", 0, "time_scale (0: the scenario's)")
-	duration := fs.Duration("duration", 0, "emulated duration (0: the scenario's)")
-	driver := fs.String("driver", emulator.DriverLive, "emulator or sim")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	noCeiling := fs.Bool("no-ceiling", false, "skip the raw actor → NATS → actor ceiling")
-	ceilingFor := fs.Duration("ceiling-duration", 5*time.Second, "how long the ceiling is measured (after 1 s of warm-up)")
-	ceilingActors := fs.Int("ceiling-actors", 0, "actors in the ceiling measurement (default 10000)")
-	ceilingSize := fs.Int("ceiling-size", 0, "ceiling message size in bytes (default: the scenario's mean message size)")
-	metricsAddr := fs.String("metrics-addr", "off", `serve /metrics here while running ("off" disables)`)
-	pprofAddr := fs.String("pprof-addr", "", `serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)`)
-	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+// benchFlags are gridbed bench's flags.
+type benchFlags struct {
+	sets                              []string
+	peers, ceilingActors, ceilingSize int
+	timeScale                         float64
+	duration, ceilingFor              time.Duration
+	driver, metricsAddr, pprofAddr    string
+	logLevel                          string
+	asJSON, noCeiling                 bool
+}
+
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f benchFlags
+	c := &cobra.Command{
+		Use:   "bench [FILE]",
+		Short: "measure speed: the raw actor → NATS → actor ceiling and a scenario's rate, lag, memory",
+		Long: `Measures how fast gridbed runs on this machine: the raw actor → NATS → actor
+message ceiling, then a scenario's protocol message rate, clock lag and
+memory, and how close the one comes to the other (docs/BENCHMARKS.md).
+FILE defaults to examples/bench.yaml (built into gridbed: works from any
+directory).
+
+` + exitStatuses,
+		Example: `  gridbed bench --json
+  gridbed bench --peers 10000 --time-scale 10 --duration 10m
+  gridbed bench examples/bench-10k.yaml --driver sim`,
+		ValidArgsFunction: scenarioFiles,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return status(cmdBench(f, args, stdout, stderr))
+		},
 	}
+	fs := c.Flags()
+	addSetFlag(fs, &f.sets, "override a scenario key by dotted path (`key=value`); repeatable")
+	fs.IntVar(&f.peers, "peers", 0, "peers.count (0: the scenario's)")
+	fs.Float64Var(&f.timeScale, "time-scale", 0, "time_scale (0: the scenario's)")
+	fs.DurationVar(&f.duration, "duration", 0, "emulated duration, e.g. 10m (0: the scenario's; the join window is fitted to it)")
+	addDriverFlag(c, &f.driver)
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fs.BoolVar(&f.noCeiling, "no-ceiling", false, "skip the raw actor → NATS → actor ceiling")
+	fs.DurationVar(&f.ceilingFor, "ceiling-duration", 5*time.Second, "how long the ceiling is measured (after 1 s of warm-up)")
+	fs.IntVar(&f.ceilingActors, "ceiling-actors", 0, "actors in the ceiling measurement (0: 10000)")
+	fs.IntVar(&f.ceilingSize, "ceiling-size", 0, "ceiling message size in bytes (0: the scenario's mean message size)")
+	addAddrFlag(fs, &f.metricsAddr, "metrics-addr", "off", false, `serve /metrics here while running: host:port, ":PORT" for this machine only, or "off"`)
+	addAddrFlag(fs, &f.pprofAddr, "pprof-addr", "", true, "serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)")
+	addLogLevelFlag(c, &f.logLevel)
+	return c
+}
+
+func cmdBench(f benchFlags, pos []string, stdout, stderr io.Writer) int {
 	if len(pos) > 1 {
 		fmt.Fprintln(stderr, "gridbed bench: give at most one scenario file, e.g. gridbed bench examples/bench.yaml")
 		return 2
+	}
+	for _, bad := range []struct {
+		flag string
+		neg  bool
+	}{{"--peers", f.peers < 0}, {"--time-scale", f.timeScale < 0}, {"--duration", f.duration < 0},
+		{"--ceiling-duration", f.ceilingFor <= 0}, {"--ceiling-actors", f.ceilingActors < 0}, {"--ceiling-size", f.ceilingSize < 0}} {
+		if bad.neg {
+			fmt.Fprintf(stderr, "gridbed bench: %s must be positive (0 where allowed: the scenario's or the default)\n", bad.flag)
+			return 2
+		}
 	}
 	file := defaultBenchFile
 	if len(pos) == 1 {
 		file = pos[0]
 	}
-	if !validDriver("bench", *driver, stderr) {
-		return 2
-	}
-	level, ok := parseLogLevel("bench", *logLevel, stderr)
-	if !ok {
-		return 2
-	}
+	noteBuiltin(file, stderr)
+	level := slogLevel(f.logLevel)
+	sets := append([]string(nil), f.sets...)
 	// The shortcut flags are --set overrides applied after the others, so
 	// they get the same validation and error messages.
-	if *peers > 0 {
-		sets = append(sets, "peers.count="+strconv.Itoa(*peers))
+	if f.peers > 0 {
+		sets = append(sets, "peers.count="+strconv.Itoa(f.peers))
 	}
-	if *timeScale > 0 {
-		sets = append(sets, "time_scale="+strconv.FormatFloat(*timeScale, 'g', -1, 64))
+	if f.timeScale > 0 {
+		sets = append(sets, "time_scale="+strconv.FormatFloat(f.timeScale, 'g', -1, 64))
 	}
 	var fitted string
-	if *duration > 0 {
+	if f.duration > 0 {
 		// The scenario's join window was chosen for its own duration: fit
 		// it to the one asked for, so that a window is left to measure.
 		base, err := loadScenario(file, sets)
@@ -72,11 +108,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
-		if jw := fitJoinWindow(base, *duration); jw != base.Peers.JoinWindow && !setsKey(sets, "peers.join_window") {
+		if jw := fitJoinWindow(base, f.duration); jw != base.Peers.JoinWindow && !setsKey(sets, "peers.join_window") {
 			sets = append(sets, "peers.join_window="+jw.String())
-			fitted = fmt.Sprintf("gridbed bench: peers.join_window fitted to %v (was %v) for --duration %v\n", jw, base.Peers.JoinWindow, *duration)
+			fitted = fmt.Sprintf("gridbed bench: peers.join_window fitted to %v (was %v) for --duration %v\n", jw, base.Peers.JoinWindow, f.duration)
 		}
-		sets = append(sets, "duration="+duration.String())
+		sets = append(sets, "duration="+f.duration.String())
 	}
 	sc, err := loadScenario(file, sets)
 	if err != nil {
@@ -85,12 +121,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stderr, fitted)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
-	if err := emulator.Admit(sc, *driver, memoryLimit()); err != nil {
+	m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	if err := emulator.Admit(sc, f.driver, memoryLimit()); err != nil {
 		fmt.Fprintf(stderr, "gridbed bench: %v\n", err)
 		return 2
 	}
-	ep, err := serveEndpoints("bench", m.Registry, *metricsAddr, true, *pprofAddr, stderr)
+	ep, err := serveEndpoints("bench", m.Registry, f.metricsAddr, true, f.pprofAddr, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -98,10 +134,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	defer ep.Close()
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	fmt.Fprintf(stderr, "bench %s: %d peers, %v emulated, driver %s, time scale %g\n", file, sc.Peers.Count, sc.Duration, *driver, sc.TimeScale)
+	fmt.Fprintf(stderr, "bench %s: %d peers, %v emulated, driver %s, time scale %g\n", file, sc.Peers.Count, sc.Duration, f.driver, sc.TimeScale)
 	rep, err := bench.Run(ctx, sc, bench.Options{
-		Driver: *driver, Metrics: m, Logger: logger, NoCeiling: *noCeiling,
-		Ceiling: bench.CeilingOptions{Duration: *ceilingFor, Actors: *ceilingActors, Size: *ceilingSize},
+		Driver: f.driver, Metrics: m, Logger: logger, NoCeiling: f.noCeiling,
+		Ceiling: bench.CeilingOptions{Duration: f.ceilingFor, Actors: f.ceilingActors, Size: f.ceilingSize},
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -115,7 +151,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if rep.Outcome == emulator.OutcomeInterrupted {
 		code = emulator.ExitInterrupted
 	}
-	if *asJSON {
+	if f.asJSON {
 		js, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
 			fmt.Fprintf(stderr, "gridbed bench: %v\n", err)

@@ -1,159 +1,71 @@
 // Command gridbed runs emulation scenarios of P2P desktop-grid protocols.
 //
 //	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR] [--pprof-addr ADDR] [--strict]
-//	gridbed sweep FILE --vary key=v1,v2 [--vary ...] [--set ...] [--driver sim] [--out DIR]
+//	gridbed sweep FILE --vary key=v1,v2 [--vary ...] [--seeds N] [--set ...] [--driver sim] [--out DIR]
 //	gridbed validate FILE [--set key=value ...]
 //	gridbed bench [FILE] [--peers N] [--time-scale S] [--duration D] [--driver emulator|sim] [--json]
 //	gridbed reproduce NAME|all|FILE [--seeds N] [--seed S] [--scale F] [--smoke] [--out DIR] [--list]
 //	gridbed keys
+//	gridbed version
+//	gridbed completion bash|zsh|fish|powershell
+//	gridbed help [COMMAND]
 //
+// The command line is built with cobra (docs/DESIGN.md, "Dependencies").
 // See README.md for a quick start and docs/ for the scenario keys and the
 // results schema.
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/report"
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/examples"
 	"github.com/gridbed/gridbed/metrics"
 )
-
-const usage = `gridbed — an emulation testbed for P2P desktop-grid protocols
-
-Usage:
-  gridbed run FILE [flags]        run a scenario and write its results
-  gridbed sweep FILE --vary k=a,b [flags]
-                                  run a parameter grid and tabulate it
-  gridbed validate FILE [flags]   check a scenario file (and --set overrides)
-  gridbed reproduce NAME|all      run a published experiment of examples/papers/
-                                  (replicated, deterministic) and judge the
-                                  paper's findings; --list, --seeds, --scale
-  gridbed keys                    list every scenario key with its default
-  gridbed bench [FILE] [flags]    measure speed: the raw actor → NATS → actor
-                                  ceiling and a scenario's rate, lag, memory
-                                  (default FILE examples/bench.yaml; --peers,
-                                  --time-scale, --duration, --driver, --json)
-
-Run flags:
-  --out DIR              results directory (default results/<scenario file name>,
-                         results/<name>-sim for --driver sim); checked before the
-                         run, written as a whole at its end, an earlier run's
-                         results there replaced
-  --set key=value        override a scenario key by dotted path; repeatable
-  --driver NAME          emulator (actors over embedded NATS, default) or sim
-                         (deterministic, virtual time)
-  --metrics-addr ADDR    serve /metrics here while running (default
-                         127.0.0.1:9464, which moves to a free port if busy;
-                         an address you give must be free; "off" disables)
-  --pprof-addr ADDR      serve Go's profiler (/debug/pprof/) here; a bare port
-                         means loopback (default: not served)
-  --progress MODE        auto (a progress bar when stderr is a terminal), on, off
-  --log-level LEVEL      debug, info, warn (default), error; logs go to stderr
-  --strict               exit non-zero unless the outcome is passed: 3 failed
-                         (an invariant failed), 4 overloaded (the machine could
-                         not keep up)
-  --report=false         skip report.html and its figures (written by default)
-
-Every run ends with one outcome — passed, failed, overloaded, interrupted —
-on its last line and in summary.json. Exit status: 0 for a completed run
-(whatever its outcome, without --strict); 4 when the overload guard stopped
-it; 130 when interrupted (the first Ctrl-C stops the run and writes what it
-measured, a second exits at once); 2 when it could not start (bad scenario,
-results directory, memory, address).
-
-Sweep flags:
-  --vary key=v1,v2,…     a grid axis; repeatable (the grid is their product)
-  --set, --driver, --out as for run (default out: results/sweep-<file name>)
-  --columns a.b,c.d      summary.json paths to tabulate
-  --report=false         skip report.html (figures comparing the grid points)
-`
 
 func main() {
 	emulator.TuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	switch args[0] {
-	case "run":
-		return cmdRun(args[1:], stdout, stderr)
-	case "sweep":
-		return cmdSweep(args[1:], stdout, stderr)
-	case "validate":
-		return cmdValidate(args[1:], stdout, stderr)
-	case "keys":
-		return cmdKeys(stdout)
-	case "bench":
-		return cmdBench(args[1:], stdout, stderr)
-	case "reproduce":
-		return cmdReproduce(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	fmt.Fprintf(stderr, "gridbed: unknown command %q — use run, sweep, reproduce, validate, keys or bench\n\n%s", args[0], usage)
-	return 2
-}
-
-// setFlags collects repeated --set flags.
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, ",") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
-// parseInterleaved parses flags that may come before or after positional
-// arguments ("run FILE --out DIR" and "run --out DIR FILE" both work).
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+// readScenario parses a scenario file; an examples/NAME.yaml path that does
+// not exist here is read from the examples built into gridbed, so that the
+// docs' commands work from any directory.
+func readScenario(file string) (scenario.Scenario, error) {
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		if src, data, ok := examples.Lookup(file); ok {
+			return scenario.Parse(src, data)
 		}
-		if fs.NArg() == 0 {
-			return pos, nil
+	}
+	return scenario.Load(file)
+}
+
+// noteBuiltin says on stderr when file will be read from the built-in
+// examples.
+func noteBuiltin(file string, stderr io.Writer) {
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		if src, _, ok := examples.Lookup(file); ok {
+			fmt.Fprintf(stderr, "gridbed: no %s here; using the %s built into gridbed\n", file, src)
 		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
 	}
 }
 
-// validDriver reports whether name is a driver, saying what to write
-// instead on stderr when it is not.
-func validDriver(cmd, name string, stderr io.Writer) bool {
-	if name == emulator.DriverLive || name == emulator.DriverSim {
-		return true
-	}
-	fmt.Fprintf(stderr, "gridbed %s: --driver %q is not a driver — write --driver emulator or --driver sim\n", cmd, name)
-	return false
-}
-
-// parseLogLevel reads --log-level, saying what to write instead on stderr
-// when it is not a level.
-func parseLogLevel(cmd, s string, stderr io.Writer) (slog.Level, bool) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(s)); err != nil {
-		fmt.Fprintf(stderr, "gridbed %s: --log-level %q — write debug, info, warn or error\n", cmd, s)
-		return level, false
-	}
-	return level, true
-}
-
+// loadScenario reads a scenario file (readScenario) and applies the --set
+// overrides.
 func loadScenario(file string, sets []string) (scenario.Scenario, error) {
-	sc, err := scenario.Load(file)
+	sc, err := readScenario(file)
 	if err != nil {
 		return sc, err
 	}
@@ -165,73 +77,150 @@ func loadScenario(file string, sets []string) (scenario.Scenario, error) {
 	return sc, nil
 }
 
-func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario key (key=value); repeatable")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var sets []string
+	c := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "check a scenario file (and --set overrides) without running it",
+		Long: `Checks a scenario file and the --set overrides: an unknown key, an
+impossible value or a malformed line is reported with the file, the line
+and what to write instead (exit status 2); a valid file prints "FILE: ok".`,
+		Example:           "  gridbed validate examples/quickstart.yaml --set peers.count=2000",
+		ValidArgsFunction: scenarioFiles,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				fmt.Fprintln(stderr, "gridbed validate: give exactly one scenario file, e.g. gridbed validate examples/quickstart.yaml")
+				return exitCode(2)
+			}
+			noteBuiltin(args[0], stderr)
+			if _, err := loadScenario(args[0], sets); err != nil {
+				fmt.Fprintln(stderr, err)
+				return exitCode(2)
+			}
+			fmt.Fprintf(stdout, "%s: ok\n", args[0])
+			return nil
+		},
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "gridbed validate: give exactly one scenario file, e.g. gridbed validate examples/quickstart.yaml")
-		return 2
-	}
-	if _, err := loadScenario(pos[0], sets); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	fmt.Fprintf(stdout, "%s: ok\n", pos[0])
-	return 0
+	addSetFlag(c.Flags(), &sets, "override a scenario key by dotted path (`key=value`); repeatable")
+	return c
 }
 
-func cmdKeys(stdout io.Writer) int {
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tDEFAULT\tMEANING")
-	for _, k := range scenario.Keys() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Key, k.Default, k.Doc)
+func newKeysCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "keys",
+		Short: "list every scenario key with its default and meaning",
+		Long: `Lists every scenario key with its default and meaning, the meaning
+wrapped to 100 columns (docs/SCENARIOS.md has them with examples).`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			writeKeys(stdout, scenario.Keys(), 100)
+			return nil
+		},
 	}
-	tw.Flush()
-	return 0
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario key (key=value); repeatable")
-	out := fs.String("out", "", "results directory")
-	driver := fs.String("driver", emulator.DriverLive, "emulator or sim")
-	metricsAddr := fs.String("metrics-addr", defaultMetricsAddr, `serve /metrics here ("off" disables)`)
-	pprofAddr := fs.String("pprof-addr", "", `serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)`)
-	progress := fs.String("progress", "auto", "auto, on or off")
-	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
-	strict := fs.Bool("strict", false, "exit non-zero unless the outcome is passed (3 failed, 4 overloaded)")
-	withReport := fs.Bool("report", true, "write report.html and its figures into the results directory")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+// writeKeys prints the keys as three columns, the meanings wrapped so that
+// no line is longer than width (unless a key or a word is).
+func writeKeys(w io.Writer, keys []scenario.KeyDoc, width int) {
+	kw, dw := len("KEY"), len("DEFAULT")
+	for _, k := range keys {
+		kw, dw = max(kw, len(k.Key)), max(dw, len([]rune(k.Default)))
 	}
-	if len(pos) != 1 {
+	indent := kw + 2 + dw + 2
+	row := func(key, def, meaning string) {
+		lines := wrap(meaning, max(width-indent, 30))
+		fmt.Fprintf(w, "%-*s  %-*s  %s\n", kw, key, dw, def, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "%s%s\n", strings.Repeat(" ", indent), l)
+		}
+	}
+	row("KEY", "DEFAULT", "MEANING")
+	for _, k := range keys {
+		row(k.Key, k.Default, k.Doc)
+	}
+}
+
+// wrap breaks text into lines of at most width runes at spaces (a longer
+// word gets its own line).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
+}
+
+// runFlags are gridbed run's flags.
+type runFlags struct {
+	sets                                []string
+	out, driver, metricsAddr, pprofAddr string
+	progress, logLevel                  string
+	strict, withReport                  bool
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run FILE",
+		Short: "run a scenario and write its results and report",
+		Long: `Runs a scenario and writes its results (summary.json, timeseries.csv, …;
+docs/RESULTS.md) and report.html into a results directory.
+
+Every run ends with one outcome — passed, failed, overloaded, interrupted —
+on its last line and in summary.json. Without --strict a run that
+completed exits 0 whatever its outcome; with --strict anything but passed
+is non-zero (3 failed, 4 overloaded). The first Ctrl-C stops the run and
+writes what it measured (status 130), a second exits at once.
+
+` + exitStatuses + `
+Run the built binary (go build -o gridbed ./cmd/gridbed) where the status
+matters: go run reports any non-zero status of the program as its own 1.`,
+		Example: `  gridbed run examples/quickstart.yaml
+  gridbed run examples/churn.yaml --driver sim --set seed=3 --out results/churn-3
+  gridbed run examples/chaos.yaml --strict; echo "exit $?"`,
+		ValidArgsFunction: scenarioFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			return status(cmdRun(c, f, args, stdout, stderr))
+		},
+	}
+	fs := c.Flags()
+	addSetFlag(fs, &f.sets, "override a scenario key by dotted path (`key=value`); repeatable")
+	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/<file name>, results/<file name>-sim for --driver sim); checked before the run, written as a whole at its end, an earlier run's results there replaced")
+	addDriverFlag(c, &f.driver)
+	addAddrFlag(fs, &f.metricsAddr, "metrics-addr", defaultMetricsAddr, false,
+		`serve /metrics here while running: host:port, ":PORT" for this machine only, or "off"; the default moves to a free port if busy, an address you give must be free`)
+	addAddrFlag(fs, &f.pprofAddr, "pprof-addr", "", true, "serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)")
+	addChoiceFlag(c, &f.progress, "progress", "auto", []string{"auto", "on", "off"}, "a progress bar on stderr (auto: when stderr is a terminal)")
+	addLogLevelFlag(c, &f.logLevel)
+	fs.BoolVar(&f.strict, "strict", false, "exit non-zero unless the outcome is passed: 3 failed (an invariant failed), 4 overloaded (the machine could not keep up)")
+	fs.BoolVar(&f.withReport, "report", true, "write report.html and its figures (--report=false skips them)")
+	return c
+}
+
+func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
 		fmt.Fprintln(stderr, "gridbed run: give exactly one scenario file, e.g. gridbed run examples/quickstart.yaml")
 		return 2
 	}
-	if !validDriver("run", *driver, stderr) {
-		return 2
-	}
-	level, ok := parseLogLevel("run", *logLevel, stderr)
-	if !ok {
-		return 2
-	}
-	sc, err := loadScenario(pos[0], sets)
+	noteBuiltin(args[0], stderr)
+	level := slogLevel(f.logLevel)
+	sc, err := loadScenario(args[0], f.sets)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	dir := *out
+	dir := f.out
 	if dir == "" {
-		dir = defaultOut("", pos[0], *driver)
+		dir = defaultOut("", args[0], f.driver)
 	}
 	// Refuse what cannot work before anything runs: a results directory
 	// that cannot be written, a run that cannot fit in memory, a metrics
@@ -241,14 +230,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
 		return 2
 	}
-	if err := emulator.Admit(sc, *driver, memoryLimit()); err != nil {
+	if err := emulator.Admit(sc, f.driver, memoryLimit()); err != nil {
 		od.Discard()
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
-	ep, err := serveEndpoints("run", m.Registry, *metricsAddr, flagGiven(fs, "metrics-addr"), *pprofAddr, stderr)
+	m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	ep, err := serveEndpoints("run", m.Registry, f.metricsAddr, flagGiven(c.Flags(), "metrics-addr"), f.pprofAddr, stderr)
 	if err != nil {
 		od.Discard()
 		fmt.Fprintln(stderr, err)
@@ -256,15 +245,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer ep.Close()
 
-	bar := newProgressBar(stderr, *progress)
+	bar := newProgressBar(stderr, f.progress)
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	fmt.Fprintf(stderr, "running %s: %d peers, %v emulated, driver %s, time scale %g\n", pos[0], sc.Peers.Count, sc.Duration, *driver, sc.TimeScale)
+	fmt.Fprintf(stderr, "running %s: %d peers, %v emulated, driver %s, time scale %g\n", args[0], sc.Peers.Count, sc.Duration, f.driver, sc.TimeScale)
 	if e := sc.Experiment; e != nil {
 		fmt.Fprintf(stderr, "this file is an experiment (%s %s %s, %d findings): run measures one point of it; `gridbed reproduce %s` runs its sweep and judges the findings\n",
-			e.Paper, e.Section, e.Figure, len(e.Findings), pos[0])
+			e.Paper, e.Section, e.Figure, len(e.Findings), args[0])
 	}
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m, Progress: bar.update, Logger: logger})
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger})
 	bar.done()
 	if err != nil {
 		od.Discard()
@@ -272,11 +261,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	res.Summary.PrintTable(stdout)
-	if code := writeRun(od, res, *withReport, stdout, stderr); code != 0 {
+	if code := writeRun(od, res, f.withReport, stdout, stderr); code != 0 {
 		return code
 	}
 	fmt.Fprintln(stdout, res.Summary.OutcomeLine())
-	return res.Summary.ExitCode(*strict)
+	return res.Summary.ExitCode(f.strict)
 }
 
 // writeRun writes a run's files into its results directory and puts it in
@@ -316,13 +305,6 @@ func defaultOut(prefix, file, driver string) string {
 		name += "-sim"
 	}
 	return filepath.Join("results", name)
-}
-
-// flagGiven reports whether flag name was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }
 
 // progressBar draws emulated progress on a terminal.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/report"
 	"github.com/gridbed/gridbed/emulator/reproduce"
@@ -19,9 +20,22 @@ import (
 	"github.com/gridbed/gridbed/examples/papers"
 )
 
-const reproduceUsage = `gridbed reproduce [NAME|all|FILE] [flags]
+// reproduceFlags are gridbed reproduce's flags.
+type reproduceFlags struct {
+	list, smoke, strict, withReport bool
+	judgeDir, out                   string
+	seeds, parallel                 int
+	seed                            uint64
+	scale                           float64
+	sets                            []string
+}
 
-Runs a published experiment of examples/papers/ (embedded: works from any
+func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f reproduceFlags
+	c := &cobra.Command{
+		Use:   "reproduce NAME|all|FILE",
+		Short: "run a published experiment of examples/papers/ and judge the paper's findings",
+		Long: `Runs a published experiment of examples/papers/ (embedded: works from any
 directory) on the deterministic driver, replicated over seeds, and judges
 each of the paper's findings against gridbed's numbers: reproduced (the
 ordering holds and the magnitude is within tolerance — 30% unless the
@@ -31,60 +45,49 @@ holds) or not-reproduced. Writes reproduce.md, reproduce.json, figures
 with the paper's values beside gridbed's, and every run's results under
 runs/. docs/FIDELITY.md.
 
-Flags:
-  --list          name the experiments, with their paper, figure and title
-  --judge DIR     judge again the runs an earlier reproduction recorded in
-                  DIR/reproduce.json against the experiment's findings as
-                  they are now (after a finding's value, tolerance or rule
-                  changed), without running anything; rewrites DIR's
-                  reproduce.md, reproduce.json and figures
-  --seeds N       replicates: seeds S, S+1, …, S+N-1 (default 3)
-  --seed S        the first seed (default 1)
-  --scale F       shrink the experiment: each scaled key (peers, jobs, and
-                  inter-arrival times to keep the load) × F^exponent
-                  (default 1, the experiment's size)
-  --smoke         each experiment's reduced version (its smoke scale, one
-                  seed): seconds, for a quick look; --scale/--seeds still win
-  --set key=value override a scenario key in every run (not a vary key);
-                  repeatable — how the explaining experiments change one
-                  thing at a time
-  --parallel P    runs at once (default: the number of CPUs)
-  --out DIR       results directory (default results/reproduce-NAME)
-  --strict        exit 3 when a finding is not reproduced
-  --report=false  skip the figures and report.html
-`
-
-func cmdReproduce(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, reproduceUsage) }
-	list := fs.Bool("list", false, "name the experiments")
-	judgeDir := fs.String("judge", "", "judge an earlier reproduction's runs again")
-	seeds := fs.Int("seeds", 3, "replicates")
-	seed := fs.Uint64("seed", 1, "the first seed")
-	scale := fs.Float64("scale", 1, "size factor")
-	smoke := fs.Bool("smoke", false, "each experiment's reduced version")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
-	out := fs.String("out", "", "results directory")
-	strict := fs.Bool("strict", false, "exit 3 when a finding is not reproduced")
-	withReport := fs.Bool("report", true, "write figures and report.html")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario key in every run (key=value); repeatable")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+` + exitStatuses,
+		Example: `  gridbed reproduce --list
+  gridbed reproduce 003-fig6 --seeds 3
+  gridbed reproduce all --scale 0.1 --seeds 1
+  gridbed reproduce --judge results/reproduce-003-fig6`,
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return append(papers.Names(), "all"), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return status(cmdReproduce(c, f, args, stdout, stderr))
+		},
 	}
-	if *list {
+	fs := c.Flags()
+	fs.BoolVar(&f.list, "list", false, "name the experiments, with their paper, figure and title")
+	fs.StringVar(&f.judgeDir, "judge", "", "judge again the runs an earlier reproduction recorded in DIR/reproduce.json against the experiment's findings as they are now, without running anything; rewrites DIR's reproduce.md, reproduce.json and figures")
+	fs.IntVar(&f.seeds, "seeds", 3, "`N` replicates: seeds S, S+1, …, S+N-1")
+	fs.Uint64Var(&f.seed, "seed", 1, "the first seed `S`")
+	fs.Float64Var(&f.scale, "scale", 1, "shrink the experiment: each scaled key (peers, jobs, and inter-arrival times to keep the load) × F^exponent (1: the experiment's size)")
+	fs.BoolVar(&f.smoke, "smoke", false, "each experiment's reduced version (its smoke scale, one seed): seconds, for a quick look; --scale/--seeds still win")
+	addSetFlag(fs, &f.sets, "`key=value`: override a scenario key in every run (not a vary key); repeatable — how the explaining experiments change one thing at a time")
+	fs.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "runs at once (default: the number of CPUs)")
+	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/reproduce-NAME)")
+	fs.BoolVar(&f.strict, "strict", false, "exit 3 when a finding is not reproduced")
+	fs.BoolVar(&f.withReport, "report", true, "write the figures and report.html (--report=false skips them)")
+	return c
+}
+
+func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stderr io.Writer) int {
+	fs := c.Flags()
+	if f.list {
 		return listExperiments(stdout, stderr)
 	}
-	if *judgeDir != "" {
-		return judgeAgain(*judgeDir, pos, *withReport, stdout, stderr)
+	if f.judgeDir != "" {
+		return judgeAgain(f.judgeDir, pos, f.withReport, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		fmt.Fprint(stderr, "gridbed reproduce: name one experiment, all, or a scenario file with an experiment block, e.g.\n  gridbed reproduce 003-fig6 --seeds 3\n  gridbed reproduce all --scale 0.1 --seeds 1\n  gridbed reproduce --list\n")
 		return 2
 	}
-	if *seeds < 1 || *parallel < 1 || !(*scale > 0) {
+	if f.seeds < 1 || f.parallel < 1 || !(f.scale > 0) {
 		fmt.Fprintln(stderr, "gridbed reproduce: --seeds and --parallel take 1 or more, --scale a factor above 0 (e.g. --scale 0.1)")
 		return 2
 	}
@@ -126,7 +129,7 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gridbed reproduce: %s has no experiment block — see examples/papers/ and docs/FIDELITY.md for how to write one\n", x.sc.Source)
 			return 2
 		}
-		for _, kv := range sets {
+		for _, kv := range f.sets {
 			key, _, _ := strings.Cut(kv, "=")
 			if strings.TrimSpace(key) == "seed" {
 				fmt.Fprintf(stderr, "gridbed reproduce: --set %s: the replicates' seeds come from --seed S and --seeds N — write --seed instead\n", kv)
@@ -137,13 +140,13 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 		}
-		if err := x.sc.SetAll(sets...); err != nil {
+		if err := x.sc.SetAll(f.sets...); err != nil {
 			fmt.Fprintf(stderr, "gridbed reproduce: %s: %v\n", x.name, err)
 			return 2
 		}
 		exps[i].sc = x.sc
-		opts := reproduce.Options{Seeds: *seeds, Seed: *seed, Scale: *scale, Set: sets}
-		if *smoke {
+		opts := reproduce.Options{Seeds: f.seeds, Seed: f.seed, Scale: f.scale, Set: f.sets}
+		if f.smoke {
 			if !flagGiven(fs, "scale") {
 				opts.Scale = x.sc.Experiment.Smoke.Scale
 			}
@@ -162,9 +165,9 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 		}
-		cfgs[i] = reproduce.Config{Options: opts, Parallel: *parallel}
+		cfgs[i] = reproduce.Config{Options: opts, Parallel: f.parallel}
 	}
-	dir := *out
+	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("results", "reproduce-"+pos[0])
 		if len(exps) == 1 {
@@ -196,7 +199,7 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gridbed reproduce: %s: %v\n", x.name, err)
 			return 1
 		}
-		if err := writeReproduction(sub, rep, *withReport && !rep.Interrupted, stderr); err != nil {
+		if err := writeReproduction(sub, rep, f.withReport && !rep.Interrupted, stderr); err != nil {
 			fmt.Fprintf(stderr, "gridbed reproduce: %s: writing results: %v\n", x.name, err)
 			return 1
 		}
@@ -237,7 +240,7 @@ func cmdReproduce(args []string, stdout, stderr io.Writer) int {
 	case interrupted:
 		fmt.Fprintf(stdout, "outcome: INTERRUPTED — %s so far\n", line)
 		return emulator.ExitInterrupted
-	case *strict && notReproduced > 0:
+	case f.strict && notReproduced > 0:
 		fmt.Fprintf(stdout, "outcome: %s\n", line)
 		return emulator.ExitFailed
 	}

@@ -1,13 +1,15 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/report"
@@ -16,27 +18,17 @@ import (
 	"github.com/gridbed/gridbed/metrics"
 )
 
-// jobColumns are the default figures of a sweep over a scenario with a
-// workload (003 §5.3's metrics).
-var jobColumns = []string{
-	"jobs.completed", "jobs.failed", "jobs.unfinished", "jobs.lost", "jobs.duplicated",
-	"jobs.wait_seconds.mean", "jobs.wait_seconds.p90", "jobs.wait_censored", "jobs.turnaround_seconds.mean",
-	"jobs.matchmaking.hops_mean", "jobs.matchmaking.seconds_mean", "jobs.queue_length_mean", "jobs.pushed",
-	"messages.per_node_per_minute", "bytes.per_node_per_minute",
-}
-
-// defaultColumns are the summary figures a sweep tabulates unless --columns
-// says otherwise (jobColumns when the scenario has a workload).
-var defaultColumns = []string{
-	"peers.final", "messages.per_node_per_minute", "bytes.per_node_per_minute", "entries.per_node_per_minute",
-	"overlay.neighbors_mean", "overlay.broken_links.mean", "overlay.broken_links.final",
-	"overlay.zone_gaps", "overlay.takeovers", "overlay.repairs", "overlay.reconverge_seconds",
-}
-
-// axesFlag collects repeated --vary flags.
+// axesFlag collects repeated --vary flags, each checked when parsed.
 type axesFlag []sweep.Axis
 
-func (a *axesFlag) String() string { return fmt.Sprint(*a) }
+func (a *axesFlag) String() string {
+	var out []string
+	for _, ax := range *a {
+		out = append(out, ax.Key+"="+strings.Join(ax.Values, ","))
+	}
+	return strings.Join(out, " ")
+}
+func (a *axesFlag) Type() string { return "key=v1,v2" }
 func (a *axesFlag) Set(v string) error {
 	ax, err := sweep.ParseAxis(v)
 	if err != nil {
@@ -46,120 +38,238 @@ func (a *axesFlag) Set(v string) error {
 	return nil
 }
 
-func cmdSweep(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sets setFlags
-	var axes axesFlag
-	fs.Var(&sets, "set", "override a scenario key for every run (key=value); repeatable")
-	fs.Var(&axes, "vary", "a grid axis: key=value1,value2,…; repeatable")
-	out := fs.String("out", "", "results directory")
-	driver := fs.String("driver", emulator.DriverLive, "emulator or sim")
-	withReport := fs.Bool("report", true, "write report.html with figures comparing the grid points (and each point's own report)")
-	columns := fs.String("columns", "", "summary.json paths to tabulate, comma separated (default: the overlay's figures, or the jobs' when the scenario has a workload)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+// sweepFlags are gridbed sweep's flags.
+type sweepFlags struct {
+	sets        []string
+	axes        axesFlag
+	out, driver string
+	columns     string
+	withReport  bool
+	seeds       int
+	seed        uint64
+}
+
+func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f sweepFlags
+	c := &cobra.Command{
+		Use:   "sweep FILE --vary key=v1,v2 [--vary …]",
+		Short: "run a parameter grid, replicated over seeds, and tabulate it",
+		Long: `Runs a scenario at every point of a parameter grid — the product of the
+--vary axes — and tabulates summary.json figures across it in sweep.md and
+sweep.csv, with report.html comparing the points. Every combination is
+validated before any runs.
+
+With --seeds N each grid point runs N times, with seeds S, S+1, …, S+N-1
+(S: --seed, or the scenario's seed), and each figure is given as the mean
+over the replicates with its 95% confidence interval (Student's t): in
+sweep.md as "mean ± half-width", in sweep.csv as the mean and the
+interval's bounds (columns KEY, KEY.ci95_lo, KEY.ci95_hi) at full
+precision, in the figures as error bars. A replicate whose figure is null
+(e.g. no steady window) is left out of its mean, and sweep.md says how many
+had one.
+
+` + exitStatuses,
+		Example: `  gridbed sweep examples/churn.yaml --driver sim --vary overlay.heartbeat.mode=vanilla,compact,adaptive
+  gridbed sweep examples/churn.yaml --driver sim --seeds 3 --vary overlay.heartbeat.mode=vanilla,compact
+  gridbed sweep examples/jobs.yaml --driver sim --vary jobs.scheme=can-p,can-p2 --vary workload.load=0.5,0.9`,
+		ValidArgsFunction: scenarioFiles,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return status(cmdSweep(f, args, stdout, stderr))
+		},
 	}
+	fs := c.Flags()
+	addSetFlag(fs, &f.sets, "override a scenario key for every run (`key=value`); repeatable")
+	fs.Var(&f.axes, "vary", "a grid axis: `key=v1,v2,…`; repeatable (the grid is their product)")
+	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/sweep-<file name>, …-sim for --driver sim)")
+	addDriverFlag(c, &f.driver)
+	fs.BoolVar(&f.withReport, "report", true, "write report.html with figures comparing the grid points, and each run's own report (--report=false skips them)")
+	fs.StringVar(&f.columns, "columns", "", "summary.json `PATHS` to tabulate, comma separated (default: the overlay's figures, or the jobs' when the scenario has a workload)")
+	fs.IntVar(&f.seeds, "seeds", 1, "`N` replicates per grid point: seeds S, S+1, …, S+N-1")
+	fs.Uint64Var(&f.seed, "seed", 0, "the first seed `S` (default: the scenario's seed)")
+	return c
+}
+
+func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
+	axes := f.axes
 	if len(pos) != 1 || len(axes) == 0 {
 		fmt.Fprintln(stderr, "gridbed sweep: give one scenario file and at least one --vary key=v1,v2, e.g.\n  gridbed sweep examples/churn.yaml --driver sim --vary overlay.heartbeat.mode=vanilla,compact,adaptive")
 		return 2
 	}
-	if !validDriver("sweep", *driver, stderr) {
+	if f.seeds < 1 {
+		fmt.Fprintf(stderr, "gridbed sweep: --seeds %d: write 1 or more replicates per grid point, e.g. --seeds 3\n", f.seeds)
 		return 2
 	}
+	for _, a := range axes {
+		if a.Key == "seed" && (f.seeds > 1 || f.seed != 0) {
+			fmt.Fprintln(stderr, "gridbed sweep: --vary seed=… and --seeds/--seed both choose seeds — write --seeds N (replicates S … S+N-1) instead of the seed axis")
+			return 2
+		}
+	}
+	if setsKey(f.sets, "seed") && f.seed != 0 {
+		fmt.Fprintln(stderr, "gridbed sweep: --set seed=… and --seed both give the first seed — write one of them")
+		return 2
+	}
+	noteBuiltin(pos[0], stderr)
 	grid := sweep.Grid(axes)
 	// Validate every combination before running any.
 	scenarios := make([]scenario.Scenario, len(grid))
 	for i, p := range grid {
-		sc, err := loadScenario(pos[0], append(append([]string(nil), sets...), p.Assignments(axes)...))
+		sc, err := loadScenario(pos[0], append(append([]string(nil), f.sets...), p.Assignments(axes)...))
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
-		if err := emulator.Admit(sc, *driver, memoryLimit()); err != nil {
+		if err := emulator.Admit(sc, f.driver, memoryLimit()); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", p.Name(axes), err)
 			return 2
 		}
 		scenarios[i] = sc
 	}
-	dir := *out
+	first := scenarios[0].Seed
+	if f.seed != 0 {
+		first = f.seed
+	}
+	seeds := sweep.Seeds(first, f.seeds)
+	columns := f.columns
+	if columns == "" {
+		columns = strings.Join(sweep.DefaultColumns, ",")
+		if scenarios[0].Workload.On() {
+			columns = strings.Join(sweep.JobColumns, ",")
+		}
+	}
+	var cols []string
+	for _, c := range strings.Split(columns, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cols = append(cols, c)
+		}
+	}
+	// A path that cannot be in a summary is refused before anything runs.
+	schema := emulator.Summary{Jobs: &emulator.JobsSummary{}, Staleness: &emulator.StalenessSummary{},
+		Emulator: &emulator.LiveSummary{}, Sim: &emulator.SimSummary{}}
+	for _, c := range cols {
+		if err := sweep.CheckPath(schema, c); err != nil {
+			fmt.Fprintf(stderr, "gridbed sweep: --columns %s: %v (docs/RESULTS.md lists them)\n", c, err)
+			return 2
+		}
+	}
+	if !slices.Contains(cols, "outcome") {
+		// Every point's verdict beside its figures: a point that did
+		// not pass measured something else than its scenario.
+		cols = append([]string{"outcome"}, cols...)
+	}
+	dir := f.out
 	if dir == "" {
-		dir = defaultOut("sweep-", pos[0], *driver)
+		dir = defaultOut("sweep-", pos[0], f.driver)
 	}
 	od, err := prepareOut("--out", dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "gridbed sweep: %v\n", err)
 		return 2
 	}
-	if *columns == "" {
-		*columns = strings.Join(defaultColumns, ",")
-		if scenarios[0].Workload.On() {
-			*columns = strings.Join(jobColumns, ",")
-		}
-	}
-	cols := strings.Split(*columns, ",")
-	if !slices.Contains(cols, "outcome") {
-		// Every point's verdict beside its figures: a point that did
-		// not pass measured something else than its scenario.
-		cols = append([]string{"outcome"}, cols...)
-	}
-	head := []string{}
+	replicated := len(seeds) > 1
+	mdHead, csvHead := []string{}, []string{}
 	for _, a := range axes {
-		head = append(head, a.Key)
+		mdHead = append(mdHead, a.Key)
+		csvHead = append(csvHead, a.Key)
 	}
-	head = append(head, cols...)
+	if replicated {
+		csvHead = append(csvHead, "seeds")
+	}
+	for _, c := range cols {
+		mdHead = append(mdHead, c)
+		csvHead = append(csvHead, sweep.CSVHead(c, len(seeds))...)
+	}
 
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	var rows [][]string
-	rep := &report.Sweep{Name: scenarios[0].Name, File: pos[0], Axes: axes, Columns: cols}
+	var mdRows, csvRows [][]string
+	rep := &report.Sweep{Name: scenarios[0].Name, File: pos[0], Axes: axes, Columns: cols, Seeds: seeds}
 	dir = od.Dir()
-	interrupted, notPassed := false, 0
+	interrupted, notPassed, total := false, 0, len(grid)*len(seeds)
 	for i, p := range grid {
-		sc := scenarios[i]
-		fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(grid), strings.Join(p.Assignments(axes), " "))
-		m := metrics.NewRun(metrics.RunInfo{Driver: *driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
-		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: *driver, Metrics: m})
-		if err != nil {
-			od.Discard()
-			fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", p.Name(axes), err)
-			return 1
-		}
-		interrupted = res.Summary.Outcome == emulator.OutcomeInterrupted
-		if res.Summary.Outcome != emulator.OutcomePassed {
-			notPassed++
-			fmt.Fprintf(stderr, "gridbed sweep: %s: %s\n", p.Name(axes), res.Summary.OutcomeLine())
-		}
-		sub := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
-		if err := res.WriteFiles(filepath.Join(dir, sub)); err != nil {
-			fmt.Fprintf(stderr, "gridbed sweep: writing results: %v\n", err)
-			return 1
-		}
-		if *withReport && !interrupted {
-			if _, err := report.WriteRun(filepath.Join(dir, sub), res); err != nil {
-				fmt.Fprintf(stderr, "gridbed sweep: writing the report: %v\n", err)
+		var values [][]any // per column, per replicate
+		values = make([][]any, len(cols))
+		var firstRes *emulator.Result
+		pointDir := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
+		firstDir := pointDir
+		for r, seed := range seeds {
+			sc := scenarios[i]
+			sub := pointDir
+			if replicated {
+				sc.Seed = seed
+				sub = filepath.Join(pointDir, "seed-"+strconv.FormatUint(seed, 10))
+			} else if f.seed != 0 {
+				sc.Seed = seed
+			}
+			if r == 0 {
+				firstDir = sub
+			}
+			run := i*len(seeds) + r + 1
+			label := strings.Join(p.Assignments(axes), " ")
+			if replicated {
+				label += fmt.Sprintf(" seed=%d", seed)
+			}
+			fmt.Fprintf(stderr, "[%d/%d] %s\n", run, total, label)
+			m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+			res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m})
+			if err != nil {
+				od.Discard()
+				fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", label, err)
 				return 1
 			}
-		}
-		row := append([]string(nil), p...)
-		for _, c := range cols {
-			v, ok := sweep.Lookup(res.Summary, strings.TrimSpace(c))
-			if !ok {
-				v = "?"
+			interrupted = res.Summary.Outcome == emulator.OutcomeInterrupted
+			if res.Summary.Outcome != emulator.OutcomePassed {
+				notPassed++
+				fmt.Fprintf(stderr, "gridbed sweep: %s: %s\n", label, res.Summary.OutcomeLine())
 			}
-			row = append(row, v)
+			if err := res.WriteFiles(filepath.Join(dir, sub)); err != nil {
+				fmt.Fprintf(stderr, "gridbed sweep: writing results: %v\n", err)
+				return 1
+			}
+			if f.withReport && !interrupted {
+				if _, err := report.WriteRun(filepath.Join(dir, sub), res); err != nil {
+					fmt.Fprintf(stderr, "gridbed sweep: writing the report: %v\n", err)
+					return 1
+				}
+			}
+			for c, col := range cols {
+				v, ok := sweep.Value(res.Summary, col)
+				if !ok {
+					v = "?"
+				}
+				values[c] = append(values[c], v)
+			}
+			if r == 0 {
+				firstRes = res
+			}
+			if interrupted {
+				break
+			}
 		}
-		rows = append(rows, row)
-		rep.Add(p, sub, res, row[len(axes):])
+		stats := make([]sweep.Stat, len(cols))
+		mdRow := append([]string(nil), p...)
+		csvRow := append([]string(nil), p...)
+		if replicated {
+			csvRow = append(csvRow, strconv.Itoa(len(values[0])))
+		}
+		for c := range cols {
+			stats[c] = sweep.Aggregate(values[c])
+			mdRow = append(mdRow, stats[c].Markdown())
+			csvRow = append(csvRow, stats[c].CSV(cols[c])...)
+		}
+		mdRows, csvRows = append(mdRows, mdRow), append(csvRows, csvRow)
+		rep.Add(p, firstDir, firstRes, stats)
 		if interrupted {
-			fmt.Fprintf(stderr, "gridbed sweep: interrupted at point %d of %d; writing the %d points run so far\n", i+1, len(grid), len(rows))
+			fmt.Fprintf(stderr, "gridbed sweep: interrupted at point %d of %d; writing the %d points run so far\n", i+1, len(grid), len(mdRows))
 			break
 		}
 	}
-	table := sweep.Markdown(head, rows)
-	csv := strings.Join(head, ",") + "\n"
-	for _, r := range rows {
+	table := sweep.Markdown(mdHead, mdRows)
+	if replicated {
+		table = fmt.Sprintf("Each cell: the mean over %d seeds (%d–%d) ± the half-width of its 95%% confidence interval (Student's t).\n\n", len(seeds), seeds[0], seeds[len(seeds)-1]) + table
+	}
+	csv := strings.Join(csvHead, ",") + "\n"
+	for _, r := range csvRows {
 		csv += strings.Join(r, ",") + "\n"
 	}
 	if err := os.WriteFile(filepath.Join(dir, "sweep.csv"), []byte(csv), 0o644); err != nil {
@@ -170,7 +280,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	withFigures := *withReport && !interrupted
+	withFigures := f.withReport && !interrupted
 	if withFigures {
 		if _, err := rep.Write(dir); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: writing the report: %v\n", err)
@@ -186,14 +296,18 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	if withFigures {
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(od.final, "report.html"))
 	}
+	runs := "points"
+	if replicated {
+		runs = "runs"
+	}
 	switch {
 	case interrupted:
-		fmt.Fprintf(stdout, "outcome: INTERRUPTED — %d of %d points run\n", len(rows), len(grid))
+		fmt.Fprintf(stdout, "outcome: INTERRUPTED — %d of %d points run\n", len(mdRows), len(grid))
 		return emulator.ExitInterrupted
 	case notPassed > 0:
-		fmt.Fprintf(stdout, "outcome: %d of %d points did not pass (see the outcome column)\n", notPassed, len(grid))
+		fmt.Fprintf(stdout, "outcome: %d of %d %s did not pass (see the outcome column)\n", notPassed, total, runs)
 	default:
-		fmt.Fprintf(stdout, "outcome: passed — every point passed\n")
+		fmt.Fprintf(stdout, "outcome: passed — every %s passed\n", strings.TrimSuffix(runs, "s"))
 	}
 	return 0
 }

@@ -135,8 +135,11 @@ func addLine(p *plot.Plot, name string, i int, xys plotter.XYs, width vg.Length)
 }
 
 // addBars adds grouped bars: one group per category (x position 0, 1, …),
-// one bar per series, series i's values[i][category]; NaN is no bar.
-func addBars(p *plot.Plot, categories []string, names []string, values [][]float64) {
+// one bar per series, series i's values[i][category]; NaN is no bar. It
+// returns the series' bar charts (their widths and offsets place error
+// bars).
+func addBars(p *plot.Plot, categories []string, names []string, values [][]float64) []*plotter.BarChart {
+	var charts []*plotter.BarChart
 	n := len(values)
 	w := vg.Points(min(40, 320/float64(max(1, n*len(categories)))))
 	for i, vs := range values {
@@ -154,6 +157,7 @@ func addBars(p *plot.Plot, categories []string, names []string, values [][]float
 		b.LineStyle.Width = 0
 		b.Offset = w * vg.Length(float64(i)-float64(n-1)/2)
 		p.Add(b)
+		charts = append(charts, b)
 		if n > 1 {
 			p.Legend.Add(names[i], b)
 		}
@@ -164,6 +168,7 @@ func addBars(p *plot.Plot, categories []string, names []string, values [][]float
 		p.X.Tick.Label.Rotation = math.Pi / 8
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
+	return charts
 }
 
 // markTimes draws dashed vertical lines at times xs (fault events) over

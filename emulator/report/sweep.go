@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,29 +31,42 @@ type Sweep struct {
 	Axes       []sweep.Axis
 	// Columns are the tabulated summary.json paths.
 	Columns []string
-	points  []point
+	// Seeds are the replicates' seeds, the same at every grid point
+	// (gridbed sweep --seeds); nil or one seed: one run per point.
+	Seeds  []uint64
+	points []point
 }
 
-// point is what the report keeps of one grid point's run.
+// point is what the report keeps of one grid point's runs.
 type point struct {
 	values []string
-	dir    string   // results directory, relative to the sweep's
-	cells  []string // the tabulated values, as in sweep.csv
+	dir    string       // the first replicate's results directory, relative to the sweep's
+	stats  []sweep.Stat // one per column, over the replicates
 	driver string
-	broken plotter.XYs // broken links over time (minutes)
-	waits  []float64
+	broken plotter.XYs // broken links over time (minutes), first replicate
+	waits  []float64   // job waits, first replicate
 	jobs   bool
 }
 
-// Add records a grid point: its values (one per axis), its results
-// directory relative to the sweep's, its run and its tabulated cells
-// (one per column, formatted as sweep.Lookup does).
-func (s *Sweep) Add(values []string, dir string, res *emulator.Result, cells []string) {
-	p := point{values: values, dir: dir, cells: cells, driver: res.Summary.Driver, waits: res.JobWaits, jobs: res.Summary.Jobs != nil}
+// Add records a grid point: its values (one per axis), the results
+// directory of its first replicate relative to the sweep's, that
+// replicate's run (the figures over time show it) and one Stat per column
+// over all its replicates.
+func (s *Sweep) Add(values []string, dir string, res *emulator.Result, stats []sweep.Stat) {
+	p := point{values: values, dir: dir, stats: stats, driver: res.Summary.Driver, waits: res.JobWaits, jobs: res.Summary.Jobs != nil}
 	for _, x := range res.Series {
 		p.broken = append(p.broken, plotter.XY{X: x.T.Minutes(), Y: float64(x.Oracle.BrokenLinks)})
 	}
 	s.points = append(s.points, p)
+}
+
+// replicated reports whether the grid points have several runs each.
+func (s *Sweep) replicated() bool { return len(s.Seeds) > 1 }
+
+// seedsText names the replicates' seeds, e.g. "3 seeds (1–3)".
+func (s *Sweep) seedsText() string {
+	n := len(s.Seeds)
+	return fmt.Sprintf("%d seeds (%d–%d)", n, s.Seeds[0], s.Seeds[n-1])
 }
 
 // Write writes dir/report.html and the comparison figures
@@ -76,6 +90,10 @@ func (s *Sweep) Write(dir string) (*Page, error) {
 		Subtitle: fmt.Sprintf("%s over %s%s; each grid point links to its own report", plural(len(s.points), "grid point", "grid points"), strings.Join(axes, " × "), driver),
 		Links:    files(dir, "sweep.csv", "sweep.md"),
 	}
+	if s.replicated() {
+		page.Subtitle = fmt.Sprintf("%s over %s%s, each run with %s: the table and figures give the mean and its 95%% confidence interval; each grid point links to its first seed's report",
+			plural(len(s.points), "grid point", "grid points"), strings.Join(axes, " × "), driver, s.seedsText())
+	}
 	t := Table{Caption: "The grid (sweep.csv)", Head: []string{"run"}}
 	for _, a := range s.Axes {
 		t.Head = append(t.Head, a.Key)
@@ -90,8 +108,8 @@ func (s *Sweep) Write(dir string) (*Page, error) {
 		for _, v := range p.values {
 			row = append(row, Cell{Text: v})
 		}
-		for _, c := range p.cells {
-			row = append(row, Cell{Text: c})
+		for _, st := range p.stats {
+			row = append(row, Cell{Text: st.Markdown()})
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -182,26 +200,30 @@ func (s *Sweep) xAxis() (axis int, numericAxis bool) {
 }
 
 // columnFigure draws column col across the grid: one line (or one bar
-// colour) per combination of the other axes' values.
+// colour) per combination of the other axes' values; with replicates, the
+// mean with its 95% confidence interval as error bars. The title and the
+// y axis are the column's description with its unit (sweep.Describe).
 func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
-	title := col
+	desc := sweep.Describe(col)
+	title := desc.Title
 	vals := make([]float64, len(s.points))
+	errs := make([][2]float64, len(s.points)) // below, above the mean
 	some, nonzero := false, false
 	for i, p := range s.points {
 		vals[i] = math.NaN()
-		if c < len(p.cells) {
-			if v, err := strconv.ParseFloat(p.cells[c], 64); err == nil && !math.IsInf(v, 0) {
-				vals[i] = v
-				some = true
-				nonzero = nonzero || v != 0
-			}
+		if c < len(p.stats) && p.stats[c].Numeric() && !math.IsInf(p.stats[c].Mean, 0) {
+			st := p.stats[c]
+			vals[i] = st.Mean
+			errs[i] = [2]float64{st.Mean - st.Lo, st.Hi - st.Mean}
+			some = true
+			nonzero = nonzero || st.Mean != 0 || st.Hi != 0
 		}
 	}
 	switch {
 	case !some:
-		return nil, Omitted{title, "no grid point has a number here (null, or not a summary.json key)"}
+		return nil, Omitted{title, fmt.Sprintf("no grid point has a number for %s (null, or not a summary.json key)", col)}
 	case !nonzero:
-		return nil, Omitted{title, "0 at every grid point"}
+		return nil, Omitted{title, fmt.Sprintf("%s is 0 at every grid point", col)}
 	}
 	x, isNum := s.xAxis()
 	// Series: the combinations of the other axes, in grid order.
@@ -215,10 +237,14 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 		}
 	}
 	xKey := s.Axes[x].Key
-	p := newPlot(col, xKey, col)
-	caption := fmt.Sprintf("%s (summary.json) at each grid point", col)
+	p := newPlot(title, xKey, desc.Label())
+	caption := fmt.Sprintf("%s — summary.json's %s — at each grid point", desc.Label(), col)
+	if s.replicated() {
+		caption = fmt.Sprintf("%s — summary.json's %s — at each grid point: the mean over %s, the error bars its 95%% confidence interval (Student's t)", desc.Label(), col, s.seedsText())
+	}
 	if isNum {
 		lines := make([]plotter.XYs, len(names))
+		bars := make([]plotter.YErrors, len(names))
 		for i, pt := range s.points {
 			if math.IsNaN(vals[i]) {
 				continue
@@ -226,6 +252,7 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 			xv, _ := numeric(pt.values[x])
 			k := index[s.label(pt, x)]
 			lines[k] = append(lines[k], plotter.XY{X: xv, Y: vals[i]})
+			bars[k] = append(bars[k], struct{ Low, High float64 }{errs[i][0], errs[i][1]})
 		}
 		for k, l := range lines {
 			if len(l) == 0 {
@@ -241,6 +268,15 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 			sc.Radius = vg.Points(3)
 			sc.Shape = draw.CircleGlyph{}
 			p.Add(sc)
+			if s.replicated() {
+				eb, err := plotter.NewYErrorBars(errorPoints{l, bars[k]})
+				if err == nil {
+					eb.Color, _ = style(k)
+					eb.Width = vg.Points(1.2)
+					eb.CapWidth = vg.Points(6)
+					p.Add(eb)
+				}
+			}
 		}
 		if _, err := strconv.ParseFloat(s.Axes[x].Values[0], 64); err != nil {
 			p.X.Label.Text = xKey + " (s)"
@@ -253,16 +289,22 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 			cat[v] = i
 		}
 		bars := make([][]float64, len(names))
+		errBars := make([][][2]float64, len(names))
 		for k := range bars {
 			bars[k] = make([]float64, len(cats))
+			errBars[k] = make([][2]float64, len(cats))
 			for j := range bars[k] {
 				bars[k][j] = math.NaN()
 			}
 		}
 		for i, pt := range s.points {
-			bars[index[s.label(pt, x)]][cat[pt.values[x]]] = vals[i]
+			k, j := index[s.label(pt, x)], cat[pt.values[x]]
+			bars[k][j], errBars[k][j] = vals[i], errs[i]
 		}
-		addBars(p, cats, names, bars)
+		charts := addBars(p, cats, names, bars)
+		if s.replicated() {
+			p.Add(barErrors{charts: charts, values: bars, errs: errBars})
+		}
 		caption += fmt.Sprintf(", by %s", xKey)
 	}
 	if len(names) > 1 {
@@ -270,6 +312,67 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 	}
 	return &figure{Figure: Figure{Name: "col_" + strings.ReplaceAll(col, ".", "_"), Title: title, Caption: caption + " (docs/RESULTS.md defines it)."},
 		panels: []*plot.Plot{p}}, Omitted{}
+}
+
+// errorPoints are a line's points with their error bars (below, above).
+type errorPoints struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// barErrors is a plotter of error bars over grouped bars (series k's bar
+// over category j spans errs[k][j] below and above its top), placed by the
+// bars' own offsets (which are in canvas units, not data units).
+type barErrors struct {
+	charts []*plotter.BarChart
+	values [][]float64
+	errs   [][][2]float64
+}
+
+// Plot implements plot.Plotter.
+func (b barErrors) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	for k, chart := range b.charts {
+		col, _ := style(k)
+		ls := draw.LineStyle{Color: darker(col), Width: vg.Points(1.2)}
+		for j, v := range b.values[k] {
+			if math.IsNaN(v) {
+				continue
+			}
+			lo, hi := v-b.errs[k][j][0], v+b.errs[k][j][1]
+			x := trX(float64(j)) + chart.Offset
+			yl, yh := trY(lo), trY(hi)
+			cap := chart.Width / 4
+			c.StrokeLines(ls, []vg.Point{{X: x, Y: yl}, {X: x, Y: yh}},
+				[]vg.Point{{X: x - cap, Y: yl}, {X: x + cap, Y: yl}},
+				[]vg.Point{{X: x - cap, Y: yh}, {X: x + cap, Y: yh}})
+		}
+	}
+}
+
+// DataRange implements plot.DataRanger: the bars' tops with their errors.
+func (b barErrors) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = 0, 0, math.Inf(1), math.Inf(-1)
+	for k, vs := range b.values {
+		xmax = math.Max(xmax, float64(len(vs)-1))
+		for j, v := range vs {
+			if !math.IsNaN(v) {
+				ymin = math.Min(ymin, v-b.errs[k][j][0])
+				ymax = math.Max(ymax, v+b.errs[k][j][1])
+			}
+		}
+	}
+	if math.IsInf(ymin, 1) {
+		ymin, ymax = 0, 0
+	}
+	return xmin, xmax, ymin, ymax
+}
+
+// darker is c at two thirds of its brightness: error bars show over a bar
+// of colour c.
+func darker(c color.Color) color.Color {
+	r, g, bl, a := c.RGBA()
+	return color.RGBA64{R: uint16(r * 2 / 3), G: uint16(g * 2 / 3), B: uint16(bl * 2 / 3), A: uint16(a)}
 }
 
 // brokenFigure overlays the grid points' broken links over time (002

@@ -15,11 +15,12 @@ import (
 )
 
 // runGrid runs every point of the grid over base (YAML) on the
-// deterministic driver, writes each point's results and report the way
-// gridbed sweep does, and returns the filled Sweep.
-func runGrid(t *testing.T, dir, base string, axes []sweep.Axis, cols []string) *Sweep {
+// deterministic driver, once per seed (none: the scenario's seed), writes
+// each run's results and report the way gridbed sweep does, and returns
+// the filled Sweep.
+func runGrid(t *testing.T, dir, base string, axes []sweep.Axis, cols []string, seeds ...uint64) *Sweep {
 	t.Helper()
-	s := &Sweep{Name: "test", File: "test.yaml", Axes: axes, Columns: cols}
+	s := &Sweep{Name: "test", File: "test.yaml", Axes: axes, Columns: cols, Seeds: seeds}
 	for i, p := range sweep.Grid(axes) {
 		sc, err := scenario.Parse("test", []byte(base))
 		if err != nil {
@@ -28,24 +29,43 @@ func runGrid(t *testing.T, dir, base string, axes []sweep.Axis, cols []string) *
 		if err := sc.SetAll(p.Assignments(axes)...); err != nil {
 			t.Fatal(err)
 		}
-		res, err := emulator.Run(t.Context(), sc, emulator.Options{Driver: emulator.DriverSim})
-		if err != nil {
-			t.Fatalf("%v (seed %d): %v", p, sc.Seed, err)
+		runSeeds := seeds
+		if len(runSeeds) == 0 {
+			runSeeds = []uint64{sc.Seed}
 		}
-		if err := res.CheckJobs(); err != nil {
-			t.Fatalf("%v (seed %d): %v", p, sc.Seed, err)
-		}
-		sub := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
-		writeReport(t, filepath.Join(dir, sub), res)
-		var cells []string
-		for _, c := range cols {
-			v, ok := sweep.Lookup(res.Summary, c)
-			if !ok {
-				v = "?"
+		values := make([][]any, len(cols))
+		var first *emulator.Result
+		firstDir := ""
+		for _, seed := range runSeeds {
+			sc.Seed = seed
+			res, err := emulator.Run(t.Context(), sc, emulator.Options{Driver: emulator.DriverSim})
+			if err != nil {
+				t.Fatalf("%v (seed %d): %v", p, sc.Seed, err)
 			}
-			cells = append(cells, v)
+			if err := res.CheckJobs(); err != nil {
+				t.Fatalf("%v (seed %d): %v", p, sc.Seed, err)
+			}
+			sub := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
+			if len(seeds) > 1 {
+				sub = filepath.Join(sub, fmt.Sprintf("seed-%d", seed))
+			}
+			writeReport(t, filepath.Join(dir, sub), res)
+			for c, col := range cols {
+				v, ok := sweep.Value(res.Summary, col)
+				if !ok {
+					v = "?"
+				}
+				values[c] = append(values[c], v)
+			}
+			if first == nil {
+				first, firstDir = res, sub
+			}
 		}
-		s.Add(p, sub, res, cells)
+		stats := make([]sweep.Stat, len(cols))
+		for c := range cols {
+			stats[c] = sweep.Aggregate(values[c])
+		}
+		s.Add(p, firstDir, first, stats)
 	}
 	return s
 }
@@ -71,20 +91,24 @@ func TestSweepReportLines(t *testing.T) {
 			t.Errorf("figures %v lack %s", names, want)
 		}
 	}
-	reasons := map[string]string{}
+	reasons := map[string]string{} // by column
 	for _, o := range page.Omitted {
-		reasons[o.Title] = o.Reason
+		for _, c := range cols {
+			if sweep.Describe(c).Title == o.Title {
+				reasons[c] = o.Reason
+			}
+		}
 	}
-	if !strings.HasPrefix(reasons["no.such.key"], "no grid point has a number") {
+	if !strings.HasPrefix(reasons["no.such.key"], "no grid point has a number for no.such.key") {
 		t.Errorf("no.such.key: omitted %q", reasons["no.such.key"])
 	}
 	// Each figure drawn or omitted for a reason that matches the data.
 	for i, col := range cols[2:4] {
 		zero := true
 		for _, p := range s.points {
-			zero = zero && p.cells[2+i] == "0"
+			zero = zero && p.stats[2+i].Numeric() && p.stats[2+i].Mean == 0
 		}
-		if drawn := slices.Contains(names, "col_"+strings.ReplaceAll(col, ".", "_")); drawn == zero || zero != (reasons[col] == "0 at every grid point") {
+		if drawn := slices.Contains(names, "col_"+strings.ReplaceAll(col, ".", "_")); drawn == zero || zero != (reasons[col] == col+" is 0 at every grid point") {
 			t.Errorf("%s: zero at every point %v, drawn %v, omitted %q", col, zero, drawn, reasons[col])
 		}
 	}
@@ -103,10 +127,16 @@ func TestSweepReportLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{">mode=vanilla<", ">mode=compact<", ">overlay.dimensions<"} {
+	// Titled and labelled by the column's description with its unit,
+	// not its summary.json path.
+	for _, want := range []string{">mode=vanilla<", ">mode=compact<", ">overlay.dimensions<",
+		">Messages per node per minute<", ">Messages per node per minute (messages / node / min)<"} {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("column figure lacks %q", want)
 		}
+	}
+	if bytes.Contains(svg, []byte(">messages.per_node_per_minute<")) {
+		t.Error("the column figure is labelled with the raw summary.json path")
 	}
 	// The table: every grid point, linked to its report.
 	for i, p := range sweep.Grid(axes) {
@@ -177,5 +207,47 @@ func TestXAxis(t *testing.T) {
 	}
 	if got := shortKeys([]sweep.Axis{ax("overlay.heartbeat.mode"), ax("scheduling.mode"), ax("overlay.dimensions")}); !slices.Equal(got, []string{"overlay.heartbeat.mode", "scheduling.mode", "dimensions"}) {
 		t.Errorf("shortKeys: %v", got)
+	}
+}
+
+// TestSweepErrorBars: with replicates a column figure draws the 95%
+// confidence interval of every grid point's mean as error bars — along a
+// numeric axis (lines) and by category (grouped bars) — so the figure's
+// y range reaches the intervals' tops; one run per point draws none.
+func TestSweepErrorBars(t *testing.T) {
+	for _, axis := range []sweep.Axis{
+		{Key: "overlay.dimensions", Values: []string{"2", "3"}},
+		{Key: "overlay.heartbeat.mode", Values: []string{"vanilla", "compact"}},
+	} {
+		s := &Sweep{Axes: []sweep.Axis{axis}, Columns: []string{"messages.per_node_per_minute"}}
+		top := 0.0
+		for i, v := range axis.Values {
+			st := sweep.Aggregate([]any{10.0 + float64(i), 12.0 + float64(i), 14.0 + float64(i)})
+			top = max(top, st.Hi)
+			s.points = append(s.points, point{values: []string{v}, stats: []sweep.Stat{st}, driver: "sim"})
+		}
+		for _, seeds := range [][]uint64{{1, 2, 3}, nil} {
+			s.Seeds = seeds
+			f, o := s.columnFigure(0, "messages.per_node_per_minute")
+			if f == nil {
+				t.Fatalf("%s: omitted: %v", axis.Key, o)
+			}
+			p := f.panels[0]
+			bars := p.Y.Max >= top-1e-9
+			if bars != (seeds != nil) {
+				t.Errorf("%s, seeds %v: y axis up to %g, the highest interval's top %g: error bars drawn %v", axis.Key, seeds, p.Y.Max, top, bars)
+			}
+			if p.Title.Text != "Messages per node per minute" || p.Y.Label.Text != "Messages per node per minute (messages / node / min)" {
+				t.Errorf("%s: title %q, y label %q", axis.Key, p.Title.Text, p.Y.Label.Text)
+			}
+			if seeds != nil && !strings.Contains(f.Caption, "95% confidence interval") {
+				t.Errorf("%s: caption %q does not say what the error bars are", axis.Key, f.Caption)
+			}
+		}
+		dir := t.TempDir()
+		s.Seeds = []uint64{1, 2, 3}
+		if _, err := s.Write(dir); err != nil {
+			t.Fatalf("%s: %v", axis.Key, err)
+		}
 	}
 }

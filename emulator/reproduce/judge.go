@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/stats"
 )
 
 // Verdicts of a finding.
@@ -172,7 +173,7 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 			return r
 		}
 	}
-	mean, lo, hi := ci95(r.Replicates)
+	mean, lo, hi := stats.CI95(r.Replicates)
 	r.Measured, r.CI95 = &mean, &[2]float64{lo, hi}
 
 	// The ordering: which side of 1 (of 0 for an exponent) the value
@@ -300,7 +301,7 @@ func judgeOrder(e *scenario.Experiment, f scenario.Finding, ms []Measurement, se
 		case zero:
 			l.Holds = direct
 		default:
-			mean, lo, hi := ci95(rs)
+			mean, lo, hi := stats.CI95(rs)
 			l.Ratio, l.CI95 = &mean, &[2]float64{lo, hi}
 			l.Holds = lo > floor || (a.Rel == "<=" && lo >= floor)
 		}
@@ -322,36 +323,6 @@ func judgeOrder(e *scenario.Experiment, f scenario.Finding, ms []Measurement, se
 		r.Why = fmt.Sprintf("%d of %d links hold; not: %s", held, len(r.Links), strings.Join(broken, ", "))
 	}
 	return r
-}
-
-// ci95 is the mean of xs and its 95% confidence interval by Student's t
-// (a single value gives [x, x]).
-func ci95(xs []float64) (mean, lo, hi float64) {
-	n := float64(len(xs))
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= n
-	if len(xs) < 2 {
-		return mean, mean, mean
-	}
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	half := tQuantile975(len(xs)-1) * math.Sqrt(ss/(n-1)/n)
-	return mean, mean - half, mean + half
-}
-
-// tQuantile975 is Student's t 97.5% quantile for df degrees of freedom.
-func tQuantile975(df int) float64 {
-	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-	if df <= len(table) {
-		return table[df-1]
-	}
-	return 1.96
 }
 
 // slope is the least-squares slope of ys against xs.
