@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -60,10 +61,11 @@ func categoriesRespected(t *testing.T, name string, s emulator.Summary, combinat
 
 // Every completed job ran on a peer whose categorical values it accepts,
 // under CID pushing, under pushing that ignores categories (the run node
-// still checks them) and under CENT (002 §5.2's comparison respects them).
+// still checks them), under sub-CANs (002 §2.4) and under CENT (002
+// §5.2's comparison respects them).
 func TestCategoricalJobsRunOnMatchingPeers(t *testing.T) {
 	const seed = 5
-	for _, c := range []struct{ scheme, mode string }{{"can-p", "cid"}, {"can-p", "none"}, {"can", "cid"}, {"cent", "none"}} {
+	for _, c := range []struct{ scheme, mode string }{{"can-p", "cid"}, {"can-p", "none"}, {"can", "cid"}, {"cent", "none"}, {"can-p", "subcan"}, {"can", "subcan"}} {
 		name := c.scheme + "/" + c.mode
 		s := runScenario(t, categoricalScenario(t, seed, c.scheme, c.mode, ""), emulator.DriverSim).Summary
 		conserved(t, name, seed, s.Jobs, false)
@@ -88,6 +90,48 @@ func TestCIDConservedUnderChurn(t *testing.T) {
 		s := runScenario(t, sc, emulator.DriverSim).Summary
 		conserved(t, "cid/churn", seed, s.Jobs, false)
 		categoriesRespected(t, "cid/churn", s, 16)
+		if s.Churn.Joins == 0 || s.Churn.Leaves+s.Churn.Failures == 0 {
+			t.Errorf("seed %d: churn %+v: no join or no departure", seed, s.Churn)
+		}
+		if c := s.Jobs.Categorical; c.Range == 0 {
+			t.Errorf("seed %d: no range job in %+v", seed, c)
+		}
+	}
+}
+
+// Conservation under churn with sub-CANs (002 §2.4): joining peers take
+// their place in their combination's sub-CAN, jobs are routed into a
+// sub-CAN they accept and pushed inside those; no job is lost or run
+// twice, and every completed job ran on a matching peer.
+func TestSubCANConservedUnderChurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
+	for _, seed := range []uint64{3, 4} {
+		sc := categoricalScenario(t, seed, "can-p", "subcan", "churn: {interval: 20s, start: 10m, stop: 3h}\n")
+		if err := sc.SetAll("overlay.heartbeat.mode=compact", "workload.categorical.range=0.375", "workload.categorical.dont_care=0.5"); err != nil {
+			t.Fatal(err)
+		}
+		res := runScenario(t, sc, emulator.DriverSim)
+		s := res.Summary
+		conserved(t, "subcan/churn", seed, s.Jobs, false)
+		// Every constrained job is routed into a sub-CAN it accepts.
+		tr := categorical.NewTransform(sc.Peers.Categorical.Space())
+		routed := 0
+		for _, r := range res.Jobs {
+			if len(r.Job.CID) == 0 {
+				continue
+			}
+			x := r.Job.Req[len(r.Job.Req)-1]
+			if c := tr.CombinationAt(x); !r.Job.CID.Has(c) {
+				t.Fatalf("seed %d: job %d (CID %s) routed to T %d, the sub-CAN of combination %d", seed, r.Job.ID, r.Job.CID.String(16), x, c)
+			}
+			routed++
+		}
+		if routed == 0 {
+			t.Errorf("seed %d: no job with a categorical constraint", seed)
+		}
+		categoriesRespected(t, "subcan/churn", s, 16)
 		if s.Churn.Joins == 0 || s.Churn.Leaves+s.Churn.Failures == 0 {
 			t.Errorf("seed %d: churn %+v: no join or no departure", seed, s.Churn)
 		}

@@ -68,6 +68,13 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
 	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
+	if t := subCAN(sc); t != nil {
+		// 002 §2.4: a job is routed first into a sub-CAN it accepts.
+		dims := sc.Overlay.Dimensions
+		for i := range j.jobs {
+			j.jobs[i].Req[dims] = t.JobCoord(j.jobs[i].CID, j.jobs[i].Req[dims])
+		}
+	}
 	j.stale = m.EnableAggregateErrors(staleness.Names())
 	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id core.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
@@ -168,12 +175,12 @@ func (j *jobRun) setup() *peer.JobSetup {
 		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
 		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
 		Res:         res, Mode: mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
-		PullReach: j.sc.Scheduling.PullReach,
-		Residue:   j.sc.Matchmaking.Residue,
-		LoadView:  j.sc.Matchmaking.LoadView,
-		StopNodes: j.sc.Matchmaking.StopNodes,
-		// Validation refuses subcan.
+		PullReach:   j.sc.Scheduling.PullReach,
+		Residue:     j.sc.Matchmaking.Residue,
+		LoadView:    j.sc.Matchmaking.LoadView,
+		StopNodes:   j.sc.Matchmaking.StopNodes,
 		Categorical: jobs.CategoricalMode(j.sc.Matchmaking.Categorical),
+		SubCAN:      subCAN(j.sc),
 	}
 	j.ledger.SetDemand(res.Demand)
 	combo := j.comboOf()
@@ -196,11 +203,15 @@ func (j *jobRun) setup() *peer.JobSetup {
 
 // comboOf is how a peer's combination of categorical values (plus one; 0:
 // none) follows from its point: population.Combination under
-// peers.categorical, none without.
+// peers.categorical, its sub-CAN along the transform dimension under
+// subcan (population.PlaceOnT put it there), none without.
 func (j *jobRun) comboOf() func(p can.Point) uint32 {
 	pc := j.sc.Peers.Categorical
 	if !pc.On() {
 		return func(can.Point) uint32 { return 0 }
+	}
+	if t := subCAN(j.sc); t != nil {
+		return func(p can.Point) uint32 { return uint32(t.CombinationAt(p[len(p)-1]) + 1) }
 	}
 	seed := j.sc.Seed
 	return func(p can.Point) uint32 { return uint32(population.Combination(pc.InUse(), seed, p) + 1) }
@@ -643,4 +654,16 @@ func fmtOpt(v *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.2f", *v)
+}
+
+// subCAN is the transform dimension of a run under matchmaking.categorical
+// subcan (002 §2.4: the combinations of the peers' categorical values
+// along a Hilbert curve, one interval of the CAN's last dimension each),
+// nil otherwise.
+func subCAN(sc scenario.Scenario) *categorical.Transform {
+	if sc.Matchmaking.Categorical != scenario.CategoricalSubCAN || !sc.Peers.Categorical.On() {
+		return nil
+	}
+	t := categorical.NewTransform(sc.Peers.Categorical.Space())
+	return &t
 }

@@ -7,8 +7,10 @@
 // with its own combination's bit, a job's with the bit of every
 // combination it accepts (002 §5.1.2–5.1.3) — the aggregated CID of the
 // nodes above a node (ACID, 002 Eq 5.1) and the push filter of 002
-// Algorithm 3. Everything here is a function of its arguments: no state,
-// no time, no randomness.
+// Algorithm 3 — and, for 002 §2.4's sub-CANs, the transform dimension
+// that orders the combinations along a Hilbert curve (Transform).
+// Everything here is a function of its arguments: no state, no time, no
+// randomness.
 //
 // It is a package of its own rather than part of actors/load: load's
 // aggregates are sums weighted by overlap fractions (003 Eq 1), the ACID

@@ -42,14 +42,35 @@ func (n *Node) aggregateACID(own can.Zone, nbs []overlay.Neighbor) categorical.S
 // without categorical resources): what the oracle compares with the truth.
 func (n *Node) ACID() categorical.Set { return n.acid }
 
-// towards reports whether, under CategoricalCID, a job with CID cid may be
-// pushed or climb towards a neighbor whose heartbeat carried l: its ACID
-// holds a combination the job accepts (002 Eq 5.1, Algorithm 3 lines
-// 11–13). It is always true under CategoricalNone and for jobs without a
-// categorical constraint.
-func (n *Node) towards(l *wire.Load, cid []uint64) bool {
-	if n.cfg.Categorical != CategoricalCID || len(cid) == 0 {
+// towards reports whether a job with CID cid may be pushed or climb
+// towards a neighbor with zone z whose heartbeat carried l: under
+// CategoricalCID, its ACID holds a combination the job accepts (002 Eq
+// 5.1, Algorithm 3 lines 11–13); under CategoricalSubCAN, its zone meets
+// the sub-CAN of a combination the job accepts along the transform
+// dimension (002 §2.4: matchmaking stays inside the job's sub-CANs; a
+// zone over an unoccupied sub-CAN counts — its owner stands for the
+// virtual peer there). It is always true under CategoricalNone and for
+// jobs without a categorical constraint.
+func (n *Node) towards(z can.Zone, l *wire.Load, cid []uint64) bool {
+	if len(cid) == 0 {
 		return true
 	}
-	return l != nil && categorical.Matches(l.Acid, cid)
+	switch n.cfg.Categorical {
+	case CategoricalCID:
+		return l != nil && categorical.Matches(l.Acid, cid)
+	case CategoricalSubCAN:
+		return inSubCANs(n.cfg.SubCAN, z, cid)
+	}
+	return true
+}
+
+// inSubCANs reports whether zone z meets a sub-CAN of a combination a job
+// with CID cid accepts (002 §2.4): its range along T, the last dimension,
+// overlaps one of the job's intervals.
+func inSubCANs(t *categorical.Transform, z can.Zone, cid []uint64) bool {
+	last := len(z.Lo) - 1
+	if last < 0 {
+		return false
+	}
+	return t.Overlaps(z.Lo[last], z.Hi[last], cid)
 }

@@ -98,7 +98,8 @@ func TestCandidatesRespectCategories(t *testing.T) {
 		fast, slow := tLoad(0, 1, 9, pCap(1)), tLoad(0, 1, 1, pCap(2))
 		fast.Combo, slow.Combo = 1, 2 // combinations 0 and 1
 		v.nbs = []*overlay.Neighbor{tNb(idU0, zUp0(), fast), tNb(idU1, zUp1(), slow)}
-		n := tNew(v, Config{Scheme: SchemeCANP, Combo: 3, Categorical: mode}, 1, nil)
+		tr := categorical.NewTransform(categorical.Space{Values: []int{2, 2}})
+		n := tNew(v, Config{Scheme: SchemeCANP, Combo: 3, Categorical: mode, SubCAN: &tr}, 1, nil)
 		n.LoadInfo()
 		spec := tSpec(7, time.Second)
 		spec.Cid = tSet(1)
@@ -106,8 +107,76 @@ func TestCandidatesRespectCategories(t *testing.T) {
 		tOne[*wire.JobAssign](t, tDrain(n), idU1)
 
 		// Without a constraint the fastest free node wins.
-		n = tNew(v, Config{Scheme: SchemeCANP, Combo: 3, Categorical: mode}, 1, nil)
+		n = tNew(v, Config{Scheme: SchemeCANP, Combo: 3, Categorical: mode, SubCAN: &tr}, 1, nil)
 		n.Step(time.Second, 50, &wire.JobSubmit{Job: tSpec(8, time.Second)})
 		tOne[*wire.JobAssign](t, tDrain(n), idU0)
+	}
+}
+
+// Under subcan, CAN-P pushes only towards upper neighbors whose zone meets
+// one of the job's sub-CANs along the transform dimension T, the last one
+// (002 §2.4). The layout: S, U0 and U1 span T's lower half — positions 0
+// and 1 of four combinations — U2 its upper half. No neighbor can run the
+// job (none has a combination), so it is pushed, never assigned; U1 has
+// the least F_d.
+func TestSubCANPushFilter(t *testing.T) {
+	tr := categorical.NewTransform(categorical.Space{Values: []int{2, 2}})
+	at := func(positions ...int) categorical.Set {
+		s := categorical.NewSet(4)
+		for _, p := range positions {
+			s.Add(tr.At(p))
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		mode CategoricalMode
+		job  categorical.Set
+		want core.NodeID
+	}{
+		{"none ignores sub-CANs", CategoricalNone, at(3), idU1},
+		{"subcan: a lower sub-CAN, the least F_d", CategoricalSubCAN, at(1), idU1},
+		{"subcan: an upper sub-CAN, only U2", CategoricalSubCAN, at(3), idU2},
+		{"subcan: both halves", CategoricalSubCAN, at(0, 2), idU1},
+		{"subcan: no constraint", CategoricalSubCAN, nil, idU1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 10; seed++ {
+				n, v := tPushNode(seed, Config{Combo: 1, Categorical: tc.mode, SubCAN: &tr})
+				for _, id := range []core.NodeID{idU0, idU1, idU2} {
+					v.nb(id).Load.Combo = 0
+				}
+				if l := n.LoadInfo(); tc.mode == CategoricalSubCAN && l.Acid != nil {
+					t.Fatalf("subcan heartbeat carries an ACID %v", l.Acid)
+				}
+				spec := tSpec(7, time.Second)
+				spec.Cid = tc.job
+				n.Step(time.Second, 50, &wire.JobSubmit{Job: spec})
+				r := tDrain(n)
+				tNone[*wire.JobAssign](t, r)
+				tOne[*wire.JobPush](t, r, tc.want)
+			}
+		})
+	}
+}
+
+// Under subcan a job climbs only towards upper neighbors whose zone meets
+// one of its sub-CANs: with every resource neighbor outside them, towards
+// the one along T.
+func TestSubCANClimbStaysInSubCANs(t *testing.T) {
+	tr := categorical.NewTransform(categorical.Space{Values: []int{2, 2}})
+	job := categorical.NewSet(4)
+	job.Add(tr.At(2))
+	for seed := uint64(1); seed <= 10; seed++ {
+		n, v := tPushNode(seed, Config{Combo: 1, Categorical: CategoricalSubCAN, SubCAN: &tr})
+		for _, id := range []core.NodeID{idU0, idU1, idU2} {
+			l := v.nb(id).Load
+			l.Combo, l.Agg = 0, nil // no aggregated load: CAN-P cannot push, the job climbs
+		}
+		n.LoadInfo()
+		spec := tSpec(7, time.Second)
+		spec.Cid = job
+		n.Step(time.Second, 50, &wire.JobSubmit{Job: spec})
+		tOne[*wire.JobPush](t, tDrain(n), idU2)
 	}
 }

@@ -208,6 +208,8 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 // Under CategoricalCID only upper neighbors whose ACID holds a combination
 // the job (CID cid) accepts are considered (002 Algorithm 3 lines 10–13:
 // the next target by the objective until one has capable nodes above).
+// Under CategoricalSubCAN only upper neighbors whose zone meets one of the
+// job's sub-CANs are (002 §2.4: pushing stays inside them).
 func (n *Node) pushTarget(cid []uint64) (core.NodeID, *wire.Load, int) {
 	own := n.view.Zone()
 	var best core.NodeID
@@ -219,7 +221,7 @@ func (n *Node) pushTarget(cid []uint64) (core.NodeID, *wire.Load, int) {
 			continue
 		}
 		d, upper, ok := can.Abut(own, nb.Zone)
-		if !ok || !upper || d >= len(l.Agg) || !n.towards(l, cid) {
+		if !ok || !upper || d >= len(l.Agg) || !n.towards(nb.Zone, l, cid) {
 			continue
 		}
 		if f := load.Objective(aggOf(l.Agg[d])); f < bestF {
@@ -238,6 +240,8 @@ func (n *Node) pushTarget(cid []uint64) (core.NodeID, *wire.Load, int) {
 // heartbeat has not told us yet; with none the ACIDs say no capable node
 // lies above, and the job fails (002 §5.2.4: stale ACIDs lose
 // completeness).
+// Under CategoricalSubCAN it climbs only towards upper neighbors whose
+// zone meets one of the job's sub-CANs (002 §2.4).
 func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 	own, pt := n.view.Zone(), n.view.Point()
 	var next core.NodeID
@@ -248,12 +252,16 @@ func (n *Node) climb(now time.Duration, m *wire.JobPush) {
 			continue
 		}
 		k := true // a neighbor whose ACID matches (or no filter)
-		if n.cfg.Categorical == CategoricalCID && len(m.Job.Cid) > 0 {
+		switch {
+		case len(m.Job.Cid) == 0:
+		case n.cfg.Categorical == CategoricalCID:
 			l := n.loadOf(&nb)
-			if l != nil && !n.towards(l, m.Job.Cid) {
+			if l != nil && !n.towards(nb.Zone, l, m.Job.Cid) {
 				continue
 			}
 			k = l != nil
+		case n.cfg.Categorical == CategoricalSubCAN && !n.towards(nb.Zone, nil, m.Job.Cid):
+			continue // outside the job's sub-CANs (002 §2.4)
 		}
 		s := d < len(pt)-1 && pt[d] < m.Job.Req[d]
 		if next == 0 || k && !known || k == known && s && !short {

@@ -1,6 +1,10 @@
 package jobs
 
-import "github.com/gridbed/gridbed/actors/core"
+import (
+	"errors"
+
+	"github.com/gridbed/gridbed/actors/core"
+)
 
 // Scheme is a matchmaking scheme (003 §5.3): Config.Scheme.
 type Scheme string
@@ -162,11 +166,17 @@ const (
 	// CategoricalCID pushes and climbs only towards neighbors whose ACID
 	// holds a combination the job accepts (002 Eq 5.1, Algorithm 3).
 	CategoricalCID CategoricalMode = "cid"
+	// CategoricalSubCAN is 002 §2.4's sub-CANs: the CAN's last dimension
+	// is the transform dimension T (Config.SubCAN), a job is routed into
+	// a sub-CAN of a combination it accepts and pushed and climbs only
+	// towards neighbors whose zone meets such a sub-CAN. Heartbeats carry
+	// no ACID.
+	CategoricalSubCAN CategoricalMode = "subcan"
 )
 
 // CategoricalModes lists the categorical matchmaking modes the job core
-// implements (002 §2.4's sub-CANs are not among them).
-var CategoricalModes = []CategoricalMode{CategoricalNone, CategoricalCID}
+// implements.
+var CategoricalModes = []CategoricalMode{CategoricalNone, CategoricalCID, CategoricalSubCAN}
 
 // ParseCategoricalMode returns the categorical matchmaking mode named s.
 func ParseCategoricalMode(s string) (CategoricalMode, error) {
@@ -191,6 +201,9 @@ func (c Config) check() error {
 	}
 	if _, err := ParseCategoricalMode(string(c.Categorical)); err != nil {
 		return err
+	}
+	if c.Categorical == CategoricalSubCAN && c.SubCAN == nil {
+		return errors.New("jobs: categorical matchmaking subcan needs Config.SubCAN, the transform dimension")
 	}
 	_, err := ParseStopNodes(string(c.StopNodes))
 	return err

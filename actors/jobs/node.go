@@ -73,8 +73,13 @@ type Config struct {
 	// Combo-1.
 	Combo uint32
 	// Categorical is how matchmaking uses categorical resources:
-	// CategoricalNone (default) or CategoricalCID (002 Algorithm 3).
+	// CategoricalNone (default), CategoricalCID (002 Algorithm 3) or
+	// CategoricalSubCAN (002 §2.4).
 	Categorical CategoricalMode
+	// SubCAN is the transform dimension under CategoricalSubCAN: the
+	// last coordinate of every point is T, each combination's sub-CAN an
+	// interval of it (categorical.Transform). Shared, never modified.
+	SubCAN *categorical.Transform
 }
 
 func (c Config) withDefaults() Config {
@@ -332,7 +337,7 @@ func (n *Node) LoadInfo() *wire.Load {
 	}
 	if len(own.Lo) > 0 {
 		n.ai = load.Aggregate(own, ups)
-		if n.cfg.Combo != 0 {
+		if n.cfg.Combo != 0 && n.cfg.Categorical != CategoricalSubCAN {
 			n.acid = n.aggregateACID(own, nbs)
 		}
 	}

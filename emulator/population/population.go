@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 )
 
 // Kinds of node population.
@@ -242,4 +243,18 @@ func Combination(inUse int, seed uint64, p can.Point) int {
 	}
 	r := rand.New(rand.NewPCG(seed, 0x636174^h.Sum64())) // "cat"
 	return r.IntN(inUse)
+}
+
+// PlaceOnT moves every node into the sub-CAN of its combination (002
+// §2.4): its last coordinate — the virtual one — becomes its T coordinate
+// under transform t, the virtual coordinate scaled into the combination's
+// interval. The combination is drawn as Combination draws it, from the
+// point before the move; afterwards the point says it through
+// t.CombinationAt.
+func PlaceOnT(nodes []Node, t categorical.Transform, inUse int, seed uint64) {
+	for i := range nodes {
+		p := nodes[i].Point
+		c := Combination(inUse, seed, p)
+		p[len(p)-1] = t.Coord(c, p[len(p)-1])
+	}
 }

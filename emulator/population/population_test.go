@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 )
 
 func TestGenerateDeterministicPerSeed(t *testing.T) {
@@ -305,5 +306,36 @@ func TestCombination(t *testing.T) {
 	}
 	if Combination(1, 11, nodes[0].Point) != 0 {
 		t.Error("with one combination in use every peer has it")
+	}
+}
+
+// PlaceOnT moves each node into its combination's sub-CAN along the
+// transform dimension (002 §2.4) — the combination Combination draws from
+// its point before the move — and leaves its resource coordinates alone.
+func TestPlaceOnT(t *testing.T) {
+	const seed, inUse = 7, 12
+	nodes, err := Generate(Mixed, 300, 2, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := make([]can.Point, len(nodes))
+	for i, n := range nodes {
+		before[i] = slices.Clone(n.Point)
+	}
+	tr := categorical.NewTransform(categorical.Space{Values: []int{2, 2, 2, 2}})
+	PlaceOnT(nodes, tr, inUse, seed)
+	seen := map[int]bool{}
+	for i, n := range nodes {
+		want := Combination(inUse, seed, before[i])
+		if got := tr.CombinationAt(n.Point[2]); got != want {
+			t.Fatalf("node %d: T %d is combination %d's sub-CAN, want %d's", i, n.Point[2], got, want)
+		}
+		if n.Point[0] != before[i][0] || n.Point[1] != before[i][1] {
+			t.Fatalf("node %d: resource coordinates moved from %v to %v", i, before[i], n.Point)
+		}
+		seen[want] = true
+	}
+	if len(seen) != inUse {
+		t.Errorf("%d combinations among 300 nodes, want %d", len(seen), inUse)
 	}
 }

@@ -316,13 +316,12 @@ type Matchmaking struct {
 	Categorical string
 }
 
-// Values of Matchmaking.Categorical besides the job core's
-// (jobs.CategoricalModes): CategoricalSubCAN, 002 §2.4's sub-CANs, is
-// named so that validation can say it is not built yet.
-const CategoricalSubCAN = "subcan"
+// CategoricalSubCAN is matchmaking.categorical's value for 002 §2.4's
+// sub-CANs.
+var CategoricalSubCAN = jobs.CategoricalSubCAN.String()
 
 // CategoricalModes are the values of matchmaking.categorical.
-var CategoricalModes = append(names(jobs.CategoricalModes), CategoricalSubCAN)
+var CategoricalModes = names(jobs.CategoricalModes)
 
 // Schemes are the values of matchmaking.scheme: can-p1, can-p2 and can-p3
 // are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they

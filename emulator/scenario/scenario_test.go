@@ -998,11 +998,11 @@ func TestSchedModeCENT(t *testing.T) {
 }
 
 // Categorical keys (002 ch. 5): impossible combinations are refused with
-// the file, line and what to write instead; subcan is named but not built.
+// the file, line and what to write instead.
 func TestCategoricalKeys(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"matchmaking: {categorical: subcan}\npeers: {categorical: {types: 4}}\n",
-			"in.yaml:1:28: matchmaking.categorical: subcan (002 §2.4's sub-CANs along a transform dimension) is not built yet — write cid (002 ch. 5's CIDs) or none"},
+		{"matchmaking: {categorical: subcan}\n",
+			"in.yaml:1:28: matchmaking.categorical: subcan needs peers with categorical resources — set peers.categorical.types (e.g. 4), or write none"},
 		{"matchmaking: {categorical: cid}\n",
 			"in.yaml:1:28: matchmaking.categorical: cid needs peers with categorical resources — set peers.categorical.types (e.g. 4), or write none"},
 		{"workload: {categorical: {exact: 0.5}}\n",
@@ -1027,5 +1027,16 @@ func TestCategoricalKeys(t *testing.T) {
 	}
 	if got := sc.Peers.Categorical; got.Space().Combinations() != 16 || got.InUse() != 16 || !sc.Workload.Categorical.On() {
 		t.Fatalf("002 §5.2.1's setup: %+v, %+v", got, sc.Workload.Categorical)
+	}
+}
+
+// subcan (002 §2.4) is accepted with categorical peers.
+func TestSubCANAccepted(t *testing.T) {
+	sc, err := Parse("in.yaml", []byte("peers: {categorical: {types: 4}}\nworkload: {categorical: {exact: 0.625}}\nmatchmaking: {categorical: subcan}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Matchmaking.Categorical != CategoricalSubCAN {
+		t.Fatalf("matchmaking.categorical = %q, want subcan", sc.Matchmaking.Categorical)
 	}
 }

@@ -234,13 +234,11 @@ var schema = []field{
 		"Which node count n CAN-P's stop probability 1/(1+n)^SF uses (003 Eq 4): own (AI_TD(N).NumberOfNodes as Eq 4 writes it: the stopping node's aggregate along the target dimension, which Eq 1 weighs by overlap fractions, so a node with a small face — the crowded low corner of the space — counts few nodes above it) or target (1 + AI_TD(u).NumberOfNodes of the push target u: the nodes the push would reach, 003 §4.4's \"number of nodes above node N in the target dimension\"). Used by can-p only."),
 	also(enumField("matchmaking.categorical", func(s *Scenario) *string { return &s.Matchmaking.Categorical }, jobs.CategoricalNone.String(),
 		CategoricalModes, "a categorical matchmaking mode",
-		"How can and can-p use categorical resources (002 ch. 5): none (a run node must still match a job's categorical constraint, but pushes and climbs follow the aggregated load alone, so a job may wander where no node of its values is and fail) or cid (each heartbeat carries the sender's ACID, the combinations present in the region above it, 002 Eq 5.1; a job is pushed or climbs only towards neighbors whose ACID holds a combination it accepts, 002 Algorithm 3). subcan (002 §2.4's sub-CANs) is not built yet. cent always respects categories."),
+		"How can and can-p use categorical resources (002 ch. 5): none (a run node must still match a job's categorical constraint, but pushes and climbs follow the aggregated load alone, so a job may wander where no node of its values is and fail) or cid (each heartbeat carries the sender's ACID, the combinations present in the region above it, 002 Eq 5.1; a job is pushed or climbs only towards neighbors whose ACID holds a combination it accepts, 002 Algorithm 3) or subcan (002 §2.4's sub-CANs: the last CAN dimension becomes the transform dimension, one interval per combination ordered by a Hilbert curve, each peer in its combination's interval; a job is routed into a sub-CAN it accepts and pushed and climbs only towards neighbors whose zone meets one; heartbeats carry no ACID). cent always respects categories."),
 		func(s *Scenario) string {
-			switch {
-			case s.Matchmaking.Categorical == CategoricalSubCAN:
-				return "subcan (002 §2.4's sub-CANs along a transform dimension) is not built yet — write cid (002 ch. 5's CIDs) or none"
-			case s.Matchmaking.Categorical == jobs.CategoricalCID.String() && !s.Peers.Categorical.On():
-				return "cid needs peers with categorical resources — set peers.categorical.types (e.g. 4), or write none"
+			switch m := s.Matchmaking.Categorical; {
+			case (m == jobs.CategoricalCID.String() || m == CategoricalSubCAN) && !s.Peers.Categorical.On():
+				return m + " needs peers with categorical resources — set peers.categorical.types (e.g. 4), or write none"
 			}
 			return ""
 		}, "peers.categorical.types"),
