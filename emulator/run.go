@@ -198,6 +198,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if r.m == nil {
 		r.m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	}
+	r.m.Identify(sc.Name, sc.Seed) // gridbed_run_info names the run (a no-op when the caller did)
 	// The hard memory ceiling (memory.go) watches the whole run, the join
 	// phase built in-process included; it stops the run as overloaded.
 	ceiling := opts.MemoryCeiling
