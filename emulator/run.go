@@ -87,6 +87,10 @@ type Driver interface {
 	// Alive is the number of peers that should be members: spawned (or
 	// adopted, or joined by churn) and not departed.
 	Alive() int
+	// Started is the number of peers hosted so far (departed included);
+	// JoinedEver those of them that became members at some point.
+	Started() int
+	JoinedEver() int
 }
 
 // Optional capabilities of a Driver. Run asks a driver for them instead of
@@ -592,6 +596,7 @@ func (r *run) finish() (*Result, error) {
 	sum := rec.summary(time.Since(r.wallStart), r.m.Traffic.Snapshot(), drv.BusStats())
 	sum.Accounting = readMessageCounts(drv, r.cha, r.m.Traffic.Snapshot()).accounting() // the message books (accounting.go)
 	sum.Peers.Bootstrap = sc.Peers.Bootstrap
+	sum.Peers.Started, sum.Peers.Joined = drv.Started(), drv.JoinedEver()
 	if boot := r.boot; boot != nil {
 		at := boot.At.Seconds()
 		sum.Peers.HandoverSeconds = &at

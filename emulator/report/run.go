@@ -54,7 +54,7 @@ func runPage(res *emulator.Result) *Page {
 			s.Driver, s.Seed, time.Duration(s.EmulatedSeconds*float64(time.Second)), s.WallSeconds, s.TimeScale),
 	}
 	kv := keyValue{t: Table{Caption: "Key numbers (summary.json)"}}
-	kv.add("peers", fmt.Sprintf("%d of %d joined", s.Peers.Final, s.Peers.Initial), "peers.final")
+	kv.add("peers", s.PeersLine(), "peers.started, peers.joined, peers.final")
 	kv.add("overlay", fmt.Sprintf("d=%d+virtual, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean), "overlay.neighbors_mean")
 	kv.add("outcome", s.OutcomeLine(), "outcome")
 	w := s.Messages.Window
