@@ -1,12 +1,13 @@
 // Package report turns results into figures and one page a person opens:
 // report.html, with the scenario, the key numbers of summary.json, the
 // invariants and the figures, each written as SVG (shown by the page), PDF
-// and PNG at twice screen resolution. WriteRun does it for one run (gridbed run --out DIR), Sweep for a
-// grid of runs (gridbed sweep). The figures are the papers' kinds: the CDF
-// of job wait (000 §V, 003 §5.3), messages and bytes per node per minute
-// (002 Fig 4.7, 000 Fig 4), broken links over time (002 Fig 4.6), mean wait
-// by scheduling mode (000 Fig 3); a figure without data is not drawn, and
-// the page says why. The page needs no network and no JavaScript.
+// and PNG at twice screen resolution. WriteRun does it for one run
+// (gridbed run --out DIR), Sweep for a grid of runs (gridbed sweep). The
+// figures are the papers' kinds: the CDF of job wait (000 §V, 003 §5.3),
+// messages and bytes per node per minute (002 Fig 4.7, 000 Fig 4), broken
+// links over time (002 Fig 4.6), mean wait by scheduling mode (000 Fig 3);
+// a figure without data is not drawn, and the page says why. The page
+// needs no network and no JavaScript.
 package report
 
 import (
