@@ -87,6 +87,10 @@ type Driver interface {
 	// Alive is the number of peers that should be members: spawned (or
 	// adopted, or joined by churn) and not departed.
 	Alive() int
+	// Started is the number of peers hosted so far (departed included);
+	// JoinedEver those of them that became members at some point.
+	Started() int
+	JoinedEver() int
 }
 
 // Optional capabilities of a Driver. Run asks a driver for them instead of
@@ -198,6 +202,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if r.m == nil {
 		r.m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	}
+	r.m.Identify(sc.Name, sc.Seed) // gridbed_run_info names the run (a no-op when the caller did)
 	// The hard memory ceiling (memory.go) watches the whole run, the join
 	// phase built in-process included; it stops the run as overloaded.
 	ceiling := opts.MemoryCeiling
@@ -594,6 +599,7 @@ func (r *run) finish() (*Result, error) {
 	sum := rec.summary(time.Since(r.wallStart), r.m.Traffic.Snapshot(), drv.BusStats())
 	sum.Accounting = readMessageCounts(drv, r.cha, r.m.Traffic.Snapshot()).accounting() // the message books (accounting.go)
 	sum.Peers.Bootstrap = sc.Peers.Bootstrap
+	sum.Peers.Started, sum.Peers.Joined = drv.Started(), drv.JoinedEver()
 	if boot := r.boot; boot != nil {
 		at := boot.At.Seconds()
 		sum.Peers.HandoverSeconds = &at

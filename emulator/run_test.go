@@ -271,6 +271,31 @@ func TestChurnWithCrashes(t *testing.T) {
 		if s.Overlay.BrokenLinks.Final != 0 || s.Overlay.ZoneGaps != 0 {
 			t.Fatalf("seed %d %s: broken links %d, gaps %d after slow crash churn", sc.Seed, split, s.Overlay.BrokenLinks.Final, s.Overlay.ZoneGaps)
 		}
+		// Started, joined and members at the end are three numbers: churn
+		// joins add to the started, crashes leave the joined as they were.
+		p := s.Peers
+		if p.Started != p.Initial+int(s.Churn.Joins) || p.Joined > p.Started || p.Joined < p.Initial || p.Final > p.Joined || p.Final == p.Joined {
+			t.Fatalf("seed %d %s: peers %+v with churn %+v: want started = initial + churn joins >= joined >= initial, joined > final (crashes)", sc.Seed, split, p, s.Churn)
+		}
+	}
+}
+
+// The summary's peer line gives started, joined and members at the end
+// separately, the initial count only when churn started more.
+func TestPeersLine(t *testing.T) {
+	for _, tc := range []struct {
+		initial, started, joined, final int
+		want                            string
+	}{
+		{500, 500, 495, 490, "500 started, 495 joined, 490 members at the end"},
+		{40, 52, 50, 44, "52 started (40 initial), 50 joined, 44 members at the end"},
+		{10, 0, 0, 0, "0 started (10 initial), 0 joined, 0 members at the end"},
+	} {
+		var s emulator.Summary
+		s.Peers.Initial, s.Peers.Started, s.Peers.Joined, s.Peers.Final = tc.initial, tc.started, tc.joined, tc.final
+		if got := s.PeersLine(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", s.Peers, got, tc.want)
+		}
 	}
 }
 

@@ -35,6 +35,12 @@ type Summary struct {
 	WallSeconds     float64  `json:"wall_seconds"`
 	Peers           struct {
 		Initial int `json:"initial"`
+		// Started counts every peer the run hosted (the initial ones,
+		// churn joins, restarts), Joined those of them that became a
+		// member at some point; Final is the members at the end (the last
+		// oracle sample). Departed peers count in Started and Joined.
+		Started int `json:"started"`
+		Joined  int `json:"joined"`
 		Final   int `json:"final"`
 		// AllJoinedSeconds is the emulated time of the first oracle sample
 		// at which every initial peer was a member (null: never).
@@ -358,6 +364,17 @@ var seriesEvents = []string{"takeover", "link_learned", "failure_detected", "lea
 
 func ff(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
+// PeersLine says how many peers started, joined and were members at the
+// end, each on its own ("500 started (500 initial), 495 joined, 490
+// members at the end").
+func (s Summary) PeersLine() string {
+	initial := fmt.Sprintf(" (%d initial)", s.Peers.Initial)
+	if s.Peers.Started == s.Peers.Initial {
+		initial = ""
+	}
+	return fmt.Sprintf("%d started%s, %d joined, %d members at the end", s.Peers.Started, initial, s.Peers.Joined, s.Peers.Final)
+}
+
 // PrintTable writes the summary as a short human-readable table.
 func (s Summary) PrintTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -368,7 +385,7 @@ func (s Summary) PrintTable(w io.Writer) {
 	}
 	row("scenario", fmt.Sprintf("%s  driver=%s seed=%d", name, s.Driver, s.Seed))
 	row("time", fmt.Sprintf("%.0f s emulated in %.1f s wall (time scale %g)", s.EmulatedSeconds, s.WallSeconds, s.TimeScale))
-	row("peers", fmt.Sprintf("%d members at the end (%d initial peers)", s.Peers.Final, s.Peers.Initial))
+	row("peers", s.PeersLine())
 	row("overlay", fmt.Sprintf("d=%d+virtual, %s splits, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.Split, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
 	row("zones", fmt.Sprintf("gaps %d, overlaps %d, extra zones held %d (%d orphans claimed)", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.ExtraZones, s.Overlay.OrphansClaimed))
 	row("broken links", fmt.Sprintf("final %d, max %d, mean %.2f", s.Overlay.BrokenLinks.Final, s.Overlay.BrokenLinks.Max, s.Overlay.BrokenLinks.Mean))

@@ -10,17 +10,31 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"github.com/prometheus/prometheus/promql/parser"
+	"go.yaml.in/yaml/v3"
 )
 
-// datasourceUID is the Prometheus data source every panel refers to; the
-// provisioning file gives the data source this uid.
-const datasourceUID = "gridbed-prometheus"
+// Every panel, target, annotation and query variable refers to the data
+// source through the dashboard's datasource variable, so a dashboard
+// imports into any Grafana; provisioning gives its own data source the uid
+// provisionedUID (and makes it the default, which the variable picks).
+const (
+	datasourceRef  = "${datasource}"
+	provisionedUID = "gridbed-prometheus"
+	// runFilter keeps a series of the runs the run variable selects: every
+	// series of one gridbed process shares its scrape target (instance, job)
+	// with that process's gridbed_run_info.
+	runFilter = `gridbed_run_info{run_id=~"$run"}`
+)
 
 // The parts of Grafana's dashboard JSON the tests read.
 type (
 	dashboard struct {
-		file          string
+		file   string
+		raw    any // the whole JSON, for checks over every object
+		Inputs []struct {
+			Name, Type, PluginID string
+		} `json:"__inputs"`
 		UID           string  `json:"uid"`
 		Title         string  `json:"title"`
 		SchemaVersion int     `json:"schemaVersion"`
@@ -37,7 +51,12 @@ type (
 		UID  string `json:"uid"`
 	}
 	panel struct {
-		ID         int    `json:"id"`
+		ID          int `json:"id"`
+		FieldConfig struct {
+			Defaults struct {
+				Unit string `json:"unit"`
+			} `json:"defaults"`
+		} `json:"fieldConfig"`
 		Type       string `json:"type"`
 		Title      string `json:"title"`
 		Datasource *dsRef `json:"datasource"`
@@ -66,6 +85,8 @@ type (
 	variable struct {
 		Name       string          `json:"name"`
 		Type       string          `json:"type"`
+		Label      string          `json:"label"`
+		Multi      bool            `json:"multi"`
 		Datasource *dsRef          `json:"datasource"`
 		Definition string          `json:"definition"`
 		Query      json.RawMessage `json:"query"`
@@ -74,6 +95,7 @@ type (
 		Current    struct {
 			Value json.RawMessage `json:"value"`
 		} `json:"current"`
+		Refresh int `json:"refresh"`
 	}
 )
 
@@ -102,6 +124,9 @@ func loadDashboards(t testing.TB) []dashboard {
 		}
 		d := dashboard{file: filepath.Base(f)}
 		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := json.Unmarshal(b, &d.raw); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		ds = append(ds, d)
@@ -192,6 +217,9 @@ func expand(expr string, vars map[string]string) (string, error) {
 func (d dashboard) defaultVars() map[string]string {
 	vars := map[string]string{}
 	for _, v := range d.Templating.List {
+		if v.Type == "datasource" {
+			continue // not part of any expression
+		}
 		var cur any
 		_ = json.Unmarshal(v.Current.Value, &cur)
 		if l, ok := cur.([]any); ok && len(l) > 0 {
@@ -263,8 +291,8 @@ func TestDashboardFiles(t *testing.T) {
 			if p.Title == "" {
 				t.Errorf("%s: panel %d has no title", d.file, p.ID)
 			}
-			if p.Datasource == nil || p.Datasource.UID != datasourceUID || p.Datasource.Type != "prometheus" {
-				t.Errorf("%s: panel %q: data source %+v, want prometheus uid %s", d.file, p.Title, p.Datasource, datasourceUID)
+			if p.Datasource == nil || p.Datasource.UID != datasourceRef || p.Datasource.Type != "prometheus" {
+				t.Errorf("%s: panel %q: data source %+v, want prometheus uid %s", d.file, p.Title, p.Datasource, datasourceRef)
 			}
 			if len(p.Targets) == 0 {
 				t.Errorf("%s: panel %q has no query", d.file, p.Title)
@@ -275,8 +303,8 @@ func TestDashboardFiles(t *testing.T) {
 					t.Errorf("%s: panel %q: target %q lacks an expression or has a missing or repeated refId", d.file, p.Title, tg.RefID)
 				}
 				refs[tg.RefID] = true
-				if tg.Datasource != nil && tg.Datasource.UID != datasourceUID {
-					t.Errorf("%s: panel %q target %s: data source uid %q, want %s", d.file, p.Title, tg.RefID, tg.Datasource.UID, datasourceUID)
+				if tg.Datasource == nil || tg.Datasource.UID != datasourceRef || tg.Datasource.Type != "prometheus" {
+					t.Errorf("%s: panel %q target %s: data source %+v, want prometheus uid %s", d.file, p.Title, tg.RefID, tg.Datasource, datasourceRef)
 				}
 			}
 		}
@@ -285,8 +313,8 @@ func TestDashboardFiles(t *testing.T) {
 			if a.BuiltIn != 0 {
 				continue
 			}
-			if a.Datasource == nil || a.Datasource.UID != datasourceUID || a.Expr == "" {
-				t.Errorf("%s: annotation %q: data source %+v and expression %q, want uid %s and a query", d.file, a.Name, a.Datasource, a.Expr, datasourceUID)
+			if a.Datasource == nil || a.Datasource.UID != datasourceRef || a.Expr == "" {
+				t.Errorf("%s: annotation %q: data source %+v and expression %q, want uid %s and a query", d.file, a.Name, a.Datasource, a.Expr, datasourceRef)
 			}
 			faults = faults || a.Enable && strings.Contains(a.Expr, "gridbed_faults_total")
 		}
@@ -294,10 +322,11 @@ func TestDashboardFiles(t *testing.T) {
 			t.Errorf("%s: no enabled annotation shows the faults (gridbed_faults_total)", d.file)
 		}
 		for _, v := range d.Templating.List {
-			if v.Datasource != nil && v.Datasource.UID != datasourceUID {
-				t.Errorf("%s: variable %s: data source uid %q, want %s", d.file, v.Name, v.Datasource.UID, datasourceUID)
+			if v.Type == "query" && (v.Datasource == nil || v.Datasource.UID != datasourceRef) {
+				t.Errorf("%s: variable %s: data source %+v, want uid %s", d.file, v.Name, v.Datasource, datasourceRef)
 			}
 		}
+		checkImportable(t, d)
 	}
 	for _, want := range []string{"gridbed-overview", "gridbed-overlay", "gridbed-jobs", "gridbed-emulator"} {
 		if uids[want] == "" {
@@ -316,6 +345,9 @@ func TestDashboardQueriesUseRealMetrics(t *testing.T) {
 	for _, d := range loadDashboards(t) {
 		vars := d.defaultVars()
 		for _, v := range d.Templating.List {
+			if v.Type == "datasource" {
+				continue // checkImportable
+			}
 			if v.Type != "query" {
 				t.Errorf("%s: variable %s of type %q: use query variables (label_values) or none", d.file, v.Name, v.Type)
 				continue
@@ -383,6 +415,7 @@ func TestProvisioningAndCompose(t *testing.T) {
 	var dsFile struct {
 		Datasources []struct {
 			Name, UID, Type, URL string
+			IsDefault            bool           `yaml:"isDefault"`
 			JSONData             map[string]any `yaml:"jsonData"`
 		}
 	}
@@ -445,8 +478,8 @@ func TestProvisioningAndCompose(t *testing.T) {
 		t.Fatalf("want one provisioned data source, have %d", len(dsFile.Datasources))
 	}
 	ds := dsFile.Datasources[0]
-	if ds.UID != datasourceUID || ds.Type != "prometheus" {
-		t.Errorf("provisioned data source: uid %q type %q, want %s and prometheus", ds.UID, ds.Type, datasourceUID)
+	if ds.UID != provisionedUID || ds.Type != "prometheus" || !ds.IsDefault {
+		t.Errorf("provisioned data source: uid %q type %q default %v, want %s, prometheus and the default (the dashboards' datasource variable picks it)", ds.UID, ds.Type, ds.IsDefault, provisionedUID)
 	}
 	if u := env(ds.URL); u != "http://prometheus:9090" {
 		t.Errorf("data source URL under compose: %q, want http://prometheus:9090", u)
@@ -482,5 +515,185 @@ func TestProvisioningAndCompose(t *testing.T) {
 	if len(prom.ScrapeConfigs) != 1 || len(prom.ScrapeConfigs[0].StaticConfigs) != 1 ||
 		!slices.Equal(prom.ScrapeConfigs[0].StaticConfigs[0].Targets, []string{"host.docker.internal:9464"}) {
 		t.Errorf("prometheus.yml must scrape exactly host.docker.internal:9464 (gridbed's default metrics port); has %+v", prom.ScrapeConfigs)
+	}
+}
+
+// checkImportable: the dashboard names no data source of its own. It has a
+// datasource variable of type prometheus, first in the template list (the
+// query variables after it read from it); __inputs declares the one
+// Prometheus input that Grafana's import dialog asks for, and the
+// variable's default is that input, so the data source picked on import
+// is the one the dashboard opens with; every "datasource" object anywhere
+// in the JSON is the variable or Grafana's built-in annotations; and a run
+// variable lists gridbed_run_info's run ids.
+func checkImportable(t *testing.T, d dashboard) {
+	t.Helper()
+	vars := d.Templating.List
+	if len(vars) == 0 || vars[0].Name != "datasource" || vars[0].Type != "datasource" || string(vars[0].Query) != `"prometheus"` {
+		t.Errorf("%s: the first template variable must be datasource, of type datasource, query \"prometheus\"", d.file)
+	}
+	if len(d.Inputs) != 1 || d.Inputs[0].Type != "datasource" || d.Inputs[0].PluginID != "prometheus" {
+		t.Errorf("%s: __inputs %+v: want one datasource input of plugin prometheus", d.file, d.Inputs)
+	} else if len(vars) > 0 && string(vars[0].Current.Value) != `"${`+d.Inputs[0].Name+`}"` {
+		t.Errorf("%s: the datasource variable's default %s is not the import input ${%s}", d.file, vars[0].Current.Value, d.Inputs[0].Name)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if k == "datasource" && path != ".templating.list" {
+					ds, _ := x.(map[string]any)
+					uid, _ := ds["uid"].(string)
+					if uid != datasourceRef && uid != "-- Grafana --" {
+						t.Errorf("%s: %s.datasource is %v, want {type: prometheus, uid: %s}", d.file, path, x, datasourceRef)
+					}
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(path, x)
+			}
+		}
+	}
+	walk("", d.raw)
+	i := slices.IndexFunc(vars, func(v variable) bool { return v.Name == "run" })
+	if i < 0 {
+		t.Errorf("%s: no run variable", d.file)
+		return
+	}
+	run := vars[i]
+	sel, label, err := run.labelValues()
+	if err != nil || sel != "gridbed_run_info" || label != "run_id" || !run.Multi || !run.IncludeAll || run.AllValue != ".+" || run.Refresh != 2 {
+		t.Errorf("%s: run variable %+v (%v): want label_values(gridbed_run_info, run_id), multi, All = .+, refreshed with the time range", d.file, run, err)
+	}
+}
+
+// runFiltered reports, for expr with Grafana's variables expanded, every
+// series that does not go through the run variable: each selector must be
+// the run filter itself, or lie (inside at most a range function, never
+// under an aggregation) on the left of "and on(instance, job)" with the
+// run filter on the right. So every query shows only the selected runs.
+func runFiltered(expr string, runValue string) []string {
+	e, err := promql.ParseExpr(expr)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	filter := strings.ReplaceAll(runFilter, "$run", runValue)
+	var bad []string
+	parser.Inspect(e, func(n parser.Node, path []parser.Node) error {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		if vs.String() == filter {
+			return nil
+		}
+		child := parser.Node(vs)
+		for i := len(path) - 1; i >= 0; i-- {
+			switch p := path[i].(type) {
+			case *parser.MatrixSelector, *parser.Call, *parser.ParenExpr:
+				child = p
+				continue
+			case *parser.BinaryExpr:
+				if p.Op == parser.LAND && p.LHS == child && p.RHS.String() == filter && p.VectorMatching != nil && p.VectorMatching.On &&
+					slices.Equal(sortedSlice(p.VectorMatching.MatchingLabels), []string{"instance", "job"}) {
+					return nil
+				}
+			}
+			break
+		}
+		bad = append(bad, vs.String())
+		return nil
+	})
+	return bad
+}
+
+func sortedSlice(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// Every series of every query and annotation goes through the run
+// variable, and the filter itself is what the test expects (the checker
+// would take a misspelt one for a different series).
+func TestDashboardsFilterByRun(t *testing.T) {
+	n := 0
+	for _, d := range loadDashboards(t) {
+		vars := d.defaultVars()
+		vars["run"] = "r1"
+		for _, q := range d.queries() {
+			expr, err := expand(q.Expr, vars)
+			if err != nil {
+				t.Errorf("%s: %v", q, err)
+				continue
+			}
+			n++
+			if bad := runFiltered(expr, "r1"); len(bad) > 0 {
+				t.Errorf("%s\n\tthese series ignore the run variable: %v (end them with \" and on(instance, job) %s\")", q, bad, runFilter)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		expr string
+		ok   bool
+	}{
+		{`sum(rate(x[1m]) and on(instance, job) gridbed_run_info{run_id=~"r1"})`, true},
+		{`gridbed_run_info{run_id=~"r1"}`, true},
+		{`sum(rate(x[1m]))`, false},
+		{`sum(rate(x[1m])) and on(instance, job) gridbed_run_info{run_id=~"r1"}`, false}, // x aggregated first
+		{`rate(x[1m]) and on(instance) gridbed_run_info{run_id=~"r1"}`, false},
+		{`rate(x[1m]) and on(instance, job) gridbed_run_info`, false},
+		{`x / (y and on(instance, job) gridbed_run_info{run_id=~"r1"})`, false},
+	} {
+		if bad := runFiltered(tc.expr, "r1"); (len(bad) == 0) != tc.ok {
+			t.Errorf("runFiltered(%s) = %v, want ok %v", tc.expr, bad, tc.ok)
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d queries", n)
+	}
+}
+
+// rateUnits are Grafana's units for per-second rates.
+var rateUnits = map[string]bool{"ops": true, "reqps": true, "cps": true, "Bps": true, "binBps": true, "bps": true}
+
+// Panels of per-wall-second rates carry a rate unit (bytes: Bps or binBps;
+// CPU seconds per second: percentunit, a share of one core), not "short"
+// or a text suffix, so Grafana scales and labels them.
+func TestDashboardRateUnits(t *testing.T) {
+	n := 0
+	for _, d := range loadDashboards(t) {
+		for _, p := range d.allPanels() {
+			if p.Type == "row" || len(p.Targets) == 0 {
+				continue
+			}
+			perSecond := true
+			for _, tg := range p.Targets {
+				perSecond = perSecond && strings.Contains(tg.Expr, "rate(") && !strings.Contains(tg.Expr, "histogram_quantile") && !strings.Contains(tg.Expr, "increase(")
+			}
+			if !perSecond {
+				continue
+			}
+			n++
+			unit, expr := p.FieldConfig.Defaults.Unit, p.Targets[0].Expr
+			switch {
+			case strings.Contains(expr, "_seconds_total["):
+				if unit != "percentunit" {
+					t.Errorf("%s: panel %q shows seconds per second with unit %q, want percentunit", d.file, p.Title, unit)
+				}
+			case strings.Contains(expr, "_bytes_total["):
+				if unit != "Bps" && unit != "binBps" {
+					t.Errorf("%s: panel %q shows bytes per second with unit %q, want Bps or binBps", d.file, p.Title, unit)
+				}
+			case !rateUnits[unit]:
+				t.Errorf("%s: panel %q shows a rate with unit %q, want one of %v", d.file, p.Title, unit, sorted(rateUnits))
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d rate panels found", n)
 	}
 }

@@ -253,7 +253,8 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population, Scenario: sc.Name, Seed: sc.Seed})
+	runID := m.Info().RunID
 	srv, err := metrics.Serve("127.0.0.1:0", m.Registry)
 	if err != nil {
 		t.Fatal(err)
@@ -310,12 +311,27 @@ faults:
 		t.Fatalf("setup and run took %v; the 1m query windows no longer cover the run", w)
 	}
 
-	n := 0
+	// The run variable's source names this run: one series, with the
+	// scenario, seed, driver and run id the run was given.
+	info, err := prom.query(fmt.Sprintf(`gridbed_run_info{run_id=%q}`, runID))
+	if err != nil || len(info) != 1 {
+		t.Fatalf("gridbed_run_info{run_id=%q}: %v (%v), want one series", runID, info, err)
+	}
+	for k, want := range map[string]string{"scenario": sc.Name, "seed": fmt.Sprint(sc.Seed), "driver": emulator.DriverLive, "run_id": runID} {
+		if got := info[0].Metric[k]; got != want {
+			t.Errorf("gridbed_run_info{%s} = %q, want %q", k, got, want)
+		}
+	}
+
+	n, filtered := 0, 0
 	for _, d := range loadDashboards(t) {
 		// Each variable as Grafana fills it: its values from Prometheus,
 		// then the default (All) and each value in turn.
 		varSets := []map[string]string{d.defaultVars()}
 		for _, v := range d.Templating.List {
+			if v.Type == "datasource" {
+				continue
+			}
 			sel, label, err := v.labelValues()
 			if err != nil {
 				t.Errorf("%s: %v", d.file, err)
@@ -332,6 +348,9 @@ faults:
 			}
 			if v.Name == "scheme" && !slices.Contains(vals, sc.Matchmaking.Scheme) {
 				t.Errorf("%s: variable scheme offers %v, not the run's %s", d.file, vals, sc.Matchmaking.Scheme)
+			}
+			if v.Name == "run" && !slices.Equal(vals, []string{runID}) {
+				t.Errorf("%s: variable run offers %v, want this run's id %s only", d.file, vals, runID)
 			}
 			for _, val := range vals {
 				set := d.defaultVars()
@@ -361,13 +380,27 @@ faults:
 					t.Errorf("%s\n\treturns only NaN (evaluated as %s): %v", q, expr, r)
 				}
 			}
+			// Another run selected: the panel shows nothing of this one.
+			other := d.defaultVars()
+			other["run"] = "20000101T000000Z-000000"
+			expr, err := expand(q.Expr, other)
+			if err != nil {
+				continue
+			}
+			filtered++
+			if r, err := prom.query(expr); err != nil || len(r) > 0 {
+				t.Errorf("%s\n\twith another run selected returns %v (%v): the run variable does not filter it (evaluated as %s)", q, r, err, expr)
+			}
 		}
 	}
 	if n < 20 {
 		t.Errorf("only %d queries evaluated", n)
 	}
-	t.Logf("%d queries evaluated; first scrape after %v, the run took %v wall, the whole test %v",
-		n, scraped.Round(time.Millisecond), runWall.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if filtered < 20 {
+		t.Errorf("only %d queries evaluated with another run selected", filtered)
+	}
+	t.Logf("%d queries evaluated (and %d with another run selected); first scrape after %v, the run took %v wall, the whole test %v",
+		n, filtered, scraped.Round(time.Millisecond), runWall.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
 func fileExists(p string) bool {

@@ -44,7 +44,7 @@ var targetLabels = []string{"job", "instance"}
 // openLabels have values that depend on the run (a dashboard must not
 // expect particular ones); other labels' values are fixed sets that a
 // run shows in full.
-var openLabels = map[string]bool{"scheme": true, "driver": true, "mode": true, "population": true}
+var openLabels = map[string]bool{"scheme": true, "driver": true, "mode": true, "population": true, "scenario": true, "seed": true, "run_id": true}
 
 func registryOf(m *metrics.Run) (registry, error) {
 	mfs, err := m.Registry.Gather()

@@ -2,10 +2,13 @@ package metrics
 
 import (
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +18,7 @@ import (
 )
 
 func TestRegistryNamesAndLint(t *testing.T) {
-	r := NewRun(RunInfo{Driver: "sim", Mode: "vanilla", Population: "mixed"})
+	r := NewRun(RunInfo{Driver: "sim", Mode: "vanilla", Population: "mixed", Scenario: "lint", Seed: 1})
 	r.Traffic.Sent(wire.MsgType_MSG_HEARTBEAT, 100, 3)
 	r.ObserveLag(0.002)
 	r.SetEvents(map[string]uint64{"join_owned": 3})
@@ -143,5 +146,89 @@ func TestServerServesMetricsAndPprofOnlyWhenAsked(t *testing.T) {
 	}
 	if code, body := get(both, "/metrics"); code != http.StatusOK || !strings.Contains(body, "gridbed_peers 42") {
 		t.Fatalf("/metrics beside the profiler: status %d", code)
+	}
+}
+
+// runInfoSeries returns the label sets of gridbed_run_info in r's registry.
+func runInfoSeries(t *testing.T, r *Run) []map[string]string {
+	t.Helper()
+	mfs, err := r.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, mf := range mfs {
+		if mf.GetName() != "gridbed_run_info" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			ls := map[string]string{}
+			for _, l := range m.GetLabel() {
+				ls[l.GetName()] = l.GetValue()
+			}
+			if m.GetGauge().GetValue() != 1 {
+				t.Errorf("gridbed_run_info %v = %g, want 1", ls, m.GetGauge().GetValue())
+			}
+			out = append(out, ls)
+		}
+	}
+	return out
+}
+
+// gridbed_run_info carries scenario, seed, driver and run_id, one series
+// per run: given at NewRun it is there from the start and Identify changes
+// nothing; without a scenario it waits for Identify.
+func TestRunInfo(t *testing.T) {
+	runID := regexp.MustCompile(`^\d{8}T\d{6}Z-[0-9a-f]{6}$`)
+	for _, tc := range []struct {
+		name     string
+		info     RunInfo
+		before   int               // series before Identify
+		identify [2]string         // scenario, seed given to Identify ("" seed: not called)
+		want     map[string]string // labels after
+	}{
+		{"named at NewRun", RunInfo{Driver: "sim", Mode: "compact", Population: "mixed", Scenario: "churn", Seed: 7, RunID: "r1"}, 1,
+			[2]string{"other", "9"}, map[string]string{"scenario": "churn", "seed": "7", "driver": "sim", "run_id": "r1", "mode": "compact", "population": "mixed"}},
+		{"named by Identify", RunInfo{Driver: "emulator", Mode: "vanilla", Population: "uniform"}, 0,
+			[2]string{"chaos", "3"}, map[string]string{"scenario": "chaos", "seed": "3", "driver": "emulator", "mode": "vanilla", "population": "uniform"}},
+		{"never named", RunInfo{Driver: "sim"}, 0, [2]string{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRun(tc.info)
+			if got := runInfoSeries(t, r); len(got) != tc.before {
+				t.Fatalf("before Identify: %d series %v, want %d", len(got), got, tc.before)
+			}
+			if tc.identify[1] != "" {
+				seed, _ := strconv.ParseUint(tc.identify[1], 10, 64)
+				r.Identify(tc.identify[0], seed)
+			}
+			got := runInfoSeries(t, r)
+			if tc.want == nil {
+				if len(got) != 0 {
+					t.Fatalf("never identified, yet exported %v", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one series, have %v", got)
+			}
+			id := got[0]["run_id"]
+			if tc.info.RunID == "" && !runID.MatchString(id) {
+				t.Errorf("drawn run_id %q, want like 20261126T080609Z-3f2a9c", id)
+			}
+			if r.Info().RunID != id {
+				t.Errorf("Info().RunID %q, series has %q", r.Info().RunID, id)
+			}
+			want := maps.Clone(tc.want)
+			if want["run_id"] == "" {
+				want["run_id"] = id
+			}
+			if !maps.Equal(got[0], want) {
+				t.Errorf("labels %v, want %v", got[0], want)
+			}
+		})
+	}
+	if a, b := NewRun(RunInfo{}).Info().RunID, NewRun(RunInfo{}).Info().RunID; a == b {
+		t.Errorf("two runs drew the same run_id %q", a)
 	}
 }

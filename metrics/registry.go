@@ -1,7 +1,11 @@
 package metrics
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -41,7 +45,8 @@ type Run struct {
 	entriesDesc *prometheus.Desc
 	decodeDesc  *prometheus.Desc
 	runInfoDesc *prometheus.Desc
-	runInfo     []string
+	info        RunInfo
+	identified  bool // gridbed_run_info is exported
 }
 
 // BusStats are the bus counters the registry exports.
@@ -66,9 +71,28 @@ var DropReasons = []string{"partition", "loss", "bus_outage", "bus_lost"}
 var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "leave", "restart", "bus_restart"}
 
 // RunInfo labels the run in gridbed_run_info (one series per run, value 1),
-// so dashboards can group by driver or heartbeat mode without per-series labels.
+// so dashboards can tell runs apart and group by driver or heartbeat mode
+// without per-series labels: a panel keeps a run's series with
+// `and on(instance, job) gridbed_run_info{run_id=~"$run"}` (the info-metric
+// join; every series of one process shares its instance and job).
 type RunInfo struct {
 	Driver, Mode, Population string
+	// Scenario is the scenario's name and Seed its seed. When Scenario is
+	// empty, gridbed_run_info is withheld until Identify names the run, so
+	// a run never shows as two series.
+	Scenario string
+	Seed     uint64
+	// RunID tells apart runs of the same scenario and seed; NewRun draws
+	// one (UTC start time and a random suffix, sorting by time) when empty.
+	RunID string
+}
+
+// NewRunID returns a run id: the UTC time to the second and six random
+// hex digits, e.g. 20261126T080609Z-3f2a9c.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
 // NewRun creates the run's registry with gridbed's series, the Go runtime
@@ -133,8 +157,12 @@ func NewRun(info RunInfo) *Run {
 		prometheus.NewDesc("gridbed_bus_dropped_messages_total", "Messages the bus transport dropped (e.g. NATS slow consumer).", nil, nil),
 		prometheus.NewDesc("gridbed_bus_unroutable_messages_total", "Messages that arrived for an address with no peer.", nil, nil),
 	}
-	r.runInfoDesc = prometheus.NewDesc("gridbed_run_info", "Constant 1, labelled with the run's driver, heartbeat mode and population.", []string{"driver", "mode", "population"}, nil)
-	r.runInfo = []string{info.Driver, info.Mode, info.Population}
+	r.runInfoDesc = prometheus.NewDesc("gridbed_run_info", "Constant 1, labelled with the run's scenario, seed, driver, run id, heartbeat mode and population.",
+		[]string{"scenario", "seed", "driver", "run_id", "mode", "population"}, nil)
+	if info.RunID == "" {
+		info.RunID = NewRunID(time.Now())
+	}
+	r.info, r.identified = info, info.Scenario != ""
 	r.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -151,6 +179,25 @@ func (r *Run) ObserveLag(seconds float64) {
 	}
 	r.ClockLag.Observe(seconds)
 	r.Lag.Observe(seconds)
+}
+
+// Identify names the run in gridbed_run_info when NewRun was not given a
+// scenario; otherwise it does nothing, so the series never changes within
+// a run. emulator.Run calls it with the scenario it runs.
+func (r *Run) Identify(scenario string, seed uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.identified {
+		return
+	}
+	r.info.Scenario, r.info.Seed, r.identified = scenario, seed, true
+}
+
+// Info returns the run's labels in gridbed_run_info (RunID included).
+func (r *Run) Info() RunInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.info
 }
 
 // Churn counts one churn event of the given kind (join, leave, fail).
@@ -229,5 +276,11 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	for i, v := range []uint64{b.Published, b.Dropped, b.Unroutable} {
 		ch <- prometheus.MustNewConstMetric(c.busDescs[i], prometheus.CounterValue, float64(v))
 	}
-	ch <- prometheus.MustNewConstMetric(c.runInfoDesc, prometheus.GaugeValue, 1, c.runInfo...)
+	c.mu.Lock()
+	info, ok := c.info, c.identified
+	c.mu.Unlock()
+	if ok {
+		ch <- prometheus.MustNewConstMetric(c.runInfoDesc, prometheus.GaugeValue, 1,
+			info.Scenario, strconv.FormatUint(info.Seed, 10), info.Driver, info.RunID, info.Mode, info.Population)
+	}
 }

@@ -131,6 +131,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 	if opts.Driver == "" {
 		opts.Driver = emulator.DriverLive
 	}
+	if opts.Metrics != nil {
+		opts.Metrics.Identify(sc.Name, sc.Seed) // gridbed_run_info from the ceiling phase on
+	}
 	rep := &Report{
 		Scenario: sc.Name, Driver: opts.Driver, Date: time.Now().UTC().Format(time.DateOnly),
 		CPUs: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), LoadBefore: loadAverage(),

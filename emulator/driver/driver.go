@@ -110,6 +110,8 @@ type Base[E any] struct {
 	mu       sync.Mutex
 	eps      []E // hosted peers by id-1
 	members  members.Set
+	joined   []bool     // by id-1: the peer became a member at some point
+	nJoined  int        // peers with joined set
 	rng      *rand.Rand // StreamBoot
 	seq      joinorder.Sequence
 	head     E // first peer of the join sequence, started by Start
@@ -156,6 +158,7 @@ func (e env[E]) Joined(id core.NodeID) {
 		return
 	}
 	b.members.Add(id)
+	b.markJoined(id)
 	next, at, ok := b.seq.Joined(id, e.Now())
 	var ep E
 	if ok {
@@ -242,6 +245,7 @@ func (b *Base[E]) Adopt(m Member, at time.Duration) error {
 	}
 	b.mu.Lock()
 	b.members.Add(id)
+	b.markJoined(id)
 	b.mu.Unlock()
 	b.host.StartMember(ep, m.Timers, at)
 	return nil
@@ -320,6 +324,33 @@ func (b *Base[E]) DepartPicked(pick func(members []core.NodeID) []core.NodeID, f
 		b.host.Halt(id, eps[i], !fail)
 	}
 	return out
+}
+
+// markJoined counts id among the peers that ever joined; call with mu held.
+func (b *Base[E]) markJoined(id core.NodeID) {
+	for len(b.joined) < int(id) {
+		b.joined = append(b.joined, false)
+	}
+	if !b.joined[id-1] {
+		b.joined[id-1] = true
+		b.nJoined++
+	}
+}
+
+// Started is the number of peers hosted so far: spawned, adopted or
+// joined by churn, departed ones included.
+func (b *Base[E]) Started() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.eps)
+}
+
+// JoinedEver is the number of hosted peers that became members of the
+// overlay at some point (adopted ones included), departed ones included.
+func (b *Base[E]) JoinedEver() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.nJoined
 }
 
 // Alive is the number of peers that should be members: spawned (or

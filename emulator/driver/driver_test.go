@@ -84,6 +84,10 @@ func TestBaseJoinOrder(t *testing.T) {
 	if b.Members() != 2 || !b.Member(1) || b.Alive() != 3 {
 		t.Fatalf("members %d, alive %d", b.Members(), b.Alive())
 	}
+	e.Joined(2) // reported twice: still one peer joined
+	if b.Started() != 3 || b.JoinedEver() != 2 {
+		t.Fatalf("started %d, joined %d; want 3 and 2", b.Started(), b.JoinedEver())
+	}
 }
 
 // A crashed peer is no member, however late its join is reported, and the
@@ -100,6 +104,9 @@ func TestBaseCrashedPeer(t *testing.T) {
 	e.Joined(2)
 	if b.Member(2) || b.Alive() != 1 {
 		t.Fatalf("crashed peer back as a member (alive %d)", b.Alive())
+	}
+	if b.Started() != 2 || b.JoinedEver() != 2 || b.Members() != 1 {
+		t.Fatalf("started %d, joined %d, members %d: a departed peer still counts as started and joined", b.Started(), b.JoinedEver(), b.Members())
 	}
 	var s peer.State
 	s.Snapshot.ID, s.Snapshot.Joined = 2, true

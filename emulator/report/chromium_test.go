@@ -81,10 +81,27 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The quickstart report, and one with jobs (the wait figure's log axes)
+	// and a crash (fault lines labelled by kind).
+	for _, tc := range []struct {
+		name, yaml string
+		figures    int
+	}{
+		{"quickstart", string(quickstart), 3},
+		{"scheduling", schedulingYAML, len(runFigures)},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkInChromium(t, bin, tc.yaml, tc.figures) })
+	}
+}
+
+// checkInChromium renders the report of a simulated run of yaml in
+// headless Chromium: every image loads and decodes, and a screenshot
+// shows the figures' first line color.
+func checkInChromium(t *testing.T, bin, yaml string, minFigures int) {
 	dir := t.TempDir()
-	page := writeReport(t, dir, simRun(t, string(quickstart)))
-	if len(page.Figures) < 3 {
-		t.Fatalf("the quickstart report has %d figures", len(page.Figures))
+	page := writeReport(t, dir, simRun(t, yaml))
+	if len(page.Figures) < minFigures {
+		t.Fatalf("the report has %d figures, want at least %d", len(page.Figures), minFigures)
 	}
 
 	// A copy of the page with a script that reports, once everything has

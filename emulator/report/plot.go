@@ -17,16 +17,18 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Figure sizes: every figure is Width wide; each panel PanelHeight high.
-// PNG copies are rendered at DPI, so a one-panel figure's PNG is
-// 672×346 pixels.
+// PNG copies are rendered at DPI, twice the screen's 96, so a one-panel
+// figure's PNG is 1344×691 pixels, sharp on slides and high-density
+// screens; the SVG and PDF copies are vector graphics for papers.
 const (
 	Width       = 7 * vg.Inch
 	PanelHeight = 3.6 * vg.Inch
-	DPI         = 96
+	DPI         = 2 * 96
 )
 
 // sans is the figures' typeface (embedded in gonum/plot, so PNGs look the
@@ -64,12 +66,91 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	return p
 }
 
-// newCDFPlot is a panel for distributions of job wait (every submitted
-// job, censored waits included).
-func newCDFPlot(title string) *plot.Plot {
-	p := newPlot(title, "wait (emulated s)", "fraction of submitted jobs")
-	p.X.Min, p.Y.Max = 0, 1
-	return p
+// waitLine is one distribution of job waits (every submitted job,
+// censored waits included) on the wait figures, in style i.
+type waitLine struct {
+	name  string
+	i     int
+	waits []float64
+}
+
+// minWaitFloor is the lowest left end of the wait axes (emulated s).
+const minWaitFloor = 1e-3
+
+// waitFloor is the left end of the log wait axis: the smallest positive
+// wait rounded down to a power of ten, at least minWaitFloor. Shorter
+// waits (zero included) are drawn at it.
+func waitFloor(lines []waitLine) float64 {
+	lo := math.Inf(1)
+	for _, l := range lines {
+		for _, w := range l.waits {
+			if w > 0 {
+				lo = min(lo, w)
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return 1
+	}
+	return max(minWaitFloor, math.Pow(10, math.Floor(math.Log10(lo))))
+}
+
+// waitPanels are the two panels of a wait figure: the CDF (fraction of
+// jobs that waited at most x) and the CCDF (fraction that waited longer
+// than x, the tail), both over a log wait axis from floor, where waits
+// below floor are drawn; the CCDF's fraction is on a log axis too. Most
+// jobs of a lightly loaded grid wait almost nothing: on a linear axis
+// they would be one vertical step at 0 and the tail a flat line.
+func waitPanels(lines []waitLine, width vg.Length) (cdfPanel, ccdfPanel *plot.Plot, floor float64) {
+	floor = waitFloor(lines)
+	hi, n := floor*10, 1
+	cdfPanel = newPlot("CDF: fraction of jobs that waited at most x", "", "fraction of submitted jobs")
+	ccdfPanel = newPlot("CCDF: fraction of jobs that waited longer than x", "wait (emulated s, log scale)", "fraction (log scale)")
+	for _, l := range lines {
+		if len(l.waits) == 0 {
+			continue
+		}
+		xs := make([]float64, len(l.waits))
+		for i, w := range l.waits {
+			xs[i] = max(w, floor)
+			hi = max(hi, xs[i])
+		}
+		n = max(n, len(xs))
+		c := cdf(xs)
+		addLine(cdfPanel, l.name, l.i, c, width)
+		var tail plotter.XYs
+		for _, p := range c {
+			if y := 1 - p.Y; y > 1e-12 {
+				tail = append(tail, plotter.XY{X: p.X, Y: y})
+			}
+		}
+		if len(tail) > 0 {
+			addLine(ccdfPanel, l.name, l.i, tail, width)
+		}
+	}
+	for _, p := range []*plot.Plot{cdfPanel, ccdfPanel} {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicker{}
+		p.X.Min, p.X.Max = floor, hi
+	}
+	cdfPanel.Y.Min, cdfPanel.Y.Max = 0, 1
+	ccdfPanel.Y.Scale, ccdfPanel.Y.Tick.Marker = plot.LogScale{}, logTicker{}
+	ccdfPanel.Y.Min = math.Pow(10, math.Floor(math.Log10(1/float64(n))))
+	ccdfPanel.Y.Max = 1
+	return cdfPanel, ccdfPanel, floor
+}
+
+// logTicker is gonum/plot's log ticks (powers of ten) labelled in the
+// shortest form.
+type logTicker struct{}
+
+func (logTicker) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = tickLabel(ts[i].Value)
+		}
+	}
+	return ts
 }
 
 // timeLabel is the x label of every time series.
@@ -110,11 +191,27 @@ func tickLabel(v float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
-// style is series i's color and dash pattern: plotutil's seven dark
-// colors, then the same colors dashed.
+// palette is the Okabe–Ito palette (Okabe and Ito 2008, "Color Universal
+// Design"), distinguishable with the common forms of color-vision
+// deficiency, without its black (kept for totals) and its yellow (faint on
+// white, and close to the orange under deuteranopia), with Paul Tol's
+// wine and a neutral gray: eight colors (TestPalette checks the distances).
+var palette = []color.Color{
+	color.RGBA{0x00, 0x72, 0xB2, 0xFF}, // blue
+	color.RGBA{0xD5, 0x5E, 0x00, 0xFF}, // vermillion
+	color.RGBA{0x00, 0x9E, 0x73, 0xFF}, // bluish green
+	color.RGBA{0xCC, 0x79, 0xA7, 0xFF}, // reddish purple
+	color.RGBA{0xE6, 0x9F, 0x00, 0xFF}, // orange
+	color.RGBA{0x56, 0xB4, 0xE9, 0xFF}, // sky blue
+	color.RGBA{0x88, 0x22, 0x55, 0xFF}, // wine (Tol)
+	color.RGBA{0x88, 0x88, 0x88, 0xFF}, // gray
+}
+
+// style is series i's color and dash pattern: the palette's eight colors
+// solid, then the same colors dashed.
 func style(i int) (color.Color, []vg.Length) {
-	n := len(plotutil.DarkColors)
-	return plotutil.DarkColors[i%n], plotutil.Dashes(i / n)
+	n := len(palette)
+	return palette[i%n], plotutil.Dashes(i / n)
 }
 
 // addLine adds a legend-labelled line in series i's style; width 0 is
@@ -171,26 +268,67 @@ func addBars(p *plot.Plot, categories []string, names []string, values [][]float
 	return charts
 }
 
-// markTimes draws dashed vertical lines at times xs (fault events) over
-// the panel's data range, with one legend entry.
-func markTimes(p *plot.Plot, label string, xs []float64) {
-	if len(xs) == 0 {
+// mark is a vertical line at time X (minutes) of a kind (a fault's kind).
+type mark struct {
+	X    float64
+	Kind string
+}
+
+// markDashes are the dash patterns of the kinds of marks, in order of
+// first appearance; kinds beyond them repeat them in a lighter gray.
+var markDashes = [][]vg.Length{
+	{vg.Points(4), vg.Points(3)},
+	{vg.Points(1), vg.Points(2)},
+	{vg.Points(8), vg.Points(3)},
+	{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)},
+}
+
+// maxMarkLabels is how many marks a panel labels with their kind at the
+// top of the line; with more, the legend alone says which is which.
+const maxMarkLabels = 12
+
+// markTimes draws gray vertical lines at the marks (fault events) over
+// the panel's data range: one dash pattern and one legend entry ("fault:
+// crash") per kind, and the kind written at the top of each line when
+// there are few enough not to overlap.
+func markTimes(p *plot.Plot, marks []mark) {
+	if len(marks) == 0 {
 		return
 	}
 	lo, hi := p.Y.Min, p.Y.Max
 	if hi <= lo {
 		hi = lo + 1
 	}
-	for i, x := range xs {
-		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}})
+	kinds := map[string]int{}
+	var labels plotter.XYLabels
+	for _, m := range marks {
+		k, seen := kinds[m.Kind]
+		if !seen {
+			k = len(kinds)
+			kinds[m.Kind] = k
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: lo}, {X: m.X, Y: hi}})
 		if err != nil {
 			continue
 		}
-		l.Color = color.Gray{Y: 110}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		l.Color = color.Gray{Y: uint8(90 + 50*(k/len(markDashes)))}
+		l.Dashes = markDashes[k%len(markDashes)]
 		p.Add(l)
-		if i == 0 {
-			p.Legend.Add(label, l)
+		if !seen {
+			p.Legend.Add("fault: "+m.Kind, l)
+		}
+		labels.XYs = append(labels.XYs, plotter.XY{X: m.X, Y: hi})
+		labels.Labels = append(labels.Labels, " "+m.Kind)
+	}
+	if len(labels.XYs) <= maxMarkLabels {
+		ls, err := plotter.NewLabels(labels)
+		if err == nil {
+			for i := range ls.TextStyle {
+				ls.TextStyle[i].Font = font.From(sans, 7)
+				ls.TextStyle[i].Color = color.Gray{Y: 70}
+				ls.TextStyle[i].YAlign = draw.YTop
+			}
+			p.Add(ls)
 		}
 	}
 }
@@ -258,5 +396,15 @@ func (f *figure) save(dir string) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("%s.png: %w", f.Name, err)
 	}
-	return os.WriteFile(filepath.Join(dir, f.Name+".png"), buf.Bytes(), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, f.Name+".png"), buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	pdf := vgpdf.New(w, h)
+	pdf.EmbedFonts(true) // the PDF looks the same without Liberation installed
+	f.draw(draw.New(pdf))
+	buf.Reset()
+	if _, err := pdf.WriteTo(&buf); err != nil {
+		return fmt.Errorf("%s.pdf: %w", f.Name, err)
+	}
+	return os.WriteFile(filepath.Join(dir, f.Name+".pdf"), buf.Bytes(), 0o644)
 }

@@ -1,12 +1,13 @@
 // Package report turns results into figures and one page a person opens:
 // report.html, with the scenario, the key numbers of summary.json, the
-// invariants and the figures, each written as SVG (shown by the page) and
-// PNG. WriteRun does it for one run (gridbed run --out DIR), Sweep for a
-// grid of runs (gridbed sweep). The figures are the papers' kinds: the CDF
-// of job wait (000 §V, 003 §5.3), messages and bytes per node per minute
-// (002 Fig 4.7, 000 Fig 4), broken links over time (002 Fig 4.6), mean wait
-// by scheduling mode (000 Fig 3); a figure without data is not drawn, and
-// the page says why. The page needs no network and no JavaScript.
+// invariants and the figures, each written as SVG (shown by the page), PDF
+// and PNG at twice screen resolution. WriteRun does it for one run
+// (gridbed run --out DIR), Sweep for a grid of runs (gridbed sweep). The
+// figures are the papers' kinds: the CDF of job wait (000 §V, 003 §5.3),
+// messages and bytes per node per minute (002 Fig 4.7, 000 Fig 4), broken
+// links over time (002 Fig 4.6), mean wait by scheduling mode (000 Fig 3);
+// a figure without data is not drawn, and the page says why. The page
+// needs no network and no JavaScript.
 package report
 
 import (
@@ -23,16 +24,18 @@ import (
 // did not write are removed from it.
 const FigureDir = "figures"
 
-// Figure is one figure on the page: FigureDir/Name.svg and Name.png.
+// Figure is one figure on the page: FigureDir/Name.svg, Name.pdf and Name.png.
 type Figure struct {
 	Name    string
 	Title   string
 	Caption string
 }
 
-// SVG and PNG are the figure's files, relative to the results directory.
+// SVG, PNG and PDF are the figure's files, relative to the results
+// directory.
 func (f Figure) SVG() string { return FigureDir + "/" + f.Name + ".svg" }
 func (f Figure) PNG() string { return FigureDir + "/" + f.Name + ".png" }
+func (f Figure) PDF() string { return FigureDir + "/" + f.Name + ".pdf" }
 
 // Omitted is a figure not drawn, and why.
 type Omitted struct {
@@ -83,14 +86,14 @@ func write(dir string, page *Page, figs []*figure) error {
 			return err
 		}
 		page.Figures = append(page.Figures, f.Figure)
-		keep[f.Name+".svg"], keep[f.Name+".png"] = true, true
+		keep[f.Name+".svg"], keep[f.Name+".png"], keep[f.Name+".pdf"] = true, true, true
 	}
 	old, err := os.ReadDir(fd)
 	if err != nil {
 		return err
 	}
 	for _, e := range old {
-		if ext := filepath.Ext(e.Name()); (ext == ".svg" || ext == ".png") && !keep[e.Name()] {
+		if ext := filepath.Ext(e.Name()); (ext == ".svg" || ext == ".png" || ext == ".pdf") && !keep[e.Name()] {
 			if err := os.Remove(filepath.Join(fd, e.Name())); err != nil {
 				return err
 			}
@@ -197,7 +200,7 @@ ul.omitted { color: #555; }
 {{if .Figures}}<div class="figures">
 {{range .Figures}}<figure id="{{.Name}}">
 <img src="{{.SVG}}" alt="{{.Title}}">
-<figcaption><b>{{.Title}}.</b> {{.Caption}} <span class="files">(<a href="{{.SVG}}">SVG</a>, <a href="{{.PNG}}">PNG</a>)</span></figcaption>
+<figcaption><b>{{.Title}}.</b> {{.Caption}} <span class="files">(<a href="{{.SVG}}">SVG</a>, <a href="{{.PDF}}">PDF</a>, <a href="{{.PNG}}">PNG</a>)</span></figcaption>
 </figure>
 {{end}}</div>{{else}}<p>No figure has data.</p>{{end}}
 {{if .Omitted}}<h2>Not drawn</h2>

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"image/color"
 	"image/png"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,7 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -127,8 +132,8 @@ func checkPage(t *testing.T, dir string, page *Page) string {
 			t.Errorf("%s/%s exists but report.html does not show or link it", FigureDir, e.Name())
 		}
 	}
-	if len(entries) != 2*len(page.Figures) {
-		t.Errorf("%d files in %s for %d figures; want an SVG and a PNG each", len(entries), FigureDir, len(page.Figures))
+	if len(entries) != 3*len(page.Figures) {
+		t.Errorf("%d files in %s for %d figures; want an SVG, a PDF and a PNG each", len(entries), FigureDir, len(page.Figures))
 	}
 	for _, f := range page.Figures {
 		if !strings.Contains(html, `<img src="`+f.SVG()+`"`) {
@@ -143,6 +148,7 @@ func checkPage(t *testing.T, dir string, page *Page) string {
 			panels = 2
 		}
 		checkPNG(t, filepath.Join(dir, f.PNG()), panels)
+		checkPDF(t, filepath.Join(dir, f.PDF()))
 	}
 	for _, o := range page.Omitted {
 		if !strings.Contains(html, o.Reason) {
@@ -188,7 +194,19 @@ func checkSVG(t *testing.T, path string) {
 }
 
 // twoPanels are the figures drawn as two panels one above the other.
-var twoPanels = map[string]bool{"overlay": true, "jobs": true}
+var twoPanels = map[string]bool{"overlay": true, "jobs": true, "wait_cdf": true}
+
+// checkPDF: a complete PDF document with its fonts embedded.
+func checkPDF(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("%PDF-")) || !bytes.Contains(b[max(0, len(b)-64):], []byte("%%EOF")) || !bytes.Contains(b, []byte("/FontFile")) {
+		t.Errorf("%s: %d bytes, not a complete PDF with embedded fonts", path, len(b))
+	}
+}
 
 // checkPNG decodes the file: Width × panels × PanelHeight at DPI, not
 // blank.
@@ -205,8 +223,8 @@ func checkPNG(t *testing.T, path string, panels int) {
 	}
 	px := func(l vg.Length) int { return int(float64(l/vg.Inch)*DPI + 0.5) }
 	b := img.Bounds()
-	if b.Dx() != 672 || b.Dx() != px(Width) {
-		t.Errorf("%s: %d px wide, want 672 (%v at %d dpi)", path, b.Dx(), Width, DPI)
+	if b.Dx() != 1344 || b.Dx() != px(Width) {
+		t.Errorf("%s: %d px wide, want 1344 (%v at %d dpi, twice the screen's)", path, b.Dx(), Width, DPI)
 	}
 	if want := px(PanelHeight * vg.Length(panels)); b.Dy() != want {
 		t.Errorf("%s: %d px high, want %d (%d panels)", path, b.Dy(), want, panels)
@@ -276,11 +294,17 @@ func TestRunReportWithoutWorkload(t *testing.T) {
 		}
 	}
 	// The overlay figure has two panels and shows the crash.
-	if svg, _ := os.ReadFile(filepath.Join(dir, FigureDir, "overlay.svg")); !bytes.Contains(svg, []byte(">fault<")) || !bytes.Contains(svg, []byte(">broken links<")) {
-		t.Error("overlay.svg lacks the fault marker or the broken links legend")
+	if svg, _ := os.ReadFile(filepath.Join(dir, FigureDir, "overlay.svg")); !bytes.Contains(svg, []byte(">fault: crash<")) || !bytes.Contains(svg, []byte(">broken links<")) {
+		t.Error("overlay.svg lacks the fault marker labelled by kind (fault: crash) or the broken links legend")
 	}
-	if svg, _ := os.ReadFile(filepath.Join(dir, FigureDir, "messages_per_node.svg")); !bytes.Contains(svg, []byte(">heartbeat<")) {
+	svg, _ := os.ReadFile(filepath.Join(dir, FigureDir, "messages_per_node.svg"))
+	if !bytes.Contains(svg, []byte(">heartbeat<")) {
 		t.Error("messages_per_node.svg has no heartbeat line")
+	}
+	// Few enough types to name them all: no "N other types" line, and
+	// the named types have distinct colors.
+	if bytes.Contains(svg, []byte("other types")) {
+		t.Errorf("messages_per_node.svg sums types as other although %d fit", topTypes)
 	}
 }
 
@@ -313,6 +337,10 @@ func TestRunReportWithScheduling(t *testing.T) {
 		t.Fatalf("figures %v (omitted %v), want %v", got, page.Omitted, runFigures)
 	}
 	html := checkPage(t, dir, page)
+	// The wait figure: CDF and CCDF over a log wait axis.
+	if svg, _ := os.ReadFile(filepath.Join(dir, FigureDir, "wait_cdf.svg")); !bytes.Contains(svg, []byte("CDF: fraction")) || !bytes.Contains(svg, []byte("CCDF: fraction")) || !bytes.Contains(svg, []byte("log scale")) {
+		t.Error("wait_cdf.svg lacks the CDF and CCDF panels over a log wait axis")
+	}
 	for _, want := range []string{"can-p2", "liq-pull", "jobs.wait_seconds", "stale aggregation", "staleness"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
@@ -452,5 +480,75 @@ func TestEventRateBins(t *testing.T) {
 				t.Fatalf("%d samples: rate %v, want 6 per minute (%v)", n, p.Y, xy)
 			}
 		}
+	}
+}
+
+// The palette's colors are distinct enough to tell lines apart, for
+// readers with and without deuteranopia (the commonest deficiency,
+// simulated with Viénot, Brettel and Mollon's 1999 matrix): every pair
+// differs by a clear distance either way; past the palette, dashes.
+func TestPalette(t *testing.T) {
+	rgb := func(c color.Color) [3]float64 {
+		r, g, b, _ := c.RGBA()
+		return [3]float64{float64(r >> 8), float64(g >> 8), float64(b >> 8)}
+	}
+	deut := func(c [3]float64) [3]float64 {
+		r, g, b := c[0], c[1], c[2]
+		return [3]float64{0.29275*r + 0.70725*g, 0.29275*r + 0.70725*g, -0.02234*r + 0.02234*g + b}
+	}
+	dist := func(a, b [3]float64) float64 {
+		return math.Sqrt((a[0]-b[0])*(a[0]-b[0]) + (a[1]-b[1])*(a[1]-b[1]) + (a[2]-b[2])*(a[2]-b[2]))
+	}
+	for i := range palette {
+		for j := i + 1; j < len(palette); j++ {
+			a, b := rgb(palette[i]), rgb(palette[j])
+			if d, dd := dist(a, b), dist(deut(a), deut(b)); d < 60 || dd < 25 {
+				t.Errorf("colors %d and %d: distance %.0f, %.0f under deuteranopia: too close", i, j, d, dd)
+			}
+		}
+	}
+	c0, d0 := style(0)
+	c8, d8 := style(len(palette))
+	if c0 != c8 || len(d0) != 0 || len(d8) == 0 {
+		t.Errorf("series %d should repeat series 0's color dashed: %v %v / %v %v", len(palette), c0, d0, c8, d8)
+	}
+}
+
+// Each message type keeps one color, by its rank in messages sent, and
+// no two types share one.
+func TestTypeColors(t *testing.T) {
+	count := []uint64{0, 5, 900, 0, 40, 7, 1}
+	got := typeColors(count)
+	want := map[int]int{2: 0, 4: 1, 5: 2, 1: 3, 6: 4}
+	if !maps.Equal(got, want) {
+		t.Errorf("typeColors %v, want %v", got, want)
+	}
+}
+
+// The wait panels: zero and tiny waits at the floor of the log axis, the
+// CDF from 0 to 1, the CCDF positive (log axis) and falling.
+func TestWaitPanels(t *testing.T) {
+	for _, tc := range []struct {
+		waits []float64
+		floor float64
+	}{
+		{[]float64{0, 0, 0, 0.04, 3, 120}, 0.01},
+		{[]float64{0, 0}, 1},
+		{[]float64{1e-9, 5}, minWaitFloor},
+		{[]float64{250, 250, 250}, 100},
+	} {
+		cdfP, ccdfP, floor := waitPanels([]waitLine{{"w", 0, tc.waits}}, 0)
+		if floor != tc.floor {
+			t.Errorf("%v: floor %g, want %g", tc.waits, floor, tc.floor)
+		}
+		if _, ok := cdfP.X.Scale.(plot.LogScale); !ok || cdfP.X.Min != floor || cdfP.X.Max <= floor || cdfP.Y.Min != 0 || cdfP.Y.Max != 1 {
+			t.Errorf("%v: CDF axes x %g..%g (%T), y %g..%g", tc.waits, cdfP.X.Min, cdfP.X.Max, cdfP.X.Scale, cdfP.Y.Min, cdfP.Y.Max)
+		}
+		if _, ok := ccdfP.Y.Scale.(plot.LogScale); !ok || ccdfP.Y.Min <= 0 || ccdfP.Y.Min > 1/float64(len(tc.waits)) {
+			t.Errorf("%v: CCDF y from %g (%T), want a log axis below 1/%d", tc.waits, ccdfP.Y.Min, ccdfP.Y.Scale, len(tc.waits))
+		}
+		// Rendering must not fail on the log axes (a non-positive value would).
+		c := vgimg.New(Width, 2*PanelHeight)
+		(&figure{panels: []*plot.Plot{cdfP, ccdfP}}).draw(draw.New(c))
 	}
 }

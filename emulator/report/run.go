@@ -18,9 +18,11 @@ import (
 	"github.com/gridbed/gridbed/metrics"
 )
 
-// topTypes is how many message types the traffic figures show by name;
-// the others are summed as "other".
-const topTypes = 6
+// topTypes is how many message types the traffic figures show by name,
+// one palette color each: up to topTypes types are all named; with more,
+// the topTypes-1 largest are, and the rest (two or more) are summed as
+// "N other types".
+const topTypes = 8
 
 // WriteRun writes dir/report.html and the figures (dir/figures/) of one
 // run's results; call it after res.WriteFiles(dir), whose files it links.
@@ -54,7 +56,7 @@ func runPage(res *emulator.Result) *Page {
 			s.Driver, s.Seed, time.Duration(s.EmulatedSeconds*float64(time.Second)), s.WallSeconds, s.TimeScale),
 	}
 	kv := keyValue{t: Table{Caption: "Key numbers (summary.json)"}}
-	kv.add("peers", fmt.Sprintf("%d of %d joined", s.Peers.Final, s.Peers.Initial), "peers.final")
+	kv.add("peers", s.PeersLine(), "peers.started, peers.joined, peers.final")
 	kv.add("overlay", fmt.Sprintf("d=%d+virtual, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean), "overlay.neighbors_mean")
 	kv.add("outcome", s.OutcomeLine(), "outcome")
 	w := s.Messages.Window
@@ -137,14 +139,14 @@ func faultText(res *emulator.Result) string {
 	if len(res.Summary.Faults.Events) == 0 {
 		return ""
 	}
-	return " Dashed vertical lines are the faults (table above)."
+	return " Gray vertical lines are the faults, labelled with their kind, one dash pattern per kind (table above)."
 }
 
-// faultMinutes are the times of the run's fault events.
-func faultMinutes(s emulator.Summary) []float64 {
-	var out []float64
+// faultMarks are the run's fault events: time in minutes and kind.
+func faultMarks(s emulator.Summary) []mark {
+	var out []mark
 	for _, e := range s.Faults.Events {
-		out = append(out, e.TSeconds/60)
+		out = append(out, mark{X: e.TSeconds / 60, Kind: e.Kind})
 	}
 	return out
 }
@@ -174,12 +176,18 @@ func waitCDF(res *emulator.Result) (*figure, Omitted) {
 	if len(res.JobWaits) == 0 {
 		return nil, Omitted{title, "no job was submitted"}
 	}
-	p := newCDFPlot(title)
-	addLine(p, fmt.Sprintf("%s, %s", j.Scheme, j.Mode), 0, cdf(res.JobWaits), 2)
+	top, bottom, floor := waitPanels([]waitLine{{fmt.Sprintf("%s, %s", j.Scheme, j.Mode), 0, res.JobWaits}}, 2)
+	below := 0
+	for _, w := range res.JobWaits {
+		if w <= floor {
+			below++
+		}
+	}
 	return &figure{Figure: Figure{Name: "wait_cdf", Title: title, Caption: fmt.Sprintf(
-		"Fraction of the submitted jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them (or that is still going at the end): %d jobs, %d of them censored — not started by the end of the run (or failed), counted up to then —, mean %s, p50 %s, p90 %s, p99 %s (jobs.wait_seconds; over the %d completed jobs only, mean %s: jobs.wait_seconds_completed).",
+		"Top: fraction of the submitted jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them (or that is still going at the end); bottom: the fraction that waited longer (the tail, y on a log scale). The wait axis is logarithmic: the %s waiting at most %s s (%.0f%%, zero waits included) are drawn at %s s. %d jobs, %d of them censored — not started by the end of the run (or failed), counted up to then —, mean %s, p50 %s, p90 %s, p99 %s (jobs.wait_seconds; over the %d completed jobs only, mean %s: jobs.wait_seconds_completed).",
+		plural(below, "job", "jobs"), tickLabel(floor), 100*float64(below)/float64(len(res.JobWaits)), tickLabel(floor),
 		len(res.JobWaits), j.WaitCensored, fmtOpt(j.WaitSeconds.Mean, "s"), fmtOpt(j.WaitSeconds.P50, "s"), fmtOpt(j.WaitSeconds.P90, "s"), fmtOpt(j.WaitSeconds.P99, "s"), j.Completed, fmtOpt(j.WaitSecondsCompleted.Mean, "s"))},
-		panels: []*plot.Plot{p}}, Omitted{}
+		panels: []*plot.Plot{top, bottom}}, Omitted{}
 }
 
 // cdf is the empirical distribution function of xs as a step line; above
@@ -224,8 +232,11 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 			return nil, Omitted{title, "no protocol message was sent"}
 		}
 		slices.SortStableFunc(types, func(a, b int) int { return cmp.Compare(total[b], total[a]) })
-		named := types[:min(len(types), topTypes)]
-		other := len(types) > len(named)
+		named, other := types, false
+		if len(types) > topTypes {
+			named, other = types[:topTypes-1], true
+		}
+		colors := typeColors(res.Series[len(res.Series)-1].Traffic.Count)
 		scale, unit := 1.0, "messages"
 		if bytes {
 			scale, unit = 1, "bytes"
@@ -267,10 +278,13 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 		p.Add(l)
 		p.Legend.Add("all", l)
 		for i, t := range named {
-			addLine(p, wire.Name(wire.MsgType(t)), i, byType[i], 0)
+			addLine(p, wire.Name(wire.MsgType(t)), colors[t], byType[i], 0)
 		}
 		if other {
-			addLine(p, fmt.Sprintf("%d other types", len(types)-len(named)), len(named), byType[len(named)], 0)
+			ol, _ := plotter.NewLine(byType[len(named)])
+			ol.Color, ol.Dashes = color.Black, []vg.Length{vg.Points(1), vg.Points(2)}
+			p.Add(ol)
+			p.Legend.Add(fmt.Sprintf("%d other types", len(types)-len(named)), ol)
 		}
 		w := res.Summary.Messages.Window
 		summary := "not measured (no steady window long enough)"
@@ -281,12 +295,30 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 			p.Add(wl)
 			p.Legend.Add("summary (window)", wl)
 		}
-		markTimes(p, "fault", faultMinutes(res.Summary))
+		markTimes(p, faultMarks(res.Summary))
 		return &figure{Figure: Figure{Name: name, Title: title, Caption: fmt.Sprintf(
 			"Protocol %s sent per member per emulated minute in each oracle interval (%s s), in total and for the %s with the most; the dashed line is the run's figure over the measurement window (%s = %s).%s",
 			unit, fmtNum(res.Summary.Oracle.IntervalSeconds), plural(len(named), "type", "types"), key, summary, faultText(res))},
 			panels: []*plot.Plot{p}}, Omitted{}
 	}
+}
+
+// typeColors gives each message type a style index (style) by its rank
+// in messages sent, so a type has the same color in the messages and the
+// bytes figure.
+func typeColors(count []uint64) map[int]int {
+	var types []int
+	for t, v := range count {
+		if v > 0 {
+			types = append(types, t)
+		}
+	}
+	slices.SortStableFunc(types, func(a, b int) int { return cmp.Compare(count[b], count[a]) })
+	out := map[int]int{}
+	for i, t := range types {
+		out[t] = i
+	}
+	return out
 }
 
 // overlayFigure draws the peers and the overlay's damage over time
@@ -307,7 +339,7 @@ func overlayFigure(res *emulator.Result) (*figure, Omitted) {
 	}
 	top := newTimePlot("Peers (members of the overlay)", "peers", false)
 	addLine(top, "peers", 0, peers, 2)
-	markTimes(top, "fault", faultMinutes(res.Summary))
+	markTimes(top, faultMarks(res.Summary))
 	bottom := newTimePlot("Overlay damage (oracle)", "count", true)
 	addLine(bottom, "broken links", 1, broken, 2)
 	addLine(bottom, "stale links", 2, stale, 0)
@@ -317,7 +349,7 @@ func overlayFigure(res *emulator.Result) (*figure, Omitted) {
 		bottom.Title.Text += ": none at any sample"
 		bottom.Y.Max = 1 // keep the axis readable
 	}
-	markTimes(bottom, "fault", faultMinutes(res.Summary))
+	markTimes(bottom, faultMarks(res.Summary))
 	b := res.Summary.Overlay.BrokenLinks
 	return &figure{Figure: Figure{Name: "overlay", Title: title, Caption: fmt.Sprintf(
 		"Top: members of the overlay at each oracle sample. Bottom: broken links (abutting zones missing from a neighbor table; final %d, max %d, mean %.2f), stale links, zone gaps and overlaps, as the oracle counts them.%s",
@@ -339,7 +371,7 @@ func jobsFigure(res *emulator.Result) (*figure, Omitted) {
 	top := newTimePlot("Jobs queued or running, busy nodes", "count", false)
 	addLine(top, "jobs queued or running", 0, queue, 2)
 	addLine(top, "busy nodes", 1, busy, 0)
-	markTimes(top, "fault", faultMinutes(res.Summary))
+	markTimes(top, faultMarks(res.Summary))
 	bottom := newTimePlot("Job events per minute", "jobs per minute", true)
 	for i, e := range []string{"submitted", "started", "completed", "rematched", "resubmitted"} {
 		xys := eventRate(res.Series, "job_"+e)
@@ -348,7 +380,7 @@ func jobsFigure(res *emulator.Result) (*figure, Omitted) {
 		}
 		addLine(bottom, e, i, xys, 0)
 	}
-	markTimes(bottom, "fault", faultMinutes(res.Summary))
+	markTimes(bottom, faultMarks(res.Summary))
 	return &figure{Figure: Figure{Name: "jobs", Title: title, Caption: "Top: jobs queued or running over all live nodes and the nodes with any, at each oracle sample (the global view). Bottom: job events per emulated minute " + binText(res) + "; submissions include the client's resubmissions." + faultText(res)},
 		panels: []*plot.Plot{top, bottom}}, Omitted{}
 }
@@ -420,7 +452,7 @@ func migrationsFigure(res *emulator.Result) (*figure, Omitted) {
 			addLine(p, e[1], i, eventRate(res.Series, e[0]), 0)
 		}
 	}
-	markTimes(p, "fault", faultMinutes(res.Summary))
+	markTimes(p, faultMarks(res.Summary))
 	return &figure{Figure: Figure{Name: "migrations", Title: title, Caption: fmt.Sprintf(
 		"Waiting jobs moved to a neighbor (%s scheduling), PUSH offers and PULL requests refused at the handshake, and transfers taken back because they were never acknowledged, per emulated minute %s.%s", j.Mode, binText(res), faultText(res))},
 		panels: []*plot.Plot{p}}, Omitted{}
@@ -480,7 +512,7 @@ func staleFigure(res *emulator.Result) (*figure, Omitted) {
 		p.Add(l)
 		p.Legend.Add(n+" p90", l)
 	}
-	markTimes(p, "fault", faultMinutes(res.Summary))
+	markTimes(p, faultMarks(res.Summary))
 	f := func(e emulator.ErrorStats) string { return fmtOpt(e.Mean, "") + " (p90 " + fmtOpt(e.P90, "") + ")" }
 	return &figure{Figure: Figure{Name: "stale_aggregation", Title: title, Caption: fmt.Sprintf(
 		"How wrong the aggregated load peers hold is against AI_d recomputed from the oracle's global snapshot with fresh information (003 Eq 1), at each oracle sample: nodes and queue are relative errors of AI_d's number of nodes and required cores, core_utilization the absolute difference of the upper region's core utilization (002 §5.2.4); solid lines the mean over every member and dimension, dashed the p90. Averaged over the %d samples of the measurement window: nodes %s, queue %s, core utilization %s (summary staleness.*).%s",

@@ -408,12 +408,11 @@ func (s *Sweep) waitFigure() (*figure, Omitted) {
 	case !some:
 		return nil, Omitted{title, "no job was submitted at any grid point"}
 	}
-	p := newCDFPlot(title)
+	var lines []waitLine
 	for i, pt := range s.points {
-		if len(pt.waits) > 0 {
-			addLine(p, s.label(pt, -1), i, cdf(pt.waits), 0)
-		}
+		lines = append(lines, waitLine{s.label(pt, -1), i, pt.waits})
 	}
-	return &figure{Figure: Figure{Name: "wait_cdf", Title: title, Caption: "Fraction of each grid point's submitted jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them (or is still going at the end), one line per grid point; a job not started by the end of its run (or failed) counts its wait up to then (censored, jobs.wait_censored)."},
-		panels: []*plot.Plot{p}}, Omitted{}
+	top, bottom, floor := waitPanels(lines, 0)
+	return &figure{Figure: Figure{Name: "wait_cdf", Title: title, Caption: "Top: fraction of each grid point's submitted jobs (y) that waited at most x emulated seconds from submission to the start of the run that completed them (or is still going at the end); bottom: the fraction that waited longer (y on a log scale); one line per grid point. The wait axis is logarithmic; waits of at most " + tickLabel(floor) + " s, zero included, are drawn there. A job not started by the end of its run (or failed) counts its wait up to then (censored, jobs.wait_censored)."},
+		panels: []*plot.Plot{top, bottom}}, Omitted{}
 }

@@ -126,7 +126,7 @@ func Execute(ctx context.Context, name string, base scenario.Scenario, cfg Confi
 // runOne runs r and reads the findings' metrics from its summary.
 func runOne(ctx context.Context, e *scenario.Experiment, r Run, metricsUsed []string, dir string) (*Measurement, error) {
 	sc := r.Scenario
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population, Scenario: sc.Name, Seed: sc.Seed})
 	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverSim, Metrics: m})
 	if err != nil {
 		return nil, err

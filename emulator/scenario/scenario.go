@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/jobs"

@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/jobs"
