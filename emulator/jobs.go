@@ -68,7 +68,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
 	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
-	j.stale = m.EnableAggregateErrors(staleness.Names())
+	j.stale = m.EnableAggregateErrors(staleness.Names(sc.Peers.Categorical.On()))
 	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id core.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()

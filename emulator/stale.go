@@ -28,6 +28,7 @@ func measureStaleness(states []peer.State, dims int, g *prometheus.GaugeVec) []s
 		ms = append(ms, staleness.Member{
 			ID: s.Snapshot.ID, Zone: s.Snapshot.Zone, Extra: s.Snapshot.Extra,
 			Cores: s.Jobs.Cores, Queue: s.Jobs.Demand, Held: s.Jobs.AI,
+			Combo: s.Jobs.Combo, HeldACID: s.Jobs.ACID,
 		})
 	}
 	stats := staleness.Truth(ms, dims).Measure()
@@ -53,6 +54,11 @@ type StalenessSummary struct {
 	NodesError           ErrorStats `json:"nodes_error"`
 	LoadError            ErrorStats `json:"load_error"`
 	CoreUtilizationError ErrorStats `json:"core_utilization_error"`
+	// ACIDWrongFraction is the share of members whose ACID (002 Eq 5.1)
+	// is not the true one, averaged over the samples (002 §5.2.4 reports
+	// the share right); only with categorical resources
+	// (peers.categorical), null without a sample.
+	ACIDWrongFraction *float64 `json:"acid_wrong_fraction,omitempty"`
 }
 
 // ErrorStats are an error's mean and p90 over members and dimensions,
@@ -92,6 +98,9 @@ func (r *recorder) staleness() *StalenessSummary {
 		return ErrorStats{Mean: ptr(v[0] / float64(out.Samples)), P90: ptr(v[1] / float64(out.Samples))}
 	}
 	out.NodesError, out.LoadError, out.CoreUtilizationError = avg("nodes"), avg("queue"), avg("core_utilization")
+	if r.sc.Peers.Categorical.On() {
+		out.ACIDWrongFraction = avg("acid").Mean
+	}
 	return out
 }
 
@@ -101,6 +110,10 @@ func (s *StalenessSummary) line() string {
 		return "not measured: no oracle sample with a member"
 	}
 	f := func(e ErrorStats) string { return fmt.Sprintf("mean %.3g, p90 %.3g", *e.Mean, *e.P90) }
-	return fmt.Sprintf("error against the truth over %d samples: nodes %s; queue %s; core utilization %s",
-		s.Samples, f(s.NodesError), f(s.LoadError), f(s.CoreUtilizationError))
+	acid := ""
+	if s.ACIDWrongFraction != nil {
+		acid = fmt.Sprintf("; ACIDs wrong %.3g", *s.ACIDWrongFraction)
+	}
+	return fmt.Sprintf("error against the truth over %d samples: nodes %s; queue %s; core utilization %s%s",
+		s.Samples, f(s.NodesError), f(s.LoadError), f(s.CoreUtilizationError), acid)
 }
