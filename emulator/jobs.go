@@ -75,7 +75,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 			j.jobs[i].Req[dims] = t.JobCoord(j.jobs[i].CID, j.jobs[i].Req[dims])
 		}
 	}
-	j.stale = m.EnableAggregateErrors(staleness.Names())
+	j.stale = m.EnableAggregateErrors(staleness.Names(sc.HoldsACID()))
 	scheme := sc.SchemeName()
 	j.ledger = ledger.New(func(id core.NodeID) bool { return j.member != nil && j.member(id) }, func(e jobs.Event, r *ledger.Record, at time.Duration, first bool) {
 		j.m.Events.WithLabelValues(e.Kind.String()).Inc()

@@ -398,7 +398,7 @@ func (r *run) take(t time.Duration, states []peer.State) Sample {
 		s.JobEvents = jr.events()
 		jr.tally(t, states)
 		s.JobQueue, s.BusyNodes = jr.ledger.Live()
-		s.Staleness = measureStaleness(states, r.sc.Overlay.Dimensions+1, jr.stale)
+		s.Staleness = measureStaleness(states, r.sc.Overlay.Dimensions+1, r.sc.HoldsACID(), jr.stale)
 		if t > r.sc.Duration {
 			s.Duration = r.sc.Horizon() // draining: progress displays count to the drain limit
 		}

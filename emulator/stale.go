@@ -17,18 +17,24 @@ import (
 // snapshot is the oracle's (docs/ARCHITECTURE.md principle 7).
 
 // measureStaleness computes the errors of the aggregates members hold in
-// states and sets the gauges g; nil when no peer is a member.
-func measureStaleness(states []peer.State, dims int, g *prometheus.GaugeVec) []staleness.Stat {
+// states and sets the gauges g; nil when no peer is a member. acid says
+// whether the members hold ACIDs (scenario.HoldsACID): only then are
+// their combinations given to the oracle, which then measures the ACIDs.
+func measureStaleness(states []peer.State, dims int, acid bool, g *prometheus.GaugeVec) []staleness.Stat {
 	ms := make([]staleness.Member, 0, len(states))
 	for i := range states {
 		s := &states[i]
 		if !s.Snapshot.Joined {
 			continue
 		}
-		ms = append(ms, staleness.Member{
+		m := staleness.Member{
 			ID: s.Snapshot.ID, Zone: s.Snapshot.Zone, Extra: s.Snapshot.Extra,
 			Cores: s.Jobs.Cores, Queue: s.Jobs.Demand, Held: s.Jobs.AI,
-		})
+		}
+		if acid {
+			m.Combo, m.HeldACID = s.Jobs.Combo, s.Jobs.ACID
+		}
+		ms = append(ms, m)
 	}
 	stats := staleness.Truth(ms, dims).Measure()
 	for _, st := range stats {
@@ -53,6 +59,11 @@ type StalenessSummary struct {
 	NodesError           ErrorStats `json:"nodes_error"`
 	LoadError            ErrorStats `json:"load_error"`
 	CoreUtilizationError ErrorStats `json:"core_utilization_error"`
+	// ACIDWrongFraction is the share of members whose ACID (002 Eq 5.1)
+	// is not the true one, averaged over the samples (002 §5.2.4 reports
+	// the share right); only with categorical resources
+	// (peers.categorical), null without a sample.
+	ACIDWrongFraction *float64 `json:"acid_wrong_fraction,omitempty"`
 }
 
 // ErrorStats are an error's mean and p90 over members and dimensions,
@@ -92,6 +103,9 @@ func (r *recorder) staleness() *StalenessSummary {
 		return ErrorStats{Mean: ptr(v[0] / float64(out.Samples)), P90: ptr(v[1] / float64(out.Samples))}
 	}
 	out.NodesError, out.LoadError, out.CoreUtilizationError = avg("nodes"), avg("queue"), avg("core_utilization")
+	if r.sc.HoldsACID() {
+		out.ACIDWrongFraction = avg("acid").Mean
+	}
 	return out
 }
 
@@ -101,6 +115,10 @@ func (s *StalenessSummary) line() string {
 		return "not measured: no oracle sample with a member"
 	}
 	f := func(e ErrorStats) string { return fmt.Sprintf("mean %.3g, p90 %.3g", *e.Mean, *e.P90) }
-	return fmt.Sprintf("error against the truth over %d samples: nodes %s; queue %s; core utilization %s",
-		s.Samples, f(s.NodesError), f(s.LoadError), f(s.CoreUtilizationError))
+	acid := ""
+	if s.ACIDWrongFraction != nil {
+		acid = fmt.Sprintf("; ACIDs wrong %.3g", *s.ACIDWrongFraction)
+	}
+	return fmt.Sprintf("error against the truth over %d samples: nodes %s; queue %s; core utilization %s%s",
+		s.Samples, f(s.NodesError), f(s.LoadError), f(s.CoreUtilizationError), acid)
 }

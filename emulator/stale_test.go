@@ -68,6 +68,9 @@ func TestStaleAggregationConvergesWithoutChurn(t *testing.T) {
 		{"single-core", nil},
 		{"multi-core", []string{"overlay.dimensions=4"}},
 		{"balloons", []string{"overlay.dimensions=4", "matchmaking.residue=balloon"}},
+		// Categorical resources (002 §5.1): the ACIDs too are exact once
+		// every heartbeat has carried them up (bits: no rounding).
+		{"categorical", categoricalKeys},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sc := staleScenario(t, 5, "")
@@ -79,11 +82,16 @@ func TestStaleAggregationConvergesWithoutChurn(t *testing.T) {
 	}
 }
 
+// categoricalKeys give the peers 002 §5.2.1's categorical resources —
+// four types of two values, 16 combinations — with CID pushing.
+var categoricalKeys = []string{"peers.categorical.types=4", "peers.categorical.values=2", "matchmaking.categorical=cid"}
+
 // converges runs sc on the deterministic driver and asserts that every
 // error is within convergedTolerance from 30 minutes on.
 func converges(t *testing.T, sc scenario.Scenario) {
 	t.Helper()
 	res := runScenario(t, sc, emulator.DriverSim)
+	cat := sc.Peers.Categorical.On()
 	settled := 0
 	for _, s := range res.Series {
 		if s.T < 30*time.Minute {
@@ -92,7 +100,7 @@ func converges(t *testing.T, sc scenario.Scenario) {
 		if s.JobQueue == 0 {
 			t.Fatalf("seed %d: no job queued or running at %v: the load is not stable and non-trivial", sc.Seed, s.T)
 		}
-		for _, name := range staleness.Names() {
+		for _, name := range staleness.Names(cat) {
 			st, ok := stat(s, name)
 			if !ok || st.N == 0 {
 				t.Fatalf("seed %d: no %s error at %v", sc.Seed, name, s.T)
@@ -113,8 +121,14 @@ func converges(t *testing.T, sc scenario.Scenario) {
 	}
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
 	head, last := strings.Split(lines[0], ","), strings.Split(lines[len(lines)-1], ",")
-	for _, col := range []string{"aggregate_error_nodes_mean", "aggregate_error_queue_p90", "aggregate_error_core_utilization_mean"} {
+	for _, col := range []string{"aggregate_error_nodes_mean", "aggregate_error_queue_p90", "aggregate_error_core_utilization_mean", "aggregate_error_acid_mean"} {
 		i := slices.Index(head, col)
+		if col == "aggregate_error_acid_mean" && !cat {
+			if i >= 0 {
+				t.Errorf("timeseries.csv: column %s without categorical resources", col)
+			}
+			continue
+		}
 		if i < 0 || i >= len(last) || last[i] == "" {
 			t.Errorf("timeseries.csv: column %s missing or empty in the last row (%d columns)", col, len(head))
 		}
@@ -123,21 +137,35 @@ func converges(t *testing.T, sc scenario.Scenario) {
 	if st == nil || st.Samples == 0 || st.NodesError.Mean == nil || st.LoadError.P90 == nil || st.CoreUtilizationError.Mean == nil {
 		t.Fatalf("seed %d: summary staleness %+v", sc.Seed, st)
 	}
+	if got := st.ACIDWrongFraction; cat != (got != nil) {
+		t.Errorf("seed %d: staleness.acid_wrong_fraction %v with categorical resources %v", sc.Seed, got, cat)
+	}
 }
 
 // With churn the peers' aggregates lag behind the overlay's changes: some
-// sample shows the number of nodes wrong by far more than rounding.
+// sample shows the number of nodes wrong by far more than rounding and,
+// with categorical resources, some ACID wrong (a combination that left
+// still held, or one that joined not yet heard of).
 func TestStaleAggregationUnderChurn(t *testing.T) {
 	sc := staleScenario(t, 5, "churn: {interval: 2m, start: 10m}")
+	if err := sc.SetAll(categoricalKeys...); err != nil {
+		t.Fatal(err)
+	}
 	res := runScenario(t, sc, emulator.DriverSim)
-	worst := 0.0
+	worst, acid := 0.0, 0.0
 	for _, s := range res.Series {
 		if st, ok := stat(s, "nodes"); ok && s.T >= 10*time.Minute {
 			worst = max(worst, st.Mean)
 		}
+		if st, ok := stat(s, "acid"); ok && s.T >= 10*time.Minute {
+			acid = max(acid, st.Mean)
+		}
 	}
 	if worst <= 1e-3 {
 		t.Errorf("seed %d: with churn the nodes error's mean never exceeded 1e-3 (max %g): churn went unseen", sc.Seed, worst)
+	}
+	if acid == 0 {
+		t.Errorf("seed %d: with churn no sample had a wrong ACID: churn went unseen", sc.Seed)
 	}
 	if c := res.Summary.Churn; c.Joins+c.Leaves+c.Failures == 0 {
 		t.Fatalf("seed %d: no churn happened: %+v", sc.Seed, c)

@@ -296,7 +296,7 @@ func (r *Result) WriteSeries(w io.Writer) error {
 		head = append(head, "jobs_submitted", "jobs_queued", "jobs_started", "jobs_completed", "jobs_rematched", "jobs_adopted", "jobs_resubmitted", "job_queue", "busy_nodes")
 		// The errors of the aggregated load against the truth (stale.go),
 		// at the sample; empty when no peer was a member.
-		for _, a := range staleness.Names() {
+		for _, a := range staleness.Names(r.Scenario.HoldsACID()) {
 			head = append(head, "aggregate_error_"+a+"_mean", "aggregate_error_"+a+"_p90")
 		}
 	}
@@ -340,7 +340,7 @@ func (r *Result) WriteSeries(w io.Writer) error {
 				row = append(row, strconv.FormatUint(v, 10))
 			}
 			row = append(row, strconv.Itoa(s.JobQueue), strconv.Itoa(s.BusyNodes))
-			for _, a := range staleness.Names() {
+			for _, a := range staleness.Names(r.Scenario.HoldsACID()) {
 				mean, p90 := "", ""
 				for _, st := range s.Staleness {
 					if st.Name == a {

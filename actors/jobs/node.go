@@ -291,6 +291,12 @@ type Snapshot struct {
 	// at its last heartbeat (nil before its first).
 	Cores, Demand float64
 	AI            []load.Agg
+	// Categorical resources (002 §5.1), for the oracle's ACID staleness:
+	// Combo is the node's combination plus one (0: none) and ACID the
+	// ACID (002 Eq 5.1) its last heartbeat carried (nil before its first
+	// and without categorical resources).
+	Combo uint32
+	ACID  categorical.Set
 }
 
 // Snapshot copies the node's job state.
@@ -308,6 +314,7 @@ func (n *Node) Snapshot() Snapshot {
 	s.Cores = tnc(&wire.Load{Cores: float32(n.capacity[ResCores]), Balloons: n.hostedLoad()})
 	s.Demand = n.coresDemand()
 	s.AI = slices.Clone(n.ai)
+	s.Combo, s.ACID = n.cfg.Combo, slices.Clone(n.acid)
 	return s
 }
 

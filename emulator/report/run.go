@@ -488,7 +488,7 @@ func staleFigure(res *emulator.Result) (*figure, Omitted) {
 	if st == nil {
 		return nil, Omitted{title, "the scenario has no workload (no aggregated load on heartbeats)"}
 	}
-	names := staleness.Names()
+	names := staleness.Names(res.Scenario.HoldsACID())
 	means, p90s := make([]plotter.XYs, len(names)), make([]plotter.XYs, len(names))
 	for _, s := range res.Series {
 		for _, x := range s.Staleness {
@@ -514,8 +514,12 @@ func staleFigure(res *emulator.Result) (*figure, Omitted) {
 	}
 	markTimes(p, faultMarks(res.Summary))
 	f := func(e emulator.ErrorStats) string { return fmtOpt(e.Mean, "") + " (p90 " + fmtOpt(e.P90, "") + ")" }
+	acid := ""
+	if st.ACIDWrongFraction != nil {
+		acid = fmt.Sprintf(" With categorical resources, acid is the share of members whose ACID (002 Eq 5.1) differs from the one recomputed from the snapshot (002 §5.2.4): %s wrong on average.", fmtOpt(st.ACIDWrongFraction, ""))
+	}
 	return &figure{Figure: Figure{Name: "stale_aggregation", Title: title, Caption: fmt.Sprintf(
-		"How wrong the aggregated load peers hold is against AI_d recomputed from the oracle's global snapshot with fresh information (003 Eq 1), at each oracle sample: nodes and queue are relative errors of AI_d's number of nodes and required cores, core_utilization the absolute difference of the upper region's core utilization (002 §5.2.4); solid lines the mean over every member and dimension, dashed the p90. Averaged over the %d samples of the measurement window: nodes %s, queue %s, core utilization %s (summary staleness.*).%s",
-		st.Samples, f(st.NodesError), f(st.LoadError), f(st.CoreUtilizationError), faultText(res))},
+		"How wrong the aggregated load peers hold is against AI_d recomputed from the oracle's global snapshot with fresh information (003 Eq 1), at each oracle sample: nodes and queue are relative errors of AI_d's number of nodes and required cores, core_utilization the absolute difference of the upper region's core utilization (002 §5.2.4); solid lines the mean over every member and dimension, dashed the p90. Averaged over the %d samples of the measurement window: nodes %s, queue %s, core utilization %s (summary staleness.*).%s%s",
+		st.Samples, f(st.NodesError), f(st.LoadError), f(st.CoreUtilizationError), acid, faultText(res))},
 		panels: []*plot.Plot{p}}, Omitted{}
 }

@@ -18,6 +18,7 @@ import (
 	"slices"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
 )
@@ -36,6 +37,11 @@ type Member struct {
 	// Held is the AI_d it holds (its last heartbeat's computation; nil or
 	// short: the missing dimensions count as zero).
 	Held []load.Agg
+	// Combo is its combination of categorical values plus one (0: none,
+	// 002 §5.1.1) and HeldACID the ACID (002 Eq 5.1) it holds, computed at
+	// its last heartbeat (nil before its first).
+	Combo    uint32
+	HeldACID categorical.Set
 }
 
 // Edge is one upper neighbor of a piece along a dimension: the piece
@@ -65,6 +71,12 @@ type World struct {
 	Up [][][]Edge
 	// AI[p] is piece p's true AI_d for every dimension.
 	AI [][]load.Agg
+	// Categorical reports whether some member has categorical resources
+	// (a Combo); only then is ACID computed and the aggregates marked
+	// Categorical measured.
+	Categorical bool
+	// ACID[p] is piece p's true ACID (acid.go); nil unless Categorical.
+	ACID []categorical.Set
 }
 
 // Truth builds the world of members (invalid zones are skipped: not
@@ -90,6 +102,7 @@ func Truth(members []Member, dims int) *World {
 		}
 		i := len(w.Members)
 		w.Members = append(w.Members, m)
+		w.Categorical = w.Categorical || m.Combo != 0
 		w.Own = append(w.Own, len(w.Pieces))
 		w.Pieces = append(w.Pieces, Piece{Owner: i, Zone: m.Zone})
 		for _, z := range m.Extra {
@@ -121,6 +134,9 @@ func Truth(members []Member, dims int) *World {
 		for _, p := range order {
 			w.AI[p][d] = w.aggregate(p, d)
 		}
+	}
+	if w.Categorical {
+		w.trueACIDs()
 	}
 	return w
 }
@@ -283,12 +299,13 @@ func (w *World) HeldAI(i, d int) load.Agg {
 // Aggregate is one kind of aggregated information compared with the
 // truth. Error is how wrong member i's value along dimension d is; with
 // PerMember the information is one value per member (not per dimension)
-// and Error is called with d = 0 only. A new kind — 002 §5.1's ACID, one
-// per member — is one more entry of Aggregates.
+// and Error is called with d = 0 only. A Categorical aggregate exists only
+// in runs whose peers have categorical resources (World.Categorical).
 type Aggregate struct {
-	Name      string // label value of gridbed_aggregate_error_ratio
-	PerMember bool
-	Error     func(w *World, i, d int) float64
+	Name        string // label value of gridbed_aggregate_error_ratio
+	PerMember   bool
+	Categorical bool
+	Error       func(w *World, i, d int) float64
 }
 
 // loadAggregate compares one figure of AI_d: value reads it from an Agg,
@@ -302,12 +319,15 @@ func loadAggregate(name string, value func(load.Agg) float64, err func(held, tru
 
 // Aggregates are the aggregated figures measured: 003 Eq 1's number of
 // nodes and queue (with multi-core nodes the required cores, 002 §3.1.4)
-// as relative errors, and 002 §5.2.4's core utilization as an absolute
-// difference.
+// as relative errors, 002 §5.2.4's core utilization as an absolute
+// difference and, with categorical resources, 002 §5.2.4's share of wrong
+// ACIDs (each member's error 1 when the ACID it holds is not the true one,
+// 0 when it is: the mean is the fraction wrong).
 var Aggregates = []Aggregate{
 	loadAggregate("nodes", func(a load.Agg) float64 { return a.Nodes }, RelativeError),
 	loadAggregate("queue", func(a load.Agg) float64 { return a.Queue }, RelativeError),
 	loadAggregate("core_utilization", CoreUtilization, AbsoluteError),
+	{Name: "acid", PerMember: true, Categorical: true, Error: ACIDError},
 }
 
 // RelativeError is |held − truth| / truth; when the truth is 0 it is 0 if
@@ -359,6 +379,9 @@ func (w *World) Measure() []Stat {
 	out := make([]Stat, 0, len(Aggregates))
 	var errs []float64
 	for _, a := range Aggregates {
+		if a.Categorical && !w.Categorical {
+			continue
+		}
 		errs = errs[:0]
 		for i := range w.Members {
 			dims := w.Dims
@@ -374,11 +397,15 @@ func (w *World) Measure() []Stat {
 	return out
 }
 
-// Names are the aggregates' names, in the order Measure reports them.
-func Names() []string {
-	out := make([]string, len(Aggregates))
-	for i, a := range Aggregates {
-		out[i] = a.Name
+// Names are the names of the aggregates measured in a run, in the order
+// Measure reports them: with categorical resources (peers.categorical)
+// every aggregate, without them those not marked Categorical.
+func Names(cat bool) []string {
+	out := make([]string, 0, len(Aggregates))
+	for _, a := range Aggregates {
+		if cat || !a.Categorical {
+			out = append(out, a.Name)
+		}
 	}
 	return out
 }
