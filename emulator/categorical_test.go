@@ -115,6 +115,10 @@ func TestSubCANConservedUnderChurn(t *testing.T) {
 		res := runScenario(t, sc, emulator.DriverSim)
 		s := res.Summary
 		conserved(t, "subcan/churn", seed, s.Jobs, false)
+		// A sub-CAN's heartbeats carry no ACID: none is judged wrong.
+		if s.Staleness == nil || s.Staleness.Samples == 0 || s.Staleness.ACIDWrongFraction != nil {
+			t.Errorf("seed %d: staleness %+v, want the load's errors and no ACID figure under subcan", seed, s.Staleness)
+		}
 		// Every constrained job is routed into a sub-CAN it accepts.
 		tr := categorical.NewTransform(sc.Peers.Categorical.Space())
 		routed := 0
