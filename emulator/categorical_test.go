@@ -64,6 +64,10 @@ func categoriesRespected(t *testing.T, name string, s emulator.Summary, combinat
 // still checks them), under sub-CANs (002 §2.4) and under CENT (002
 // §5.2's comparison respects them).
 func TestCategoricalJobsRunOnMatchingPeers(t *testing.T) {
+	t.Parallel() // deterministic-driver runs: one event loop each
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
 	const seed = 5
 	for _, c := range []struct{ scheme, mode string }{{"can-p", "cid"}, {"can-p", "none"}, {"can", "cid"}, {"cent", "none"}, {"can-p", "subcan"}, {"can", "subcan"}} {
 		name := c.scheme + "/" + c.mode

@@ -208,6 +208,9 @@ func TestNeverHealedPartitionFailsTheInvariant(t *testing.T) {
 // invariant holds.
 func TestChaosReplaysExactly(t *testing.T) {
 	t.Parallel() // deterministic-driver runs: one event loop each
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
 	sc, err := scenario.Load("../examples/chaos.yaml")
 	if err != nil {
 		t.Fatal(err)

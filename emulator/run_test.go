@@ -230,6 +230,9 @@ func churnScenario(t *testing.T) scenario.Scenario {
 // with either split rule.
 func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
 	t.Parallel() // deterministic-driver runs: one event loop each
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
 	for _, split := range overlay.SplitRules {
 		for _, mode := range overlay.HeartbeatModes {
 			sc := churnScenario(t)
@@ -332,6 +335,9 @@ func TestChurnOnEmulator(t *testing.T) {
 // than vanilla.
 func TestFastChurnSchemeOrdering(t *testing.T) {
 	t.Parallel() // deterministic-driver runs: one event loop each
+	if testing.Short() {
+		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
+	}
 	got := map[overlay.HeartbeatMode]emulator.Summary{}
 	for _, mode := range overlay.HeartbeatModes {
 		sc := churnScenario(t)

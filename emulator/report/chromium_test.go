@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gridbed/gridbed/emulator/sweep"
 )
 
 // chromiumBinary finds a Chromium: $GRIDBED_CHROMIUM, chromium on PATH,
@@ -90,19 +92,40 @@ func TestReportInChromium(t *testing.T) {
 		{"quickstart", string(quickstart), 3},
 		{"scheduling", schedulingYAML, len(runFigures)},
 	} {
-		t.Run(tc.name, func(t *testing.T) { checkInChromium(t, bin, tc.yaml, tc.figures) })
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			page := writeReport(t, dir, simRun(t, tc.yaml))
+			if len(page.Figures) < tc.figures {
+				t.Fatalf("the report has %d figures, want at least %d", len(page.Figures), tc.figures)
+			}
+			checkInChromium(t, bin, dir, page)
+		})
 	}
+	// A sweep's report with replicates: titled figures with units on the
+	// axes and error bars.
+	t.Run("sweep with replicates", func(t *testing.T) {
+		axis := sweep.Axis{Key: "overlay.dimensions", Values: []string{"2", "3", "4"}}
+		s := &Sweep{Axes: []sweep.Axis{axis}, Columns: []string{"messages.per_node_per_minute"}, Seeds: []uint64{1, 2, 3}}
+		for i, v := range axis.Values {
+			st := sweep.Aggregate([]any{10.0 + float64(i), 12.0 + float64(i), 14.0 + float64(i)})
+			s.points = append(s.points, point{values: []string{v}, stats: []sweep.Stat{st}, driver: "sim"})
+		}
+		dir := t.TempDir()
+		page, err := s.Write(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Figures) == 0 {
+			t.Fatal("the sweep report has no figure")
+		}
+		checkInChromium(t, bin, dir, page)
+	})
 }
 
-// checkInChromium renders the report of a simulated run of yaml in
-// headless Chromium: every image loads and decodes, and a screenshot
-// shows the figures' first line color.
-func checkInChromium(t *testing.T, bin, yaml string, minFigures int) {
-	dir := t.TempDir()
-	page := writeReport(t, dir, simRun(t, yaml))
-	if len(page.Figures) < minFigures {
-		t.Fatalf("the report has %d figures, want at least %d", len(page.Figures), minFigures)
-	}
+// checkInChromium renders the report page written into dir in headless
+// Chromium: every image loads and decodes, and a screenshot shows the
+// figures' first line color.
+func checkInChromium(t *testing.T, bin, dir string, page *Page) {
 
 	// A copy of the page with a script that reports, once everything has
 	// loaded, how many images Chromium decoded (the report itself has no
