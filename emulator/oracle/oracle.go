@@ -124,7 +124,7 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 	for key, below := range upper {
 		above := lower[key]
 		k := key.dim
-		overlapping(pieces, below, above, (k+1)%dims, func(i, j int) {
+		can.OverlapJoin(func(i int) can.Zone { return pieces[i].zone }, below, above, (k+1)%dims, func(i, j int) {
 			m, o := pieces[i].zone, pieces[j].zone
 			if _, _, ok := can.Abut(m, o); !ok {
 				return
@@ -211,67 +211,6 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		rep.UncoveredFraction = f
 	}
 	return rep
-}
-
-// overlapping calls fn(a, b) for every a in as and b in bs whose zones
-// overlap along dimension j: an interval join (sort both by their lower
-// bound, sweep, keep the intervals still open). With one dimension every
-// pair qualifies.
-func overlapping(pieces []piece, as, bs []int, j int, fn func(a, b int)) {
-	if len(as) == 0 || len(bs) == 0 {
-		return
-	}
-	if len(pieces[as[0]].zone.Lo) == 1 {
-		for _, a := range as {
-			for _, b := range bs {
-				fn(a, b)
-			}
-		}
-		return
-	}
-	lo := func(i int) uint64 { return pieces[i].zone.Lo[j] }
-	hi := func(i int) uint64 { return pieces[i].zone.Hi[j] }
-	byLo := func(x, y int) int {
-		switch {
-		case lo(x) < lo(y):
-			return -1
-		case lo(x) > lo(y):
-			return 1
-		}
-		return 0
-	}
-	as, bs = slices.Clone(as), slices.Clone(bs)
-	slices.SortFunc(as, byLo)
-	slices.SortFunc(bs, byLo)
-	prune := func(open []int, at uint64) []int {
-		keep := open[:0]
-		for _, i := range open {
-			if hi(i) > at {
-				keep = append(keep, i)
-			}
-		}
-		return keep
-	}
-	var openA, openB []int
-	for ia, ib := 0, 0; ia < len(as) || ib < len(bs); {
-		if ib >= len(bs) || (ia < len(as) && lo(as[ia]) <= lo(bs[ib])) {
-			a := as[ia]
-			ia++
-			openB = prune(openB, lo(a))
-			for _, b := range openB {
-				fn(a, b)
-			}
-			openA = append(openA, a)
-		} else {
-			b := bs[ib]
-			ib++
-			openA = prune(openA, lo(b))
-			for _, a := range openA {
-				fn(a, b)
-			}
-			openB = append(openB, b)
-		}
-	}
 }
 
 // piece is one zone a member holds: its own or an extra one.

@@ -214,7 +214,7 @@ func (w *World) uppers() {
 		if len(above) == 0 {
 			continue
 		}
-		w.sweep(ends[f], above, (f.d+1)%w.Dims, func(p, q int) {
+		can.OverlapJoin(func(i int) can.Zone { return w.Pieces[i].Zone }, ends[f], above, (f.d+1)%w.Dims, func(p, q int) {
 			if of := load.OverlapFraction(w.Pieces[p].Zone, w.Pieces[q].Zone, f.d); of > 0 {
 				w.Up[p][f.d] = append(w.Up[p][f.d], Edge{q, of})
 			}
@@ -223,64 +223,6 @@ func (w *World) uppers() {
 	for p := range w.Up {
 		for d := range w.Up[p] {
 			slices.SortFunc(w.Up[p][d], func(a, b Edge) int { return a.Piece - b.Piece })
-		}
-	}
-}
-
-// sweep calls fn(b, a) for every b in below and a in above whose zones
-// overlap along dimension j (with one dimension, every pair): sort both
-// by their lower bound along j and sweep, keeping the intervals still
-// open.
-func (w *World) sweep(below, above []int, j int, fn func(b, a int)) {
-	if w.Dims == 1 {
-		for _, b := range below {
-			for _, a := range above {
-				fn(b, a)
-			}
-		}
-		return
-	}
-	lo := func(i int) uint64 { return w.Pieces[i].Zone.Lo[j] }
-	hi := func(i int) uint64 { return w.Pieces[i].Zone.Hi[j] }
-	byLo := func(x, y int) int {
-		switch {
-		case lo(x) < lo(y):
-			return -1
-		case lo(x) > lo(y):
-			return 1
-		}
-		return x - y
-	}
-	below, above = slices.Clone(below), slices.Clone(above)
-	slices.SortFunc(below, byLo)
-	slices.SortFunc(above, byLo)
-	prune := func(open []int, at uint64) []int {
-		keep := open[:0]
-		for _, i := range open {
-			if hi(i) > at {
-				keep = append(keep, i)
-			}
-		}
-		return keep
-	}
-	var openB, openA []int
-	for ib, ia := 0, 0; ib < len(below) || ia < len(above); {
-		if ia >= len(above) || (ib < len(below) && lo(below[ib]) <= lo(above[ia])) {
-			b := below[ib]
-			ib++
-			openA = prune(openA, lo(b))
-			for _, a := range openA {
-				fn(b, a)
-			}
-			openB = append(openB, b)
-		} else {
-			a := above[ia]
-			ia++
-			openB = prune(openB, lo(a))
-			for _, b := range openB {
-				fn(b, a)
-			}
-			openA = append(openA, a)
 		}
 	}
 }
