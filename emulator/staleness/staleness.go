@@ -21,6 +21,7 @@ import (
 	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/load"
+	"github.com/gridbed/gridbed/emulator/ledger"
 )
 
 // Member is what the oracle reads of one overlay member for aggregation.
@@ -334,7 +335,7 @@ func (w *World) Measure() []Stat {
 				errs = append(errs, a.Error(w, i, d))
 			}
 		}
-		out = append(out, Stat{Name: a.Name, Mean: mean(errs), P90: quantile(errs, 0.9), N: len(errs)})
+		out = append(out, Stat{Name: a.Name, Mean: ledger.Mean(errs), P90: ledger.Quantile(errs, 0.9), N: len(errs)})
 	}
 	return out
 }
@@ -350,20 +351,4 @@ func Names(cat bool) []string {
 		}
 	}
 	return out
-}
-
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-// quantile is the nearest-rank q-quantile of xs (sorted in place), the
-// summary's definition elsewhere (ledger.Quantile).
-func quantile(xs []float64, q float64) float64 {
-	slices.Sort(xs)
-	i := int(math.Ceil(q*float64(len(xs)))) - 1
-	return xs[min(max(i, 0), len(xs)-1)]
 }
