@@ -176,6 +176,7 @@ func (j *jobRun) setup() *peer.JobSetup {
 		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
 		Res:         res, Mode: mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
 		PullReach:   j.sc.Scheduling.PullReach,
+		PullTarget:  j.sc.Scheduling.PullTarget,
 		Residue:     j.sc.Matchmaking.Residue,
 		LoadView:    j.sc.Matchmaking.LoadView,
 		StopNodes:   j.sc.Matchmaking.StopNodes,

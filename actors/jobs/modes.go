@@ -106,6 +106,35 @@ func ParseResidueModel(s string) (ResidueModel, error) {
 
 func (r ResidueModel) String() string { return string(r) }
 
+// PullTarget is which neighbor an idle node's internode PULL request
+// goes to (000 §IV-B): Config.PullTarget.
+type PullTarget string
+
+// Values of Config.PullTarget: the two readings of 000 §IV-B's "the node
+// with maximum queue size among its neighbors".
+const (
+	// PullTargetWaiting: the neighbor with the longest waiting queue, and
+	// only a neighbor whose last heartbeat showed jobs waiting — an idle
+	// node whose neighbors all seem busy-but-not-waiting asks nobody.
+	PullTargetWaiting PullTarget = "waiting"
+	// PullTargetQueue: the neighbor with the largest queue, running jobs
+	// included (Load's queue), asked whatever its heartbeat said of its
+	// waiting jobs — an idle node asks every round, going through its
+	// neighbors not contacted recently ("continues to look for another
+	// potential sender ... among neighbors not contacted recently").
+	PullTargetQueue PullTarget = "queue"
+)
+
+// PullTargets lists the PULL target readings.
+var PullTargets = []PullTarget{PullTargetWaiting, PullTargetQueue}
+
+// ParsePullTarget returns the PULL target reading named s.
+func ParsePullTarget(s string) (PullTarget, error) {
+	return core.ParseEnum(s, "PULL target", PullTargets)
+}
+
+func (p PullTarget) String() string { return string(p) }
+
 // LoadView is where CAN and CAN-P matchmaking read a neighbor's queue
 // length and whether it is free: Config.LoadView.
 type LoadView string

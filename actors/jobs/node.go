@@ -53,6 +53,9 @@ type Config struct {
 	// neighbor without a fitting job pass the request on towards the
 	// longest queue it knows of (a gridbed extension).
 	PullReach int
+	// PullTarget is which neighbor an internode PULL request goes to
+	// (000 §IV-B): PullTargetWaiting (default) or PullTargetQueue.
+	PullTarget PullTarget
 	// Residue is how a multi-core node's Residue-node is represented (002
 	// §3.1): ResidueNone (default) or ResidueBalloon.
 	Residue ResidueModel

@@ -483,7 +483,8 @@ func (n *Node) pullInternode(now time.Duration) bool {
 
 // pullTarget is the neighbor an internode PULL request goes to (000
 // §IV-B): among ks, those not skipped, the one with the longest waiting
-// queue; with scheduling.pull_reach > 1 and no neighbor waiting, the one
+// queue (with scheduling.pull_target queue: the largest queue, running
+// jobs included, whatever it said of waiting ones); with scheduling.pull_reach > 1 and no neighbor waiting, the one
 // that knows the longest queue among its own neighbors (Load's
 // near_waiting). 0: none.
 func (n *Node) pullTarget(ks []known, skip func(core.NodeID) bool) core.NodeID {
@@ -497,6 +498,8 @@ func (n *Node) pullTarget(ks []known, skip func(core.NodeID) bool) core.NodeID {
 			w := k.l.Waiting
 			if pass {
 				w = k.l.NearWaiting
+			} else if n.cfg.PullTarget == PullTargetQueue {
+				w = k.l.Queue
 			}
 			if w == 0 || skip(k.id) {
 				continue

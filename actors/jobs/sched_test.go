@@ -331,6 +331,35 @@ func TestPullRejectTriesNextNeighbor(t *testing.T) {
 	tNone[*wire.PullRequest](t, tDrain(n))
 }
 
+// TestPullTargetReadings is 000 §IV-B's two readings of "the node with
+// maximum queue size among its neighbors": waiting asks only a neighbor
+// whose heartbeat showed jobs waiting (here none did: no request), queue
+// asks the largest queue, running jobs included, and after a PULL-Reject
+// the next largest not contacted recently.
+func TestPullTargetReadings(t *testing.T) {
+	p := func(v uint32) can.Point { return can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(4, v)} }
+	busy := func(queue uint32) *wire.Load { l := vLoad(p(8), Vec{}, 0, 0, 0); l.Queue = queue; return l }
+	for _, target := range PullTargets {
+		t.Run(target.String(), func(t *testing.T) {
+			v := &fakeView{id: 1, zone: zSelf(), point: can.Point{uint32(tQ1) + 10, uint32(tQ1) + 10, vAmt(4, 8)},
+				nbs: []*overlay.Neighbor{tNb(tB, zUp0(), busy(2)), tNb(3, zUp1(), busy(4)), tNb(4, zUp1(), busy(0))}}
+			n := tNew(v, Config{Mode: SchedLIPull, Res: vRes{}, SchedPeriod: 5 * time.Second, PullTarget: target}, 1, nil)
+			tDrain(n)
+			n.Tick(time.Second, core.TimerSched)
+			r := tDrain(n)
+			if target == PullTargetWaiting {
+				tNone[*wire.PullRequest](t, r)
+				return
+			}
+			tOne[*wire.PullRequest](t, r, 3) // the largest queue
+			n.Step(time.Second, 3, &wire.PullReject{Kind: wire.MigrateKind_MIGRATE_INTERNODE})
+			tOne[*wire.PullRequest](t, tDrain(n), tB)
+			n.Step(time.Second, tB, &wire.PullReject{Kind: wire.MigrateKind_MIGRATE_INTERNODE})
+			tNone[*wire.PullRequest](t, tDrain(n)) // node 4 has no job at all
+		})
+	}
+}
+
 // vReachNode is vNode with PULL requests that may travel reach hops.
 func vReachNode(t *testing.T, reach int, nbs ...*overlay.Neighbor) *Node {
 	t.Helper()

@@ -340,10 +340,11 @@ func (m Matchmaking) Resolved() (scheme jobs.Scheme, stoppingFactor int) {
 
 // Scheduling chooses the dynamic scheduling mode (000 §IV; docs/JOBS.md).
 type Scheduling struct {
-	Mode       string        // a jobs.SchedMode's name, SchedCENT or SchedCENTGreedy
-	Period     time.Duration // between internode-scheduling / queue-balancing rounds
-	Contention bool          // slow shared nodes down by α (002 Eq 3.5)
-	PullReach  int           // overlay hops an internode PULL request may travel (1: neighbors, 000 §IV-B)
+	Mode       string          // a jobs.SchedMode's name, SchedCENT or SchedCENTGreedy
+	Period     time.Duration   // between internode-scheduling / queue-balancing rounds
+	Contention bool            // slow shared nodes down by α (002 Eq 3.5)
+	PullReach  int             // overlay hops an internode PULL request may travel (1: neighbors, 000 §IV-B)
+	PullTarget jobs.PullTarget // which neighbor an internode PULL request asks (000 §IV-B)
 }
 
 // Values of Scheduling.Mode (000 §V-B) besides the run nodes' own

@@ -256,6 +256,10 @@ var schema = []field{
 		"a valid PULL reach",
 		"Overlay hops an internode PULL request may travel, 1 to 16. 1 is 000 §IV-B: an idle node asks its neighbors only. More is a gridbed extension: a neighbor without a job that fits passes the request on towards the longest waiting queue it knows of (heartbeats carry each node's longest neighbor queue), and the job moves straight to the idle node."),
 
+	enumField("scheduling.pull_target", func(s *Scenario) *jobs.PullTarget { return &s.Scheduling.PullTarget }, jobs.PullTargetWaiting,
+		jobs.PullTargets, "a PULL target",
+		"Which neighbor an idle node's internode PULL request asks (000 §IV-B, \"the node with maximum queue size among its neighbors\"): waiting (the neighbor whose last heartbeat showed the longest waiting queue, and only one that showed jobs waiting) or queue (the neighbor with the largest queue, running jobs included, whatever its heartbeat said of waiting jobs: an idle node asks every round, going on to the next neighbor not contacted within a heartbeat period after each PULL-Reject). Used by li-pull and liq-pull."),
+
 	durationField("jobs.client_timeout", func(s *Scenario) *time.Duration { return &s.Jobs.ClientTimeout }, 10*time.Minute,
 		"The client resubmits a job it has heard nothing about for this long; a positive duration, and when workload.jobs is above 0 at least 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (3m45s at the defaults), so that a job is not resubmitted while its owner's failure is still being repaired.",
 		clientTimeout, "overlay.heartbeat.period", "overlay.heartbeat.fail_after", "workload.jobs"),
