@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -70,7 +71,12 @@ type recorder struct {
 	churnArea, churnMinutes float64
 	// churnOwnArea is the same integral over the links broken between
 	// members' own zones (oracle.Report.BrokenViaExtra excluded).
-	churnOwnArea       float64
+	churnOwnArea float64
+	// churnSettledArea is the same integral over the links broken between
+	// zones unchanged since the previous sample (oracle BrokenViaChange);
+	// versions are the members' zone versions at the previous sample.
+	churnSettledArea   float64
+	versions           map[core.NodeID]uint64
 	churnFrom, churnTo time.Duration
 	lastT              time.Duration
 }
@@ -125,7 +131,13 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 		snaps[i] = states[i].Snapshot
 		addStatus(ev, states[i].Status)
 	}
-	rep := oracle.Check(snaps, r.sc.Overlay.Dimensions+1)
+	rep := oracle.CheckSince(snaps, r.sc.Overlay.Dimensions+1, r.versions)
+	r.versions = make(map[core.NodeID]uint64, len(snaps))
+	for i := range snaps {
+		if snaps[i].Joined {
+			r.versions[snaps[i].ID] = snaps[i].Version
+		}
+	}
 	s := Sample{T: t, Oracle: rep, Traffic: r.m.Traffic.Snapshot(), Backlog: backlog, Events: ev, LagP99: r.m.Lag.Quantile(0.99), Duration: r.sc.Duration}
 	if rep.Exact() {
 		if r.cleanSince < 0 && t >= r.until {
@@ -156,6 +168,7 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	if r.churnFrom >= 0 && r.lastT >= r.churnFrom && t <= r.churnTo {
 		r.churnArea += float64(rep.BrokenLinks) * dt
 		r.churnOwnArea += float64(rep.BrokenLinks-rep.BrokenViaExtra) * dt
+		r.churnSettledArea += float64(rep.BrokenLinks-rep.BrokenViaChange) * dt
 		r.churnMinutes += dt
 	}
 	r.lastT, r.lastWall = t, time.Now()
@@ -438,6 +451,7 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	if r.churnMinutes > 0 {
 		o.BrokenLinks.ChurnMean = ptr(r.churnArea / r.churnMinutes)
 		o.BrokenLinks.ChurnMeanOwn = ptr(r.churnOwnArea / r.churnMinutes)
+		o.BrokenLinks.ChurnMeanSettled = ptr(r.churnSettledArea / r.churnMinutes)
 	}
 	o.StaleLinks = last.Oracle.StaleLinks
 	o.ZoneGaps = last.Oracle.ZoneGaps

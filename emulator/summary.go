@@ -102,13 +102,18 @@ type Summary struct {
 		// levels reached (Fig 4.6). ChurnMeanOwn is ChurnMean without the
 		// links that abut only through an extra zone (an orphan held after
 		// a take-over, oracle.Report.BrokenViaExtra): the links broken
-		// between members' own zones.
+		// between members' own zones. ChurnMeanSettled is ChurnMean
+		// without the links through a zone that changed since the
+		// previous oracle sample (a split, take-over or hand-off no
+		// heartbeat can have told yet, oracle.Report.BrokenViaChange): the
+		// links a heartbeat scheme left broken between settled zones.
 		BrokenLinks struct {
-			Final        int      `json:"final"`
-			Max          int      `json:"max"`
-			Mean         float64  `json:"mean"`
-			ChurnMean    *float64 `json:"churn_mean"`
-			ChurnMeanOwn *float64 `json:"churn_mean_own"`
+			Final            int      `json:"final"`
+			Max              int      `json:"max"`
+			Mean             float64  `json:"mean"`
+			ChurnMean        *float64 `json:"churn_mean"`
+			ChurnMeanOwn     *float64 `json:"churn_mean_own"`
+			ChurnMeanSettled *float64 `json:"churn_mean_settled"`
 		} `json:"broken_links"`
 		StaleLinks int `json:"stale_links"`
 		// Takeovers counts zones (or parts of zones) of departed peers

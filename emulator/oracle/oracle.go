@@ -31,6 +31,13 @@ type Report struct {
 	// scheme leaves broken between settled zones from those left while an
 	// orphan waits for its next owner.
 	BrokenViaExtra int
+	// BrokenViaChange counts the broken links (a, b) where a's or b's zone
+	// changed since the previous sample (its version differs from the one
+	// CheckSince was given, or it was not a member then): links a split,
+	// a take-over or a hand-off has just made, which no heartbeat scheme
+	// can have learned yet. BrokenLinks - BrokenViaChange are the links
+	// broken between settled zones. 0 from Check.
+	BrokenViaChange int
 	// StaleLinks counts neighbor-table entries naming a peer whose zone does
 	// not abut (or that is no longer a member).
 	StaleLinks int
@@ -64,7 +71,12 @@ type faceKey struct {
 // Check computes the ground truth from snapshots of all peers. Snapshots of
 // peers that are not members are ignored; dims is the number of CAN
 // dimensions including the virtual one.
-func Check(snaps []overlay.Snapshot, dims int) Report {
+func Check(snaps []overlay.Snapshot, dims int) Report { return CheckSince(snaps, dims, nil) }
+
+// CheckSince is Check that also counts the broken links through zones
+// changed since the previous sample (Report.BrokenViaChange): prev holds
+// each member's zone version then; nil counts none.
+func CheckSince(snaps []overlay.Snapshot, dims int, prev map[core.NodeID]uint64) Report {
 	var members []*overlay.Snapshot
 	for i := range snaps {
 		if snaps[i].Joined && snaps[i].Zone.Valid(dims) {
@@ -184,8 +196,12 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		for _, id := range t {
 			if _, ok := slices.BinarySearch(m.Neighbors, id); !ok {
 				rep.BrokenLinks++
-				if j := index[id]; !ownAbut[[2]int{min(i, j), max(i, j)}] {
+				j := index[id]
+				if !ownAbut[[2]int{min(i, j), max(i, j)}] {
 					rep.BrokenViaExtra++
+				}
+				if prev != nil && (changed(prev, m) || changed(prev, members[j])) {
+					rep.BrokenViaChange++
 				}
 			}
 		}
@@ -211,6 +227,13 @@ func Check(snaps []overlay.Snapshot, dims int) Report {
 		rep.UncoveredFraction = f
 	}
 	return rep
+}
+
+// changed reports whether m's zone is not the one prev saw: another
+// version, or m was no member then.
+func changed(prev map[core.NodeID]uint64, m *overlay.Snapshot) bool {
+	v, ok := prev[m.ID]
+	return !ok || v != m.Version
 }
 
 // piece is one zone a member holds: its own or an extra one.

@@ -354,3 +354,30 @@ func TestExtraZones(t *testing.T) {
 		t.Fatalf("extra zone overlapping a member's zone: %d overlaps, want 1", rep.ZoneOverlaps)
 	}
 }
+
+// TestBrokenViaChange: a broken link counts as through a changed zone
+// when either end's zone version moved since the previous sample, or an
+// end was no member then; Check (no previous sample) counts none.
+func TestBrokenViaChange(t *testing.T) {
+	s := tiling4()
+	s[0] = without(s[0], 2) // 1 lacks 2
+	s[2] = without(s[2], 4) // 3 lacks 4
+	same := map[core.NodeID]uint64{1: 1, 2: 1, 3: 1, 4: 1}
+	for _, tc := range []struct {
+		name string
+		prev map[core.NodeID]uint64
+		want int
+	}{
+		{"no previous sample", nil, 0},
+		{"nothing changed", same, 0},
+		{"2 changed", map[core.NodeID]uint64{1: 1, 2: 0, 3: 1, 4: 1}, 1},
+		{"1 changed: its own missing entry", map[core.NodeID]uint64{1: 0, 2: 1, 3: 1, 4: 1}, 1},
+		{"4 was no member", map[core.NodeID]uint64{1: 1, 2: 1, 3: 1}, 1},
+		{"2 and 4 changed", map[core.NodeID]uint64{1: 1, 3: 1}, 2},
+	} {
+		rep := CheckSince(s, 2, tc.prev)
+		if rep.BrokenLinks != 2 || rep.BrokenViaChange != tc.want {
+			t.Errorf("%s: broken %d, via change %d, want 2 and %d", tc.name, rep.BrokenLinks, rep.BrokenViaChange, tc.want)
+		}
+	}
+}

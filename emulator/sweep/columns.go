@@ -39,6 +39,7 @@ var columns = map[string]Column{
 	"overlay.broken_links.max":                     {"Broken links, maximum", "links"},
 	"overlay.broken_links.churn_mean":              {"Broken links, average during churn", "links"},
 	"overlay.broken_links.churn_mean_own":          {"Broken links between own zones, average during churn", "links"},
+	"overlay.broken_links.churn_mean_settled":      {"Broken links between settled zones, average during churn", "links"},
 	"overlay.stale_links":                          {"Stale links at the end", "links"},
 	"overlay.zone_gaps":                            {"Zone gaps at the end", "faces"},
 	"overlay.zone_overlaps":                        {"Zone overlaps at the end", "pairs"},
