@@ -63,26 +63,25 @@ func (m *Machine) newAffinity(c Vector) float64 {
 	return Affinity(c, m.Speed, m.Load, len(m.Jobs))
 }
 
-// sum is Σ_{k ∈ J_m} τ(k, m), with jobs extra added and the job without
-// removed (without < 0: none).
-func (m *Machine) sum(extra *Vector, without int) float64 {
-	n := len(m.Jobs)
-	if extra != nil {
-		n++
-	}
-	if without >= 0 {
-		n--
-	}
+// inverseCosts is Σ_{k ∈ J_m} 1 / Σ_i W[i]C_k[i]/S_m[i]: with it the sum
+// of the affinities of m's jobs is one product (socialSum).
+func (m *Machine) inverseCosts() float64 {
 	s := 0.0
-	for i, k := range m.Jobs {
-		if i != without {
-			s += Affinity(k.Comp, m.Speed, m.Load, n-1)
-		}
-	}
-	if extra != nil {
-		s += Affinity(*extra, m.Speed, m.Load, n-1)
+	for _, k := range m.Jobs {
+		s += 1 / Cost(k.Comp, m.Speed)
 	}
 	return s
+}
+
+// socialSum is Σ_k τ(k, m) over count jobs whose inverse costs add up to
+// inv, each affinity evaluated with n_m = count, the n_m of a job about to
+// join (gridbed's reading of SOCIAL, docs/ALLOCATION.md):
+// (1 − λ_m) · inv / (count + 1).
+func (m *Machine) socialSum(inv float64, count int) float64 {
+	if count <= 0 || !m.available() {
+		return 0
+	}
+	return (1 - m.Load) * inv / float64(count+1)
 }
 
 // available reports whether m can take grid jobs at all (004 §2.1,
@@ -91,18 +90,15 @@ func (m *Machine) available() bool { return m.Load < 1 }
 
 // Score is the allocator's score f(j, m) for a new job of composition c on
 // m: GREEDY's τ(j, m) and SOCIAL's τ(j, m) − Σ_{k∈J_m} τ(k, m)/(n_m + 1)
-// (004 §2.2); MIN-NUM's −|J_m| (004 §3).
+// (004 §2.2), every affinity evaluated with the same n_m = |J_m|
+// (docs/ALLOCATION.md); MIN-NUM's −|J_m| (004 §3).
 func Score(s Scheme, m *Machine, c Vector) float64 {
 	switch s {
 	case Greedy:
 		return m.newAffinity(c)
 	case Social:
-		n := float64(len(m.Jobs) + 1)
-		f := m.newAffinity(c)
-		for _, k := range m.Jobs {
-			f -= m.affinity(k.Comp) / n
-		}
-		return f
+		n := len(m.Jobs)
+		return m.newAffinity(c) - m.socialSum(m.inverseCosts(), n)/float64(n+1)
 	case MinNum:
 		return -float64(len(m.Jobs))
 	}
@@ -130,9 +126,20 @@ func Allocate(s Scheme, ms []Machine, c Vector) int {
 // in J_m) to m' (004 §2.3): GREEDY's relative affinity increment
 // (τ(j, m') − τ(j, m)) / τ(j, m) and SOCIAL's
 // (α₀(Σ_m − Σ'_m) + α₁(Σ_m' − Σ'_m')) / (Σ_m + Σ'_m), with Σ' the sums of
-// affinities before the move, Σ after it, α₀ = |J_m| / (|J_m| + |J_m'|)
-// and α₁ = |J_m'| / (|J_m| + |J_m'|) taken before it.
+// affinities before the move and Σ after it (socialSum), and
+// α₀ = |J_m| / (|J_m| + |J_m'|), α₁ = |J_m'| / (|J_m| + |J_m'|) counted
+// after the move (docs/ALLOCATION.md: before it, α₁ would be 0 for an idle
+// m' and SOCIAL would never relocate to an idle machine).
 func Gain(s Scheme, m, to *Machine, k int) float64 {
+	var invM, invTo float64
+	if s == Social {
+		invM, invTo = m.inverseCosts(), to.inverseCosts()
+	}
+	return gain(s, m, to, k, invM, invTo)
+}
+
+// gain is Gain with the machines' inverse costs (SOCIAL) computed once.
+func gain(s Scheme, m, to *Machine, k int, invM, invTo float64) float64 {
 	j := m.Jobs[k]
 	switch s {
 	case Greedy:
@@ -142,10 +149,11 @@ func Gain(s Scheme, m, to *Machine, k int) float64 {
 		}
 		return (to.newAffinity(j.Comp) - here) / here
 	case Social:
-		beforeM, afterM := m.sum(nil, -1), m.sum(nil, k)
-		beforeTo, afterTo := to.sum(nil, -1), to.sum(&j.Comp, -1)
-		nm, nto := float64(len(m.Jobs)), float64(len(to.Jobs))
-		a0, a1 := nm/(nm+nto), nto/(nm+nto)
+		nm, nto := len(m.Jobs), len(to.Jobs)
+		beforeM, afterM := m.socialSum(invM, nm), m.socialSum(invM-1/Cost(j.Comp, m.Speed), nm-1)
+		beforeTo, afterTo := to.socialSum(invTo, nto), to.socialSum(invTo+1/Cost(j.Comp, to.Speed), nto+1)
+		a0 := float64(nm-1) / float64(nm+nto)
+		a1 := float64(nto+1) / float64(nm+nto)
 		den := afterM + beforeM
 		if den == 0 {
 			return math.Inf(1)
@@ -207,6 +215,12 @@ func Relocate(s Scheme, ms []Machine, m int, ev Event, theta float64, maxMoves i
 // then the earliest job.
 func bestMove(s Scheme, ms []Machine, m int, ev Event, theta float64) (Move, bool) {
 	best, bestF, found := Move{}, theta, false
+	inv := make([]float64, len(ms))
+	if s == Social {
+		for i := range ms {
+			inv[i] = ms[i].inverseCosts()
+		}
+	}
 	consider := func(from, to int) {
 		if from == to || !ms[to].available() {
 			return
@@ -215,7 +229,7 @@ func bestMove(s Scheme, ms []Machine, m int, ev Event, theta float64) (Move, boo
 			if ms[to].newAffinity(j.Comp) == 0 {
 				continue
 			}
-			if f := Gain(s, &ms[from], &ms[to], k); f > bestF {
+			if f := gain(s, &ms[from], &ms[to], k, inv[from], inv[to]); f > bestF {
 				best, bestF, found = Move{Job: j.ID, From: from, To: to}, f, true
 			}
 		}

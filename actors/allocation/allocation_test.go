@@ -85,7 +85,7 @@ func TestAllocate(t *testing.T) {
 		// S0 with one C0: τ = 1/(2·5e-6) = 1e5 = τ on S1: tie, lowest index
 		{"greedy: tie to the lowest index", Greedy, grid([]int{0}), 0, 0},
 		{"greedy: S0 with two jobs loses to S1", Greedy, grid([]int{0, 0}), 0, 1},
-		// SOCIAL on S0: 1e5 − 2e5/2 = 0; on S1: 1e5 − 0
+		// SOCIAL on S0: 1e5 − 1e5/2 (τ of the job there with n_m = 1); on S1: 1e5
 		{"social: counts the job already on S0", Social, grid([]int{0}), 0, 1},
 		{"min-num: fewest jobs", MinNum, grid([]int{0}, []int{4}, nil, []int{0}), 4, 2},
 		{"λ = 1 is not available", Greedy, full, 0, 1},
@@ -96,29 +96,32 @@ func TestAllocate(t *testing.T) {
 			}
 		})
 	}
-	if s0, s1 := Score(Social, &grid([]int{0})[0], Compositions[0]), Score(Social, &grid([]int{0})[1], Compositions[0]); !near(s0, 0) || !near(s1, 1e5) {
-		t.Errorf("SOCIAL scores = %v, %v, want 0, 1e5", s0, s1)
+	if s0, s1 := Score(Social, &grid([]int{0})[0], Compositions[0]), Score(Social, &grid([]int{0})[1], Compositions[0]); !near(s0, 5e4) || !near(s1, 1e5) {
+		t.Errorf("SOCIAL scores = %v, %v, want 5e4, 1e5", s0, s1)
 	}
 }
 
 func TestGain(t *testing.T) {
 	// S0 holds C0 (k=0) and C4 (k=1); S3 is empty.
 	ms := grid([]int{0, 4})
-	tauC0, tauC4 := 1/(2*5e-6), 1/(2*8.01e-4) // on S0 with two jobs
+	tauC4 := 1 / (2 * 8.01e-4) // on S0 with two jobs
 	// GREEDY (004 §2.3): (τ(C4, S3) − τ(C4, S0)) / τ(C4, S0)
 	if got, want := Gain(Greedy, &ms[0], &ms[3], 1), (1/1.04e-4-tauC4)/tauC4; !near(got, want) {
 		t.Errorf("GREEDY gain = %v, want %v", got, want)
 	}
-	// SOCIAL: α₀ = 2/2, α₁ = 0; Σ'_m = τC0 + τC4, Σ_m = 1/5e-6 (C0 alone)
-	before, after := tauC0+tauC4, 1/5e-6
-	if got, want := Gain(Social, &ms[0], &ms[3], 1), (after-before)/(after+before); !near(got, want) {
+	// SOCIAL, every affinity with n_m = |J_m| (a job's sum over k jobs of
+	// inverse costs I is I/(k+1)); α counted after the move: α₀ = 1/2, α₁ = 1/2.
+	inv := 1/5e-6 + 1/8.01e-4
+	before, after := inv/3, (1/5e-6)/2
+	afterTo := (1 / 1.04e-4) / 2
+	if got, want := Gain(Social, &ms[0], &ms[3], 1), (0.5*(after-before)+0.5*afterTo)/(after+before); !near(got, want) {
 		t.Errorf("SOCIAL gain = %v, want %v", got, want)
 	}
-	// SOCIAL into a machine with a job: α₀ = 2/3, α₁ = 1/3; S3 holds C4.
+	// SOCIAL into S3 holding a C4: α₀ = 1/3, α₁ = 2/3.
 	ms = grid([]int{0, 4}, nil, nil, []int{4})
-	tauC4S3 := 1 / 1.04e-4
-	beforeTo, afterTo := tauC4S3, 2*tauC4S3/2
-	want := (2.0/3*(after-before) + 1.0/3*(afterTo-beforeTo)) / (after + before)
+	invTo := 1 / 1.04e-4
+	beforeTo, afterTo := invTo/2, 2*invTo/3
+	want := (1.0/3*(after-before) + 2.0/3*(afterTo-beforeTo)) / (after + before)
 	if got := Gain(Social, &ms[0], &ms[3], 1); !near(got, want) {
 		t.Errorf("SOCIAL gain into S3 = %v, want %v", got, want)
 	}
@@ -150,9 +153,11 @@ func TestRelocate(t *testing.T) {
 		{"greedy: a job end pulls a job", Greedy, grid([]int{0, 0, 0}), 1, LoadDown, 0.1, 3, []Move{{1, 0, 1}}},
 		{"min-num: a job end pulls from the busiest", MinNum, grid([]int{0, 0, 0}, []int{0}), 2, LoadDown, 0, 3, []Move{{3, 0, 2}}},
 		{"min-num: load up pushes to the emptiest", MinNum, grid([]int{0, 0, 0}, []int{0}, []int{0}), 0, LoadUp, 0, 3, []Move{{3, 0, 3}}},
-		// SOCIAL into an empty machine from a homogeneous one: α₁ = 0 and
-		// Σ_m = Σ'_m, so the gain is 0 — no move (004 §2.3 as written).
-		{"social: homogeneous source, empty target", Social, grid([]int{0, 0, 0}), 1, LoadDown, 0.01, 3, nil},
+		// SOCIAL, S0's three C0 to an idle S1: Σ' = 6e5/4, Σ = 4e5/3, Σ_S1 = 1e5/2,
+		// α = 2/3, 1/3: (2/3·(−16667) + 1/3·5e4) / 283333 = 0.0196. Then
+		// (1/3·(1e5 − 133333) + 2/3·(66667 − 5e4)) / 233333 = 0: no second move.
+		{"social: a job end pulls a job", Social, grid([]int{0, 0, 0}), 1, LoadDown, 0.01, 3, []Move{{1, 0, 1}}},
+		{"social: θ above the gain", Social, grid([]int{0, 0, 0}), 1, LoadDown, 0.02, 3, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Relocate(tc.scheme, tc.ms, tc.m, tc.ev, tc.theta, tc.maxMoves)

@@ -85,7 +85,7 @@ func (e *Exec) Next() (time.Duration, bool) {
 	if math.IsInf(best, 1) || best > 1e9 {
 		return 0, false
 	}
-	return e.at + time.Duration(math.Round(best*1e9)), true
+	return e.at + max(1, time.Duration(math.Round(best*1e9))), true
 }
 
 // Complete advances to now and removes the jobs finished by then, in the
