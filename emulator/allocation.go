@@ -15,11 +15,13 @@ import (
 // AllocationSummary is a 004 allocation run's result (summary.json
 // "allocation", docs/ALLOCATION.md); present only for allocation runs.
 type AllocationSummary struct {
-	Grid      string  `json:"grid"`
-	Machines  int     `json:"machines"`
-	Jobset    int     `json:"jobset"`
-	Order     int     `json:"order"`
-	Allocator string  `json:"allocator"`
+	Grid      string `json:"grid"`
+	Machines  int    `json:"machines"`
+	Jobset    int    `json:"jobset"`
+	Order     int    `json:"order"`
+	Allocator string `json:"allocator"`
+	// Relocator is the relocator that ran (allocation.relocator same:
+	// the allocator's scheme).
 	Relocator string  `json:"relocator"`
 	Theta     float64 `json:"theta"`
 	MaxMoves  int     `json:"max_moves"`
@@ -36,6 +38,17 @@ type AllocationSummary struct {
 	Migrated    int `json:"migrated"`
 	// RelocationsPerJob is Relocations over Jobs.
 	RelocationsPerJob float64 `json:"relocations_per_job"`
+	// Crash is present when the allocator crashed (allocation.crash_at).
+	Crash *AllocationCrash `json:"crash,omitempty"`
+}
+
+// AllocationCrash reports the allocator's crash: when, for how long, and
+// the messages sent to it meanwhile that found nobody (lost with it).
+type AllocationCrash struct {
+	AtSeconds      float64 `json:"at_seconds"`
+	DownForSeconds float64 `json:"down_for_seconds"`
+	Restarted      bool    `json:"restarted"`
+	LostMessages   uint64  `json:"lost_messages"`
 }
 
 // runAllocation runs a 004 allocation scenario (allocation.grid set) on
@@ -53,7 +66,7 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	cfg := allocrun.Config{
 		Speeds: alloc.Grid(a.Grid), Jobs: alloc.JobSet(a.Jobset, a.Order, allocrun.Rand(sc.Seed)), Spikes: spikes,
 		Allocator: a.AllocatorScheme(), Relocator: a.RelocatorScheme(), Theta: a.Theta, MaxMoves: a.MaxMoves,
-		Limit:     sc.Duration,
+		Limit: sc.Duration, CrashAt: a.CrashAt, DownFor: a.CrashDownFor,
 		Relocated: func(n int) { am.Relocations.Add(float64(n)) },
 		Completed: func(at time.Duration) { am.Completed.Inc(); am.Makespan.Set(max(0, at.Seconds())) },
 	}
@@ -81,10 +94,16 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	s.Messages.DecodeErrors = uint64(res.DecodeErrors)
 	s.Bus.Published = res.Messages
 	as := &AllocationSummary{Grid: a.Grid, Machines: len(cfg.Speeds), Jobset: a.Jobset, Order: a.Order,
-		Allocator: a.Allocator, Relocator: a.Relocator, Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
+		Allocator: a.Allocator, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
 		Jobs: res.Jobs, Completed: res.Completed, Relocations: res.Relocations, Migrated: res.Migrated}
 	if res.Jobs > 0 {
 		as.RelocationsPerJob = float64(res.Relocations) / float64(res.Jobs)
+	}
+	if res.Crashed {
+		as.Crash = &AllocationCrash{AtSeconds: a.CrashAt.Seconds(), DownForSeconds: a.CrashDownFor.Seconds(), Restarted: true, LostMessages: res.Unroutable}
+		s.Faults.Events = append(s.Faults.Events, FaultEvent{TSeconds: a.CrashAt.Seconds(), Kind: "allocator_crash",
+			Detail: fmt.Sprintf("the allocator crashed for %v and rebuilt its view from the machines; %d messages to it lost", a.CrashDownFor, res.Unroutable)})
+		s.Faults.ByKind = map[string]uint64{"allocator_crash": 1}
 	}
 	if res.Completed == res.Jobs {
 		ms := res.Makespan
@@ -117,4 +136,7 @@ func (as *AllocationSummary) printRows(row func(string, any)) {
 	}
 	row("makespan", mk)
 	row("jobs", fmt.Sprintf("%d of %d completed; %d relocations (%d job states moved over the bus)", as.Completed, as.Jobs, as.Relocations, as.Migrated))
+	if c := as.Crash; c != nil {
+		row("allocator crash", fmt.Sprintf("at %.0f s for %.0f s, restarted from the machines' state; %d messages to it lost", c.AtSeconds, c.DownForSeconds, c.LostMessages))
+	}
 }

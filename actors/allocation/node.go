@@ -38,6 +38,8 @@ type Node struct {
 	timerSet bool          // … and it has not fired yet
 	// Received counts the jobs that arrived by relocation (MsgState).
 	Received int
+	// ended are the jobs completed here, for a restarted allocator.
+	ended []Entry
 }
 
 // NewNode is machine index of speed s.
@@ -62,6 +64,13 @@ func (n *Node) Step(now time.Duration, m Msg) {
 		if r, ok := n.Exec.Remove(now, m.Job); ok {
 			n.send(m.To, Msg{Kind: MsgState, Job: r.ID, Remaining: r.Remaining, Comp: r.Comp, At: now})
 		}
+	case MsgSync:
+		n.Exec.advance(now)
+		list := append([]Entry(nil), n.ended...)
+		for _, r := range n.Exec.Jobs {
+			list = append(list, Entry{ID: r.ID, Comp: r.Comp})
+		}
+		n.send(AllocatorAddr, Msg{Kind: MsgSynced, Load: n.Exec.Load, At: now, List: list})
 	}
 	n.Tick(now)
 }
@@ -81,6 +90,7 @@ func (n *Node) Tick(now time.Duration) {
 		n.timerSet = false // the timer the caller held has fired
 	}
 	for _, r := range n.Exec.Complete(now) {
+		n.ended = append(n.ended, Entry{ID: r.ID, Ended: true, At: now})
 		n.send(AllocatorAddr, Msg{Kind: MsgEnded, Job: r.ID, At: now})
 	}
 }
@@ -109,6 +119,13 @@ type Allocator struct {
 
 	view []Machine
 	out  []Out
+	// completed are the jobs known to have ended (a restarted allocator
+	// learns them again from the machines); syncing counts the machines
+	// whose MsgSynced a restarted allocator still awaits, pending the
+	// jobs that arrived meanwhile.
+	completed map[uint64]bool
+	syncing   int
+	pending   []pendingJob
 
 	Submitted, Completed int
 	// Relocations counts the moves ordered.
@@ -120,7 +137,7 @@ type Allocator struct {
 // NewAllocator is the allocator of a grid of the given speed vectors, all
 // owner loads 0.
 func NewAllocator(alloc, reloc Scheme, theta float64, maxMoves int, speeds []Vector) *Allocator {
-	a := &Allocator{Allocator: alloc, Relocator: reloc, Theta: theta, MaxMoves: maxMoves}
+	a := &Allocator{Allocator: alloc, Relocator: reloc, Theta: theta, MaxMoves: maxMoves, completed: map[uint64]bool{}}
 	for _, s := range speeds {
 		a.view = append(a.view, Machine{Speed: s})
 	}
@@ -130,9 +147,19 @@ func NewAllocator(alloc, reloc Scheme, theta float64, maxMoves int, speeds []Vec
 // View is the allocator's view of the machines (read only).
 func (a *Allocator) View() []Machine { return a.view }
 
+type pendingJob struct {
+	j   Job
+	ops float64
+}
+
 // Submit allocates a job of length ops arriving at now (004 §2.2); it
-// reports false when no machine can take it.
+// reports false when no machine can take it. While a restarted allocator
+// rebuilds its view the job waits.
 func (a *Allocator) Submit(now time.Duration, j Job, ops float64) bool {
+	if a.syncing > 0 {
+		a.pending = append(a.pending, pendingJob{j, ops})
+		return true
+	}
 	m := Allocate(a.Allocator, a.view, j.Comp)
 	if m < 0 {
 		return false
@@ -151,15 +178,22 @@ func (a *Allocator) Step(now time.Duration, msg Msg) {
 	}
 	switch msg.Kind {
 	case MsgEnded:
-		if !a.forget(msg.Job) {
+		if a.completed[msg.Job] {
 			return
 		}
-		a.Completed++
-		a.Makespan = max(a.Makespan, msg.At)
+		// A job whose state was on its way between machines while a
+		// restarted allocator rebuilt its view is not in the view.
+		a.forget(msg.Job)
+		a.ended(msg.Job, msg.At)
 		a.relocate(m, LoadDown)
+	case MsgSynced:
+		a.synced(now, m, msg)
 	case MsgLoad:
 		old := a.view[m].Load
 		a.view[m].Load = msg.Load
+		if a.syncing > 0 {
+			return
+		}
 		switch {
 		case msg.Load > old:
 			a.relocate(m, LoadUp)
@@ -168,6 +202,55 @@ func (a *Allocator) Step(now time.Duration, msg Msg) {
 		}
 	}
 }
+
+func (a *Allocator) ended(id uint64, at time.Duration) {
+	a.completed[id] = true
+	a.Completed = len(a.completed)
+	a.Makespan = max(a.Makespan, at)
+}
+
+// Restart is the allocator after a crash: it has lost its view, its
+// count of completed jobs and its makespan, and asks every machine what
+// it holds (MsgSync); jobs submitted until the last machine has answered
+// wait, then are allocated. Submitted is the count of the jobs the job
+// source had handed it.
+func (a *Allocator) Restart(now time.Duration) {
+	for i := range a.view {
+		a.view[i].Jobs, a.view[i].Load = nil, 0
+		a.out = append(a.out, Out{To: MachineAddr(i), Msg: Msg{Kind: MsgSync, From: AllocatorAddr, At: now}})
+	}
+	a.completed, a.Completed, a.Makespan = map[uint64]bool{}, 0, 0
+	a.syncing = len(a.view)
+}
+
+// synced takes a machine's answer to MsgSync.
+func (a *Allocator) synced(now time.Duration, m int, msg Msg) {
+	if a.syncing == 0 {
+		return
+	}
+	a.view[m].Load = msg.Load
+	for _, e := range msg.List {
+		if e.Ended {
+			a.ended(e.ID, e.At)
+		}
+	}
+	for _, e := range msg.List {
+		if !e.Ended && !a.completed[e.ID] {
+			a.view[m].Jobs = append(a.view[m].Jobs, Job{ID: e.ID, Comp: e.Comp})
+		}
+	}
+	if a.syncing--; a.syncing == 0 {
+		waiting := a.pending
+		a.pending = nil
+		for _, p := range waiting {
+			a.Submit(now, p.j, p.ops)
+		}
+	}
+}
+
+// Syncing reports whether a restarted allocator is still rebuilding its
+// view.
+func (a *Allocator) Syncing() bool { return a.syncing > 0 }
 
 // forget removes a job from the view.
 func (a *Allocator) forget(id uint64) bool {
@@ -185,7 +268,7 @@ func (a *Allocator) forget(id uint64) bool {
 // relocate runs the relocator on machine m after ev (004 §2.3) and orders
 // the moves.
 func (a *Allocator) relocate(m int, ev Event) {
-	if a.Relocator == None {
+	if a.Relocator == None || a.syncing > 0 {
 		return
 	}
 	for _, mv := range Relocate(a.Relocator, a.view, m, ev, a.Theta, a.MaxMoves) {

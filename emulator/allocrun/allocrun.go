@@ -33,6 +33,11 @@ type Config struct {
 	Limit time.Duration
 	// Sample is the interval of the jobs-per-machine series (0: none).
 	Sample time.Duration
+	// CrashAt, if positive, crashes the allocator at that instant: it is
+	// off the bus for DownFor, loses its view and rebuilds it from the
+	// machines when it restarts; jobs arriving meanwhile wait at their
+	// source.
+	CrashAt, DownFor time.Duration
 	// Relocated and Completed, if set, are told of every relocation the
 	// allocator orders and every job's completion instant, in the
 	// allocator's context (metrics).
@@ -45,6 +50,7 @@ type Config struct {
 type Host interface {
 	Publish(to bus.Address, data []byte) error
 	Register(addr bus.Address, h bus.Handler) error
+	Unregister(addr bus.Address)
 	// At runs fn at emulated instant t in the context of endpoint addr.
 	At(addr bus.Address, t time.Duration, fn func())
 	Now() time.Duration
@@ -62,6 +68,11 @@ type Result struct {
 	Relocations, Migrated int
 	Messages              uint64
 	DecodeErrors          int
+	// Crashed is true when the allocator crashed and restarted;
+	// Unroutable counts the messages that found no endpoint (sent to the
+	// allocator while it was down).
+	Crashed    bool
+	Unroutable uint64
 	// Series is the jobs on each machine at every Sample instant (004
 	// Fig 2): Series[k][i] for machine i at (k+1)·Sample.
 	Series [][]int
@@ -78,6 +89,11 @@ type run struct {
 	finished bool
 	// completed mirrors the allocator's count for the other contexts.
 	completed atomic.Int64
+	// down: the allocator has crashed; held are the jobs that arrived
+	// meanwhile (allocator context).
+	down    bool
+	crashed bool
+	held    []alloc.Spec
 }
 
 // Rand is the job-set stream of a run seed.
@@ -107,6 +123,20 @@ func start(cfg Config, h Host) (*run, error) {
 		h.At(bus.Address(alloc.AllocatorAddr), burst[0].Arrival, func() { r.submit(burst) })
 		i = k
 	}
+	if cfg.CrashAt > 0 {
+		addr := bus.Address(alloc.AllocatorAddr)
+		h.At(addr, cfg.CrashAt, func() { r.down, r.crashed = true, true; h.Unregister(addr) })
+		h.At(addr, cfg.CrashAt+cfg.DownFor, func() {
+			r.down = false
+			if err := h.Register(addr, r.onAllocator); err != nil {
+				return
+			}
+			r.a.Restart(h.Now())
+			held := r.held
+			r.held = nil
+			r.submit(held)
+		})
+	}
 	for _, sp := range cfg.Spikes {
 		if sp.Machine >= len(r.nodes) {
 			return nil, fmt.Errorf("owner-load spike on machine %d of a grid of %d", sp.Machine, len(r.nodes))
@@ -118,6 +148,10 @@ func start(cfg Config, h Host) (*run, error) {
 }
 
 func (r *run) submit(jobs []alloc.Spec) {
+	if r.down {
+		r.held = append(r.held, jobs...)
+		return
+	}
 	now := r.h.Now()
 	for _, s := range jobs {
 		r.a.Submit(now, alloc.Job{ID: s.ID, Comp: alloc.Compositions[s.Type]}, s.Length)
@@ -126,6 +160,9 @@ func (r *run) submit(jobs []alloc.Spec) {
 }
 
 func (r *run) onAllocator(_ bus.Address, data []byte) {
+	if r.down {
+		return // handed to the mailbox before the crash: lost with it
+	}
 	m, err := alloc.Decode(data)
 	if err != nil {
 		r.decodeEr++
@@ -177,7 +214,7 @@ func (r *run) flushNode(n *alloc.Node) {
 func (r *run) result(series [][]int) Result {
 	res := Result{Jobs: len(r.cfg.Jobs), Submitted: r.a.Submitted, Completed: r.a.Completed,
 		Makespan: r.a.Makespan.Seconds(), Relocations: r.a.Relocations, DecodeErrors: r.decodeEr,
-		Messages: r.h.Stats().Published, Series: series}
+		Messages: r.h.Stats().Published, Series: series, Crashed: r.crashed, Unroutable: r.h.Stats().Unroutable}
 	for _, n := range r.nodes {
 		res.Migrated += n.Received
 	}

@@ -17,6 +17,7 @@ type simHost struct{ w *sim.World }
 
 func (s simHost) Publish(to bus.Address, data []byte) error      { return s.w.Publish(to, data) }
 func (s simHost) Register(addr bus.Address, h bus.Handler) error { return s.w.Register(addr, h) }
+func (s simHost) Unregister(addr bus.Address)                    { s.w.Unregister(addr) }
 func (s simHost) At(_ bus.Address, t time.Duration, fn func())   { s.w.At(t, fn) }
 func (s simHost) Now() time.Duration                             { return s.w.Now() }
 func (s simHost) Stats() bus.Stats                               { return s.w.Stats() }
@@ -117,6 +118,7 @@ func (l *liveHost) Register(addr bus.Address, h bus.Handler) error {
 		m.put(func() { h(to, own) })
 	})
 }
+func (l *liveHost) Unregister(addr bus.Address) { l.b.Unregister(addr) }
 func (l *liveHost) At(addr bus.Address, t time.Duration, fn func()) {
 	m := l.boxes[addr]
 	l.tm.At(t, func(time.Time) { m.put(fn) })

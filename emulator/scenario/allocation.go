@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	alloc "github.com/gridbed/gridbed/actors/allocation"
 )
@@ -20,6 +21,8 @@ type Allocation struct {
 	Theta     float64 // θ, the relocators' relative-gain threshold (004 §2.3)
 	MaxMoves  int     // N, the most relocations after one event (004 §2.3)
 	Spikes    string  // the owner-load spikes: none, fig2, fig4
+	// CrashAt, if positive, crashes the allocator then for CrashDownFor.
+	CrashAt, CrashDownFor time.Duration
 }
 
 // GridNone is allocation.grid's default: no allocation run.
@@ -45,8 +48,8 @@ var allocationFields = []field{
 		allocationSchemes, "an allocator",
 		"The allocator every arriving job goes through: greedy (the machine of the highest affinity τ(j, m), 004 §2.2), social (τ(j, m) minus the affinity the jobs already there lose, 004 §2.2) or min-num (the machine with the fewest jobs, 004 §3)."),
 	enumField("allocation.relocator", func(s *Scenario) *string { return &s.Allocation.Relocator }, "none",
-		append([]string{"none"}, allocationSchemes...), "a relocator",
-		"The relocator run when a job ends or an owner load changes: none, greedy (the job of the largest relative affinity gain, 004 §2.3), social (the gain in the two machines' affinity sums, 004 §2.3) or min-num (between the machines with the most and the fewest jobs, 004 §3). Each relocation preempts the job and sends its state to the new machine over the bus."),
+		append([]string{"none", "same"}, allocationSchemes...), "a relocator",
+		"The relocator run when a job ends or an owner load changes: none, same (the allocator's own scheme, as 004 §3 pairs them), greedy (the job of the largest relative affinity gain, 004 §2.3), social (the gain in the two machines' affinity sums, 004 §2.3) or min-num (between the machines with the most and the fewest jobs, 004 §3). Each relocation preempts the job and sends its state to the new machine over the bus."),
 	floatField("allocation.theta", func(s *Scenario) *float64 { return &s.Allocation.Theta }, 0.1,
 		func(v float64) bool { return v > 0 && v <= 10 }, "a valid relocation threshold", "a relative gain above 0 and at most 10, e.g. 0.1 for 10%",
 		"θ: a relocation happens only if its relative gain f(j, m, m') exceeds it (004 §2.3; 004 §3 settles on 10%, 0.1). Above 0, at most 10. Not defined for min-num."),
@@ -64,13 +67,26 @@ var allocationFields = []field{
 			}
 			return ""
 		}, "allocation.grid"),
+	durationField("allocation.crash_at", func(s *Scenario) *time.Duration { return &s.Allocation.CrashAt }, 0,
+		"A fault: the allocator crashes at this emulated instant — off the bus, its view of the machines, its count of completed jobs and its makespan lost — and restarts allocation.crash_down_for later, rebuilding them from the machines (every machine answers with its load, its jobs and the jobs it completed); jobs arriving meanwhile wait at their source. 0s: no crash. The summary reports it (allocation.crash).",
+		nonNegative("crash instant", 50*time.Second)),
+	durationField("allocation.crash_down_for", func(s *Scenario) *time.Duration { return &s.Allocation.CrashDownFor }, 30*time.Second,
+		"How long the crashed allocator stays down (allocation.crash_at); a positive duration.",
+		positive("downtime", 30*time.Second)),
 }
 
 // AllocatorScheme and RelocatorScheme are the schemes the keys name.
 func (a Allocation) AllocatorScheme() alloc.Scheme { s, _ := alloc.ParseScheme(a.Allocator); return s }
 
-// RelocatorScheme is allocation.relocator as a scheme.
-func (a Allocation) RelocatorScheme() alloc.Scheme { s, _ := alloc.ParseScheme(a.Relocator); return s }
+// RelocatorScheme is allocation.relocator as a scheme (same: the
+// allocator's).
+func (a Allocation) RelocatorScheme() alloc.Scheme {
+	if a.Relocator == "same" {
+		return a.AllocatorScheme()
+	}
+	s, _ := alloc.ParseScheme(a.Relocator)
+	return s
+}
 
 // String names the allocation's configuration, e.g. "aeolus social/social order 3".
 func (a Allocation) String() string {

@@ -289,6 +289,7 @@ var schema = []field{
 	// 004 resource-driven allocation: allocation.go.
 	allocationFields[0], allocationFields[1], allocationFields[2], allocationFields[3],
 	allocationFields[4], allocationFields[5], allocationFields[6], allocationFields[7],
+	allocationFields[8], allocationFields[9],
 }
 
 // field describes one leaf key. Build it with a constructor, not by hand.
