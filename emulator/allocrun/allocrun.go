@@ -84,7 +84,7 @@ type run struct {
 	h        Host
 	nodes    []*alloc.Node
 	a        *alloc.Allocator
-	decodeEr int
+	decodeEr atomic.Int64 // bytes no endpoint could decode
 	done     chan struct{}
 	finished bool
 	// completed mirrors the allocator's count for the other contexts.
@@ -165,7 +165,7 @@ func (r *run) onAllocator(_ bus.Address, data []byte) {
 	}
 	m, err := alloc.Decode(data)
 	if err != nil {
-		r.decodeEr++
+		r.decodeEr.Add(1)
 		return
 	}
 	moved, done := r.a.Relocations, r.a.Completed
@@ -187,7 +187,7 @@ func (r *run) onAllocator(_ bus.Address, data []byte) {
 func (r *run) onMachine(n *alloc.Node, data []byte) {
 	m, err := alloc.Decode(data)
 	if err != nil {
-		r.decodeEr++
+		r.decodeEr.Add(1)
 		return
 	}
 	n.Step(r.h.Now(), m)
@@ -213,7 +213,7 @@ func (r *run) flushNode(n *alloc.Node) {
 // result reads the run's figures; call it once the endpoints are quiet.
 func (r *run) result(series [][]int) Result {
 	res := Result{Jobs: len(r.cfg.Jobs), Submitted: r.a.Submitted, Completed: r.a.Completed,
-		Makespan: r.a.Makespan.Seconds(), Relocations: r.a.Relocations, DecodeErrors: r.decodeEr,
+		Makespan: r.a.Makespan.Seconds(), Relocations: r.a.Relocations, DecodeErrors: int(r.decodeEr.Load()),
 		Messages: r.h.Stats().Published, Series: series, Crashed: r.crashed, Unroutable: r.h.Stats().Unroutable}
 	for _, n := range r.nodes {
 		res.Migrated += n.Received
