@@ -59,7 +59,7 @@ func TestAllocationIncomplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sc.Set("duration=30s"); err != nil {
+	if err := sc.Set("duration=2m"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
