@@ -212,8 +212,8 @@ func (a *Allocator) ended(id uint64, at time.Duration) {
 // Restart is the allocator after a crash: it has lost its view, its
 // count of completed jobs and its makespan, and asks every machine what
 // it holds (MsgSync); jobs submitted until the last machine has answered
-// wait, then are allocated. Submitted is the count of the jobs the job
-// source had handed it.
+// wait, then are allocated. Submitted, the jobs it has allocated, is
+// kept: the job source counts them, not the allocator's memory.
 func (a *Allocator) Restart(now time.Duration) {
 	for i := range a.view {
 		a.view[i].Jobs, a.view[i].Load = nil, 0

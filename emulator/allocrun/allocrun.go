@@ -99,8 +99,9 @@ type run struct {
 // Rand is the job-set stream of a run seed.
 func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x004a110c)) }
 
-// Start registers the endpoints on h and schedules the arrivals and the
-// owner-load spikes; done is closed once every job has completed.
+// start registers the endpoints on h and schedules the arrivals, the
+// owner-load spikes and the allocator's crash; r.done is closed once every
+// job has completed.
 func start(cfg Config, h Host) (*run, error) {
 	r := &run{cfg: cfg, h: h, a: alloc.NewAllocator(cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves, cfg.Speeds), done: make(chan struct{})}
 	if err := h.Register(bus.Address(alloc.AllocatorAddr), r.onAllocator); err != nil {

@@ -75,7 +75,7 @@ var allocationFields = []field{
 		positive("downtime", 30*time.Second)),
 }
 
-// AllocatorScheme and RelocatorScheme are the schemes the keys name.
+// AllocatorScheme is allocation.allocator as a scheme.
 func (a Allocation) AllocatorScheme() alloc.Scheme { s, _ := alloc.ParseScheme(a.Allocator); return s }
 
 // RelocatorScheme is allocation.relocator as a scheme (same: the
