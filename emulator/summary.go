@@ -163,6 +163,8 @@ type Summary struct {
 	} `json:"oracle"`
 	// Accounting is where every message sent went (accounting.go).
 	Accounting Accounting `json:"accounting"`
+	// Allocation is present for a 004 allocation run (allocation.go).
+	Allocation *AllocationSummary `json:"allocation,omitempty"`
 }
 
 // TypeCount is the traffic of one message type.
@@ -390,6 +392,12 @@ func (s Summary) PrintTable(w io.Writer) {
 	}
 	row("scenario", fmt.Sprintf("%s  driver=%s seed=%d", name, s.Driver, s.Seed))
 	row("time", fmt.Sprintf("%.0f s emulated in %.1f s wall (time scale %g)", s.EmulatedSeconds, s.WallSeconds, s.TimeScale))
+	if as := s.Allocation; as != nil { // a 004 allocation run has no overlay
+		as.printRows(row)
+		row("bus", fmt.Sprintf("published %d", s.Bus.Published))
+		tw.Flush()
+		return
+	}
 	row("peers", s.PeersLine())
 	row("overlay", fmt.Sprintf("d=%d+virtual, %s splits, %s heartbeats, %.2f neighbors/peer", s.Overlay.Dimensions, s.Overlay.Split, s.Overlay.HeartbeatMode, s.Overlay.NeighborsMean))
 	row("zones", fmt.Sprintf("gaps %d, overlaps %d, extra zones held %d (%d orphans claimed)", s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps, s.Overlay.ExtraZones, s.Overlay.OrphansClaimed))

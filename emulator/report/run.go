@@ -96,6 +96,10 @@ func runPage(res *emulator.Result) *Page {
 			fmtOpt(st.NodesError.Mean, ""), fmtOpt(st.NodesError.P90, ""), fmtOpt(st.LoadError.Mean, ""), fmtOpt(st.LoadError.P90, ""),
 			fmtOpt(st.CoreUtilizationError.Mean, ""), fmtOpt(st.CoreUtilizationError.P90, ""), st.Samples), "staleness")
 	}
+	if a := s.Allocation; a != nil { // a 004 allocation run
+		kv.add("allocation", fmt.Sprintf("%s grid, job set %d order %d, %s allocator, %s relocator: makespan %s, %d of %d jobs, %d relocations",
+			a.Grid, a.Jobset, a.Order, a.Allocator, a.Relocator, fmtOpt(a.MakespanSeconds, "s"), a.Completed, a.Jobs, a.Relocations), "allocation")
+	}
 	kv.add("bus", fmt.Sprintf("published %d, delivered %d, lost %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Lost), "bus")
 	if s.Driver == emulator.DriverLive {
 		kv.add("clock lag", fmt.Sprintf("p99 %.3g s, max %.3g s", s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max), "clock.lag_seconds")

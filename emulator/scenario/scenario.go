@@ -55,6 +55,9 @@ type Scenario struct {
 	Departures Departures
 	// Invariants are the end-of-run checks (--strict fails the run on them).
 	Invariants Invariants
+	// Allocation is a run of 004's resource-driven allocation
+	// (allocation.go); off by default.
+	Allocation Allocation
 	// Experiment is the optional experiment block (experiment.go): the
 	// published experiment this scenario reproduces. Runs ignore it.
 	Experiment *Experiment

@@ -289,6 +289,11 @@ var schema = []field{
 	intField("invariants.reconverge_periods", func(s *Scenario) *int { return &s.Invariants.ReconvergePeriods }, 20, 1, 10000,
 		"a valid number of heartbeat periods",
 		"The overlay must have no broken link, gap or overlap within this many heartbeat periods after the last disturbance (end of churn, last fault, end of a bus outage) and stay so; checked at the end of a run (gridbed run --strict fails on it). 1 to 10000."),
+
+	// 004 resource-driven allocation: allocation.go.
+	allocationFields[0], allocationFields[1], allocationFields[2], allocationFields[3],
+	allocationFields[4], allocationFields[5], allocationFields[6], allocationFields[7],
+	allocationFields[8], allocationFields[9],
 }
 
 // field describes one leaf key. Build it with a constructor, not by hand.

@@ -1,0 +1,284 @@
+package allocation
+
+import (
+	"fmt"
+	"math"
+)
+
+// Scheme names an allocator or a relocator: GREEDY and SOCIAL (004 §2.2,
+// §2.3) and the MIN-NUM baseline (004 §3). None is only a relocator: no
+// relocation.
+type Scheme uint8
+
+// Schemes.
+const (
+	None Scheme = iota
+	Greedy
+	Social
+	MinNum
+)
+
+var schemeNames = [...]string{None: "none", Greedy: "greedy", Social: "social", MinNum: "min-num"}
+
+func (s Scheme) String() string {
+	if int(s) < len(schemeNames) {
+		return schemeNames[s]
+	}
+	return fmt.Sprintf("scheme(%d)", uint8(s))
+}
+
+// ParseScheme reads a scheme name as the scenario spells it.
+func ParseScheme(name string) (Scheme, bool) {
+	for i, n := range schemeNames {
+		if n == name {
+			return Scheme(i), true
+		}
+	}
+	return None, false
+}
+
+// Job is what the allocator knows of a job: its id and composition vector
+// C_j. Its length ℓ_j is not known (004 §2.1: the allocators do not rely
+// on it).
+type Job struct {
+	ID   uint64
+	Comp Vector
+}
+
+// Machine is the allocator's view of a machine m: its speed vector S_m,
+// owner load λ_m and the jobs J_m it runs.
+type Machine struct {
+	Speed Vector
+	Load  float64
+	Jobs  []Job
+}
+
+// affinity is τ(j, m) of a job already on m (n_m = |J_m| − 1 others).
+func (m *Machine) affinity(c Vector) float64 {
+	return Affinity(c, m.Speed, m.Load, len(m.Jobs)-1)
+}
+
+// newAffinity is τ(j, m) of a job about to join m (n_m = |J_m| others).
+func (m *Machine) newAffinity(c Vector) float64 {
+	return Affinity(c, m.Speed, m.Load, len(m.Jobs))
+}
+
+// inverseCosts is Σ_{k ∈ J_m} 1 / Σ_i W[i]C_k[i]/S_m[i]: with it the sum
+// of the affinities of m's jobs is one product (socialSum).
+func (m *Machine) inverseCosts() float64 {
+	s := 0.0
+	for _, k := range m.Jobs {
+		s += 1 / Cost(k.Comp, m.Speed)
+	}
+	return s
+}
+
+// socialSum is Σ_k τ(k, m) over count jobs whose inverse costs add up to
+// inv, each affinity evaluated with n_m = count, the n_m of a job about to
+// join (gridbed's reading of SOCIAL, docs/ALLOCATION.md):
+// (1 − λ_m) · inv / (count + 1).
+func (m *Machine) socialSum(inv float64, count int) float64 {
+	if count <= 0 || !m.available() {
+		return 0
+	}
+	return (1 - m.Load) * inv / float64(count+1)
+}
+
+// available reports whether m can take grid jobs at all (004 §2.1,
+// footnote 1: not when λ_m = 1).
+func (m *Machine) available() bool { return m.Load < 1 }
+
+// Score is the allocator's score f(j, m) for a new job of composition c on
+// m: GREEDY's τ(j, m) and SOCIAL's τ(j, m) − Σ_{k∈J_m} τ(k, m)/(n_m + 1)
+// (004 §2.2), every affinity evaluated with the same n_m = |J_m|
+// (docs/ALLOCATION.md); MIN-NUM's −|J_m| (004 §3).
+func Score(s Scheme, m *Machine, c Vector) float64 {
+	switch s {
+	case Greedy:
+		return m.newAffinity(c)
+	case Social:
+		n := len(m.Jobs)
+		return m.newAffinity(c) - m.socialSum(m.inverseCosts(), n)/float64(n+1)
+	case MinNum:
+		return -float64(len(m.Jobs))
+	}
+	return math.Inf(-1)
+}
+
+// Allocate is the allocator of 004 §2.2 (GREEDY, SOCIAL) or §3 (MIN-NUM):
+// the index of the machine maximizing the scheme's score f(j, m) for a new
+// job of composition c, the lowest index among ties; −1 when no machine is
+// available.
+func Allocate(s Scheme, ms []Machine, c Vector) int {
+	best, bestF := -1, math.Inf(-1)
+	for i := range ms {
+		if !ms[i].available() || (s != MinNum && ms[i].newAffinity(c) == 0) {
+			continue
+		}
+		if f := Score(s, &ms[i], c); best < 0 || f > bestF {
+			best, bestF = i, f
+		}
+	}
+	return best
+}
+
+// Gain is the relocator's score f(j, m, m') of moving job k of m (its index
+// in J_m) to m' (004 §2.3): GREEDY's relative affinity increment
+// (τ(j, m') − τ(j, m)) / τ(j, m) and SOCIAL's
+// (α₀(Σ_m − Σ'_m) + α₁(Σ_m' − Σ'_m')) / (Σ_m + Σ'_m), with Σ' the sums of
+// affinities before the move and Σ after it (socialSum), and
+// α₀ = |J_m| / (|J_m| + |J_m'|), α₁ = |J_m'| / (|J_m| + |J_m'|) counted
+// after the move (docs/ALLOCATION.md: before it, α₁ would be 0 for an idle
+// m' and SOCIAL would never relocate to an idle machine).
+func Gain(s Scheme, m, to *Machine, k int) float64 {
+	var invM, invTo float64
+	if s == Social {
+		invM, invTo = m.inverseCosts(), to.inverseCosts()
+	}
+	return gain(s, m, to, k, invM, invTo)
+}
+
+// gain is Gain with the machines' inverse costs (SOCIAL) computed once.
+func gain(s Scheme, m, to *Machine, k int, invM, invTo float64) float64 {
+	j := m.Jobs[k]
+	switch s {
+	case Greedy:
+		here := m.affinity(j.Comp)
+		if here == 0 {
+			return math.Inf(1) // stranded on a machine its owner took whole
+		}
+		return (to.newAffinity(j.Comp) - here) / here
+	case Social:
+		nm, nto := len(m.Jobs), len(to.Jobs)
+		beforeM, afterM := m.socialSum(invM, nm), m.socialSum(invM-1/Cost(j.Comp, m.Speed), nm-1)
+		beforeTo, afterTo := to.socialSum(invTo, nto), to.socialSum(invTo+1/Cost(j.Comp, to.Speed), nto+1)
+		a0 := float64(nm-1) / float64(nm+nto)
+		a1 := float64(nto+1) / float64(nm+nto)
+		den := afterM + beforeM
+		if den == 0 {
+			return math.Inf(1)
+		}
+		return (a0*(afterM-beforeM) + a1*(afterTo-beforeTo)) / den
+	}
+	return math.Inf(-1)
+}
+
+// Move is one relocation: job Job from machine From to machine To.
+type Move struct {
+	Job      uint64
+	From, To int
+}
+
+// Event is what invokes the relocator on machine m (004 §2.3).
+type Event uint8
+
+// Relocation events.
+const (
+	// LoadUp: the owner load of m increased.
+	LoadUp Event = iota + 1
+	// LoadDown: the owner load of m decreased, or a job on m ended.
+	LoadDown
+)
+
+// Relocate is the relocator of 004 §2.3 (GREEDY, SOCIAL) and §3 (MIN-NUM)
+// invoked on machine m after ev: it moves one job at a time, the one (and
+// the machine) maximizing f — out of m after LoadUp, into m from another
+// machine after LoadDown — while the gain exceeds theta, at most maxMoves
+// times. It applies each move to ms and returns them in order.
+//
+// MIN-NUM moves a job from m to the machine with the fewest jobs after
+// LoadUp, and from the machine with the most jobs to m after LoadDown (004
+// §3); θ is not defined for it, and gridbed moves only when the two
+// machines' job counts differ by at least two (a move that merely swaps
+// the counts would undo itself at the next event).
+func Relocate(s Scheme, ms []Machine, m int, ev Event, theta float64, maxMoves int) []Move {
+	var moves []Move
+	for len(moves) < maxMoves {
+		var mv Move
+		var ok bool
+		if s == MinNum {
+			mv, ok = minNumMove(ms, m, ev)
+		} else {
+			mv, ok = bestMove(s, ms, m, ev, theta)
+		}
+		if !ok {
+			break
+		}
+		apply(ms, mv)
+		moves = append(moves, mv)
+	}
+	return moves
+}
+
+// bestMove is one step of the GREEDY or SOCIAL relocator: the (job,
+// machine) pair of maximal gain above theta; ties go to the lowest machine,
+// then the earliest job.
+func bestMove(s Scheme, ms []Machine, m int, ev Event, theta float64) (Move, bool) {
+	best, bestF, found := Move{}, theta, false
+	inv := make([]float64, len(ms))
+	if s == Social {
+		for i := range ms {
+			inv[i] = ms[i].inverseCosts()
+		}
+	}
+	consider := func(from, to int) {
+		if from == to || !ms[to].available() {
+			return
+		}
+		for k, j := range ms[from].Jobs {
+			if ms[to].newAffinity(j.Comp) == 0 {
+				continue
+			}
+			if f := gain(s, &ms[from], &ms[to], k, inv[from], inv[to]); f > bestF {
+				best, bestF, found = Move{Job: j.ID, From: from, To: to}, f, true
+			}
+		}
+	}
+	for o := range ms {
+		if ev == LoadUp {
+			consider(m, o)
+		} else {
+			consider(o, m)
+		}
+	}
+	return best, found
+}
+
+// minNumMove is one step of the MIN-NUM relocator (004 §3).
+func minNumMove(ms []Machine, m int, ev Event) (Move, bool) {
+	other := -1
+	for o := range ms {
+		if o == m || !ms[o].available() {
+			continue
+		}
+		if other < 0 || (ev == LoadUp && len(ms[o].Jobs) < len(ms[other].Jobs)) ||
+			(ev == LoadDown && len(ms[o].Jobs) > len(ms[other].Jobs)) {
+			other = o
+		}
+	}
+	if other < 0 {
+		return Move{}, false
+	}
+	from, to := m, other
+	if ev == LoadDown {
+		from, to = other, m
+	}
+	if !ms[to].available() || len(ms[from].Jobs)-len(ms[to].Jobs) < 2 {
+		return Move{}, false
+	}
+	// The job that arrived last on the busier machine moves.
+	j := ms[from].Jobs[len(ms[from].Jobs)-1]
+	return Move{Job: j.ID, From: from, To: to}, true
+}
+
+// apply makes move mv in ms.
+func apply(ms []Machine, mv Move) {
+	src := &ms[mv.From]
+	for k, j := range src.Jobs {
+		if j.ID == mv.Job {
+			src.Jobs = append(src.Jobs[:k], src.Jobs[k+1:]...)
+			ms[mv.To].Jobs = append(ms[mv.To].Jobs, j)
+			return
+		}
+	}
+}

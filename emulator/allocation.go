@@ -1,0 +1,142 @@
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	alloc "github.com/gridbed/gridbed/actors/allocation"
+	"github.com/gridbed/gridbed/emulator/allocrun"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// AllocationSummary is a 004 allocation run's result (summary.json
+// "allocation", docs/ALLOCATION.md); present only for allocation runs.
+type AllocationSummary struct {
+	Grid      string `json:"grid"`
+	Machines  int    `json:"machines"`
+	Jobset    int    `json:"jobset"`
+	Order     int    `json:"order"`
+	Allocator string `json:"allocator"`
+	// Relocator is the relocator that ran (allocation.relocator same:
+	// the allocator's scheme).
+	Relocator string  `json:"relocator"`
+	Theta     float64 `json:"theta"`
+	MaxMoves  int     `json:"max_moves"`
+	Spikes    string  `json:"spikes"`
+	// Jobs is the job set's size; Completed the jobs that completed.
+	Jobs      int `json:"jobs"`
+	Completed int `json:"completed"`
+	// MakespanSeconds is the completion instant of the job that finished
+	// last (004 §1); null when not every job completed.
+	MakespanSeconds *float64 `json:"makespan_seconds"`
+	// Relocations counts the relocations the allocator ordered, Migrated
+	// the jobs' states that reached their new machine over the bus.
+	Relocations int `json:"relocations"`
+	Migrated    int `json:"migrated"`
+	// RelocationsPerJob is Relocations over Jobs.
+	RelocationsPerJob float64 `json:"relocations_per_job"`
+	// Crash is present when the allocator crashed (allocation.crash_at).
+	Crash *AllocationCrash `json:"crash,omitempty"`
+}
+
+// AllocationCrash reports the allocator's crash: when, for how long, and
+// the messages sent to it meanwhile that found nobody (lost with it).
+type AllocationCrash struct {
+	AtSeconds      float64 `json:"at_seconds"`
+	DownForSeconds float64 `json:"down_for_seconds"`
+	Restarted      bool    `json:"restarted"`
+	LostMessages   uint64  `json:"lost_messages"`
+}
+
+// runAllocation runs a 004 allocation scenario (allocation.grid set) on
+// the chosen driver: the machines and the allocator are endpoints on the
+// bus (emulator/allocrun).
+func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, error) {
+	a := sc.Allocation
+	spikes, _ := alloc.Spikes(a.Spikes)
+	m := opts.Metrics
+	if m == nil {
+		m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver})
+	}
+	m.Identify(sc.Name, sc.Seed)
+	am := m.EnableAllocation()
+	cfg := allocrun.Config{
+		Speeds: alloc.Grid(a.Grid), Jobs: alloc.JobSet(a.Jobset, a.Order, allocrun.Rand(sc.Seed)), Spikes: spikes,
+		Allocator: a.AllocatorScheme(), Relocator: a.RelocatorScheme(), Theta: a.Theta, MaxMoves: a.MaxMoves,
+		Limit: sc.Duration, CrashAt: a.CrashAt, DownFor: a.CrashDownFor,
+		Relocated: func(n int) { am.Relocations.Add(float64(n)) },
+		Completed: func(at time.Duration) { am.Completed.Inc(); am.Makespan.Set(max(0, at.Seconds())) },
+	}
+	start := time.Now()
+	var res allocrun.Result
+	var err error
+	switch opts.Driver {
+	case DriverSim:
+		res, err = allocrun.RunSim(ctx, cfg, sc.Seed)
+	case DriverLive:
+		res, err = allocrun.RunLive(ctx, cfg, allocrun.LiveOptions{TimeScale: sc.TimeScale, BusURL: sc.Bus.URL, Run: metrics.NewRunID(time.Now())})
+	default:
+		return nil, fmt.Errorf("unknown driver %q: use %s or %s", opts.Driver, DriverLive, DriverSim)
+	}
+	interrupted := ctx.Err() != nil
+	if err != nil && !interrupted && !errors.Is(err, allocrun.ErrIncomplete) {
+		return nil, err
+	}
+	var s Summary
+	s.Scenario, s.Driver, s.Seed, s.TimeScale = sc.Name, opts.Driver, sc.Seed, sc.TimeScale
+	s.WallSeconds = time.Since(start).Seconds()
+	s.EmulatedSeconds = res.Makespan
+	s.Peers.Initial, s.Peers.Started, s.Peers.Joined, s.Peers.Final = len(cfg.Speeds)+1, len(cfg.Speeds)+1, len(cfg.Speeds)+1, len(cfg.Speeds)+1
+	s.Messages.Total = res.Messages
+	s.Messages.DecodeErrors = uint64(res.DecodeErrors)
+	s.Bus.Published = res.Messages
+	as := &AllocationSummary{Grid: a.Grid, Machines: len(cfg.Speeds), Jobset: a.Jobset, Order: a.Order,
+		Allocator: a.Allocator, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
+		Jobs: res.Jobs, Completed: res.Completed, Relocations: res.Relocations, Migrated: res.Migrated}
+	if res.Jobs > 0 {
+		as.RelocationsPerJob = float64(res.Relocations) / float64(res.Jobs)
+	}
+	if res.Crashed {
+		as.Crash = &AllocationCrash{AtSeconds: a.CrashAt.Seconds(), DownForSeconds: a.CrashDownFor.Seconds(), Restarted: true, LostMessages: res.Unroutable}
+		s.Faults.Events = append(s.Faults.Events, FaultEvent{TSeconds: a.CrashAt.Seconds(), Kind: "allocator_crash",
+			Detail: fmt.Sprintf("the allocator crashed for %v and rebuilt its view from the machines; %d messages to it lost", a.CrashDownFor, res.Unroutable)})
+		s.Faults.ByKind = map[string]uint64{"allocator_crash": 1}
+	}
+	if res.Completed == res.Jobs {
+		ms := res.Makespan
+		as.MakespanSeconds = &ms
+	}
+	s.Allocation = as
+	check := InvariantCheck{Name: "allocation_jobs_completed", OK: res.Completed == res.Jobs && res.Submitted == res.Jobs,
+		Detail: fmt.Sprintf("%d of %d jobs allocated, %d completed by %v", res.Submitted, res.Jobs, res.Completed, sc.Duration)}
+	s.Invariants = InvariantsSummary{OK: check.OK, Checks: []InvariantCheck{check}}
+	switch {
+	case interrupted:
+		s.Outcome = OutcomeInterrupted
+		s.OutcomeReasons = []string{"the run was interrupted before every job completed"}
+	case check.OK:
+		s.Outcome = OutcomePassed
+	default:
+		s.Outcome = OutcomeFailed
+		s.OutcomeReasons = []string{fmt.Sprintf("%d of %d jobs completed by the end of the run (duration %v) — make duration longer", res.Completed, res.Jobs, sc.Duration)}
+	}
+	return &Result{Summary: s, Scenario: sc}, nil
+}
+
+// printRows writes an allocation run's rows of the summary table.
+func (as *AllocationSummary) printRows(row func(string, any)) {
+	row("allocation", fmt.Sprintf("%s grid (%d machines), job set %d order %d, %s allocator, %s relocator (θ %g, N %d), spikes %s",
+		as.Grid, as.Machines, as.Jobset, as.Order, as.Allocator, as.Relocator, as.Theta, as.MaxMoves, as.Spikes))
+	mk := "not every job completed"
+	if as.MakespanSeconds != nil {
+		mk = fmt.Sprintf("%.1f s", *as.MakespanSeconds)
+	}
+	row("makespan", mk)
+	row("jobs", fmt.Sprintf("%d of %d completed; %d relocations (%d job states moved over the bus)", as.Completed, as.Jobs, as.Relocations, as.Migrated))
+	if c := as.Crash; c != nil {
+		row("allocator crash", fmt.Sprintf("at %.0f s for %.0f s, restarted from the machines' state; %d messages to it lost", c.AtSeconds, c.DownForSeconds, c.LostMessages))
+	}
+}

@@ -1,0 +1,265 @@
+// Package allocrun hosts 004's resource-driven allocation on the testbed:
+// every machine of the grid is a peer (actors/allocation.Node) that runs
+// its jobs and reports their ends and its owner-load changes, the
+// allocator is one more peer (actors/allocation.Allocator, centralized as
+// in 004 §2), and every assignment, relocation order and relocated job's
+// state is a message on the bus. The deterministic driver hosts the
+// endpoints on sim.World (virtual time, in-memory bus, seeded event order);
+// the emulator driver on NATS at scaled wall time, each endpoint with a
+// mailbox of its own.
+package allocrun
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	alloc "github.com/gridbed/gridbed/actors/allocation"
+	"github.com/gridbed/gridbed/emulator/bus"
+)
+
+// Config is one allocation run.
+type Config struct {
+	Speeds               []alloc.Vector
+	Jobs                 []alloc.Spec
+	Spikes               []alloc.Spike
+	Allocator, Relocator alloc.Scheme
+	Theta                float64
+	MaxMoves             int
+	// Limit is the emulated instant the run gives up at, jobs unfinished.
+	Limit time.Duration
+	// Sample is the interval of the jobs-per-machine series (0: none).
+	Sample time.Duration
+	// CrashAt, if positive, crashes the allocator at that instant: it is
+	// off the bus for DownFor, loses its view and rebuilds it from the
+	// machines when it restarts; jobs arriving meanwhile wait at their
+	// source.
+	CrashAt, DownFor time.Duration
+	// Relocated and Completed, if set, are told of every relocation the
+	// allocator orders and every job's completion instant, in the
+	// allocator's context (metrics).
+	Relocated func(n int)
+	Completed func(at time.Duration)
+}
+
+// Host is where the endpoints live: a bus, and a way to run a function at
+// an emulated instant in an endpoint's own context.
+type Host interface {
+	Publish(to bus.Address, data []byte) error
+	Register(addr bus.Address, h bus.Handler) error
+	Unregister(addr bus.Address)
+	// At runs fn at emulated instant t in the context of endpoint addr.
+	At(addr bus.Address, t time.Duration, fn func())
+	Now() time.Duration
+	Stats() bus.Stats
+}
+
+// Result is what an allocation run measured.
+type Result struct {
+	Jobs, Submitted, Completed int
+	// Makespan is the completion instant of the job that finished last
+	// (004 §1), in emulated seconds.
+	Makespan float64
+	// Relocations counts the moves the allocator ordered; Migrated the
+	// jobs' states that arrived at their new machine.
+	Relocations, Migrated int
+	Messages              uint64
+	DecodeErrors          int
+	// Crashed is true when the allocator crashed and restarted;
+	// Unroutable counts the messages that found no endpoint (sent to the
+	// allocator while it was down).
+	Crashed    bool
+	Unroutable uint64
+	// Series is the jobs on each machine at every Sample instant (004
+	// Fig 2): Series[k][i] for machine i at (k+1)·Sample.
+	Series [][]int
+}
+
+// run is one run's endpoints; each is touched only from its own context.
+type run struct {
+	cfg      Config
+	h        Host
+	nodes    []*alloc.Node
+	a        *alloc.Allocator
+	decodeEr atomic.Int64 // bytes no endpoint could decode
+	done     chan struct{}
+	finished bool
+	// completed mirrors the allocator's count for the other contexts.
+	completed atomic.Int64
+	// down: the allocator has crashed; held are the jobs that arrived
+	// meanwhile (allocator context).
+	down    bool
+	crashed bool
+	held    []alloc.Spec
+}
+
+// Rand is the job-set stream of a run seed.
+func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x004a110c)) }
+
+// start registers the endpoints on h and schedules the arrivals, the
+// owner-load spikes and the allocator's crash; r.done is closed once every
+// job has completed.
+func start(cfg Config, h Host) (*run, error) {
+	r := &run{cfg: cfg, h: h, a: alloc.NewAllocator(cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves, cfg.Speeds), done: make(chan struct{})}
+	if err := h.Register(bus.Address(alloc.AllocatorAddr), r.onAllocator); err != nil {
+		return nil, err
+	}
+	for i, s := range cfg.Speeds {
+		n := alloc.NewNode(i, s)
+		r.nodes = append(r.nodes, n)
+		if err := h.Register(bus.Address(alloc.MachineAddr(i)), func(_ bus.Address, data []byte) { r.onMachine(n, data) }); err != nil {
+			return nil, err
+		}
+	}
+	// Jobs arriving at one instant are allocated in order, in one step.
+	for i := 0; i < len(cfg.Jobs); {
+		k := i
+		for k < len(cfg.Jobs) && cfg.Jobs[k].Arrival == cfg.Jobs[i].Arrival {
+			k++
+		}
+		burst := cfg.Jobs[i:k]
+		h.At(bus.Address(alloc.AllocatorAddr), burst[0].Arrival, func() { r.submit(burst) })
+		i = k
+	}
+	if cfg.CrashAt > 0 {
+		addr := bus.Address(alloc.AllocatorAddr)
+		h.At(addr, cfg.CrashAt, func() { r.down, r.crashed = true, true; h.Unregister(addr) })
+		h.At(addr, cfg.CrashAt+cfg.DownFor, func() {
+			r.down = false
+			if err := h.Register(addr, r.onAllocator); err != nil {
+				return
+			}
+			r.a.Restart(h.Now())
+			held := r.held
+			r.held = nil
+			r.submit(held)
+		})
+	}
+	for _, sp := range cfg.Spikes {
+		if sp.Machine >= len(r.nodes) {
+			return nil, fmt.Errorf("owner-load spike on machine %d of a grid of %d", sp.Machine, len(r.nodes))
+		}
+		n := r.nodes[sp.Machine]
+		h.At(bus.Address(alloc.MachineAddr(sp.Machine)), sp.At, func() { n.SetLoad(h.Now(), sp.Load); r.flushNode(n) })
+	}
+	return r, nil
+}
+
+func (r *run) submit(jobs []alloc.Spec) {
+	if r.down {
+		r.held = append(r.held, jobs...)
+		return
+	}
+	now := r.h.Now()
+	for _, s := range jobs {
+		r.a.Submit(now, alloc.Job{ID: s.ID, Comp: alloc.Compositions[s.Type]}, s.Length)
+	}
+	r.flushAllocator()
+}
+
+func (r *run) onAllocator(_ bus.Address, data []byte) {
+	if r.down {
+		return // handed to the mailbox before the crash: lost with it
+	}
+	m, err := alloc.Decode(data)
+	if err != nil {
+		r.decodeEr.Add(1)
+		return
+	}
+	moved, done := r.a.Relocations, r.a.Completed
+	r.a.Step(r.h.Now(), m)
+	if f := r.cfg.Relocated; f != nil && r.a.Relocations > moved {
+		f(r.a.Relocations - moved)
+	}
+	if f := r.cfg.Completed; f != nil && r.a.Completed > done {
+		f(m.At)
+	}
+	r.flushAllocator()
+	r.completed.Store(int64(r.a.Completed))
+	if !r.finished && r.a.Completed == len(r.cfg.Jobs) {
+		r.finished = true
+		close(r.done)
+	}
+}
+
+func (r *run) onMachine(n *alloc.Node, data []byte) {
+	m, err := alloc.Decode(data)
+	if err != nil {
+		r.decodeEr.Add(1)
+		return
+	}
+	n.Step(r.h.Now(), m)
+	r.flushNode(n)
+}
+
+func (r *run) flushAllocator() {
+	for _, o := range r.a.Ready() {
+		r.h.Publish(bus.Address(o.To), o.Msg.Encode(nil))
+	}
+}
+
+func (r *run) flushNode(n *alloc.Node) {
+	out, at, ok := n.Ready()
+	for _, o := range out {
+		r.h.Publish(bus.Address(o.To), o.Msg.Encode(nil))
+	}
+	if ok {
+		r.h.At(bus.Address(alloc.MachineAddr(n.Index)), at, func() { n.Tick(r.h.Now()); r.flushNode(n) })
+	}
+}
+
+// result reads the run's figures; call it once the endpoints are quiet.
+func (r *run) result(series [][]int) Result {
+	res := Result{Jobs: len(r.cfg.Jobs), Submitted: r.a.Submitted, Completed: r.a.Completed,
+		Makespan: r.a.Makespan.Seconds(), Relocations: r.a.Relocations, DecodeErrors: int(r.decodeEr.Load()),
+		Messages: r.h.Stats().Published, Series: series, Crashed: r.crashed, Unroutable: r.h.Stats().Unroutable}
+	for _, n := range r.nodes {
+		res.Migrated += n.Received
+	}
+	return res
+}
+
+// sample schedules the jobs-per-machine series: at every Sample instant
+// each machine writes its count in its own context, until every job has
+// completed.
+func (r *run) sample(series *[][]int, mu *sync.Mutex) {
+	if r.cfg.Sample <= 0 {
+		return
+	}
+	var at func(k int)
+	at = func(k int) {
+		t := time.Duration(k+1) * r.cfg.Sample
+		if t > r.cfg.Limit {
+			return
+		}
+		mu.Lock()
+		*series = append(*series, make([]int, len(r.nodes)))
+		mu.Unlock()
+		for i, n := range r.nodes {
+			r.h.At(bus.Address(alloc.MachineAddr(i)), t, func() {
+				mu.Lock()
+				(*series)[k][i] = len(n.Exec.Jobs)
+				mu.Unlock()
+				if i == 0 && int(r.completed.Load()) < len(r.cfg.Jobs) {
+					at(k + 1)
+				}
+			})
+		}
+	}
+	at(0)
+}
+
+// ErrIncomplete is returned (with the result) when the limit came before
+// every job completed.
+var ErrIncomplete = errors.New("allocation: not every job completed by the limit")
+
+// checkDone reports the incomplete run.
+func (r *run) checkDone(res Result) (Result, error) {
+	if res.Completed < res.Jobs {
+		return res, fmt.Errorf("%w: %d of %d", ErrIncomplete, res.Completed, res.Jobs)
+	}
+	return res, nil
+}

@@ -1,0 +1,94 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	alloc "github.com/gridbed/gridbed/actors/allocation"
+)
+
+// Allocation configures a run of 004's resource-driven allocation
+// (docs/ALLOCATION.md): a grid of machines described by speed vectors, a
+// job set, a centralized allocator and a relocator. With Grid none (the
+// default) the scenario is an overlay run and these keys are ignored.
+type Allocation struct {
+	Grid      string // GridNone, or a grid of package allocation
+	Jobset    int    // 004 Table 2's job set, 0 to 2
+	Order     int    // 004 Table 4's permutation of job set 2's bursts, 1 to 24
+	Allocator string
+	Relocator string
+	Theta     float64 // θ, the relocators' relative-gain threshold (004 §2.3)
+	MaxMoves  int     // N, the most relocations after one event (004 §2.3)
+	Spikes    string  // the owner-load spikes: none, fig2, fig4
+	// CrashAt, if positive, crashes the allocator then for CrashDownFor.
+	CrashAt, CrashDownFor time.Duration
+}
+
+// GridNone is allocation.grid's default: no allocation run.
+const GridNone = "none"
+
+// On reports whether the scenario is an allocation run.
+func (a Allocation) On() bool { return a.Grid != "" && a.Grid != GridNone }
+
+var allocationSchemes = []string{"greedy", "social", "min-num"}
+
+// allocationFields are the allocation.* keys (004).
+var allocationFields = []field{
+	enumField("allocation.grid", func(s *Scenario) *string { return &s.Allocation.Grid }, GridNone,
+		[]string{GridNone, alloc.GridSynthetic, alloc.GridAeolus}, "a grid",
+		"The machines of a 004 allocation run (docs/ALLOCATION.md): synthetic (004 §3's four machines S_0 = ⟨4, 100, 250⟩, S_1 = S_2 = ⟨2, 100, 250⟩, S_3 = ⟨1, 800, 250⟩ — CPU GHz, disk MB/s, network KB/s) or aeolus (the 70 machines of 004 Appendix Table 3). none (default): not an allocation run; the allocation keys are ignored and the peers.*, overlay.* … keys apply. An allocation run ends when its last job completes, or at duration."),
+	intField("allocation.jobset", func(s *Scenario) *int { return &s.Allocation.Jobset }, 2, 0, 2,
+		"a job set of 004 Table 2",
+		"004 Table 2's job set: 0 (200 C_0 and 800 C_1 jobs arriving uniformly in [0, 100] s; Fig 1), 1 (500 C_0 and 500 C_4 jobs in [0, 1000] s; Fig 2) or 2 (500 jobs each of C_0 … C_3, one type per burst at 0, 25, 50 and 75 s; Figs 3 and 4). Lengths follow the table's discretized power law, drawn from the seed."),
+	intField("allocation.order", func(s *Scenario) *int { return &s.Allocation.Order }, 1, 1, 24,
+		"a permutation ID of 004 Table 4",
+		"Job set 2's permutation ID (004 Table 4): which job type arrives in which burst, 1 (C_0, C_1, C_2, C_3 at 0, 25, 50, 75 s) to 24 (C_1, C_2, C_3, C_0). Job sets 0 and 1 have no bursts and ignore it."),
+	enumField("allocation.allocator", func(s *Scenario) *string { return &s.Allocation.Allocator }, "greedy",
+		allocationSchemes, "an allocator",
+		"The allocator every arriving job goes through: greedy (the machine of the highest affinity τ(j, m), 004 §2.2), social (τ(j, m) minus the affinity the jobs already there lose, 004 §2.2) or min-num (the machine with the fewest jobs, 004 §3)."),
+	enumField("allocation.relocator", func(s *Scenario) *string { return &s.Allocation.Relocator }, "none",
+		append([]string{"none", "same"}, allocationSchemes...), "a relocator",
+		"The relocator run when a job ends or an owner load changes: none, same (the allocator's own scheme, as 004 §3 pairs them), greedy (the job of the largest relative affinity gain, 004 §2.3), social (the gain in the two machines' affinity sums, 004 §2.3) or min-num (between the machines with the most and the fewest jobs, 004 §3). Each relocation preempts the job and sends its state to the new machine over the bus."),
+	floatField("allocation.theta", func(s *Scenario) *float64 { return &s.Allocation.Theta }, 0.1,
+		func(v float64) bool { return v > 0 && v <= 10 }, "a valid relocation threshold", "a relative gain above 0 and at most 10, e.g. 0.1 for 10%",
+		"θ: a relocation happens only if its relative gain f(j, m, m') exceeds it (004 §2.3; 004 §3 settles on 10%, 0.1). Above 0, at most 10. Not defined for min-num."),
+	intField("allocation.max_moves", func(s *Scenario) *int { return &s.Allocation.MaxMoves }, 3, 1, 1000,
+		"a valid number of relocations",
+		"N: the most relocations after one event (004 §2.3; 004 §3 settles on 3), 1 to 1000."),
+	also(enumField("allocation.spikes", func(s *Scenario) *string { return &s.Allocation.Spikes }, alloc.SpikesNone,
+		[]string{alloc.SpikesNone, alloc.SpikesFig2, alloc.SpikesFig4}, "a set of owner-load spikes",
+		"Owner-load changes during the run: none (every owner load stays 0), fig2 (synthetic grid: S_3's owner load rises to 0.95 at 1500 s, 004 Fig 2) or fig4 (aeolus grid: S_0, S_6, S_26, S_19 rise to 0.95 at 0, 60, 100, 125 s, 004 Fig 4)."),
+		func(s *Scenario) string {
+			a := s.Allocation
+			want := map[string]string{alloc.SpikesFig2: alloc.GridSynthetic, alloc.SpikesFig4: alloc.GridAeolus}[a.Spikes]
+			if a.On() && want != "" && a.Grid != want {
+				return fmt.Sprintf("the %s spikes are on the %s grid's machines — write allocation.grid: %s, or allocation.spikes: none", a.Spikes, want, want)
+			}
+			return ""
+		}, "allocation.grid"),
+	durationField("allocation.crash_at", func(s *Scenario) *time.Duration { return &s.Allocation.CrashAt }, 0,
+		"A fault: the allocator crashes at this emulated instant — off the bus, its view of the machines, its count of completed jobs and its makespan lost — and restarts allocation.crash_down_for later, rebuilding them from the machines (every machine answers with its load, its jobs and the jobs it completed); jobs arriving meanwhile wait at their source. 0s: no crash. The summary reports it (allocation.crash).",
+		nonNegative("crash instant", 50*time.Second)),
+	durationField("allocation.crash_down_for", func(s *Scenario) *time.Duration { return &s.Allocation.CrashDownFor }, 30*time.Second,
+		"How long the crashed allocator stays down (allocation.crash_at); a positive duration.",
+		positive("downtime", 30*time.Second)),
+}
+
+// AllocatorScheme is allocation.allocator as a scheme.
+func (a Allocation) AllocatorScheme() alloc.Scheme { s, _ := alloc.ParseScheme(a.Allocator); return s }
+
+// RelocatorScheme is allocation.relocator as a scheme (same: the
+// allocator's).
+func (a Allocation) RelocatorScheme() alloc.Scheme {
+	if a.Relocator == "same" {
+		return a.AllocatorScheme()
+	}
+	s, _ := alloc.ParseScheme(a.Relocator)
+	return s
+}
+
+// String names the allocation's configuration, e.g. "aeolus social/social order 3".
+func (a Allocation) String() string {
+	return a.Grid + " " + a.Allocator + "/" + a.Relocator + " jobset " + strconv.Itoa(a.Jobset) + " order " + strconv.Itoa(a.Order)
+}
