@@ -198,6 +198,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if opts.Driver == "" {
 		opts.Driver = DriverLive
 	}
+	if sc.Wave.On() {
+		return runWave(ctx, sc, opts) // the Wave scheduler (001), wave.go
+	}
 	r := &run{ctx: ctx, sc: sc, opts: opts, m: opts.Metrics}
 	if r.m == nil {
 		r.m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
