@@ -201,6 +201,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if sc.Allocation.On() { // 004 resource-driven allocation: allocation.go
 		return runAllocation(ctx, sc, opts)
 	}
+	if sc.Wave.On() {
+		return runWave(ctx, sc, opts) // the Wave scheduler (001), wave.go
+	}
 	r := &run{ctx: ctx, sc: sc, opts: opts, m: opts.Metrics}
 	if r.m == nil {
 		r.m = metrics.NewRun(metrics.RunInfo{Driver: opts.Driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})

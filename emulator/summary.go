@@ -13,6 +13,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/staleness"
+	"github.com/gridbed/gridbed/emulator/waverun"
 )
 
 // Summary is the machine-readable result of a run, written as
@@ -153,6 +154,9 @@ type Summary struct {
 	Invariants InvariantsSummary `json:"invariants"`
 	// Jobs is present when the run had a workload.
 	Jobs *JobsSummary `json:"jobs,omitempty"`
+	// Wave is the Wave scheduler's figures (001 §V-B; docs/WAVE.md),
+	// only for a run with wave.strategy set.
+	Wave *waverun.Result `json:"wave,omitempty"`
 	// Staleness is how wrong the aggregated load peers hold was against
 	// the ground truth (stale.go); present when the run had a workload.
 	Staleness *StalenessSummary `json:"staleness,omitempty"`

@@ -27,6 +27,11 @@ func TestRegistryNamesAndLint(t *testing.T) {
 	j.Wait.WithLabelValues("can-p").Observe(12)
 	j.MatchHops.WithLabelValues("can-p").Observe(3)
 	r.EnableAggregateErrors([]string{"nodes", "queue", "core_utilization"}).WithLabelValues("nodes", "mean").Set(0.1)
+	w := r.EnableWave()
+	w.Jobs.WithLabelValues("wave-adaptive", "completed").Set(3)
+	w.Slowdown.WithLabelValues("wave-adaptive").Observe(1.2)
+	w.Migrations.WithLabelValues("wave-adaptive").Add(2)
+	w.Messages.WithLabelValues("wave_probe").Add(5)
 	mfs, err := r.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +59,7 @@ func TestRegistryNamesAndLint(t *testing.T) {
 		"gridbed_clock_lag_seconds", "gridbed_bus_dropped_messages_total", "gridbed_run_info", "gridbed_overlay_events_total",
 		"gridbed_job_wait_seconds", "gridbed_job_matchmaking_hops", "gridbed_job_events_total", "gridbed_jobs",
 		"gridbed_aggregate_error_ratio",
+		"gridbed_wave_jobs", "gridbed_wave_slowdown_ratio", "gridbed_wave_migrations_total", "gridbed_wave_messages_total",
 	} {
 		if !slices.Contains(ours, want) {
 			t.Errorf("registry lacks %s (has %v)", want, ours)

@@ -61,6 +61,10 @@ type Scenario struct {
 	// Experiment is the optional experiment block (experiment.go): the
 	// published experiment this scenario reproduces. Runs ignore it.
 	Experiment *Experiment
+	// Wave is the Wave scheduler's experiment (001; wave.go), Clock the
+	// emulated calendar it reads.
+	Wave  Wave
+	Clock Clock
 
 	// Source is the file the scenario came from, "" for Default().
 	// It is not a scenario key.

@@ -38,6 +38,8 @@ func TestDefault(t *testing.T) {
 		Departures:  Departures{Start: time.Hour, Events: 4},
 		Invariants:  Invariants{ReconvergePeriods: 20},
 		Allocation:  Allocation{Grid: GridNone, Jobset: 2, Order: 1, Allocator: "greedy", Relocator: "none", Theta: 0.1, MaxMoves: 3, Spikes: "none", CrashDownFor: 30 * time.Second},
+		Wave: Wave{Strategy: WaveOff, Discovery: "ring", DayFree: 0.5, Clients: 0.2, RuntimeMin: 12 * time.Hour, RuntimeMax: 24 * time.Hour,
+			SubmitWindow: 24 * time.Hour, MigrationBytes: 1 << 20},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Default() = %+v\nwant %+v", got, want)
@@ -135,6 +137,9 @@ func TestLoadFull(t *testing.T) {
 		Invariants:  Invariants{ReconvergePeriods: 30},
 		Allocation:  Allocation{Grid: "aeolus", Jobset: 1, Order: 7, Allocator: "social", Relocator: "min-num", Theta: 0.05, MaxMoves: 5, Spikes: "fig4", CrashAt: 10 * time.Minute, CrashDownFor: time.Minute},
 		Departures:  Departures{Fraction: 0.2, Start: 40 * time.Minute, Stop: 50 * time.Minute, Events: 3},
+		Clock:       Clock{Start: 22 * time.Hour},
+		Wave: Wave{Strategy: "wave-adaptive", Discovery: "random", DayFree: 0.15, Clients: 0.3, RuntimeMin: 10 * time.Hour, RuntimeMax: 20 * time.Hour,
+			SubmitWindow: time.Hour, MigrationBytes: 2048},
 		Faults: []Fault{
 			{At: 20 * time.Minute, Kind: FaultPartition, Line: 96, Name: "west", Region: 1, OneWay: true},
 			{At: 25 * time.Minute, Kind: FaultHeal, Line: 98, Name: "west", Region: -1},
@@ -349,7 +354,7 @@ func TestParseInline(t *testing.T) {
 		// yaml.v3 leaves "line 1" out of first-line errors; it is restored.
 		{"a: b: c\n", "in.yaml:1: YAML syntax error: mapping values are not allowed in this context — write valid YAML: check the indentation, colons and quotes on this line and the next"},
 		{"a: &x 1\nb: *y\n", "in.yaml:2: YAML syntax error: unknown anchor 'y' referenced — write the anchor &y on a value before the alias *y that repeats it, or write the value itself"},
-		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, workload, departures, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, allocation, faults, experiment`},
+		{"hello\n", `in.yaml:1:1: the scenario must be a mapping of keys, but the file holds the value "hello" — write one "key: value" per line at the top level, e.g. "duration: 10m"; valid keys: name, seed, time_scale, duration, peers, overlay, churn, link, workload, departures, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, allocation, clock, wave, faults, experiment`},
 		{"<<: {seed: 2}\n", "in.yaml:1:1: YAML merge keys (<<) are not supported — write the keys out in full"},
 		{"peers: 5\n", `in.yaml:1:8: peers: found the value 5 where the section "peers" belongs — write its keys indented below "peers:", e.g. "  count: 500"; valid keys here: count, population, join_window, bootstrap, categorical`},
 		{"peers:\n  count: 0500\n", "in.yaml:2:10: peers.count: 0500 is not a valid peer count — write a whole number from 1 to 1000000 without leading zeros (YAML would read 0500 as an octal number)"},
@@ -357,7 +362,7 @@ func TestParseInline(t *testing.T) {
 		{"seed: !!float 4\n", "in.yaml:1:7: seed: !!float 4 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
 		{"name: !!binary aGk=\n", `in.yaml:1:7: name: the YAML tag !!binary is not one a scenario reads — write the value without it, e.g. name: ""`},
 		{"*s: 1\n", "in.yaml:1: YAML syntax error: unknown anchor 's' referenced — write the anchor &s on a value before the alias *s that repeats it, or write the value itself"},
-		{"? [a]\n: 1\n", "in.yaml:1:3: found a list used as a key at the top level — write a plain name; valid keys here: name, seed, time_scale, duration, peers, overlay, churn, link, workload, departures, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, allocation, faults, experiment"},
+		{"? [a]\n: 1\n", "in.yaml:1:3: found a list used as a key at the top level — write a plain name; valid keys here: name, seed, time_scale, duration, peers, overlay, churn, link, workload, departures, matchmaking, scheduling, jobs, bus, emulator, oracle, invariants, allocation, clock, wave, faults, experiment"},
 		{"time_scale: .nan\n", "in.yaml:1:13: time_scale: NaN is not a valid time scale — write a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60"},
 		{"seed: 18446744073709551616\n", "in.yaml:1:7: seed: 18446744073709551616 is not a valid seed — write a whole number from 0 to 18446744073709551615"},
 		{"bus:\n  url: localhost:4222\n", `in.yaml:2:8: bus.url: "localhost:4222" is not a NATS server URL — write nats://host:port (or tls://, ws://, wss://), or "" for the embedded server (did you mean "nats://localhost:4222"?)`},

@@ -28,7 +28,7 @@ import (
 // and how to check it. Sections ("peers", "overlay.heartbeat") are implied
 // by the dotted keys. A check that reads other keys names them in deps;
 // deps must appear earlier in the table.
-var schema = []field{
+var schema = append([]field{
 	stringField("name", func(s *Scenario) *string { return &s.Name }, "",
 		"Free-form label for the run, recorded with its results.",
 		"any text", nil),
@@ -289,12 +289,10 @@ var schema = []field{
 	intField("invariants.reconverge_periods", func(s *Scenario) *int { return &s.Invariants.ReconvergePeriods }, 20, 1, 10000,
 		"a valid number of heartbeat periods",
 		"The overlay must have no broken link, gap or overlap within this many heartbeat periods after the last disturbance (end of churn, last fault, end of a bus outage) and stay so; checked at the end of a run (gridbed run --strict fails on it). 1 to 10000."),
-
-	// 004 resource-driven allocation: allocation.go.
-	allocationFields[0], allocationFields[1], allocationFields[2], allocationFields[3],
-	allocationFields[4], allocationFields[5], allocationFields[6], allocationFields[7],
-	allocationFields[8], allocationFields[9],
-}
+}, slices.Concat(
+	allocationFields, // 004 resource-driven allocation (allocation.go)
+	waveFields,       // the Wave scheduler (001, wave.go)
+)...)
 
 // field describes one leaf key. Build it with a constructor, not by hand.
 type field struct {
