@@ -148,6 +148,7 @@ func jobCDFFigures(dir string, rep *reproduce.Report) ([]*figure, []Omitted) {
 		}
 		hops.Y.Min, hops.Y.Max = 0, 1
 		top, bottom, _ := waitPanels(lines, 0)
+		top.Y.Label.Text = "fraction of completed jobs" // waitPanels counts submitted ones
 		seed := rep.Seeds[0]
 		figs = append(figs,
 			&figure{Figure: Figure{Name: fmt.Sprintf("wait-cdf-%d", k+1), Title: "CDF of job wait by grid point" + at,
