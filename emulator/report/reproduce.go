@@ -20,8 +20,10 @@ import (
 // figures into dir: the paper's value beside gridbed's with its 95%
 // interval for every finding with a published value, and every finding
 // metric against the experiment's numeric axis (the paper's figure redrawn
-// from gridbed's runs, e.g. 003 Fig 6(a): wait against τ by scheme). It
-// returns the figures written, in page order.
+// from gridbed's runs, e.g. 003 Fig 6(a): wait against τ by scheme), and
+// the CDFs of job wait and matchmaking hops by grid point (002 Figs
+// 5.3–5.5) from the runs' jobs.csv under dir. It returns the figures
+// written, in page order.
 func WriteReproduce(dir string, rep *reproduce.Report) (figs []Figure, err error) {
 	// gonum/plot panics on some degenerate data; a figure is not worth
 	// losing the reproduction's results for.
@@ -48,6 +50,9 @@ func WriteReproduce(dir string, rep *reproduce.Report) (figs []Figure, err error
 		page.Omitted = append(page.Omitted, Omitted{Title: "Paper vs gridbed", Reason: "no finding with a published value was measured"})
 	}
 	drawn = append(drawn, metricFigures(rep)...)
+	cdfs, omitted := jobCDFFigures(dir, rep)
+	drawn = append(drawn, cdfs...)
+	page.Omitted = append(page.Omitted, omitted...)
 	if err := write(dir, page, drawn); err != nil {
 		return nil, err
 	}
