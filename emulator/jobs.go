@@ -306,6 +306,50 @@ func (j *jobRun) draining(t time.Duration) bool {
 	return j != nil && j.sc.Workload.Drain && j.pending() > 0 && t < j.sc.Horizon()
 }
 
+// MultiCoreJobs counts the submitted jobs requiring more than one core
+// and how they ended (002 §3.3: Multiple Peers fails them all).
+type MultiCoreJobs struct {
+	Submitted uint64 `json:"submitted"`
+	Completed uint64 `json:"completed"`
+	Failed    uint64 `json:"failed"`
+	// FailedFraction is Failed / Submitted; null when none was submitted.
+	FailedFraction *float64 `json:"failed_fraction"`
+}
+
+// multiCore counts the submitted jobs requiring more than one core
+// (resources.Demand) and how they ended; nil without a cores dimension.
+func (j *jobRun) multiCore() *MultiCoreJobs {
+	if j.sc.Overlay.Dimensions <= 3 {
+		return nil
+	}
+	res := resources{dims: j.sc.Overlay.Dimensions}
+	multi := map[uint64]bool{}
+	for _, job := range j.jobs {
+		if res.Demand(job.Req)[jobs.ResCores] > 1 {
+			multi[job.ID] = true
+		}
+	}
+	m := &MultiCoreJobs{}
+	recs, _ := j.ledger.Records()
+	for _, r := range recs {
+		if !multi[r.ID] {
+			continue
+		}
+		m.Submitted++
+		switch {
+		case r.Ended && r.Failed:
+			m.Failed++
+		case r.Ended:
+			m.Completed++
+		}
+	}
+	if m.Submitted > 0 {
+		f := float64(m.Failed) / float64(m.Submitted)
+		m.FailedFraction = &f
+	}
+	return m
+}
+
 // JobsSummary is summary.json's jobs section (docs/RESULTS.md).
 type JobsSummary struct {
 	Scheme         string `json:"scheme"`
@@ -344,6 +388,9 @@ type JobsSummary struct {
 		QueuePush     uint64 `json:"queue_push"`
 		QueuePull     uint64 `json:"queue_pull"`
 	} `json:"migrations"`
+	// MultiCore are the jobs requiring several cores (002 §3.3: MP
+	// cannot run them); nil without a cores dimension.
+	MultiCore *MultiCoreJobs `json:"multi_core,omitempty"`
 	// PullRejects are PULL requests answered with PULL-Reject; OfferRejects
 	// PUSH offers the receiver refused; MigrationsReturned transfers never
 	// acknowledged (the sender took the job back).
@@ -491,7 +538,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 		Resubmitted: j.ledger.Count(jobs.EvResubmitted), Rematched: j.ledger.Count(jobs.EvRematched), Adopted: j.ledger.Count(jobs.EvAdopted),
 		Returned: j.ledger.Count(jobs.EvReturned), Cancelled: j.ledger.Count(jobs.EvCancelled), RouteDrops: j.ledger.Count(jobs.EvRouteDrop),
 	}
-	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP {
+	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP || scheme == jobs.SchemeMP {
 		s.StoppingFactor = sf
 	}
 	s.InterarrivalSeconds = j.interarrival.Seconds()
@@ -506,6 +553,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	s.MigrationsReturned, s.Disowned = j.ledger.Count(jobs.EvMigrationReturned), j.ledger.Count(jobs.EvDisowned)
 	s.Backfilled = j.ledger.Backfilled()
 	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue.String(), j.ledger.Count(jobs.EvBalloon)
+	s.MultiCore = j.multiCore()
 	// A job runs at the end where a live run node holds it (and the
 	// ledger saw it start there).
 	type hold struct {

@@ -287,17 +287,47 @@ type run struct {
 	handled     float64 // bus messages the peers had handled when the loop ended
 }
 
+// splitPerCore makes peers.count the peers of 002 §3.3's Multiple Peers:
+// the cores of the peers.count nodes drawn (population.PerCore). The join
+// window grows in proportion, so that peers join as far apart as nodes
+// would. It returns the number of nodes.
+func (r *run) splitPerCore() (int, error) {
+	sc := r.sc
+	nodes, err := population.Generate(sc.Peers.Population, sc.Peers.Count, sc.Overlay.Dimensions, sc.Seed)
+	if err != nil {
+		return 0, err
+	}
+	peers := len(population.PerCore(nodes, sc.Seed))
+	r.sc.Peers.Count = peers
+	r.sc.Peers.JoinWindow = time.Duration(int64(sc.Peers.JoinWindow) * int64(peers) / int64(len(nodes)))
+	return len(nodes), nil
+}
+
 // prepare draws the population, builds the overlay in-process when the
 // scenario says so, and opens the driver. A run stopped while building
 // the overlay returns its (stopped) results.
 func (r *run) prepare() (*Result, error) {
+	var err error
+	var nodes int // MP: the physical nodes of peers.count
+	if r.sc.MP() {
+		if nodes, err = r.splitPerCore(); err != nil {
+			return nil, err
+		}
+	}
 	sc, opts := r.sc, r.opts
 	r.plan = churn.Plan(sc.Churn, sc.Duration, sc.Seed)
 	r.sessions = churn.Lifetimes(sc.Churn, sc.Peers.Count, sc.Duration, sc.Seed)
 	// Peers joining by churn continue the same population draw.
-	var err error
-	r.nodes, err = population.Generate(sc.Peers.Population, sc.Peers.Count+churn.Joins(r.plan)+len(r.sessions), sc.Overlay.Dimensions, sc.Seed)
-	if err != nil {
+	total := sc.Peers.Count + churn.Joins(r.plan) + len(r.sessions)
+	if sc.MP() {
+		// Every node has a core at least: as many more nodes as peers
+		// are needed split into enough peers.
+		all, err := population.Generate(sc.Peers.Population, nodes+total-sc.Peers.Count, sc.Overlay.Dimensions, sc.Seed)
+		if err != nil {
+			return nil, err
+		}
+		r.nodes = population.PerCore(all, sc.Seed)[:total]
+	} else if r.nodes, err = population.Generate(sc.Peers.Population, total, sc.Overlay.Dimensions, sc.Seed); err != nil {
 		return nil, err
 	}
 	if t := subCAN(sc); t != nil {

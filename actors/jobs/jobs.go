@@ -34,6 +34,9 @@ const (
 	ReasonNoCapableNode = "no capable node found"
 	ReasonGaveUp        = "gave up after max attempts"
 	ReasonPushLimit     = "push limit reached without a capable node"
+	// ReasonMultiCore: under MP (002 §3.3) every peer is one core, so a
+	// job requiring several cores cannot run anywhere.
+	ReasonMultiCore = "needs several cores: MP peers have one each"
 )
 
 // EventKind names a step of a job's life, as the ledger (the oracle's

@@ -25,6 +25,10 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 	o.epoch++
 	o.run, o.assigned = 0, 0
 	o.since = now
+	if n.multiCoreUnderMP(o.spec.Req) {
+		n.fail(o, ReasonMultiCore)
+		return
+	}
 	if n.cfg.Scheme.central() {
 		r := core.NodeID(0)
 		o.central = false
@@ -46,6 +50,13 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 		return
 	}
 	n.matchStep(now, &wire.JobPush{Job: o.spec, Owner: uint64(n.self), Epoch: o.epoch, Hops: hops})
+}
+
+// multiCoreUnderMP reports a job MP cannot run (002 §3.3: "nor can MP
+// accommodate multi-threaded jobs that require multiple cores"): under
+// SchemeMP, one requiring more than one core.
+func (n *Node) multiCoreUnderMP(req []uint32) bool {
+	return n.cfg.Scheme == SchemeMP && n.cfg.Res.Demand(req)[ResCores] > 1
 }
 
 // candidate is a possible run node seen from here.

@@ -23,10 +23,16 @@ const (
 	// one global queue, a job starting on a node whose residual resources
 	// fit it as soon as there is one (asked again every period).
 	SchemeCENTQueue Scheme = "cent-queue"
+	// SchemeMP is Multiple Peers (002 §3.3, Condor's static partitioning):
+	// one peer per core, each with an equal share of its node's memory
+	// and disk (the population does the split), matched as CAN-P. A peer
+	// runs jobs of one core only: the owner fails a job that requires
+	// more (ReasonMultiCore) without searching.
+	SchemeMP Scheme = "mp"
 )
 
 // Schemes lists the matchmaking schemes.
-var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue}
+var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue, SchemeMP}
 
 // ParseScheme returns the matchmaking scheme named s.
 func ParseScheme(s string) (Scheme, error) { return core.ParseEnum(s, "matchmaking scheme", Schemes) }

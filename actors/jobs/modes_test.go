@@ -3,8 +3,10 @@ package jobs
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/wire"
 )
 
 // The scheduling mode's meaning comes from its value, not its spelling:
@@ -65,5 +67,43 @@ func TestNewRefusesUnknownConfig(t *testing.T) {
 			}()
 			tNew(&fakeView{id: idS, zone: tZone(0, can.Span, 0, can.Span, 0, can.Span), point: can.Point{1, 1, 1}}, cfg, 1, nil)
 		}()
+	}
+}
+
+// Under MP (002 §3.3) a peer is one core: the owner fails a job requiring
+// several cores at once, with its own reason, and matches the others as
+// CAN-P does. Under CAN-P the same multi-core job runs.
+func TestMPFailsMultiCoreJobs(t *testing.T) {
+	for _, tc := range []struct {
+		scheme     Scheme
+		cores      uint32
+		wantFailed bool
+	}{
+		{SchemeMP, 2, true},
+		{SchemeMP, 4, true},
+		{SchemeMP, 1, false},
+		{SchemeCANP, 2, false},
+	} {
+		v := &fakeView{id: 1, zone: zSelf(), point: can.Point{uint32(tQ2) - 10, uint32(tQ2) - 10, vAmt(4, 8)}}
+		n := tNew(v, Config{Res: vRes{}, Scheme: tc.scheme}, 1, nil)
+		tDrain(n)
+		spec := tSpec(9, time.Hour) // owned here
+		spec.Req[2] = vAmt(tc.cores, 1)
+		n.Step(0, 50, &wire.JobSubmit{Job: spec})
+		r := tDrain(n)
+		var reason string
+		for _, st := range tTo[*wire.JobStatus](r, tClientID) {
+			for _, f := range st.Failed {
+				reason = f.Reason
+			}
+		}
+		if tc.wantFailed != (reason == ReasonMultiCore) {
+			t.Fatalf("%s, job of %d cores: failure %q, want failed with %q: %v", tc.scheme, tc.cores, reason, ReasonMultiCore, tc.wantFailed)
+		}
+		if !tc.wantFailed {
+			if len(tEvents(r, EvStarted)) != 1 {
+				t.Fatalf("%s, job of %d cores: not started on the capable owner: %s", tc.scheme, tc.cores, tMsgString(r))
+			}
+		}
 	}
 }

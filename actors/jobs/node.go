@@ -16,8 +16,8 @@ import (
 
 // Config holds a peer's job parameters.
 type Config struct {
-	// Scheme is SchemeCAN, SchemeCANP (default), SchemeCENT or
-	// SchemeCENTQueue.
+	// Scheme is SchemeCAN, SchemeCANP (default), SchemeCENT,
+	// SchemeCENTQueue or SchemeMP.
 	Scheme Scheme
 	// StoppingFactor is CAN-P's SF (003 Eq 4), 1 to 3 (default 2).
 	StoppingFactor int

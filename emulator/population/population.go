@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -257,4 +258,57 @@ func PlaceOnT(nodes []Node, t categorical.Transform, inUse int, seed uint64) {
 		c := Combination(inUse, seed, p)
 		p[len(p)-1] = t.Coord(c, p[len(p)-1])
 	}
+}
+
+// Dimensions of the catalog the Multiple Peers split reads and writes.
+const (
+	dimMemory = 1
+	dimDisk   = 2
+	dimCores  = 3
+)
+
+// Cores is the number of cores of a node at point p: its cores dimension
+// read back and rounded (as the run nodes read it), at least 1; 1 without
+// a cores dimension.
+func Cores(p can.Point) int {
+	if len(p)-1 <= dimCores {
+		return 1
+	}
+	return max(int(math.Round(CapabilityAt(p, dimCores))), 1)
+}
+
+// PerCore splits every node into one peer per core (002 §3.3's Multiple
+// Peers, Condor's static partitioning): each keeps the node's CPU speed
+// (and any further dimension), has one core and an equal share of the
+// node's memory and disk, and draws a virtual coordinate of its own from
+// seed. The peers of one node follow each other, nodes in order. A share
+// below the weakest catalog level maps to coordinate 0, which reads back
+// as that level (CoordAt): coordinates cannot say less. Nodes without a
+// cores dimension are copied unchanged.
+func PerCore(nodes []Node, seed uint64) []Node {
+	r := rand.New(rand.NewPCG(seed, 0x6d70)) // "mp": a stream of its own
+	var out []Node
+	for _, n := range nodes {
+		c := Cores(n.Point)
+		if c == 1 {
+			out = append(out, Node{Levels: slices.Clone(n.Levels), Point: slices.Clone(n.Point)})
+			continue
+		}
+		dims := len(n.Point) - 1
+		p := slices.Clone(n.Point)
+		for _, d := range []int{dimMemory, dimDisk} {
+			p[d] = CoordAt(d, CapabilityAt(n.Point, d)/float64(c))
+		}
+		p[dimCores] = 0
+		lv := slices.Clone(n.Levels)
+		for _, d := range []int{dimMemory, dimDisk, dimCores} {
+			lv[d] = float64(p[d]) / float64(can.Span) * float64(len(ResourceAt(d).Levels))
+		}
+		for range c {
+			q := slices.Clone(p)
+			q[dims] = r.Uint32()
+			out = append(out, Node{Levels: slices.Clone(lv), Point: q})
+		}
+	}
+	return out
 }

@@ -339,3 +339,55 @@ func TestPlaceOnT(t *testing.T) {
 		t.Errorf("%d combinations among 300 nodes, want %d", len(seen), inUse)
 	}
 }
+
+// PerCore (002 §3.3's Multiple Peers) gives every node one peer per core,
+// each with the node's CPU speed, one core and an equal share of its
+// memory and disk; without a cores dimension it changes nothing.
+func TestPerCore(t *testing.T) {
+	for _, tc := range []struct {
+		dims  int
+		split bool
+	}{{4, true}, {5, true}, {3, false}} {
+		const seed = 5
+		nodes, err := Generate(Mixed, 300, tc.dims, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers := PerCore(nodes, seed)
+		if again := PerCore(nodes, seed); !slices.EqualFunc(peers, again, func(a, b Node) bool { return slices.Equal(a.Point, b.Point) }) {
+			t.Fatalf("dims %d seed %d: PerCore is not deterministic", tc.dims, seed)
+		}
+		i, multi := 0, 0
+		for _, n := range nodes {
+			c := Cores(n.Point)
+			if !tc.split && c != 1 {
+				t.Fatalf("dims %d: a node without a cores dimension has %d cores", tc.dims, c)
+			}
+			if c > 1 {
+				multi++
+			}
+			for k := range c {
+				p := peers[i+k]
+				if Cores(p.Point) != 1 || p.Point[0] != n.Point[0] {
+					t.Fatalf("dims %d seed %d: peer %d of node %v: %v, want one core and the node's CPU speed", tc.dims, seed, k, n.Point, p.Point)
+				}
+				for _, d := range []int{1, 2} {
+					want := max(CapabilityAt(n.Point, d)/float64(c), ResourceAt(d).Levels[0])
+					if got := CapabilityAt(p.Point, d); math.Abs(got-want) > 1e-6*want+0.01 {
+						t.Fatalf("dims %d seed %d: peer %d of a %d-core node has %v of %s, want %v", tc.dims, seed, k, c, got, ResourceAt(d).Name, want)
+					}
+					if got := p.Capability(d); math.Abs(got-CapabilityAt(p.Point, d)) > 0.01*got {
+						t.Fatalf("dims %d seed %d: levels say %v of %s, the point %v", tc.dims, seed, got, ResourceAt(d).Name, CapabilityAt(p.Point, d))
+					}
+				}
+			}
+			i += c
+		}
+		if i != len(peers) {
+			t.Fatalf("dims %d seed %d: %d peers for %d cores", tc.dims, seed, len(peers), i)
+		}
+		if tc.split && multi == 0 {
+			t.Fatalf("dims %d seed %d: no multi-core node to split", tc.dims, seed)
+		}
+	}
+}

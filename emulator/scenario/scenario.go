@@ -333,7 +333,12 @@ var CategoricalModes = names(jobs.CategoricalModes)
 // Schemes are the values of matchmaking.scheme: can-p1, can-p2 and can-p3
 // are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they
 // override matchmaking.stopping_factor), handy in a sweep.
-var Schemes = []string{jobs.SchemeCAN.String(), jobs.SchemeCANP.String(), "can-p1", "can-p2", "can-p3", jobs.SchemeCENT.String(), jobs.SchemeCENTQueue.String()}
+var Schemes = []string{jobs.SchemeCAN.String(), jobs.SchemeCANP.String(), "can-p1", "can-p2", "can-p3", jobs.SchemeCENT.String(), jobs.SchemeCENTQueue.String(),
+	jobs.SchemeMP.String()}
+
+// MP reports whether the run is 002 §3.3's Multiple Peers: one peer per
+// core of every node (population.PerCore), peers.count counting nodes.
+func (s Scenario) MP() bool { return s.Matchmaking.Scheme == jobs.SchemeMP.String() }
 
 // Resolved returns the scheme without its stopping-factor suffix and the
 // stopping factor CAN-P uses. It panics on a scheme Validate refuses.

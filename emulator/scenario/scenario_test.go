@@ -222,7 +222,7 @@ var badCases = []badCase{
 	{"workload_start_after_run.yaml", 5, 10, "workload.start", `1h is not shorter than duration 30m`, `make workload.start shorter than the run, e.g. 1m`},
 	{"constraint_ratio_count.yaml", 4, 21, "workload.constraint_ratio", `1.3 is not a valid constraint ratio`, `write a probability from 0 to 1, e.g. 0.43 (1.3 constrained resources of 3 on average)`},
 	{"bad_runtime_dist.yaml", 4, 17, "workload.runtime_dist", `"exponentail" is not a running-time distribution`, `write one of uniform, normal, exponential (did you mean "exponential"?)`},
-	{"bad_scheme.yaml", 3, 11, "matchmaking.scheme", `"CAN-P" is not a matchmaking scheme`, `write one of can, can-p, can-p1, can-p2, can-p3, cent, cent-queue (did you mean "can-p"?)`},
+	{"bad_scheme.yaml", 3, 11, "matchmaking.scheme", `"CAN-P" is not a matchmaking scheme`, `write one of can, can-p, can-p1, can-p2, can-p3, cent, cent-queue, mp (did you mean "can-p"?)`},
 	{"stopping_factor_too_big.yaml", 4, 20, "matchmaking.stopping_factor", `4 is not a valid stopping factor`, `write a whole number from 1 to 3`},
 	{"client_timeout_too_short.yaml", 8, 19, "jobs.client_timeout", `1m30s is shorter than 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (7m30s)`, `write at least 7m30s for jobs.client_timeout, or make overlay.heartbeat.period at most 12s`},
 	{"max_attempts_zero.yaml", 3, 17, "jobs.max_attempts", `0 is not a valid number of attempts`, `write a whole number from 1 to 100`},
@@ -463,6 +463,8 @@ func TestSetErrors(t *testing.T) {
 			`--set overlay.heartbeat.mode=vanila: "vanila" is not a heartbeat mode — write one of vanilla, compact, adaptive (did you mean "vanilla"?)`},
 		{"matchmaking.residue=baloon",
 			`--set matchmaking.residue=baloon: "baloon" is not a residue representation — write one of none, balloon (did you mean "balloon"?)`},
+		{"matchmaking.scheme=mp",
+			`--set matchmaking.scheme=mp: mp splits nodes by their cores, but overlay.dimensions 2 has no cores dimension — write overlay.dimensions: 4 or more`},
 		{"matchmaking.residue=dual-can",
 			`--set matchmaking.residue=dual-can: "dual-can" is not a residue representation — write one of none, balloon`},
 		{"duration=10 minutes",
@@ -875,7 +877,7 @@ func TestWorkloadRules(t *testing.T) {
 		want        string
 	}{
 		{[]string{"matchmaking.scheme=CENT"},
-			`--set matchmaking.scheme=CENT: "CENT" is not a matchmaking scheme — write one of can, can-p, can-p1, can-p2, can-p3, cent, cent-queue (did you mean "cent"?)`},
+			`--set matchmaking.scheme=CENT: "CENT" is not a matchmaking scheme — write one of can, can-p, can-p1, can-p2, can-p3, cent, cent-queue, mp (did you mean "cent"?)`},
 		{[]string{"workload.runtime_dist=gaussian"},
 			`--set workload.runtime_dist=gaussian: "gaussian" is not a running-time distribution — write one of uniform, normal, exponential`},
 		{[]string{"workload.jobs=1000", "peers.join_window=5m"},

@@ -215,9 +215,15 @@ var schema = append([]field{
 		"a valid number of departure entries",
 		"How many timeline entries the departures are split into, 1 to 1000: crashes and graceful leaves alternate, a crash first."),
 
-	enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, jobs.SchemeCANP.String(),
+	also(enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, jobs.SchemeCANP.String(),
 		Schemes, "a matchmaking scheme",
-		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1) or cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode)."),
+		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1), cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode) or mp (002 §3.3's Multiple Peers, Condor's static partitioning: every node of peers.count becomes one peer per core, each with an equal share of its memory and disk, matched as can-p; a job requiring several cores fails at once — needs overlay.dimensions 4 or more)."),
+		func(s *Scenario) string {
+			if s.MP() && s.Overlay.Dimensions < 4 {
+				return fmt.Sprintf("mp splits nodes by their cores, but overlay.dimensions %d has no cores dimension — write overlay.dimensions: 4 or more", s.Overlay.Dimensions)
+			}
+			return ""
+		}, "overlay.dimensions"),
 	intField("matchmaking.stopping_factor", func(s *Scenario) *int { return &s.Matchmaking.StoppingFactor }, 2, 1, 3,
 		"a valid stopping factor",
 		"CAN-P's stopping factor SF, 1 to 3: a push stops with probability 1/(1+n)^SF, n the number of nodes aggregated in the direction chosen (003 Eq 4); a higher SF pushes jobs farther. Used by can-p only."),
