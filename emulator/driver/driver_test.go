@@ -10,6 +10,7 @@ import (
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -25,7 +26,7 @@ type fakeHost struct {
 func (h *fakeHost) Now() time.Duration                                   { return h.now }
 func (h *fakeHost) Publish(core.NodeID, []byte)                          {}
 func (h *fakeHost) SetTimer(core.NodeID, core.TimerKind, time.Duration)  {}
-func (h *fakeHost) IO(core.NodeID) peer.IO                               { return h }
+func (h *fakeHost) IO(core.NodeID, clock.Skew) peer.IO                   { return h }
 func (h *fakeHost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) { return p.ID(), nil }
 func (h *fakeHost) AddClient(*peer.Client, peer.IO) error                { h.clients++; return nil }
 func (h *fakeHost) StartAt(id core.NodeID, at time.Duration) {
