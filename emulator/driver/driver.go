@@ -163,10 +163,11 @@ func (b *Base[E]) Init(name string, host Host[E], opts Options) {
 }
 
 // env is a peer's environment: its host's IO, and the base's bootstrap
-// and join rules.
+// and join rules; sk is the peer's own clock, which IO reads.
 type env[E any] struct {
 	peer.IO
-	b *Base[E]
+	b  *Base[E]
+	sk clock.Skew
 }
 
 // PublishCopies passes on the host's answer (peer.PublishCopier).
@@ -195,7 +196,8 @@ func (e env[E]) Joined(id core.NodeID) {
 	}
 	b.members.Add(id)
 	b.markJoined(id)
-	next, at, ok := b.seq.Joined(id, e.Now())
+	// The join sequence runs on emulated time, not the peer's clock.
+	next, at, ok := b.seq.Joined(id, e.sk.Emulated(e.Now()))
 	var ep E
 	if ok {
 		ep = b.eps[next-1]
@@ -240,7 +242,7 @@ func (b *Base[E]) newPeer(id core.NodeID, point can.Point) (E, error) {
 	}
 	sk := b.Skew(id, 0, false)
 	io := b.host.IO(id, sk)
-	return b.addPeer(peer.New(id, point, b.opts.Overlay, PeerRand(b.opts.Seed, id), env[E]{io, b}, b.opts.Traffic), io, sk)
+	return b.addPeer(peer.New(id, point, b.opts.Overlay, PeerRand(b.opts.Seed, id), env[E]{io, b, sk}, b.opts.Traffic), io, sk)
 }
 
 func (b *Base[E]) inOrder(id core.NodeID) error {
@@ -284,7 +286,7 @@ func (b *Base[E]) Adopt(m Member, at time.Duration) error {
 	}
 	sk := b.Skew(id, at, true)
 	io := b.host.IO(id, sk)
-	ep, err := b.addPeer(peer.NewMember(m.Node, env[E]{io, b}, b.opts.Traffic), io, sk)
+	ep, err := b.addPeer(peer.NewMember(m.Node, env[E]{io, b, sk}, b.opts.Traffic), io, sk)
 	if err != nil {
 		return err
 	}
