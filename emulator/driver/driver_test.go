@@ -72,7 +72,7 @@ func TestBaseJoinOrder(t *testing.T) {
 		t.Fatal("peer 5 spawned after peer 3")
 	}
 	b.Start()
-	e := env[core.NodeID]{h, b}
+	e := env[core.NodeID]{IO: h, b: b}
 	h.now = 10 * time.Second
 	e.Joined(2) // not the awaited peer: no start
 	e.Joined(1)
