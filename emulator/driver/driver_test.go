@@ -95,7 +95,7 @@ func TestBaseJoinOrder(t *testing.T) {
 // oracle sees it as not joined although its own state says it is.
 func TestBaseCrashedPeer(t *testing.T) {
 	b, h := newBase(t, 2, 2)
-	e := env[core.NodeID]{h, b}
+	e := env[core.NodeID]{IO: h, b: b}
 	e.Joined(1)
 	e.Joined(2)
 	gone := b.DepartPicked(func(m []core.NodeID) []core.NodeID { return m[1:] }, true)
@@ -127,7 +127,7 @@ func TestBaseCrashedPeer(t *testing.T) {
 func TestBaseDeparturesFollowTheSeed(t *testing.T) {
 	order := func(seed uint64) []core.NodeID {
 		b, h := newBase(t, seed, 20)
-		e := env[core.NodeID]{h, b}
+		e := env[core.NodeID]{IO: h, b: b}
 		for i := 1; i <= 20; i++ {
 			e.Joined(core.NodeID(i))
 		}
