@@ -461,7 +461,7 @@ func TestSetErrors(t *testing.T) {
 		{"duration=10 minutes",
 			`--set duration=10 minutes: "10 minutes" is not a duration — write Go duration syntax such as 10m, 90s or 1h30m`},
 		{"peers=5",
-			`--set peers=5: "peers" is a section, not a single value — set one of its keys, e.g. --set peers.count=500; keys here: peers.count, peers.population, peers.join_window, peers.bootstrap, peers.categorical.types, peers.categorical.values, peers.categorical.combinations`},
+			`--set peers=5: "peers" is a section, not a single value — set one of its keys, e.g. --set peers.count=500; keys here: peers.count, peers.population, peers.join_window, peers.bootstrap, peers.categorical.types, peers.categorical.values, peers.categorical.combinations, peers.clock.drift, peers.clock.offset`},
 		{"peers.count=[1, 2]",
 			`--set peers.count=[1, 2]: found a list where a single value belongs — write a whole number from 1 to 1000000, e.g. --set peers.count=500`},
 		{"peers.count",
