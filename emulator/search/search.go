@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/gridbed/gridbed/emulator"
@@ -87,14 +88,76 @@ func failedLike(o Outcome, want []string) bool {
 	return false
 }
 
-// units are what delta debugging removes: each entry written in the
-// scenario, and each fault the nemesis drew (with the entry that ends it).
+// units are what delta debugging removes: each fault the nemesis drew
+// with the entry that undoes it, and each entry written in the scenario —
+// where a written entry undoes an earlier one it joins that one's unit: a
+// heal its partition (heal {} the latest partition still open), a loss,
+// duplicate or latency entry back at the link section's value, or a slow
+// entry with delay 0, the earlier entry of its kind. Without the pairing
+// the shrinking would keep a partition and drop its heal: a different
+// fault (a partition never healed), not a smaller schedule.
 func units(sc scenario.Scenario) [][]scenario.Fault {
-	var out [][]scenario.Fault
+	var written, triggered []scenario.Fault
 	for _, f := range sc.Faults {
-		if f.Kind != scenario.FaultRandom {
-			out = append(out, []scenario.Fault{f})
+		switch {
+		case f.Kind == scenario.FaultRandom:
+		case f.When != "":
+			triggered = append(triggered, f)
+		default:
+			written = append(written, f)
 		}
+	}
+	sort.SliceStable(written, func(i, j int) bool { return written[i].At < written[j].At })
+	written = append(written, triggered...)
+	var out [][]scenario.Fault
+	open := map[string]int{} // what an undoing entry closes → its unit
+	var partitions []string  // open partitions' keys, in order
+	join := func(key string, f scenario.Fault) bool {
+		i, ok := open[key]
+		if ok {
+			out[i] = append(out[i], f)
+			delete(open, key)
+		}
+		return ok
+	}
+	for _, f := range written {
+		l := sc.Link
+		switch {
+		case f.When != "":
+		case f.Kind == scenario.FaultPartition:
+			key := "partition " + f.Name
+			if f.Name == "" {
+				key = fmt.Sprintf("partition #%d", len(out))
+			}
+			open[key] = len(out)
+			partitions = append(partitions, key)
+			out = append(out, []scenario.Fault{f})
+			continue
+		case f.Kind == scenario.FaultHeal && f.Name != "":
+			if join("partition "+f.Name, f) {
+				continue
+			}
+		case f.Kind == scenario.FaultHeal:
+			joined := false
+			for !joined && len(partitions) > 0 {
+				key := partitions[len(partitions)-1]
+				partitions = partitions[:len(partitions)-1]
+				joined = join(key, f)
+			}
+			if joined {
+				continue
+			}
+		case f.Kind == scenario.FaultLoss && f.P == l.Loss,
+			f.Kind == scenario.FaultDuplicate && f.P == l.Duplicate,
+			f.Kind == scenario.FaultLatency && f.Latency == l.Latency,
+			f.Kind == scenario.FaultSlow && f.Service <= 0:
+			if join(f.Kind, f) {
+				continue
+			}
+		case f.Kind == scenario.FaultLoss, f.Kind == scenario.FaultDuplicate, f.Kind == scenario.FaultLatency, f.Kind == scenario.FaultSlow:
+			open[f.Kind] = len(out)
+		}
+		out = append(out, []scenario.Fault{f})
 	}
 	_, eps := nemesis.Expand(sc)
 	for _, e := range eps {

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
@@ -88,5 +89,39 @@ func TestSearchFindsShrinksAndReplays(t *testing.T) {
 		if o.Outcome != emulator.OutcomeFailed && o.Outcome != emulator.OutcomePassed {
 			t.Fatalf("seed %d: outcome %s", o.Seed, o.Outcome)
 		}
+	}
+}
+
+// TestUnitsPairWrittenEntries: a written partition and its heal, a
+// latency spike and its return to the link section's value are one unit
+// each; other entries are units of their own.
+func TestUnitsPairWrittenEntries(t *testing.T) {
+	sc, err := scenario.Parse("chaos.yaml", []byte(`
+duration: 45m
+link: {latency: {dist: exponential, mean: 50ms}}
+faults:
+  - {at: 5m, partition: {name: third, fraction: 0.3}}
+  - {at: 6m, partition: {fraction: 0.1}}
+  - {at: 8m, heal: {}}
+  - {at: 10m, heal: {name: third}}
+  - {at: 20m, crash: {fraction: 0.2}}
+  - {at: 30m, latency: {dist: exponential, mean: 1s}}
+  - {at: 33m, latency: {dist: exponential, mean: 50ms}}
+  - {at: 35m, loss: {p: 0.1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range units(sc) {
+		var kinds []string
+		for _, f := range u {
+			kinds = append(kinds, f.Kind)
+		}
+		got = append(got, strings.Join(kinds, "+"))
+	}
+	want := []string{"partition+heal", "partition+heal", "crash", "latency+latency", "loss"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("units %v, want %v", got, want)
 	}
 }
