@@ -1,5 +1,6 @@
 // Package timeline is a run's fault layer: it installs the link model
-// (faults/link) and the bus outage (faults/outage) on the driver's bus
+// (faults/link), the slow peers' service (faults/slow) and the bus outage
+// (faults/outage) on the driver's bus
 // before any peer exists, sets the link up as the scenario's link section
 // says, spreads the peers over regions, and applies the scenario's fault
 // timeline — timed entries at their instant, triggered ones (when:) once
