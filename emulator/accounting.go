@@ -37,7 +37,8 @@ package emulator
 //     bus.Stats.Lost − Refused.
 //   - in_flight_at_end: still on their way when the run ended — held by
 //     the link model's delay (link.DelayStats.Pending: the scheduler
-//     stopped first); on the transport (NATS subscription buffers when the
+//     stopped first) or waiting for a slow peer's service (slow.Stats.Pending,
+//     counted in link_delay too); on the transport (NATS subscription buffers when the
 //     bus closed, bus.Stats.Discarded; the simulator's event queue,
 //     sim.World.InFlight); in a mailbox, handed to a peer the end of the
 //     run had already halted or frozen (live.Settlement DiscardedAtEnd +
@@ -108,6 +109,7 @@ type messageCounts struct {
 	traffic metrics.TrafficSnapshot
 	faults  link.ChainStats
 	outage  uint64 // the deterministic driver's outage drops
+	slow    uint64 // held for a slow peer's service at the end
 	bus     bus.Stats
 	// Driver-specific: the emulator's Settlement, or the simulator's
 	// messages still in its event queue.
@@ -121,6 +123,7 @@ func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) me
 	if c != nil {
 		mc.faults = c.Link()
 		mc.outage = c.OutageDropped()
+		mc.slow = c.Slow().Pending
 	}
 	if d, ok := drv.(settledDriver); ok {
 		s := d.Settlement()
@@ -152,7 +155,7 @@ func (mc messageCounts) accounting() Accounting {
 		Lost:          mc.bus.Lost - min(mc.bus.Refused, mc.bus.Lost),
 	}
 	f := &a.InFlightAtEnd
-	f.LinkDelay = mc.faults.DelayPending
+	f.LinkDelay = mc.faults.DelayPending + mc.slow
 	f.Bus = mc.bus.Discarded + mc.simInFlight
 	if s := mc.live; s != nil {
 		a.Unroutable = s.UnroutableInRun

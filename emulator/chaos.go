@@ -77,7 +77,15 @@ func (c *chaos) summary() FaultSummary {
 	for _, e := range c.Events() {
 		events = append(events, FaultEvent{TSeconds: e.At.Seconds(), Kind: e.Kind, Detail: e.Detail})
 	}
+	var slow *SlowSummary
+	if st := c.Slow(); st.Served > 0 || c.ByKind()[scenario.FaultSlow] > 0 {
+		slow = &SlowSummary{Messages: st.Served, MaxWaitSeconds: st.MaxWait.Seconds()}
+		if st.Served > 0 {
+			slow.MeanWaitSeconds = st.Wait.Seconds() / float64(st.Served)
+		}
+	}
 	return FaultSummary{
+		Slow:    slow,
 		Delayed: c.Link().Delayed,
 		Events:  slices.SortedStableFunc(slices.Values(events), func(a, b FaultEvent) int { return cmp.Compare(a.TSeconds, b.TSeconds) }),
 		ByKind:  c.ByKind(),

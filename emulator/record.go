@@ -79,6 +79,18 @@ type recorder struct {
 	versions           map[core.NodeID]uint64
 	churnFrom, churnTo time.Duration
 	lastT              time.Duration
+	// member says whether a peer is a current member (the driver's);
+	// suspected holds the suspicions seen so far (a peer's suspect at its
+	// time), falseSuspicions those of peers that were alive.
+	member          func(core.NodeID) bool
+	suspected       map[suspicion]bool
+	falseSuspicions uint64
+}
+
+// suspicion is peer By declaring neighbor Of failed at At (By's clock).
+type suspicion struct {
+	By, Of core.NodeID
+	At     time.Duration
 }
 
 func newRecorder(sc scenario.Scenario, driver string, paced bool, m *metrics.Run) *recorder {
@@ -130,6 +142,7 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	for i := range states {
 		snaps[i] = states[i].Snapshot
 		addStatus(ev, states[i].Status)
+		r.suspicions(states[i].Snapshot)
 	}
 	rep := oracle.CheckSince(snaps, r.sc.Overlay.Dimensions+1, r.versions)
 	r.versions = make(map[core.NodeID]uint64, len(snaps))
@@ -190,6 +203,31 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 		r.m.SetBus(func() metrics.BusStats { return mb })
 	}
 	return s
+}
+
+// suspicions counts peer s's new suspicions of neighbors still members:
+// false suspicions. A suspected peer that departs before the next sample
+// is not counted (a departed peer never comes back: restarts are new
+// peers); suspects are kept for 24 heartbeat periods, far longer than an
+// oracle interval, so none is missed.
+func (r *recorder) suspicions(s overlay.Snapshot) {
+	if r.member == nil {
+		return
+	}
+	for _, x := range s.Suspects {
+		k := suspicion{By: s.ID, Of: x.ID, At: x.At}
+		if r.suspected[k] {
+			continue
+		}
+		if r.suspected == nil {
+			r.suspected = map[suspicion]bool{}
+		}
+		r.suspected[k] = true
+		if r.member(x.ID) {
+			r.falseSuspicions++
+			r.m.FalseSuspicions.Inc()
+		}
+	}
 }
 
 // extend moves the end of the last disturbance to until if that is later
@@ -404,6 +442,9 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 		WallSeconds:     wall.Seconds(),
 	}
 	s.Peers.Initial = r.sc.Peers.Count
+	if c := r.sc.Peers.Clock; c.Drift != 0 || c.Offset != 0 {
+		s.Peers.Clocks = &PeerClocks{Dist: "uniform", Drift: c.Drift, OffsetSeconds: c.Offset.Seconds()}
+	}
 	s.Peers.Final = last.Oracle.Members
 	if r.allJoinedAt >= 0 {
 		v := r.allJoinedAt.Seconds()
@@ -464,6 +505,7 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	o.Takeovers = last.Events["takeover"]
 	o.Repairs = last.Events["link_learned"]
 	o.FailuresDetected = last.Events["failure_detected"]
+	o.FalseSuspicions = r.falseSuspicions
 	o.FullUpdateRequests = last.Events["full_update_request"]
 	if r.until >= 0 && r.cleanSince >= 0 {
 		v := (r.cleanSince - r.until).Seconds()

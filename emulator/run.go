@@ -30,6 +30,7 @@ import (
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/sim"
 	"github.com/gridbed/gridbed/faults/churn"
+	"github.com/gridbed/gridbed/faults/nemesis"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -195,6 +196,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
+	// A random entry (the nemesis) becomes the plain timeline it draws
+	// from the seed: the run, its events and its results see only that.
+	sc, _ = nemesis.Expand(sc)
 	if opts.Driver == "" {
 		opts.Driver = DriverLive
 	}
@@ -370,12 +374,12 @@ func (r *run) prepare() (*Result, error) {
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
-		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), EagerDecoding: r.opts.EagerDecoding})
+		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), EagerDecoding: r.opts.EagerDecoding, Clock: clockSpread(sc)})
 	case DriverLive:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: r.ocfg, Metrics: r.m,
 			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: r.jr.setup(),
-			EagerDecoding: opts.EagerDecoding,
+			EagerDecoding: opts.EagerDecoding, Clock: clockSpread(sc),
 		})
 		if err != nil {
 			return nil, err
@@ -475,6 +479,7 @@ func (r *run) loop() error {
 	r.liveStart = time.Now()
 	r.cpuStart = cpuTime()
 	r.rec = newRecorder(sc, drv.Name(), r.pd != nil, r.m)
+	r.rec.member = drv.Member
 	origin := time.Duration(0) // emulated time at which the run goes live
 	if r.boot != nil {
 		origin = r.boot.At
@@ -818,4 +823,9 @@ func scheduleChurn(drv Driver, plan []churn.Event, nodes []population.Node, next
 		}
 	}
 	return c
+}
+
+// clockSpread is how the drivers draw the peers' own clocks (peers.clock).
+func clockSpread(sc scenario.Scenario) driver.ClockSpread {
+	return driver.ClockSpread{Drift: sc.Peers.Clock.Drift, Offset: sc.Peers.Clock.Offset}
 }

@@ -55,6 +55,9 @@ type Summary struct {
 		HandoverSeconds      *float64 `json:"handover_seconds"`
 		BootstrapWallSeconds float64  `json:"bootstrap_wall_seconds"`
 		BootstrapMessages    uint64   `json:"bootstrap_messages"`
+		// Clocks is the configured spread of the peers' own clocks
+		// (peers.clock); absent when every peer keeps emulated time.
+		Clocks *PeerClocks `json:"clocks,omitempty"`
 	} `json:"peers"`
 	Messages struct {
 		Total        uint64               `json:"total"`
@@ -135,6 +138,12 @@ type Summary struct {
 		UncoveredFraction float64           `json:"uncovered_fraction"`
 		NeighborsMean     float64           `json:"neighbors_mean"`
 		Events            map[string]uint64 `json:"events"`
+
+		// FalseSuspicions are failure detections of neighbors that were
+		// alive (members at the next oracle sample): clock drift
+		// (peers.clock), a partition, slow peers.
+		// gridbed_false_suspicions_total.
+		FalseSuspicions uint64 `json:"false_suspicions"`
 	} `json:"overlay"`
 	Clock struct {
 		LagSeconds struct {
@@ -203,6 +212,18 @@ type FaultSummary struct {
 	// DisturbedUntilSeconds is the end of the last disturbance (churn,
 	// faults) the reconvergence is measured from; null if none.
 	DisturbedUntilSeconds *float64 `json:"disturbed_until_seconds"`
+	// Slow is what the slow peers (the slow fault) cost; absent in runs
+	// without slow peers.
+	Slow *SlowSummary `json:"slow,omitempty"`
+}
+
+// SlowSummary is the effect of the slow fault: Messages waited for a slow
+// peer's service (queueing behind earlier ones, then the service time),
+// MeanWaitSeconds and MaxWaitSeconds long.
+type SlowSummary struct {
+	Messages        uint64  `json:"messages"`
+	MeanWaitSeconds float64 `json:"mean_wait_seconds"`
+	MaxWaitSeconds  float64 `json:"max_wait_seconds"`
 }
 
 // InvariantsSummary are the checks at the end of a run (gridbed run
@@ -482,4 +503,13 @@ func humanBytes(b uint64) string {
 		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", b)
+}
+
+// PeerClocks is the distribution of the peers' own clocks (peers.clock):
+// each peer's drift uniform in [-Drift, +Drift], its offset uniform in
+// [0, OffsetSeconds]; the effect is Overlay.FalseSuspicions.
+type PeerClocks struct {
+	Dist          string  `json:"dist"`
+	Drift         float64 `json:"drift"`
+	OffsetSeconds float64 `json:"offset_seconds"`
 }

@@ -29,6 +29,9 @@ type Run struct {
 	ClockLag        prometheus.Histogram
 	churn           *prometheus.CounterVec
 	faults          *prometheus.CounterVec
+	// FalseSuspicions counts failure detections of peers that were alive
+	// (peers.clock's effect, or a partition's).
+	FalseSuspicions prometheus.Counter
 	// Lag keeps the same observations for the summary's quantiles.
 	Lag *Quantiles
 
@@ -68,7 +71,7 @@ var DropReasons = []string{"partition", "loss", "bus_outage", "bus_lost"}
 
 // FaultKinds are the label values of gridbed_faults_total (the scenario's
 // fault kinds).
-var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "leave", "restart", "bus_restart"}
+var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "leave", "restart", "bus_restart", "slow"}
 
 // RunInfo labels the run in gridbed_run_info (one series per run, value 1),
 // so dashboards can tell runs apart and group by driver or heartbeat mode
@@ -145,6 +148,9 @@ func NewRun(info RunInfo) *Run {
 	for _, k := range FaultKinds {
 		r.faults.WithLabelValues(k)
 	}
+	r.FalseSuspicions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gridbed_false_suspicions_total", Help: "Neighbors declared failed (002 §4.2's failure detection) that were alive, found at the oracle's samples.",
+	})
 	r.dropsDesc = prometheus.NewDesc("gridbed_messages_dropped_total", "Messages the fault layer or the bus lost, by reason (partition, loss, bus_outage, bus_lost).", []string{"reason"}, nil)
 	r.dupDesc = prometheus.NewDesc("gridbed_messages_duplicated_total", "Extra message copies the link's duplication delivered.", nil, nil)
 	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
@@ -167,7 +173,7 @@ func NewRun(info RunInfo) *Run {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.EmulatedSeconds, r.Peers, r.BrokenLinks, r.ZoneGaps, r.ZoneOverlaps, r.ExtraZones, r.NeighborsMean,
-		r.MailboxBacklog, r.ClockLag, r.churn, r.faults, (*runCollector)(r),
+		r.MailboxBacklog, r.ClockLag, r.churn, r.faults, r.FalseSuspicions, (*runCollector)(r),
 	)
 	return r
 }

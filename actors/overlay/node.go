@@ -22,6 +22,7 @@
 package overlay
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -466,6 +467,17 @@ type Snapshot struct {
 	Neighbors []core.NodeID // sorted
 	// NeighborVersions[i] is the zone version the node knows of Neighbors[i].
 	NeighborVersions []uint64
+	// Suspects are the neighbors the node declared failed and still
+	// probes (002 §4.2's failure detection), with when it did, by its
+	// own clock; sorted by ID. The oracle counts those still alive as
+	// false suspicions.
+	Suspects []Suspect
+}
+
+// Suspect is a neighbor declared failed at At.
+type Suspect struct {
+	ID core.NodeID
+	At time.Duration
 }
 
 // Snapshot copies the node's state; the copy shares nothing with the node.
@@ -480,5 +492,9 @@ func (n *Node) Snapshot() Snapshot {
 		s.Neighbors[i] = nb.ID
 		s.NeighborVersions[i] = nb.Version
 	}
+	for id, at := range n.suspects {
+		s.Suspects = append(s.Suspects, Suspect{ID: id, At: at})
+	}
+	slices.SortFunc(s.Suspects, func(a, b Suspect) int { return cmp.Compare(a.ID, b.ID) })
 	return s
 }

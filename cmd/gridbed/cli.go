@@ -108,7 +108,8 @@ read from the examples built into gridbed.
 		return exitCode(2)
 	})
 	root.AddCommand(newRunCmd(stdout, stderr), newSweepCmd(stdout, stderr), newValidateCmd(stdout, stderr),
-		newReproduceCmd(stdout, stderr), newKeysCmd(stdout), newBenchCmd(stdout, stderr), newVersionCmd(stdout))
+		newReproduceCmd(stdout, stderr), newKeysCmd(stdout), newBenchCmd(stdout, stderr), newVersionCmd(stdout),
+		newChaosCmd(stdout, stderr))
 	return root
 }
 

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -82,5 +83,26 @@ func TestRestartAt(t *testing.T) {
 	}
 	if w := c.WallAt(origin - time.Minute); !w.Before(before) {
 		t.Errorf("WallAt(origin - 1m) = %v, want 6 s before the restart", w)
+	}
+}
+
+// TestSkewRoundTrip: a timer set on a skewed clock fires at the earliest
+// emulated instant at which that clock has reached the deadline.
+func TestSkewRoundTrip(t *testing.T) {
+	for _, s := range []Skew{{}, {Drift: 0.01}, {Drift: -0.3, Anchor: 7 * time.Second}, {Drift: 0.3, Offset: 2 * time.Second, Anchor: time.Minute}} {
+		for _, local := range []time.Duration{s.Anchor + s.Offset, s.Anchor + s.Offset + 1, s.Anchor + s.Offset + 30*time.Second + 7, s.Anchor + s.Offset + 3*time.Hour + 13} {
+			e := s.Emulated(local)
+			if got := s.Local(e); got < local {
+				t.Fatalf("%+v: Local(Emulated(%v)) = %v, before the deadline", s, local, got)
+			}
+			if e > s.Anchor && s.Local(e-1) >= local {
+				t.Fatalf("%+v: Emulated(%v) = %v is not the earliest instant", s, local, e)
+			}
+		}
+	}
+	// 30 s of a clock 30% slow take 30/0.7 s of emulated time.
+	s := Skew{Drift: -0.3}
+	if got, want := s.Emulated(30*time.Second), time.Duration(math.Ceil(30e9/0.7)); got != want {
+		t.Fatalf("Emulated(30s) on a clock 30%% slow = %v, want %v", got, want)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/emulator/joinorder"
 	"github.com/gridbed/gridbed/emulator/members"
 	"github.com/gridbed/gridbed/metrics"
@@ -41,6 +42,9 @@ const (
 	StreamWorld = 0x73696d // "sim"
 	// StreamJob is XORed into the seed for each peer's job core (JobRand).
 	StreamJob = 0x6a6f62 // "job"
+	// StreamClock is XORed into the seed for each peer's clock skew
+	// (Base.Skew): turning skew on changes no other draw.
+	StreamClock = 0x636c6b // "clk"
 )
 
 // PeerRand is the random source of peer id in a run with the given seed;
@@ -70,8 +74,12 @@ type Member struct {
 // driver's handle on a hosted peer. The Base never calls a Host with its
 // lock held, so a Host may call back into the Base.
 type Host[E any] interface {
-	// IO is the clock, bus and timer side of endpoint id's environment.
-	IO(id core.NodeID) peer.IO
+	// IO is the clock, bus and timer side of endpoint id's environment;
+	// sk is the endpoint's own clock (the zero Skew for the client and
+	// runs without peers.clock): Now reads sk.Local of emulated time, a
+	// timer set for local time at fires at sk.Emulated(at), and the
+	// endpoint is told it fired at the local time it asked for.
+	IO(id core.NodeID, sk clock.Skew) peer.IO
 	// AddPeer hosts peer p, built on io (from IO(p.ID())): it registers
 	// the peer on the bus and for its timers.
 	AddPeer(p *peer.Peer, io peer.IO) (E, error)
@@ -97,6 +105,34 @@ type Options struct {
 	Traffic *metrics.Traffic
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// Clock spreads the peers' clocks (peers.clock); zero: every peer
+	// runs on emulated time.
+	Clock ClockSpread
+}
+
+// ClockSpread is how the peers' own clocks are drawn (peers.clock): each
+// peer's drift uniformly in [-Drift, +Drift] and its offset uniformly in
+// [0, Offset], from the run seed and the peer id (StreamClock).
+type ClockSpread struct {
+	Drift  float64
+	Offset time.Duration
+}
+
+// Skew is the clock of peer id, drifting from emulated time anchor (0 for
+// peers that join over the bus; the handover for adopted ones, whose
+// offset is 0: their state was built on emulated time). The same seed and
+// id give the same clock under either driver.
+func (b *Base[E]) Skew(id core.NodeID, anchor time.Duration, adopted bool) clock.Skew {
+	c := b.opts.Clock
+	if c.Drift == 0 && c.Offset == 0 {
+		return clock.Skew{}
+	}
+	r := rand.New(rand.NewPCG(b.opts.Seed^StreamClock, uint64(id)))
+	sk := clock.Skew{Drift: c.Drift * (2*r.Float64() - 1), Anchor: anchor}
+	if off := r.Float64(); !adopted {
+		sk.Offset = time.Duration(off * float64(c.Offset))
+	}
+	return sk
 }
 
 // Base is the bookkeeping a driver embeds. It is safe for concurrent use
@@ -127,10 +163,11 @@ func (b *Base[E]) Init(name string, host Host[E], opts Options) {
 }
 
 // env is a peer's environment: its host's IO, and the base's bootstrap
-// and join rules.
+// and join rules; sk is the peer's own clock, which IO reads.
 type env[E any] struct {
 	peer.IO
-	b *Base[E]
+	b  *Base[E]
+	sk clock.Skew
 }
 
 // PublishCopies passes on the host's answer (peer.PublishCopier).
@@ -159,7 +196,8 @@ func (e env[E]) Joined(id core.NodeID) {
 	}
 	b.members.Add(id)
 	b.markJoined(id)
-	next, at, ok := b.seq.Joined(id, e.Now())
+	// The join sequence runs on emulated time, not the peer's clock.
+	next, at, ok := b.seq.Joined(id, e.sk.Emulated(e.Now()))
 	var ep E
 	if ok {
 		ep = b.eps[next-1]
@@ -202,8 +240,9 @@ func (b *Base[E]) newPeer(id core.NodeID, point can.Point) (E, error) {
 		var zero E
 		return zero, err
 	}
-	io := b.host.IO(id)
-	return b.addPeer(peer.New(id, point, b.opts.Overlay, PeerRand(b.opts.Seed, id), env[E]{io, b}, b.opts.Traffic), io)
+	sk := b.Skew(id, 0, false)
+	io := b.host.IO(id, sk)
+	return b.addPeer(peer.New(id, point, b.opts.Overlay, PeerRand(b.opts.Seed, id), env[E]{io, b, sk}, b.opts.Traffic), io, sk)
 }
 
 func (b *Base[E]) inOrder(id core.NodeID) error {
@@ -215,9 +254,16 @@ func (b *Base[E]) inOrder(id core.NodeID) error {
 	return nil
 }
 
-func (b *Base[E]) addPeer(p *peer.Peer, io peer.IO) (E, error) {
-	if b.opts.Jobs != nil {
-		p.EnableJobs(b.opts.Jobs, JobRand(b.opts.Seed, p.ID()))
+func (b *Base[E]) addPeer(p *peer.Peer, io peer.IO, sk clock.Skew) (E, error) {
+	if js := b.opts.Jobs; js != nil {
+		if !sk.Zero() && js.Sink != nil {
+			// The oracle's job ledger keeps emulated time, not the
+			// peer's own clock.
+			own := *js
+			own.Sink = skewedSink{js.Sink, sk}
+			js = &own
+		}
+		p.EnableJobs(js, JobRand(b.opts.Seed, p.ID()))
 	}
 	ep, err := b.host.AddPeer(p, io)
 	if err != nil {
@@ -238,8 +284,9 @@ func (b *Base[E]) Adopt(m Member, at time.Duration) error {
 	if err := b.inOrder(id); err != nil {
 		return err
 	}
-	io := b.host.IO(id)
-	ep, err := b.addPeer(peer.NewMember(m.Node, env[E]{io, b}, b.opts.Traffic), io)
+	sk := b.Skew(id, at, true)
+	io := b.host.IO(id, sk)
+	ep, err := b.addPeer(peer.NewMember(m.Node, env[E]{io, b, sk}, b.opts.Traffic), io, sk)
 	if err != nil {
 		return err
 	}
@@ -280,7 +327,7 @@ func (b *Base[E]) AddClient(cfg jobs.ClientConfig) error {
 		defer b.mu.Unlock()
 		return b.members.Pick(inj)
 	}
-	io := b.host.IO(peer.ClientAddress)
+	io := b.host.IO(peer.ClientAddress, clock.Skew{})
 	if err := b.host.AddClient(peer.NewClient(cfg, inject, io, sink, b.opts.Traffic), io); err != nil {
 		return err
 	}
@@ -392,4 +439,15 @@ func (b *Base[E]) Observed(s peer.State) peer.State {
 		s.Snapshot.Joined = false
 	}
 	return s
+}
+
+// skewedSink hands a skewed peer's job events to the oracle's sink at
+// emulated time (the peer reports them at its own clock's).
+type skewedSink struct {
+	peer.JobSink
+	sk clock.Skew
+}
+
+func (s skewedSink) JobEvent(at time.Duration, e jobs.Event) {
+	s.JobSink.JobEvent(s.sk.Emulated(at), e)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -25,7 +26,7 @@ type fakeHost struct {
 func (h *fakeHost) Now() time.Duration                                   { return h.now }
 func (h *fakeHost) Publish(core.NodeID, []byte)                          {}
 func (h *fakeHost) SetTimer(core.NodeID, core.TimerKind, time.Duration)  {}
-func (h *fakeHost) IO(core.NodeID) peer.IO                               { return h }
+func (h *fakeHost) IO(core.NodeID, clock.Skew) peer.IO                   { return h }
 func (h *fakeHost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) { return p.ID(), nil }
 func (h *fakeHost) AddClient(*peer.Client, peer.IO) error                { h.clients++; return nil }
 func (h *fakeHost) StartAt(id core.NodeID, at time.Duration) {
@@ -71,7 +72,7 @@ func TestBaseJoinOrder(t *testing.T) {
 		t.Fatal("peer 5 spawned after peer 3")
 	}
 	b.Start()
-	e := env[core.NodeID]{h, b}
+	e := env[core.NodeID]{IO: h, b: b}
 	h.now = 10 * time.Second
 	e.Joined(2) // not the awaited peer: no start
 	e.Joined(1)
@@ -94,7 +95,7 @@ func TestBaseJoinOrder(t *testing.T) {
 // oracle sees it as not joined although its own state says it is.
 func TestBaseCrashedPeer(t *testing.T) {
 	b, h := newBase(t, 2, 2)
-	e := env[core.NodeID]{h, b}
+	e := env[core.NodeID]{IO: h, b: b}
 	e.Joined(1)
 	e.Joined(2)
 	gone := b.DepartPicked(func(m []core.NodeID) []core.NodeID { return m[1:] }, true)
@@ -126,7 +127,7 @@ func TestBaseCrashedPeer(t *testing.T) {
 func TestBaseDeparturesFollowTheSeed(t *testing.T) {
 	order := func(seed uint64) []core.NodeID {
 		b, h := newBase(t, seed, 20)
-		e := env[core.NodeID]{h, b}
+		e := env[core.NodeID]{IO: h, b: b}
 		for i := 1; i <= 20; i++ {
 			e.Joined(core.NodeID(i))
 		}

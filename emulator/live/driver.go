@@ -48,6 +48,8 @@ type Options struct {
 	// EagerDecoding makes every peer decode messages whole
 	// (peer.DecodeEagerly).
 	EagerDecoding bool
+	// Clock spreads the peers' own clocks (peers.clock).
+	Clock driver.ClockSpread
 }
 
 // Driver hosts peers as actors on a NATS bus: the bookkeeping is
@@ -111,7 +113,7 @@ func New(opts Options) (*Driver, error) {
 		return nil, errors.New("live: metrics are required")
 	}
 	d := &Driver{opts: opts}
-	d.Init("live", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs})
+	d.Init("live", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs, Clock: opts.Clock})
 	d.bus = opts.Bus
 	if d.bus == nil {
 		run := opts.Run
@@ -155,9 +157,10 @@ func (d *Driver) Backlog() int64 { return d.backlog.Load() }
 type env struct {
 	d   *Driver
 	pid *actor.PID
+	sk  clock.Skew // the endpoint's own clock (peers.clock)
 }
 
-func (e *env) Now() time.Duration { return e.d.clock.Now() }
+func (e *env) Now() time.Duration { return e.sk.Local(e.d.clock.Now()) }
 
 func (e *env) Publish(to core.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data) // errors are counted by the bus
@@ -169,7 +172,9 @@ func (e *env) PublishCopies() bool { return true }
 
 func (e *env) SetTimer(_ core.NodeID, kind core.TimerKind, at time.Duration) {
 	root, pid, queued := e.d.system.Root, e.pid, &e.d.timerBacklog
-	e.d.timers.At(at, func(due time.Time) {
+	// The timer fires when the peer's own clock reaches at; the peer is
+	// told at, the local time it asked for.
+	e.d.timers.At(e.sk.Emulated(at), func(due time.Time) {
 		queued.Add(1)
 		root.Send(pid, &peer.TimerFired{Kind: kind, At: at, Due: due})
 	})
@@ -181,7 +186,7 @@ type host Driver
 var _ driver.Host[*actor.PID] = (*host)(nil)
 
 // IO implements driver.Host.
-func (h *host) IO(core.NodeID) peer.IO { return &env{d: (*Driver)(h)} }
+func (h *host) IO(_ core.NodeID, sk clock.Skew) peer.IO { return &env{d: (*Driver)(h), sk: sk} }
 
 // StartAt implements driver.Host.
 func (h *host) StartAt(pid *actor.PID, at time.Duration) {

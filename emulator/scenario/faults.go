@@ -59,6 +59,39 @@ type Fault struct {
 	// stops and starts again; in the deterministic driver every message
 	// sent meanwhile is lost).
 	DownFor time.Duration
+	// slow: Fraction of the peers (by a hash of the seed and the address:
+	// a larger fraction keeps the slow peers of a smaller one) serve every
+	// message they receive in Service, first come first served, from now
+	// on; Service 0 makes every peer fast again.
+	Service time.Duration
+	// random: a seeded nemesis (faults/nemesis) that draws a timeline of
+	// the other kinds from at to Random.Until; the run replaces the entry
+	// with what it drew.
+	Random *Random
+}
+
+// Random is a nemesis entry (faults: - {at: 5m, random: {...}}): from the
+// entry's at until Until, faults of Kinds start as a Poisson process of
+// Rate per emulated minute, each lasting about Duration, at most
+// MaxConcurrent at once; the timeline is drawn from the run seed.
+type Random struct {
+	Kinds         []string
+	Rate          float64 // faults per emulated minute
+	MaxConcurrent int
+	Duration      time.Duration // mean length of one fault
+	Until         time.Duration // 0: three quarters of the run
+}
+
+// RandomKinds are the kinds a nemesis can draw.
+var RandomKinds = []string{FaultPartition, FaultLoss, FaultLatency, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart, FaultSlow}
+
+// End is the emulated time until which nemesis r draws faults in a run
+// of the given duration.
+func (r *Random) End(duration time.Duration) time.Duration {
+	if r.Until > 0 {
+		return r.Until
+	}
+	return duration * 3 / 4
 }
 
 // Fault kinds.
@@ -71,6 +104,8 @@ const (
 	FaultCrash      = "crash"
 	FaultLeave      = "leave"
 	FaultBusRestart = "bus_restart"
+	FaultRandom     = "random"
+	FaultSlow       = "slow"
 )
 
 // TriggerEvents are the protocol events a fault can wait for (when:): the
@@ -83,7 +118,7 @@ var TriggerEvents = []string{"join_owned", "join_retry", "route_drop", "link_lea
 	"job_rematched", "job_adopted", "job_returned", "job_resubmitted", "job_failed"}
 
 // FaultKinds lists the kinds a timeline entry can have.
-var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart}
+var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart, FaultSlow, FaultRandom}
 
 // faultKeys are the valid keys inside each kind's mapping.
 var faultKeys = map[string][]string{
@@ -95,6 +130,8 @@ var faultKeys = map[string][]string{
 	FaultCrash:      {"fraction", "region", "restart_after"},
 	FaultLeave:      {"fraction", "region"},
 	FaultBusRestart: {"down_for"},
+	FaultSlow:       {"fraction", "delay"},
+	FaultRandom:     {"kinds", "rate", "max_concurrent", "duration", "until"},
 }
 
 // faultExample shows a valid entry of each kind.
@@ -107,9 +144,11 @@ var faultExample = map[string]string{
 	FaultCrash:      "crash: {fraction: 0.2}",
 	FaultLeave:      "leave: {fraction: 0.1}",
 	FaultBusRestart: "bus_restart: {down_for: 5s}",
+	FaultSlow:       "slow: {fraction: 0.2, delay: 50ms}",
+	FaultRandom:     "random: {kinds: [partition, crash, loss], rate: 0.2, max_concurrent: 2, duration: 2m}",
 }
 
-const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, leave {fraction | region} (a graceful mass departure), bus_restart {down_for}; e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
+const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, leave {fraction | region} (a graceful mass departure), bus_restart {down_for}, slow {fraction, delay} (that fraction of the peers serve each message they receive in delay; delay 0s: none), random {kinds, rate, max_concurrent, duration, until} (a seeded nemesis drawing faults of those kinds: docs/FAULTS.md); e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
 
 // faults reads the top-level "faults" list.
 func (p *parser) faults(s *Scenario, v *yaml.Node) {
@@ -254,6 +293,9 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 		ok = false
 	}
 	valid := faultKeys[f.Kind]
+	if f.Kind == FaultRandom {
+		f.Random = &Random{MaxConcurrent: 1, Duration: 2 * time.Minute}
+	}
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, n := v.Content[i], deref(v.Content[i+1])
@@ -315,7 +357,39 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 				msg = fmt.Sprintf("%s is not a delay distribution — write one of %s", valueText(n), strings.Join(link.Dists, ", "))
 			}
 			f.Latency.Dist = n.Value
-		case "mean", "jitter", "restart_after", "down_for":
+		case "kinds":
+			if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+				msg = fmt.Sprintf("found %s where the list of fault kinds belongs — write a list of %s, e.g. kinds: [partition, crash, loss]", kindName(n), strings.Join(RandomKinds, ", "))
+				break
+			}
+			for _, x := range n.Content {
+				x = deref(x)
+				if x.Kind != yaml.ScalarNode || !slices.Contains(RandomKinds, x.Value) {
+					msg = fmt.Sprintf("%s is not a kind the nemesis draws — write kinds from %s", valueText(x), strings.Join(RandomKinds, ", "))
+					break
+				}
+				f.Random.Kinds = append(f.Random.Kinds, x.Value)
+			}
+		case "rate":
+			if t := n.ShortTag(); (t != intTag && t != floatTag) || n.Decode(&f.Random.Rate) != nil || !(f.Random.Rate > 0 && f.Random.Rate <= 60) {
+				msg = fmt.Sprintf("%s is not a rate — write faults per emulated minute, above 0 and at most 60, e.g. rate: 0.2 (one every 5 minutes on average)", valueText(n))
+			}
+		case "max_concurrent":
+			if !wholeNumber(n) || n.Decode(&f.Random.MaxConcurrent) != nil || f.Random.MaxConcurrent < 1 || f.Random.MaxConcurrent > 100 {
+				msg = fmt.Sprintf("%s is not a number of faults — write a whole number from 1 to 100, e.g. max_concurrent: 2", valueText(n))
+			}
+		case "duration", "until":
+			d, m := readDuration(n)
+			if m == "" && d <= 0 {
+				m = fmt.Sprintf("%s is not positive — write a positive duration, e.g. 2m", fmtDuration(d))
+			}
+			msg = m
+			if name == "duration" {
+				f.Random.Duration = d
+			} else {
+				f.Random.Until = d
+			}
+		case "mean", "jitter", "restart_after", "down_for", "delay":
 			d, m := readDuration(n)
 			if m == "" && d < 0 {
 				m = fmt.Sprintf("%s is negative — write 0s or a positive duration", fmtDuration(d))
@@ -330,6 +404,8 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 				f.RestartAfter = d
 			case "down_for":
 				f.DownFor = d
+			case "delay":
+				f.Service = d
 			}
 		}
 		if msg != "" {
@@ -454,6 +530,23 @@ func checkFaults(s *Scenario) Errors {
 			if f.DownFor <= 0 {
 				add(i, f, "bus_restart needs a positive down_for — e.g. bus_restart: {down_for: 5s}")
 			}
+		case FaultSlow:
+			if f.Service > 0 && f.Fraction <= 0 {
+				add(i, f, "slow needs the fraction of the peers that are slow — e.g. slow: {fraction: 0.2, delay: 50ms} (delay: 0s makes every peer fast again)")
+			}
+		case FaultRandom:
+			r := f.Random
+			switch {
+			case f.When != "":
+				add(i, f, "a random entry starts at a time, not on a protocol event — write at: 5m instead of when")
+			case len(r.Kinds) == 0:
+				add(i, f, "random needs kinds and a rate — e.g. "+faultExample[FaultRandom])
+			case r.Rate <= 0:
+				add(i, f, "random needs a rate (faults per emulated minute) — e.g. rate: 0.2")
+			case r.End(s.Duration) <= f.At || r.End(s.Duration) > s.Duration:
+				add(i, f, fmt.Sprintf("the nemesis would draw faults from %s until %s: until must be after at and within the run (duration %s) — write e.g. until: %s",
+					fmtDuration(f.At), fmtDuration(r.End(s.Duration)), fmtDuration(s.Duration), fmtDuration((f.At+s.Duration)/2)))
+			}
 		}
 	}
 	return errs
@@ -526,8 +619,23 @@ func faultsNode(fs []Fault) *yaml.Node {
 			kv("jitter", strNode(fmtDuration(f.Latency.Jitter)))
 		case FaultLoss, FaultDuplicate:
 			kv("p", plainNode(fmtFloat(f.P)))
+		case FaultSlow:
+			kv("fraction", plainNode(fmtFloat(f.Fraction)))
+			kv("delay", strNode(fmtDuration(f.Service)))
 		case FaultBusRestart:
 			kv("down_for", strNode(fmtDuration(f.DownFor)))
+		case FaultRandom:
+			ks := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, k := range f.Random.Kinds {
+				ks.Content = append(ks.Content, strNode(k))
+			}
+			kv("kinds", ks)
+			kv("rate", plainNode(fmtFloat(f.Random.Rate)))
+			kv("max_concurrent", plainNode(strconv.Itoa(f.Random.MaxConcurrent)))
+			kv("duration", strNode(fmtDuration(f.Random.Duration)))
+			if f.Random.Until > 0 {
+				kv("until", strNode(fmtDuration(f.Random.Until)))
+			}
 		}
 		entry := &yaml.Node{Kind: yaml.MappingNode}
 		if f.When != "" {

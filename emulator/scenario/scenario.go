@@ -81,6 +81,16 @@ type Peers struct {
 	Bootstrap string
 	// Categorical are the peers' categorical resources (002 §2.4, §5.1).
 	Categorical PeersCategorical
+	// Clock spreads the peers' own clocks (peers.clock).
+	Clock PeersClock
+}
+
+// PeersClock spreads the peers' own clocks: each peer's clock runs at
+// 1 + d, d uniform in [-Drift, +Drift], and reads ahead of emulated time
+// by an offset uniform in [0, Offset].
+type PeersClock struct {
+	Drift  float64
+	Offset time.Duration
 }
 
 // PeersCategorical describes the peers' categorical resources (002 §2.4,

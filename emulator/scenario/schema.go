@@ -78,6 +78,13 @@ var schema = append([]field{
 			return ""
 		}, "peers.categorical.types", "peers.categorical.values"),
 
+	floatField("peers.clock.drift", func(s *Scenario) *float64 { return &s.Peers.Clock.Drift }, 0,
+		func(v float64) bool { return v >= 0 && v <= 0.5 }, "a valid clock drift", "a number from 0 to 0.5 (0.01: clocks up to 1% fast or slow)",
+		"Spread of the peers' clock rates: each peer's own clock runs at 1 + d, with d drawn uniformly in [-drift, +drift] from the seed and the peer id, 0 to 0.5; 0: every peer keeps emulated time. A peer's heartbeat period and failure-detection limit are measured on its own clock, so peers disagree about them as machines whose clocks drift do; the results count the false failure suspicions (overlay.false_suspicions). Both drivers."),
+	durationField("peers.clock.offset", func(s *Scenario) *time.Duration { return &s.Peers.Clock.Offset }, 0,
+		"Spread of the peers' clock offsets: each peer's clock reads ahead of emulated time by an offset drawn uniformly in [0, offset] (0s or a positive duration). The protocols never compare clocks across peers, so an offset changes no protocol decision — it shifts the peer's own timestamps; peers of an overlay built in-process (peers.bootstrap: direct) start with offset 0 at the handover.",
+		nonNegative("clock offset", 2*time.Second)),
+
 	intField("overlay.dimensions", func(s *Scenario) *int { return &s.Overlay.Dimensions }, 2, 1, 16,
 		"a valid number of dimensions",
 		"Number of resource dimensions, 1 to 16; the overlay's virtual dimension comes on top."),

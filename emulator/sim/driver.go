@@ -9,6 +9,7 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -26,6 +27,8 @@ type DriverOptions struct {
 	// EagerDecoding makes every peer decode messages whole
 	// (peer.DecodeEagerly): the same run, for tests and benchmarks.
 	EagerDecoding bool
+	// Clock spreads the peers' own clocks (peers.clock).
+	Clock driver.ClockSpread
 }
 
 // Driver runs peers in a World. It implements the emulator's driver
@@ -47,7 +50,7 @@ func NewDriver(opts DriverOptions) *Driver {
 	w := New(opts.Seed, opts.Latency)
 	w.Recycle() // the peers and the job client copy what they keep
 	d := &Driver{w: w, bus: w, eager: opts.EagerDecoding}
-	d.Init("sim", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Traffic, Jobs: opts.Jobs})
+	d.Init("sim", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Traffic, Jobs: opts.Jobs, Clock: opts.Clock})
 	return d
 }
 
@@ -57,10 +60,14 @@ func (d *Driver) Name() string { return "sim" }
 // World exposes the event loop (for tests and fault injection).
 func (d *Driver) World() *World { return d.w }
 
-// io is an endpoint's clock, bus and timers: the world's.
-type io struct{ d *Driver }
+// io is an endpoint's clock, bus and timers: the world's, read through
+// the endpoint's own clock sk (peers.clock).
+type io struct {
+	d  *Driver
+	sk clock.Skew
+}
 
-func (e io) Now() time.Duration { return e.d.w.now }
+func (e io) Now() time.Duration { return e.sk.Local(e.d.w.now) }
 func (e io) Publish(to core.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data)
 }
@@ -69,7 +76,7 @@ func (e io) Publish(to core.NodeID, data []byte) {
 // the fault layers between copy what they delay or duplicate.
 func (e io) PublishCopies() bool { return e.d.w.Copies() }
 func (e io) SetTimer(id core.NodeID, kind core.TimerKind, at time.Duration) {
-	e.d.w.SetTimer(bus.Address(id), kind, at)
+	e.d.w.SetTimer(bus.Address(id), kind, e.sk.Emulated(at))
 }
 
 // host is the Driver in its role as driver.Base's host.
@@ -78,11 +85,11 @@ type host Driver
 var _ driver.Host[*peer.Peer] = (*host)(nil)
 
 // IO implements driver.Host.
-func (h *host) IO(core.NodeID) peer.IO { return io{(*Driver)(h)} }
+func (h *host) IO(_ core.NodeID, sk clock.Skew) peer.IO { return io{(*Driver)(h), sk} }
 
 // AddPeer implements driver.Host: the peer receives from the bus and
 // fires its timers on the event loop.
-func (h *host) AddPeer(p *peer.Peer, _ peer.IO) (*peer.Peer, error) {
+func (h *host) AddPeer(p *peer.Peer, pio peer.IO) (*peer.Peer, error) {
 	if h.eager {
 		p.DecodeEagerly()
 	}
@@ -90,7 +97,12 @@ func (h *host) AddPeer(p *peer.Peer, _ peer.IO) (*peer.Peer, error) {
 	if err := h.bus.Register(addr, func(_ bus.Address, data []byte) { p.Deliver(data) }); err != nil {
 		return nil, err
 	}
-	h.w.OnTimer(addr, p.Fire)
+	fire := p.Fire
+	if sk := pio.(io).sk; !sk.Zero() {
+		// The peer is told the local time its timer was set for.
+		fire = func(kind core.TimerKind, at time.Duration) { p.Fire(kind, sk.Local(at)) }
+	}
+	h.w.OnTimer(addr, fire)
 	return p, nil
 }
 

@@ -1,5 +1,6 @@
 // Package timeline is a run's fault layer: it installs the link model
-// (faults/link) and the bus outage (faults/outage) on the driver's bus
+// (faults/link), the slow peers' service (faults/slow) and the bus outage
+// (faults/outage) on the driver's bus
 // before any peer exists, sets the link up as the scenario's link section
 // says, spreads the peers over regions, and applies the scenario's fault
 // timeline — timed entries at their instant, triggered ones (when:) once
@@ -19,10 +20,12 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/faults/link"
 	"github.com/gridbed/gridbed/faults/outage"
+	"github.com/gridbed/gridbed/faults/slow"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -70,6 +73,7 @@ type Timeline struct {
 	ids    IDs
 	chain  *link.Chain
 	outage *outage.Outage // the bus_restart of the driver's bus
+	slow   *slow.Service  // the slow peers, between the link model and the outage
 	region func(bus.Address) int
 
 	mu     sync.Mutex
@@ -96,7 +100,8 @@ func New(sc scenario.Scenario, host Host, m *metrics.Run, ids IDs, logger *slog.
 	c.region = regionOf(sc.Seed, sc.Link.Regions)
 	host.WrapBus(func(inner bus.Bus) bus.Bus {
 		c.outage, inner = outage.Wrap(inner)
-		c.chain = link.NewChain(inner, host, sc.Seed)
+		c.slow = slow.New(inner, host)
+		c.chain = link.NewChain(c.slow, host, sc.Seed)
 		return c.chain
 	})
 	l := sc.Link
@@ -264,8 +269,29 @@ func (c *Timeline) apply(i int, f scenario.Fault) {
 		c.crash(i, f)
 	case scenario.FaultBusRestart:
 		c.busRestart(f)
+	case scenario.FaultSlow:
+		c.setSlow(f)
 	}
 }
+
+// setSlow makes a fraction of the peers slow (the slow fault): by a seeded
+// hash of the address alone, so that a larger fraction later keeps the
+// slow peers of a smaller one; the job client is never slow.
+func (c *Timeline) setSlow(f scenario.Fault) {
+	if f.Service <= 0 || f.Fraction <= 0 {
+		c.slow.Set(nil, 0)
+		c.record(f.At, f.Kind, "no peer is slow any more")
+		return
+	}
+	limit := uint64(f.Fraction * (1 << 53))
+	seed := c.sc.Seed
+	client := bus.Address(peer.ClientAddress)
+	c.slow.Set(func(a bus.Address) bool { return a != client && mix(seed, 0x736c6f77, uint64(a))>>11 < limit }, f.Service)
+	c.record(f.At, f.Kind, fmt.Sprintf("%.0f%% of the peers serve each message they receive in %v", 100*f.Fraction, f.Service))
+}
+
+// Slow reads the slow peers' counters.
+func (c *Timeline) Slow() slow.Stats { return c.slow.Faults() }
 
 // side is the set of addresses a partition cuts off, and how to say so.
 func (c *Timeline) side(i int, f scenario.Fault) (func(bus.Address) bool, string) {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/search"
+	"github.com/gridbed/gridbed/faults/nemesis"
+)
+
+// chaosFlags are gridbed chaos's flags.
+type chaosFlags struct {
+	sets     []string
+	out      string
+	runs     int
+	seed     uint64
+	parallel int
+	noShrink bool
+}
+
+func newChaosCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f chaosFlags
+	c := &cobra.Command{
+		Use:   "chaos FILE",
+		Short: "run a scenario's seeded nemesis for many seeds and shrink the failing schedules",
+		Long: `Runs a scenario for --runs seeds on the deterministic driver and reports
+the seeds whose invariants failed. With a random entry in its fault
+timeline (faults: - {at, random: {kinds, rate, max_concurrent, duration,
+until}}: docs/FAULTS.md) each seed draws its own fault schedule; without
+one, each seed runs the written faults, drawing only whom they hit. For each failing
+seed it shrinks the schedule by delta debugging — removing entries (a
+drawn partition with its heal, a drawn loss with its reset) while the run still
+fails one of the same invariants — writes the fewest faults found as a
+plain scenario file (--out DIR/seed-N.yaml, a faults: timeline without the
+random entry) and replays that file to confirm it fails again.
+
+Exit status: 0 no seed failed, 3 some seed failed (its files are written),
+2 a bad flag or scenario file, 1 an error of gridbed itself.`,
+		Example: `  gridbed chaos examples/nemesis.yaml --runs 20
+  gridbed chaos examples/nemesis.yaml --runs 50 --seed 100 --parallel 2 --out results/hunt
+  gridbed run results/chaos-nemesis/seed-7.yaml --driver sim   # replay one`,
+		ValidArgsFunction: scenarioFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			return status(cmdChaos(c, f, args, stdout, stderr))
+		},
+	}
+	fs := c.Flags()
+	addSetFlag(fs, &f.sets, "override a scenario key by dotted path (`key=value`); repeatable")
+	fs.IntVar(&f.runs, "runs", 20, "seeds to try")
+	fs.Uint64Var(&f.seed, "seed", 0, "the first seed (default: the scenario's); the others follow it")
+	fs.IntVar(&f.parallel, "parallel", 1, "seeds run at once")
+	fs.BoolVar(&f.noShrink, "no-shrink", false, "write failing schedules as drawn, without delta debugging")
+	fs.StringVar(&f.out, "out", "", "the `DIR` for the failing schedules (default results/chaos-<file name>)")
+	return c
+}
+
+func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "gridbed chaos: give exactly one scenario file, e.g. gridbed chaos examples/nemesis.yaml --runs 20")
+		return 2
+	}
+	if f.runs < 1 || f.parallel < 1 {
+		fmt.Fprintln(stderr, "gridbed chaos: --runs and --parallel must be at least 1")
+		return 2
+	}
+	noteBuiltin(args[0], stderr)
+	sc, err := loadScenario(args[0], f.sets)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if !nemesis.HasRandom(sc) {
+		fmt.Fprintf(stderr, "gridbed chaos: %s has no random entry: every seed runs its written faults, the seed drawing only who is cut off, crashes or loses messages (add - {at: 5m, random: {kinds: [partition, crash, loss], rate: 0.2}} to draw the schedule too)\n", args[0])
+	}
+	seed := sc.Seed
+	if c.Flags().Changed("seed") {
+		seed = f.seed
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("results", "chaos-"+strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0])))
+	}
+	ctx, stop := interruptContext(stderr)
+	defer stop()
+	fmt.Fprintf(stderr, "chaos %s: %d seeds from %d, %d peers, %v emulated each, deterministic driver\n", args[0], f.runs, seed, sc.Peers.Count, sc.Duration)
+	rep, err := search.Search(ctx, sc, search.Options{Runs: f.runs, Seed: seed, Parallel: f.parallel, NoShrink: f.noShrink,
+		Progress: func(o search.Outcome) {
+			fmt.Fprintf(stderr, "seed %d: %s (%d fault entries)%s\n", o.Seed, o.Outcome, o.Faults, failedText(o.Failed))
+		}})
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed chaos: %v\n", err)
+		return 1
+	}
+	failed := 0
+	for _, o := range rep.Outcomes {
+		if o.Outcome != emulator.OutcomePassed {
+			failed++
+		}
+	}
+	fmt.Fprintf(stdout, "%d of %d seeds failed\n", len(rep.Findings), len(rep.Outcomes))
+	if failed > len(rep.Findings) {
+		fmt.Fprintf(stdout, "%d seeds neither passed nor failed (overloaded or interrupted): not shrunk\n", failed-len(rep.Findings))
+	}
+	for _, fd := range rep.Findings {
+		path, err := search.Write(dir, fd)
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed chaos: writing seed %d: %v\n", fd.Seed, err)
+			return 1
+		}
+		again, err := search.Replay(ctx, path)
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed chaos: replaying %s: %v\n", path, err)
+			return 1
+		}
+		verdict := "replayed: fails again" + failedText(again.Failed)
+		if !search.Reproduces(again, fd) {
+			verdict = "replayed: DID NOT fail again (" + again.Outcome + ")"
+		}
+		fmt.Fprintf(stdout, "seed %d%s: %d of %d faults still fail (%d shrinking runs) → %s; %s\n",
+			fd.Seed, failedText(fd.Failed), fd.Units, fd.Total, fd.ShrinkRuns, path, verdict)
+	}
+	if len(rep.Findings) > 0 {
+		return 3
+	}
+	return 0
+}
+
+// failedText lists failed invariants for a line of output.
+func failedText(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(names, ", ") + "]"
+}

@@ -1,0 +1,292 @@
+// Package search is gridbed chaos: it runs a scenario with a seeded
+// nemesis (faults/nemesis) for many seeds on the deterministic driver,
+// reports the seeds whose invariants fail, shrinks each failing schedule
+// by delta debugging to the fewest faults that still fail the same way,
+// and writes it as a plain scenario file (a faults: timeline, no random
+// entry) that replays the failure.
+package search
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/faults/nemesis"
+)
+
+// Options configure a search.
+type Options struct {
+	Runs     int    // seeds to try
+	Seed     uint64 // the first seed; the others follow it
+	Parallel int    // seeds run at once (0: 1)
+	// NoShrink writes failing schedules as drawn.
+	NoShrink bool
+	// Progress, if set, hears of every seed's outcome as it ends.
+	Progress func(Outcome)
+}
+
+// Outcome is one seed's run.
+type Outcome struct {
+	Seed    uint64
+	Faults  int      // timeline entries (drawn ones included)
+	Outcome string   // the run's outcome (emulator.Outcome…)
+	Failed  []string // the invariants that failed, sorted
+}
+
+// Finding is a failing seed and its shrunk schedule.
+type Finding struct {
+	Outcome
+	// Scenario is the schedule that still fails: the scenario with the
+	// seed set and the fewest faults found (Units of the Total).
+	Scenario     scenario.Scenario
+	Units, Total int
+	// Kept are the units kept: entries written in the scenario, and drawn
+	// faults with the entries that end them.
+	Kept [][]scenario.Fault
+	// ShrinkRuns is how many runs delta debugging took.
+	ShrinkRuns int
+}
+
+// Report is a search's result, seeds in order.
+type Report struct {
+	Outcomes []Outcome
+	Findings []Finding
+}
+
+// run is one deterministic run's outcome.
+func run(ctx context.Context, sc scenario.Scenario) (Outcome, error) {
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverSim, MemoryCeiling: -1})
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := Outcome{Seed: sc.Seed, Faults: len(sc.Faults), Outcome: res.Summary.Outcome}
+	for _, c := range res.Summary.Invariants.Checks {
+		if !c.OK {
+			o.Failed = append(o.Failed, c.Name)
+		}
+	}
+	slices.Sort(o.Failed)
+	return o, nil
+}
+
+// failedLike reports whether o failed one of the invariants want names.
+func failedLike(o Outcome, want []string) bool {
+	if o.Outcome != emulator.OutcomeFailed {
+		return false
+	}
+	for _, n := range o.Failed {
+		if slices.Contains(want, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// units are what delta debugging removes: each fault the nemesis drew
+// with the entry that undoes it, and each entry written in the scenario —
+// where a written entry undoes an earlier one it joins that one's unit: a
+// heal its partition (heal {} the latest partition still open), a loss,
+// duplicate or latency entry back at the link section's value, or a slow
+// entry with delay 0, the earlier entry of its kind. Without the pairing
+// the shrinking would keep a partition and drop its heal: a different
+// fault (a partition never healed), not a smaller schedule.
+func units(sc scenario.Scenario) [][]scenario.Fault {
+	var written, triggered []scenario.Fault
+	for _, f := range sc.Faults {
+		switch {
+		case f.Kind == scenario.FaultRandom:
+		case f.When != "":
+			triggered = append(triggered, f)
+		default:
+			written = append(written, f)
+		}
+	}
+	sort.SliceStable(written, func(i, j int) bool { return written[i].At < written[j].At })
+	written = append(written, triggered...)
+	var out [][]scenario.Fault
+	open := map[string]int{} // what an undoing entry closes → its unit
+	var partitions []string  // open partitions' keys, in order
+	join := func(key string, f scenario.Fault) bool {
+		i, ok := open[key]
+		if ok {
+			out[i] = append(out[i], f)
+			delete(open, key)
+		}
+		return ok
+	}
+	for _, f := range written {
+		l := sc.Link
+		switch {
+		case f.When != "":
+		case f.Kind == scenario.FaultPartition:
+			key := "partition " + f.Name
+			if f.Name == "" {
+				key = fmt.Sprintf("partition #%d", len(out))
+			}
+			open[key] = len(out)
+			partitions = append(partitions, key)
+			out = append(out, []scenario.Fault{f})
+			continue
+		case f.Kind == scenario.FaultHeal && f.Name != "":
+			if join("partition "+f.Name, f) {
+				continue
+			}
+		case f.Kind == scenario.FaultHeal:
+			joined := false
+			for !joined && len(partitions) > 0 {
+				key := partitions[len(partitions)-1]
+				partitions = partitions[:len(partitions)-1]
+				joined = join(key, f)
+			}
+			if joined {
+				continue
+			}
+		case f.Kind == scenario.FaultLoss && f.P == l.Loss,
+			f.Kind == scenario.FaultDuplicate && f.P == l.Duplicate,
+			f.Kind == scenario.FaultLatency && f.Latency == l.Latency,
+			f.Kind == scenario.FaultSlow && f.Service <= 0:
+			if join(f.Kind, f) {
+				continue
+			}
+		case f.Kind == scenario.FaultLoss, f.Kind == scenario.FaultDuplicate, f.Kind == scenario.FaultLatency, f.Kind == scenario.FaultSlow:
+			open[f.Kind] = len(out)
+		}
+		out = append(out, []scenario.Fault{f})
+	}
+	_, eps := nemesis.Expand(sc)
+	for _, e := range eps {
+		out = append(out, e.Faults)
+	}
+	return out
+}
+
+// with is sc with the timeline of the chosen units only.
+func with(sc scenario.Scenario, us [][]scenario.Fault, pick []int) scenario.Scenario {
+	var fs []scenario.Fault
+	for _, i := range pick {
+		fs = append(fs, us[i]...)
+	}
+	sc.Faults = nemesis.Flatten([]nemesis.Episode{{Faults: fs}})
+	return sc
+}
+
+// Search runs opts.Runs seeds of sc and shrinks the failing ones.
+func Search(ctx context.Context, sc scenario.Scenario, opts Options) (Report, error) {
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	outs := make([]Outcome, opts.Runs)
+	errs := make([]error, opts.Runs)
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for i := range opts.Runs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s := sc
+			s.Seed = opts.Seed + uint64(i)
+			x, _ := nemesis.Expand(s)
+			outs[i], errs[i] = run(ctx, x)
+			if errs[i] == nil && opts.Progress != nil {
+				opts.Progress(outs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	rep := Report{Outcomes: outs}
+	for i, err := range errs {
+		if err != nil {
+			return rep, fmt.Errorf("seed %d: %w", opts.Seed+uint64(i), err)
+		}
+	}
+	for _, o := range outs {
+		if o.Outcome != emulator.OutcomeFailed {
+			continue
+		}
+		s := sc
+		s.Seed = o.Seed
+		f, err := Shrink(ctx, s, o, opts.NoShrink)
+		if err != nil {
+			return rep, err
+		}
+		rep.Findings = append(rep.Findings, f)
+	}
+	return rep, nil
+}
+
+// Shrink finds, by delta debugging over the units of sc's timeline
+// (nemesis.DDMin), the fewest that still fail one of the invariants o
+// failed. A candidate that does not validate (a named heal without its
+// partition) does not fail.
+func Shrink(ctx context.Context, sc scenario.Scenario, o Outcome, noShrink bool) (Finding, error) {
+	us := units(sc)
+	all := make([]int, len(us))
+	for i := range all {
+		all[i] = i
+	}
+	f := Finding{Outcome: o, Total: len(us)}
+	pick := all
+	if !noShrink {
+		var err error
+		pick = nemesis.DDMin(len(us), func(sub []int) bool {
+			if err != nil || ctx.Err() != nil {
+				return false
+			}
+			c := with(sc, us, sub)
+			if c.Validate() != nil {
+				return false
+			}
+			f.ShrinkRuns++
+			var co Outcome
+			co, err = run(ctx, c)
+			return err == nil && failedLike(co, o.Failed)
+		})
+		if err != nil {
+			return f, err
+		}
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+	}
+	f.Scenario, f.Units = with(sc, us, pick), len(pick)
+	for _, i := range pick {
+		f.Kept = append(f.Kept, us[i])
+	}
+	f.Scenario.Name = fmt.Sprintf("%s-chaos-seed-%d", sc.Name, sc.Seed)
+	return f, nil
+}
+
+// Write writes finding f's schedule into dir as seed-<seed>.yaml, a plain
+// scenario (gridbed run, or Replay, runs it again) and returns its path.
+func Write(dir string, f Finding) (string, error) {
+	data, err := f.Scenario.YAML()
+	if err != nil {
+		return "", err
+	}
+	head := fmt.Sprintf("# gridbed chaos: seed %d failed %v; the %d of %d faults below still fail it (delta debugging).\n# Replay: gridbed run THIS_FILE --driver sim\n",
+		f.Seed, f.Failed, f.Units, f.Total)
+	path := filepath.Join(dir, fmt.Sprintf("seed-%d.yaml", f.Seed))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, append([]byte(head), data...), 0o644)
+}
+
+// Replay runs a written schedule again on the deterministic driver.
+func Replay(ctx context.Context, path string) (Outcome, error) {
+	sc, err := scenario.Load(path)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return run(ctx, sc)
+}
+
+// Reproduces reports whether replaying finding f's file fails as f did.
+func Reproduces(o Outcome, f Finding) bool { return failedLike(o, f.Failed) }

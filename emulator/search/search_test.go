@@ -1,0 +1,127 @@
+package search
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// harsh is a small overlay under a nemesis of partitions and lossy links
+// whose overlay_reconverged invariant is strict: exact again within one
+// heartbeat period of the last disturbance. A partition's take-overs and
+// the conflicts when it heals take longer than that, so seeds that draw
+// one late enough fail honestly; link faults alone heal in time.
+const harsh = `
+name: harsh
+seed: 1
+duration: 20m
+peers: {count: 40, join_window: 1m}
+overlay:
+  dimensions: 2
+  heartbeat: {period: 30s, fail_after: 3}
+oracle: {interval: 30s}
+invariants: {reconverge_periods: 1}
+faults:
+  - at: 3m
+    random: {kinds: [partition, loss, duplicate, latency], rate: 0.4, max_concurrent: 2, duration: 2m, until: 12m}
+`
+
+func TestSearchFindsShrinksAndReplays(t *testing.T) {
+	sc, err := scenario.Parse("harsh.yaml", []byte(harsh))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rep, err := Search(ctx, sc, Options{Runs: 4, Seed: 1, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Outcomes) != 4 {
+		t.Fatalf("%d outcomes for 4 seeds", len(rep.Outcomes))
+	}
+	if len(rep.Findings) == 0 {
+		t.Fatalf("no seed of 1–4 failed: %+v", rep.Outcomes)
+	}
+	dir := t.TempDir()
+	for _, f := range rep.Findings {
+		if f.Units < 1 || f.Units > f.Total {
+			t.Fatalf("seed %d: %d of %d units", f.Seed, f.Units, f.Total)
+		}
+		path, err := Write(dir, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Replay(ctx, path)
+		if err != nil {
+			t.Fatalf("seed %d: replaying %s: %v", f.Seed, path, err)
+		}
+		if !Reproduces(again, f) {
+			t.Fatalf("seed %d: the written schedule %s does not fail again: %+v (found %+v)", f.Seed, path, again, f.Outcome)
+		}
+		// 1-minimal: without any one of its units the schedule passes
+		// the invariants it failed.
+		us := f.Kept
+		for i := range us {
+			rest := slices.Delete(slices.Clone(us), i, i+1)
+			c := f.Scenario
+			c.Faults = nil
+			for _, u := range rest {
+				c.Faults = append(c.Faults, u...)
+			}
+			if c.Validate() != nil {
+				continue
+			}
+			o, err := run(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failedLike(o, f.Failed) {
+				t.Fatalf("seed %d: the shrunk schedule is not minimal: without unit %d (%+v) it still fails %v", f.Seed, i, us[i], o.Failed)
+			}
+		}
+		t.Logf("seed %d failed %v: %d of %d faults kept in %d shrinking runs", f.Seed, f.Failed, f.Units, f.Total, f.ShrinkRuns)
+	}
+	for _, o := range rep.Outcomes {
+		if o.Outcome != emulator.OutcomeFailed && o.Outcome != emulator.OutcomePassed {
+			t.Fatalf("seed %d: outcome %s", o.Seed, o.Outcome)
+		}
+	}
+}
+
+// TestUnitsPairWrittenEntries: a written partition and its heal, a
+// latency spike and its return to the link section's value are one unit
+// each; other entries are units of their own.
+func TestUnitsPairWrittenEntries(t *testing.T) {
+	sc, err := scenario.Parse("chaos.yaml", []byte(`
+duration: 45m
+link: {latency: {dist: exponential, mean: 50ms}}
+faults:
+  - {at: 5m, partition: {name: third, fraction: 0.3}}
+  - {at: 6m, partition: {fraction: 0.1}}
+  - {at: 8m, heal: {}}
+  - {at: 10m, heal: {name: third}}
+  - {at: 20m, crash: {fraction: 0.2}}
+  - {at: 30m, latency: {dist: exponential, mean: 1s}}
+  - {at: 33m, latency: {dist: exponential, mean: 50ms}}
+  - {at: 35m, loss: {p: 0.1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range units(sc) {
+		var kinds []string
+		for _, f := range u {
+			kinds = append(kinds, f.Kind)
+		}
+		got = append(got, strings.Join(kinds, "+"))
+	}
+	want := []string{"partition+heal", "partition+heal", "crash", "latency+latency", "loss"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("units %v, want %v", got, want)
+	}
+}
