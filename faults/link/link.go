@@ -198,4 +198,6 @@ var (
 	_ bus.Bus = (*Duplicate)(nil)
 	_ bus.Bus = (*Delay)(nil)
 	_ bus.Bus = (*Chain)(nil)
+
+	_ bus.Batcher = (*Chain)(nil)
 )
