@@ -22,6 +22,7 @@ package bus
 //     again as Dropped.
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"sync"
@@ -248,6 +249,13 @@ func (s *shard) onFrame(data []byte) {
 	for range h.count {
 		to, msg, rest, _ := nextEntry(body) // parseFrame checked every entry
 		body = rest
+		if h.count > 1 {
+			// Each message gets its own bytes, as it would alone: a
+			// receiver that keeps part of its message (lazily decoded
+			// lists) must not pin the whole frame. Measured at 20,000
+			// peers without this copy: twice the live heap.
+			msg = bytes.Clone(msg)
+		}
 		s.deliver(to, msg)
 	}
 }
