@@ -84,14 +84,29 @@ func TestMessagesAccountedSim(t *testing.T) {
 
 // TestMessagesAccountedOnEmulator runs the chaos example over NATS,
 // shortened (its timeline compressed) and with loss, duplication and a NATS
-// server restart added: the books close, whatever the wall-clock timing.
+// server restart added: the books close, whatever the wall-clock timing,
+// with either bus.fanout (batched: frames lost in the outage or dropped
+// are counted message by message).
 func TestMessagesAccountedOnEmulator(t *testing.T) {
+	for _, fanout := range []string{scenario.FanoutPerReceiver, scenario.FanoutBatched} {
+		t.Run(fanout, func(t *testing.T) { messagesAccountedOnEmulator(t, fanout) })
+	}
+}
+
+func messagesAccountedOnEmulator(t *testing.T, fanout string) {
 	sc, err := scenario.Load("../examples/chaos.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const full = 45 * time.Minute
 	sc.Duration, sc.Peers.Count, sc.Peers.JoinWindow = 9*time.Minute, 150, time.Minute
+	sc.Bus.Fanout = fanout
+	if fanout == scenario.FanoutBatched {
+		// No link latency until the timeline's latency fault: a delayed
+		// message travels alone, and the frames must meet the loss,
+		// duplication and the outage.
+		sc.Link.Latency = scenario.Latency{Dist: "constant"}
+	}
 	if testing.Short() {
 		sc.Duration, sc.Peers.Count = 6*time.Minute, 60
 	}
@@ -113,6 +128,9 @@ func TestMessagesAccountedOnEmulator(t *testing.T) {
 	}
 	if s.Bus.Outages != 1 {
 		t.Errorf("seed %d: %d bus outages, want 1", sc.Seed, s.Bus.Outages)
+	}
+	if batched := fanout == scenario.FanoutBatched; batched != (s.Bus.NATSMessages < s.Bus.Published) {
+		t.Errorf("seed %d, bus.fanout %s: %d NATS messages for %d messages", sc.Seed, fanout, s.Bus.NATSMessages, s.Bus.Published)
 	}
 }
 

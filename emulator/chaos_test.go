@@ -260,10 +260,18 @@ overlay: {dimensions: 2, heartbeat: {period: 30s}}
 faults:
   - {at: 3m, bus_restart: {down_for: 10s}}
 `
-	sc, err := scenario.Parse("nats-restart.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
+	for _, fanout := range []string{scenario.FanoutPerReceiver, scenario.FanoutBatched} {
+		t.Run(fanout, func(t *testing.T) {
+			sc, err := scenario.Parse("nats-restart.yaml", []byte(doc+"bus: {fanout: "+fanout+"}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			natsRestartSurvived(t, sc)
+		})
 	}
+}
+
+func natsRestartSurvived(t *testing.T, sc scenario.Scenario) {
 	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

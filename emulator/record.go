@@ -199,7 +199,7 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 	if !r.paced {
 		// The deterministic driver's counters are read here, between two
 		// stretches of its event loop, never while it runs.
-		mb := metrics.BusStats{Published: bs.Published, Dropped: bs.Dropped, Unroutable: bs.Unroutable}
+		mb := metrics.BusStats{Published: bs.Published, Dropped: bs.Dropped, Unroutable: bs.Unroutable, NATSMessages: bs.Transport}
 		r.m.SetBus(func() metrics.BusStats { return mb })
 	}
 	return s
@@ -520,6 +520,7 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	s.Bus = BusSummary{Published: bs.Published, Delivered: bs.Delivered, Unroutable: bs.Unroutable, Dropped: bs.Dropped, PublishErrors: bs.PublishErrs,
 		Refused: bs.Refused, Lost: bs.Lost, Outages: bs.Outages, Reconnects: bs.Reconnects}
 	s.Bus.Discarded = bs.Discarded // in flight at the end (accounting.go)
+	s.Bus.NATSMessages = bs.Transport
 	s.Oracle.Samples = len(r.series)
 	s.Oracle.IntervalSeconds = r.sc.Oracle.Interval.Seconds()
 	return s

@@ -374,12 +374,13 @@ func (r *run) prepare() (*Result, error) {
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
-		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), EagerDecoding: r.opts.EagerDecoding, Clock: clockSpread(sc)})
+		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), EagerDecoding: r.opts.EagerDecoding,
+			Clock: clockSpread(sc), Batched: sc.Bus.Fanout == scenario.FanoutBatched, Connections: sc.Bus.Connections})
 	case DriverLive:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: r.ocfg, Metrics: r.m,
 			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: r.jr.setup(),
-			EagerDecoding: opts.EagerDecoding, Clock: clockSpread(sc),
+			EagerDecoding: opts.EagerDecoding, Clock: clockSpread(sc), Batched: sc.Bus.Fanout == scenario.FanoutBatched,
 		})
 		if err != nil {
 			return nil, err

@@ -263,6 +263,11 @@ type BusSummary struct {
 	// Discarded: accepted messages still in a NATS subscription's buffer
 	// when the bus closed (bus.Stats.Discarded).
 	Discarded uint64 `json:"discarded"`
+	// NATSMessages: transport messages published (bus.Stats.Transport):
+	// Published with bus.fanout per-receiver, one per receiving
+	// connection of a batch with batched. Every other count here, and the
+	// message counts per type, count logical messages.
+	NATSMessages uint64 `json:"nats_messages"`
 }
 
 // WriteFiles writes summary.json, timeseries.csv, scenario.yaml (the

@@ -42,7 +42,7 @@ type Run struct {
 	eventsDesc  *prometheus.Desc
 	dropsDesc   *prometheus.Desc
 	dupDesc     *prometheus.Desc
-	busDescs    [3]*prometheus.Desc
+	busDescs    [4]*prometheus.Desc
 	msgDesc     *prometheus.Desc
 	bytesDesc   *prometheus.Desc
 	entriesDesc *prometheus.Desc
@@ -55,6 +55,8 @@ type Run struct {
 // BusStats are the bus counters the registry exports.
 type BusStats struct {
 	Published, Dropped, Unroutable uint64
+	// NATSMessages counts transport messages (bus.Stats.Transport).
+	NATSMessages uint64
 }
 
 // Drops are the messages the fault layer removed or added, by reason.
@@ -158,10 +160,11 @@ func NewRun(info RunInfo) *Run {
 	r.entriesDesc = prometheus.NewDesc("gridbed_message_node_entries_total", "Node descriptions (id, zone, version) carried by protocol messages, by message type: the dissertation's unit of heartbeat volume.", []string{"type"}, nil)
 	r.decodeDesc = prometheus.NewDesc("gridbed_decode_errors_total", "Received messages that could not be decoded.", nil, nil)
 	r.eventsDesc = prometheus.NewDesc("gridbed_overlay_events_total", "Overlay protocol events summed over peers at the last oracle snapshot, by event.", []string{"event"}, nil)
-	r.busDescs = [3]*prometheus.Desc{
+	r.busDescs = [4]*prometheus.Desc{
 		prometheus.NewDesc("gridbed_bus_published_messages_total", "Messages published on the bus.", nil, nil),
 		prometheus.NewDesc("gridbed_bus_dropped_messages_total", "Messages the bus transport dropped (e.g. NATS slow consumer).", nil, nil),
 		prometheus.NewDesc("gridbed_bus_unroutable_messages_total", "Messages that arrived for an address with no peer.", nil, nil),
+		prometheus.NewDesc("gridbed_bus_nats_messages_total", "Transport (NATS) messages published: one per message with bus.fanout per-receiver, one per receiving connection of a batch with batched; the other bus counters count logical messages.", nil, nil),
 	}
 	r.runInfoDesc = prometheus.NewDesc("gridbed_run_info", "Constant 1, labelled with the run's scenario, seed, driver, run id, heartbeat mode and population.",
 		[]string{"scenario", "seed", "driver", "run_id", "mode", "population"}, nil)
@@ -279,7 +282,7 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	if bus != nil {
 		b = bus()
 	}
-	for i, v := range []uint64{b.Published, b.Dropped, b.Unroutable} {
+	for i, v := range []uint64{b.Published, b.Dropped, b.Unroutable, b.NATSMessages} {
 		ch <- prometheus.MustNewConstMetric(c.busDescs[i], prometheus.CounterValue, float64(v))
 	}
 	c.mu.Lock()

@@ -46,6 +46,25 @@ type PublishCopier interface {
 	PublishCopies() bool
 }
 
+// Envelope is one encoded message of a batch: its receiver and bytes.
+type Envelope struct {
+	To   core.NodeID
+	Data []byte
+}
+
+// BatchPublisher is implemented by an IO that can publish the messages of
+// one step together (bus.fanout: batched): a heartbeat to its neighbors
+// then travels as one transport message per receiving connection instead
+// of one per neighbor. Each envelope is still a message of its own — its
+// own header, receiver and sequence number, its own faults — and is
+// counted as one. Batched reports whether the IO wants batches;
+// PublishBatch hands them to the bus, in order, on the same terms as
+// Publish.
+type BatchPublisher interface {
+	Batched() bool
+	PublishBatch(envs []Envelope)
+}
+
 // encodeBufs lends publish its encoding buffer when the IO copies.
 var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
@@ -250,6 +269,16 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		buf = encodeBufs.Get().(*[]byte)
 		defer encodeBufs.Put(buf)
 	}
+	var batch []Envelope // envelopes encoded so far, when batching
+	if b, ok := io.(BatchPublisher); ok && b.Batched() && len(msgs) > 1 {
+		batch = make([]Envelope, 0, len(msgs))
+		if buf == nil {
+			// The bus keeps what it is given: one fresh buffer for the
+			// whole batch.
+			buf = new([]byte)
+		}
+	}
+	var offs []int // where each batched envelope ends in *buf
 	for _, out := range msgs {
 		if out.Msg != last {
 			var err error
@@ -261,11 +290,21 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		*seq++
 		typ := wire.TypeOf(out.Msg)
 		var dst []byte
-		if buf != nil {
+		switch {
+		case batch != nil:
+			dst = *buf // append after the envelopes of the batch so far
+		case buf != nil:
 			dst = (*buf)[:0]
 		}
 		data, err := wire.Encode(dst, wire.Header{Type: typ, From: uint64(id), To: uint64(out.To), Seq: *seq, SentAt: int64(now)}, payload)
 		if err != nil {
+			continue
+		}
+		if batch != nil {
+			traffic.Sent(typ, len(data)-len(*buf), wire.Entries(out.Msg))
+			*buf = data
+			offs = append(offs, len(data))
+			batch = append(batch, Envelope{To: out.To})
 			continue
 		}
 		traffic.Sent(typ, len(data), wire.Entries(out.Msg))
@@ -273,6 +312,17 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		if buf != nil {
 			*buf = data[:0] // keep the grown buffer
 		}
+	}
+	if batch != nil && len(batch) > 0 {
+		// Slice the envelopes only now: appending may have moved the
+		// buffer.
+		start := 0
+		for i := range batch {
+			batch[i].Data = (*buf)[start:offs[i]:offs[i]]
+			start = offs[i]
+		}
+		io.(BatchPublisher).PublishBatch(batch)
+		*buf = (*buf)[:0] // keep the grown buffer
 	}
 	for _, t := range timers {
 		io.SetTimer(id, t.Kind, t.At)

@@ -108,6 +108,12 @@ type Report struct {
 	// messages it lost otherwise (outages).
 	BusDrops uint64 `json:"bus_drops"`
 	BusLost  uint64 `json:"bus_lost"`
+	// BusFanout is bus.fanout; BusPublished the logical messages the bus
+	// carried over the whole run and BusNATSMessages the NATS messages
+	// they travelled in (summary bus.published, bus.nats_messages).
+	BusFanout       string `json:"bus_fanout"`
+	BusPublished    uint64 `json:"bus_published"`
+	BusNATSMessages uint64 `json:"bus_nats_messages"`
 
 	// Bootstrap is peers.bootstrap; with direct, HandoverSeconds is the
 	// emulated time the in-process join phase handed over at and
@@ -139,7 +145,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		CPUs: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), LoadBefore: loadAverage(),
 		PeersRequested: sc.Peers.Count, Dimensions: sc.Overlay.Dimensions,
 		HeartbeatSeconds: sc.Overlay.Heartbeat.Period.Seconds(), HeartbeatMode: sc.Overlay.Heartbeat.Mode.String(),
-		TimeScale: sc.TimeScale,
+		TimeScale: sc.TimeScale, BusFanout: sc.Bus.Fanout,
 	}
 	resetPeakRSS()
 	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
@@ -180,6 +186,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 	}
 	rep.ClockLagP50Seconds, rep.ClockLagP99Seconds, rep.ClockLagMaxSeconds = s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max
 	rep.BusDrops, rep.BusLost = s.Bus.Dropped, s.Bus.Lost
+	rep.BusPublished, rep.BusNATSMessages = s.Bus.Published, s.Bus.NATSMessages
 	if e := s.Emulator; e != nil {
 		rep.KeptUp, rep.SuggestedTimeScale, rep.Aborted = e.KeptUp, e.SuggestedTimeScale, e.Aborted
 	}
@@ -251,7 +258,11 @@ func (r *Report) PrintTable(w io.Writer) {
 	}
 	row("memory", "peak RSS %.2f GiB, %.1f KiB per peer; live heap %.2f GiB, %.1f KiB per peer", float64(r.RSSBytes)/(1<<30), r.RSSBytesPerPeer/1024,
 		float64(r.HeapLiveBytes)/(1<<30), r.HeapLiveBytesPerPeer/1024)
-	row("bus", "dropped %d, lost %d", r.BusDrops, r.BusLost)
+	perNATS := 0.0
+	if r.BusNATSMessages > 0 {
+		perNATS = float64(r.BusPublished) / float64(r.BusNATSMessages)
+	}
+	row("bus", "fan-out %s: %d messages in %d NATS messages (%.2f each); dropped %d, lost %d", r.BusFanout, r.BusPublished, r.BusNATSMessages, perNATS, r.BusDrops, r.BusLost)
 	tw.Flush()
 	fmt.Fprintln(w, r.Summary.OutcomeLine())
 }

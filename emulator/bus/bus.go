@@ -68,6 +68,13 @@ type Stats struct {
 	// delivery inside the transport (a NATS subscription's pending buffer)
 	// when Close stopped delivery: in flight at the end, handed to nobody.
 	Discarded uint64
+	// Transport counts the transport messages published (NATS messages;
+	// for the deterministic driver's bus, the messages it would have
+	// published): one per Publish, one per receiving connection of a
+	// PublishBatch. Every other counter counts logical messages — one per
+	// receiver, what the papers count — so the invariant above holds in
+	// logical messages whatever the fan-out mode.
+	Transport uint64
 }
 
 // Unsettled returns Published + Refused - Delivered - Unroutable - Dropped -
@@ -76,4 +83,40 @@ type Stats struct {
 // losses.
 func (s Stats) Unsettled() int64 {
 	return int64(s.Published+s.Refused) - int64(s.Delivered+s.Unroutable+s.Dropped+s.Lost+s.Discarded)
+}
+
+// Message is one logical message of a batch: the bytes for one receiver.
+type Message struct {
+	To   Address
+	Data []byte
+}
+
+// Batcher is implemented by a bus that can carry several logical messages
+// as one transport message per receiving connection (bus.fanout: batched):
+// a peer's heartbeat to its neighbors, say, travels as one NATS message per
+// connection of the receivers instead of one per receiver. Every message of
+// the batch is still a message of its own for Stats (Published, Delivered,
+// ...), exactly as if it had been published alone; only Stats.Transport
+// counts the transport messages.
+type Batcher interface {
+	// PublishBatch publishes every message of msgs, in order, as Publish
+	// would one by one; it returns the first error. The caller may reuse
+	// the messages' bytes once it returns, on the same terms as Publish.
+	PublishBatch(msgs []Message) error
+}
+
+// PublishBatch publishes msgs through b's own PublishBatch when b is a
+// Batcher, and otherwise with one Publish per message, in order. It returns
+// the first error.
+func PublishBatch(b Bus, msgs []Message) error {
+	if bb, ok := b.(Batcher); ok {
+		return bb.PublishBatch(msgs)
+	}
+	var first error
+	for _, m := range msgs {
+		if err := b.Publish(m.To, m.Data); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -127,6 +127,13 @@ type NATSOptions struct {
 	// Logger receives connection events (disconnects, reconnects, async
 	// errors). Nil discards them.
 	Logger *slog.Logger
+	// Batched makes PublishBatch send one NATS message (a batch frame,
+	// frame.go) per connection of its receivers (bus.fanout: batched).
+	// Publishing then keeps, per connection, the bookkeeping that counts
+	// a frame lost in an outage or dropped by a slow consumer message by
+	// message (see Stats). Without it PublishBatch publishes message by
+	// message.
+	Batched bool
 }
 
 // NATSBus is the NATS implementation of Bus. It is safe for concurrent use.
@@ -170,6 +177,8 @@ type NATSBus struct {
 	// for reading.
 	ctlMu   sync.RWMutex
 	stopped bool // guarded by ctlMu: StopServer succeeded, StartServer not yet
+
+	batched bool // NATSOptions.Batched
 
 	outages            atomic.Uint64 // StopServer calls that stopped the server
 	transitLost        atomic.Uint64 // accepted messages the stopped servers lost
@@ -228,6 +237,8 @@ type shard struct {
 	deadDial   atomic.Uint64
 	reconnects atomic.Uint64
 	gapBase    int64
+
+	batchState
 }
 
 // OpenNATS connects a bus to NATS (starting an embedded server if opts.URL is
@@ -266,6 +277,7 @@ func OpenNATS(opts NATSOptions) (*NATSBus, error) {
 		embedded: opts.URL == "",
 		listen:   opts.Listen,
 		log:      log.With("component", "bus", "run", opts.Run),
+		batched:  opts.Batched,
 	}
 	if b.embedded {
 		srv, err := startEmbeddedServer(opts.Listen, 0)
@@ -291,6 +303,9 @@ func OpenNATS(opts NATSOptions) (*NATSBus, error) {
 			prefix:   subjectPrefix + "." + b.run + "." + strconv.Itoa(k) + ".",
 			handlers: make(map[Address]Handler),
 		})
+		if b.batched {
+			b.shards[k].initBatch()
+		}
 	}
 	for _, s := range b.shards {
 		if err := s.connect(opts.URL, pendMsgs, pendBytes); err != nil {
@@ -388,10 +403,23 @@ func (b *NATSBus) Publish(to Address, data []byte) error {
 	var buf [subjBufLen]byte
 	subj := append(buf[:0], s.prefix...)
 	subj = strconv.AppendUint(subj, uint64(to), 10)
-	if err := s.nc.Publish(unsafe.String(unsafe.SliceData(subj), len(subj)), data); err != nil {
-		s.publishErrs.Add(1)
+	subjs := unsafe.String(unsafe.SliceData(subj), len(subj))
+	var err error
+	if b.batched {
+		err = s.publishCounted(subjs, data, 1, false)
+	} else {
+		err = s.nc.Publish(subjs, data)
+	}
+	return s.settlePublish(err, 1, to)
+}
+
+// settlePublish counts the outcome of publishing n messages (to is the
+// receiver of the first, for the error) and returns Publish's error.
+func (s *shard) settlePublish(err error, n uint64, to Address) error {
+	if err != nil {
+		s.publishErrs.Add(n)
 		switch {
-		case err == nats.ErrConnectionClosed && b.closed.Load():
+		case err == nats.ErrConnectionClosed && s.b.closed.Load():
 			return ErrClosed
 		case err == nats.ErrMaxPayload || err == nats.ErrBadSubject:
 			// The message's fault, not the transport's.
@@ -401,10 +429,10 @@ func (b *NATSBus) Publish(to Address, data []byte) error {
 		// buffer, see connect) or a write error on a connection that has
 		// just broken. Return a sentinel: this runs for every message of
 		// an outage, so it must not allocate.
-		s.refused.Add(1)
+		s.refused.Add(n)
 		return ErrDisconnected
 	}
-	s.published.Add(1)
+	s.published.Add(n)
 	return nil
 }
 
@@ -441,7 +469,7 @@ func (s *shard) onMsg(m *nats.Msg) {
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
 	if s.stopped {
-		s.discarded.Add(1)
+		s.discarded.Add(frameMessages(m))
 		return
 	}
 	subj := m.Subject
@@ -453,6 +481,10 @@ func (s *shard) onMsg(m *nats.Msg) {
 	// last token anyway so a foreign shard number cannot confuse us.
 	for i := len(subj) - 1; i >= 0; i-- {
 		if subj[i] == '.' {
+			if tok := subj[i+1:]; tok == frameToken {
+				s.onFrame(m.Data)
+				return
+			}
 			a, ok = parseAddr(subj[i+1:])
 			break
 		}
@@ -461,7 +493,13 @@ func (s *shard) onMsg(m *nats.Msg) {
 		s.unroutable.Add(1)
 		return
 	}
-	to := Address(a)
+	s.deliver(Address(a), m.Data)
+}
+
+// deliver hands one message to the handler of its address, looked up in
+// the address's home shard, or counts it as Unroutable.
+func (s *shard) deliver(to Address, data []byte) {
+	a := uint64(to)
 	home := s.b.shards[a%s.b.n]
 	home.mu.RLock()
 	h := home.handlers[to]
@@ -471,9 +509,10 @@ func (s *shard) onMsg(m *nats.Msg) {
 		return
 	}
 	// m.Data is a private copy nats.go made for this message (it copies
-	// out of its read buffer in processMsg), so it is handed over without
-	// another copy; Handler's contract still says not to retain it.
-	h(to, m.Data)
+	// out of its read buffer in processMsg), so it — or a frame's entry,
+	// a slice of it — is handed over without another copy; Handler's
+	// contract still says not to retain it.
+	h(to, data)
 	s.delivered.Add(1) // before Unlock: Stats after Close sees every call
 }
 
@@ -543,9 +582,13 @@ func (b *NATSBus) Stats() Stats {
 		st.Refused += s.refused.Load()
 		st.Delivered += s.delivered.Load()
 		st.Unroutable += s.unroutable.Load()
-		st.Dropped += s.dropped()
+		st.Dropped += s.droppedMessages()
 		st.Reconnects += s.reconnects.Load()
 		st.Discarded += s.discarded.Load()
+		st.Transport += s.transport.Load()
+	}
+	if !b.batched {
+		st.Transport = st.Published // one NATS message each
 	}
 	st.Lost += st.Refused
 	return st

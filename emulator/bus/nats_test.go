@@ -110,7 +110,7 @@ func TestNATSRoundTripManyAddresses(t *testing.T) {
 		}
 	}
 	st := settled(t, b)
-	want := Stats{Published: addrs * perAddr, Delivered: addrs * perAddr}
+	want := Stats{Published: addrs * perAddr, Delivered: addrs * perAddr, Transport: addrs * perAddr}
 	if st != want {
 		t.Errorf("Stats = %+v, want %+v", st, want)
 	}
@@ -179,7 +179,7 @@ func TestNATSUnroutableUnregisterReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	st = settled(t, b)
-	want := Stats{Published: 5, Delivered: 2, Unroutable: 3}
+	want := Stats{Published: 5, Delivered: 2, Unroutable: 3, Transport: 5}
 	if st != want || gotA.Load() != 1 || gotB.Load() != 1 {
 		t.Fatalf("after unregister: %+v (want %+v), A got %d, B got %d", st, want, gotA.Load(), gotB.Load())
 	}
@@ -394,7 +394,7 @@ func TestNATSExternalURL(t *testing.T) {
 		}
 	}
 	st := settled(t, b)
-	if st != (Stats{Published: 100, Delivered: 100}) || sum.Load() != 99*100/2 {
+	if st != (Stats{Published: 100, Delivered: 100, Transport: 100}) || sum.Load() != 99*100/2 {
 		t.Errorf("Stats = %+v, sum = %d", st, sum.Load())
 	}
 	if got := srv.NumClients(); got != 4 {

@@ -105,7 +105,7 @@ func (b *NATSBus) StopServer() error {
 		st := s.nc.Stats()
 		gap := int64(st.OutMsgs) - int64(st.InMsgs)
 		if d := gap - s.gapBase; d > 0 {
-			lost += uint64(d)
+			lost += s.lostTail(uint64(d))
 		}
 		s.gapBase = gap
 	}

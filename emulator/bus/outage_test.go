@@ -229,7 +229,7 @@ func TestNATSOutageKeepsReceived(t *testing.T) {
 	close(release)
 	waitFor(t, "delivery during the outage", 10*time.Second, func() bool { return got.Load() == n })
 	s := settledWithLoss(t, b)
-	want := Stats{Published: n, Delivered: n, PublishErrs: 1 + extra, Refused: 1 + extra, Lost: 1 + extra, Outages: 1}
+	want := Stats{Published: n, Delivered: n, PublishErrs: 1 + extra, Refused: 1 + extra, Lost: 1 + extra, Outages: 1, Transport: n}
 	if s != want {
 		t.Errorf("Stats = %+v, want %+v", s, want)
 	}

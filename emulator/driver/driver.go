@@ -176,6 +176,16 @@ func (e env[E]) PublishCopies() bool {
 	return ok && c.PublishCopies()
 }
 
+// Batched passes on the host's answer (peer.BatchPublisher).
+func (e env[E]) Batched() bool {
+	c, ok := e.IO.(peer.BatchPublisher)
+	return ok && c.Batched()
+}
+
+// PublishBatch passes a batch on to the host (peer.BatchPublisher); it is
+// called only when Batched is true.
+func (e env[E]) PublishBatch(envs []peer.Envelope) { e.IO.(peer.BatchPublisher).PublishBatch(envs) }
+
 // Bootstrap picks a random current member (the papers' external bootstrap
 // mechanism, 003 §4.1).
 func (e env[E]) Bootstrap(id core.NodeID) core.NodeID {

@@ -50,6 +50,10 @@ type Options struct {
 	EagerDecoding bool
 	// Clock spreads the peers' own clocks (peers.clock).
 	Clock driver.ClockSpread
+	// Batched makes the peers publish the messages of each step as one
+	// batch (bus.fanout: batched, peer.BatchPublisher): one NATS message
+	// per receiving connection instead of one per receiver.
+	Batched bool
 }
 
 // Driver hosts peers as actors on a NATS bus: the bookkeeping is
@@ -120,7 +124,7 @@ func New(opts Options) (*Driver, error) {
 		if run == "" {
 			run = fmt.Sprintf("r%d", time.Now().UnixNano()%1e9)
 		}
-		nb, err := bus.OpenNATS(bus.NATSOptions{URL: opts.BusURL, Run: run, Connections: opts.Connections, Logger: opts.Logger})
+		nb, err := bus.OpenNATS(bus.NATSOptions{URL: opts.BusURL, Run: run, Connections: opts.Connections, Logger: opts.Logger, Batched: opts.Batched})
 		if err != nil {
 			return nil, fmt.Errorf("open NATS bus: %w", err)
 		}
@@ -132,7 +136,7 @@ func New(opts Options) (*Driver, error) {
 	d.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
 	opts.Metrics.SetBus(func() metrics.BusStats {
 		s := d.raw.Stats()
-		return metrics.BusStats{Published: s.Published, Dropped: s.Dropped, Unroutable: s.Unroutable}
+		return metrics.BusStats{Published: s.Published, Dropped: s.Dropped, Unroutable: s.Unroutable, NATSMessages: s.Transport}
 	})
 	d.clock = clock.New(opts.TimeScale)
 	d.timers = clock.NewTimers(d.clock)
@@ -164,6 +168,19 @@ func (e *env) Now() time.Duration { return e.sk.Local(e.d.clock.Now()) }
 
 func (e *env) Publish(to core.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data) // errors are counted by the bus
+}
+
+// Batched reports bus.fanout: batched (peer.BatchPublisher).
+func (e *env) Batched() bool { return e.d.opts.Batched }
+
+// PublishBatch hands a step's messages to the bus as one batch; the bus
+// copies them before it returns, as Publish does.
+func (e *env) PublishBatch(envs []peer.Envelope) {
+	msgs := make([]bus.Message, len(envs))
+	for i, m := range envs {
+		msgs[i] = bus.Message{To: bus.Address(m.To), Data: m.Data}
+	}
+	_ = bus.PublishBatch(e.d.bus, msgs) // errors are counted by the bus
 }
 
 // PublishCopies tells peers they may reuse what they published: the NATS

@@ -155,7 +155,17 @@ type Heartbeat struct {
 type Bus struct {
 	URL         string // "" for an embedded NATS server, else nats://host:port
 	Connections int    // connections shared by the emulated peers
+	// Fanout is how a step's messages travel: FanoutPerReceiver (one
+	// transport message each) or FanoutBatched (one per receiving
+	// connection).
+	Fanout string
 }
+
+// Values of Bus.Fanout.
+const (
+	FanoutPerReceiver = "per-receiver" // one NATS message per message and receiver
+	FanoutBatched     = "batched"      // one NATS message per receiving connection, carrying the receivers' messages
+)
 
 // Emulator configures the emulator driver.
 type Emulator struct {

@@ -286,6 +286,9 @@ var schema = append([]field{
 	intField("bus.connections", func(s *Scenario) *int { return &s.Bus.Connections }, 8, 1, 256,
 		"a valid connection count",
 		"Bus connections shared by the emulated peers, 1 to 256."),
+	enumField("bus.fanout", func(s *Scenario) *string { return &s.Bus.Fanout }, FanoutPerReceiver,
+		[]string{FanoutPerReceiver, FanoutBatched}, "a fan-out mode",
+		"How the messages a peer sends in one step (a heartbeat to every neighbor, above all) travel: per-receiver (one NATS message per message and receiver) or batched (one NATS message per receiving bus connection, carrying its receivers' messages, each delivered to its receiver's mailbox). Either way every message keeps its own envelope, its own link faults (partition, loss, duplication, delay, decided per sender and receiver with the same seeded draws) and its own count: messages and bytes count logical messages, summary bus.nats_messages and gridbed_bus_nats_messages_total the NATS ones. The sim driver gives identical runs in both modes. A delayed message (link.latency) is published alone when due."),
 
 	enumField("emulator.overload", func(s *Scenario) *string { return &s.Emulator.Overload }, OverloadAbort,
 		[]string{OverloadAbort, OverloadWarn}, "an overload policy",

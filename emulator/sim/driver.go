@@ -29,6 +29,13 @@ type DriverOptions struct {
 	EagerDecoding bool
 	// Clock spreads the peers' own clocks (peers.clock).
 	Clock driver.ClockSpread
+	// Batched makes the peers publish the messages of each step as one
+	// batch (bus.fanout: batched, peer.BatchPublisher): the same run,
+	// fewer transport messages (bus.Stats.Transport).
+	Batched bool
+	// Connections is the bus.connections whose NATS messages batches
+	// count as (World.SetConnections); 0 means bus.DefaultConnections.
+	Connections int
 }
 
 // Driver runs peers in a World. It implements the emulator's driver
@@ -40,6 +47,7 @@ type Driver struct {
 	client *peer.Client
 	loop   time.Duration // wall time spent in AdvanceTo's event loop
 	eager  bool          // DriverOptions.EagerDecoding
+	batch  bool          // DriverOptions.Batched
 }
 
 // NewDriver returns a deterministic driver for one run.
@@ -49,7 +57,8 @@ func NewDriver(opts DriverOptions) *Driver {
 	}
 	w := New(opts.Seed, opts.Latency)
 	w.Recycle() // the peers and the job client copy what they keep
-	d := &Driver{w: w, bus: w, eager: opts.EagerDecoding}
+	w.SetConnections(opts.Connections)
+	d := &Driver{w: w, bus: w, eager: opts.EagerDecoding, batch: opts.Batched}
 	d.Init("sim", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Traffic, Jobs: opts.Jobs, Clock: opts.Clock})
 	return d
 }
@@ -70,6 +79,23 @@ type io struct {
 func (e io) Now() time.Duration { return e.sk.Local(e.d.w.now) }
 func (e io) Publish(to core.NodeID, data []byte) {
 	_ = e.d.bus.Publish(bus.Address(to), data)
+}
+
+// Batched reports bus.fanout: batched (peer.BatchPublisher).
+func (e io) Batched() bool { return e.d.batch }
+
+// PublishBatch hands a step's messages to the bus as one batch.
+func (e io) PublishBatch(envs []peer.Envelope) {
+	_ = bus.PublishBatch(e.d.bus, toMessages(envs))
+}
+
+// toMessages converts a peer's batch to the bus's.
+func toMessages(envs []peer.Envelope) []bus.Message {
+	msgs := make([]bus.Message, len(envs))
+	for i, m := range envs {
+		msgs[i] = bus.Message{To: bus.Address(m.To), Data: m.Data}
+	}
+	return msgs
 }
 
 // PublishCopies: the world copies what is published (World.Recycle), and

@@ -68,6 +68,7 @@ type World struct {
 	farTimer map[bus.Address]TimerHandler
 	latency  time.Duration
 	stats    bus.Stats
+	conns    uint64 // SetConnections
 	events   uint64
 	closed   bool
 	// recycle makes Publish copy messages into buffers reused once they
@@ -222,7 +223,10 @@ func (w *World) RunUntilDone(t time.Duration, done <-chan struct{}) bool {
 }
 
 // The World is its own in-memory bus.
-var _ bus.Bus = (*World)(nil)
+var (
+	_ bus.Bus     = (*World)(nil)
+	_ bus.Batcher = (*World)(nil)
+)
 
 // Publish schedules delivery of data to addr after the world's latency.
 func (w *World) Publish(to bus.Address, data []byte) error {
@@ -230,12 +234,54 @@ func (w *World) Publish(to bus.Address, data []byte) error {
 		w.stats.PublishErrs++
 		return errors.New("sim: bus closed")
 	}
+	w.stats.Transport++
+	w.publish(to, data)
+	return nil
+}
+
+// PublishBatch schedules the delivery of every message of msgs exactly as
+// Publish does one by one — the same events in the same order, so the run
+// is the same whatever the fan-out mode — and counts the batch as one
+// transport message (Stats.Transport) per receiving connection, the NATS
+// messages the emulator's bus would send with SetConnections connections
+// (bus.DefaultConnections unless set).
+func (w *World) PublishBatch(msgs []bus.Message) error {
+	if w.closed {
+		w.stats.PublishErrs += uint64(len(msgs))
+		return errors.New("sim: bus closed")
+	}
+	n := w.conns
+	if n == 0 {
+		n = bus.DefaultConnections
+	}
+	for i, m := range msgs {
+		k := uint64(m.To) % n
+		first := true
+		for _, e := range msgs[:i] {
+			if uint64(e.To)%n == k {
+				first = false
+				break
+			}
+		}
+		if first {
+			w.stats.Transport++
+		}
+		w.publish(m.To, m.Data)
+	}
+	return nil
+}
+
+// SetConnections sets the bus connections whose NATS messages
+// PublishBatch counts (Stats.Transport); 0 means bus.DefaultConnections.
+func (w *World) SetConnections(n int) { w.conns = uint64(max(n, 0)) }
+
+// publish schedules the delivery of one message.
+func (w *World) publish(to bus.Address, data []byte) {
 	w.stats.Published++
 	if w.recycle {
 		data = w.buffer(data)
 	}
 	w.push(event{at: w.now + w.latency, kind: evDeliver, to: to, data: data})
-	return nil
 }
 
 func (w *World) handler(addr bus.Address) bus.Handler {

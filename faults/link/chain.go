@@ -42,6 +42,56 @@ func NewChain(inner bus.Bus, sched Scheduler, seed uint64) *Chain {
 // Publish sends data through the faults to the inner bus.
 func (c *Chain) Publish(to bus.Address, data []byte) error { return c.Partition.Publish(to, data) }
 
+// PublishBatch sends each message of msgs through the faults, taking for
+// each (sender, receiver) exactly the decisions — and the seeded draws, in
+// the same order — that Publish would one message after the other, so a run
+// is the same whatever the fan-out mode. The messages that leave the chain
+// at once go to the inner bus as batches (bus.PublishBatch); a delayed one
+// is published alone when due. A delayed message ends the batch before it,
+// so the inner bus sees every message in the order Publish would have
+// given it. It returns the first error.
+func (c *Chain) PublishBatch(msgs []bus.Message) error {
+	var (
+		first error
+		run   []bus.Message
+	)
+	send := func() {
+		if len(run) == 0 {
+			return
+		}
+		if err := bus.PublishBatch(c.inner, run); err != nil && first == nil {
+			first = err
+		}
+		run = run[:0]
+	}
+	for _, m := range msgs {
+		if c.Partition.drops(m.To, m.Data) || c.Loss.lose() {
+			continue
+		}
+		copies := 1
+		if c.Duplicate.twice() {
+			copies = 2
+		}
+		for i := range copies {
+			data := m.Data
+			if i == 1 {
+				data = cloneBytes(m.Data)
+			}
+			if delay := c.Delay.sample(m.To, data); delay > 0 {
+				send() // the messages before it first, as Publish would
+				c.Delay.hold(m.To, data, delay)
+				continue
+			}
+			if run == nil {
+				run = make([]bus.Message, 0, len(msgs))
+			}
+			run = append(run, bus.Message{To: m.To, Data: data})
+		}
+	}
+	send()
+	return first
+}
+
 // Faults returns the counters of the chain's layers.
 func (c *Chain) Faults() ChainStats {
 	return ChainStats{

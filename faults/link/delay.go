@@ -143,9 +143,19 @@ func (d *Delay) Latency() Latency { return d.cfg.Load().lat }
 // publish never fails here; a failure when it is due is counted in
 // DelayStats.PublishErrs.
 func (d *Delay) Publish(to bus.Address, data []byte) error {
+	if delay := d.sample(to, data); delay > 0 {
+		d.hold(to, data, delay)
+		return nil
+	}
+	return d.inner.Publish(to, data)
+}
+
+// sample draws the delay of one message: the same draws whether it is
+// published alone or in a batch (Chain.PublishBatch). 0 means at once.
+func (d *Delay) sample(to bus.Address, data []byte) time.Duration {
 	c := d.cfg.Load()
 	if c.zero {
-		return d.inner.Publish(to, data)
+		return 0
 	}
 	cross, pair := false, Latency{}
 	if c.regionOf != nil && (!c.inter.IsZero() || c.matrix != nil) {
@@ -162,9 +172,12 @@ func (d *Delay) Publish(to bus.Address, data []byte) error {
 		}
 		d.mu.Unlock()
 	}
-	if delay <= 0 {
-		return d.inner.Publish(to, data)
-	}
+	return delay
+}
+
+// hold hands a copy of data to the scheduler, which publishes it to the
+// inner bus delay (> 0) from now.
+func (d *Delay) hold(to bus.Address, data []byte, delay time.Duration) {
 	d.delayed.Add(1)
 	d.total.Add(int64(delay))
 	d.pending.Add(1)
@@ -175,7 +188,6 @@ func (d *Delay) Publish(to bus.Address, data []byte) error {
 			d.publishErrs.Add(1)
 		}
 	})
-	return nil
 }
 
 func addSat(a, b time.Duration) time.Duration {

@@ -47,25 +47,35 @@ func (d *Duplicate) Probability() float64 { return math.Float64frombits(d.p.Load
 // Publish publishes data to the inner bus, and a second copy with the
 // duplication probability. It returns the first error of the two.
 func (d *Duplicate) Publish(to bus.Address, data []byte) error {
-	dup := false
-	if p := math.Float64frombits(d.p.Load()); p > 0 {
-		dup = p >= 1
-		if !dup {
-			d.mu.Lock()
-			dup = d.rng.Float64() < p
-			d.mu.Unlock()
-		}
-	}
-	if !dup {
+	if !d.twice() {
 		return d.inner.Publish(to, data)
 	}
-	d.duplicated.Add(1)
 	cp := cloneBytes(data)
 	err := d.inner.Publish(to, data)
 	if err2 := d.inner.Publish(to, cp); err == nil {
 		err = err2
 	}
 	return err
+}
+
+// twice draws (and counts) the duplication decision of one message, the
+// same draw whether it is published alone or in a batch
+// (Chain.PublishBatch).
+func (d *Duplicate) twice() bool {
+	p := math.Float64frombits(d.p.Load())
+	if p <= 0 {
+		return false
+	}
+	dup := p >= 1
+	if !dup {
+		d.mu.Lock()
+		dup = d.rng.Float64() < p
+		d.mu.Unlock()
+	}
+	if dup {
+		d.duplicated.Add(1)
+	}
+	return dup
 }
 
 // Faults returns the Duplicate's own counters.

@@ -24,7 +24,8 @@
 // # Messages in flight
 //
 // Every decision is taken when a message is published, never when it
-// arrives. A partition or loss decision is final at send time: a message that
+// arrives; Chain.PublishBatch takes the same decisions, message by message,
+// as Publish would (bus.fanout: batched). A partition or loss decision is final at send time: a message that
 // was already sent (and is being delayed) when a partition starts is still
 // delivered, and a message sent while a partition is active is lost even if
 // the partition heals before it would have arrived. Likewise a message keeps
@@ -198,4 +199,6 @@ var (
 	_ bus.Bus = (*Duplicate)(nil)
 	_ bus.Bus = (*Delay)(nil)
 	_ bus.Bus = (*Chain)(nil)
+
+	_ bus.Batcher = (*Chain)(nil)
 )

@@ -45,19 +45,30 @@ func (l *Loss) Probability() float64 { return math.Float64frombits(l.p.Load()) }
 // Publish drops data with the loss probability and publishes it to the inner
 // bus otherwise. A dropped message is not an error.
 func (l *Loss) Publish(to bus.Address, data []byte) error {
-	if p := math.Float64frombits(l.p.Load()); p > 0 {
-		drop := p >= 1
-		if !drop {
-			l.mu.Lock()
-			drop = l.rng.Float64() < p
-			l.mu.Unlock()
-		}
-		if drop {
-			l.dropped.Add(1)
-			return nil
-		}
+	if l.lose() {
+		return nil
 	}
 	return l.inner.Publish(to, data)
+}
+
+// lose draws (and counts) the loss decision of one message: one draw from
+// the Loss's stream per message while 0 < p < 1, whether the message is
+// published alone or in a batch (Chain.PublishBatch).
+func (l *Loss) lose() bool {
+	p := math.Float64frombits(l.p.Load())
+	if p <= 0 {
+		return false
+	}
+	drop := p >= 1
+	if !drop {
+		l.mu.Lock()
+		drop = l.rng.Float64() < p
+		l.mu.Unlock()
+	}
+	if drop {
+		l.dropped.Add(1)
+	}
+	return drop
 }
 
 // Faults returns the Loss's own counters.

@@ -112,20 +112,32 @@ func (p *Partition) Cuts() []string {
 // Publish drops data if it crosses an active cut and publishes it to the
 // inner bus otherwise. A dropped message is not an error.
 func (p *Partition) Publish(to bus.Address, data []byte) error {
-	if cs := p.cuts.Load(); cs != nil {
-		from, ok := wire.PeekFrom(data)
-		if !ok {
-			p.unreadable.Add(1)
-		} else {
-			for i := range *cs {
-				if (*cs)[i].drops(bus.Address(from), to) {
-					p.dropped.Add(1)
-					return nil
-				}
-			}
-		}
+	if p.drops(to, data) {
+		return nil
 	}
 	return p.inner.Publish(to, data)
+}
+
+// drops decides (and counts) whether the message data to to crosses an
+// active cut: the per-(sender, receiver) decision of Publish, also taken
+// for each message of a batch (Chain.PublishBatch).
+func (p *Partition) drops(to bus.Address, data []byte) bool {
+	cs := p.cuts.Load()
+	if cs == nil {
+		return false
+	}
+	from, ok := wire.PeekFrom(data)
+	if !ok {
+		p.unreadable.Add(1)
+		return false
+	}
+	for i := range *cs {
+		if (*cs)[i].drops(bus.Address(from), to) {
+			p.dropped.Add(1)
+			return true
+		}
+	}
+	return false
 }
 
 // Faults returns the Partition's own counters.

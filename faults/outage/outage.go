@@ -64,6 +64,17 @@ func (s *Switch) Publish(to bus.Address, data []byte) error {
 	return s.Bus.Publish(to, data)
 }
 
+// PublishBatch drops every message of msgs while the switch is down, as
+// Publish would one by one, and hands them to the inner bus as a batch
+// otherwise (bus.PublishBatch).
+func (s *Switch) PublishBatch(msgs []bus.Message) error {
+	if s.down.Load() {
+		s.dropped.Add(uint64(len(msgs)))
+		return nil
+	}
+	return bus.PublishBatch(s.Bus, msgs)
+}
+
 // Outage is how a run's bus goes down: through its Switch, its own server,
 // or not at all.
 type Outage struct {

@@ -1,0 +1,87 @@
+package link_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/faults/link"
+)
+
+// TestChainPublishBatchSameDecisions sends the same fan-outs through two
+// chains with the same seed, one message by one (Publish) and in batches
+// (PublishBatch), under every fault at once: the deliveries — who, when,
+// in which order — and the fault counters must be identical, and the batch
+// chain must have passed its undelayed messages on as batches.
+func TestChainPublishBatchSameDecisions(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(c *link.Chain)
+	}{
+		{"none", func(*link.Chain) {}},
+		{"loss+dup+cut", func(c *link.Chain) {
+			c.Partition.Cut("half", func(a bus.Address) bool { return a < 8 }, false)
+			c.Loss.SetLoss(0.2)
+			c.Duplicate.SetDuplicate(0.3)
+		}},
+		{"everything", func(c *link.Chain) {
+			c.Partition.Cut("half", func(a bus.Address) bool { return a < 8 }, true)
+			c.Loss.SetLoss(0.2)
+			c.Duplicate.SetDuplicate(0.1)
+			c.Delay.SetLatency(link.Latency{Dist: link.DistExponential, Mean: 30 * time.Millisecond})
+		}},
+		{"regions only", func(c *link.Chain) {
+			// No base latency: messages within a region leave at once,
+			// across regions they are delayed — mixed in every fan-out.
+			c.Duplicate.SetDuplicate(0.2)
+			c.Delay.SetRegions(func(a bus.Address) int { return int(a % 2) }, link.DefaultLatency())
+		}},
+	}
+	const peers = 16
+	for _, tc := range cases {
+		for seed := uint64(1); seed <= 3; seed++ {
+			var (
+				got   [2]string
+				stats [2]link.ChainStats
+				inner [2]bus.Stats
+			)
+			for mode := range 2 {
+				r, c := newChainRig(t, seed, peers)
+				tc.setup(c)
+				for i := range 400 {
+					from := uint64(i % peers)
+					r.w.At(time.Duration(i)*time.Millisecond, func() {
+						var batch []bus.Message
+						for k := uint64(1); k < peers; k++ {
+							to := (from + k) % peers
+							r.seq++
+							batch = append(batch, bus.Message{To: bus.Address(to), Data: envelope(t, from, to, r.seq, r.w.Now())})
+						}
+						if mode == 0 {
+							for _, m := range batch {
+								if err := c.Publish(m.To, m.Data); err != nil {
+									t.Fatal(err)
+								}
+							}
+						} else if err := c.PublishBatch(batch); err != nil {
+							t.Fatal(err)
+						}
+					})
+				}
+				r.run()
+				got[mode], stats[mode], inner[mode] = fmt.Sprint(r.take()), c.Faults(), c.Stats()
+			}
+			if got[0] != got[1] || stats[0] != stats[1] {
+				t.Errorf("%s, seed %d: batches changed the run: faults %+v vs %+v", tc.name, seed, stats[0], stats[1])
+			}
+			tr := inner[1].Transport
+			if inner[0].Published != inner[1].Published || inner[0].Transport != inner[0].Published {
+				t.Errorf("%s, seed %d: inner stats %+v vs %+v", tc.name, seed, inner[0], inner[1])
+			}
+			if stats[1].Delayed < inner[1].Published && tr >= inner[1].Published {
+				t.Errorf("%s, seed %d: %d transport messages for %d messages, %d delayed: nothing batched", tc.name, seed, tr, inner[1].Published, stats[1].Delayed)
+			}
+		}
+	}
+}
