@@ -301,7 +301,7 @@ func judgeOrder(e *scenario.Experiment, f scenario.Finding, ms []Measurement, se
 		case zero:
 			l.Holds = direct
 		default:
-			mean, lo, hi := stats.CI95(rs)
+			mean, lo, hi := logCI95(rs)
 			l.Ratio, l.CI95 = &mean, &[2]float64{lo, hi}
 			l.Holds = lo > floor || (a.Rel == "<=" && lo >= floor)
 		}
@@ -323,6 +323,24 @@ func judgeOrder(e *scenario.Experiment, f scenario.Finding, ms []Measurement, se
 		r.Why = fmt.Sprintf("%d of %d links hold; not: %s", held, len(r.Links), strings.Join(broken, ", "))
 	}
 	return r
+}
+
+// logCI95 is a chain link's ratio over the replicates, judged on the
+// log scale where ratios add: the geometric mean and the 95% interval of
+// the log ratios, mapped back. A link whose every replicate is 9–18×
+// holds, where an interval on the ratios themselves would reach below 0
+// with three seeds. Ratios that are not all positive (a metric below 0)
+// fall back to the interval on the ratios.
+func logCI95(rs []float64) (mean, lo, hi float64) {
+	ls := make([]float64, len(rs))
+	for i, r := range rs {
+		if r <= 0 || math.IsInf(r, 0) {
+			return stats.CI95(rs)
+		}
+		ls[i] = math.Log(r)
+	}
+	m, l, h := stats.CI95(ls)
+	return math.Exp(m), math.Exp(l), math.Exp(h)
 }
 
 // slope is the least-squares slope of ys against xs.

@@ -199,6 +199,16 @@ func TestJudgeVerdicts(t *testing.T) {
 		t.Errorf("scattered: %s (%s)", f.Verdict, f.Why)
 	}
 
+	// A chain link whose replicates all hold by a wide, scattered margin
+	// (9×, 11×, 18×) holds: judged on the log scale, the interval does not
+	// reach below 1 as one on the ratios themselves would.
+	far := byID(Judge(e, measured(func(s string, tau float64, seed uint64) float64 {
+		return map[string]float64{"cent": 1, "can-p2": []float64{9, 11, 18}[seed-1], "can": 40}[s]
+	}), seeds))
+	if l := far["chain"].Links; len(l) != 2 || !l[0].Holds || l[0].CI95[0] <= 1 || math.Abs(*l[0].Ratio-math.Cbrt(9*11*18)) > 1e-9 {
+		t.Errorf("a scattered but clear link: %+v", l)
+	}
+
 	// A bound: the whole interval must lie past it. CAN at 8, 12, 16×
 	// CENT has a mean above 10 but an interval reaching below.
 	bound := byID(Judge(e, measured(func(s string, tau float64, seed uint64) float64 {
