@@ -74,6 +74,47 @@ func (s *Service) Publish(to bus.Address, data []byte) error {
 		s.mu.Unlock()
 		return s.Bus.Publish(to, data)
 	}
+	h := s.hold(to, data)
+	s.mu.Unlock()
+	s.handOn(h)
+	return nil
+}
+
+// PublishBatch (bus.Batcher, bus.fanout: batched) hands the messages to
+// peers that are not slow on as one batch, in order, and holds those to
+// slow peers as Publish does: the same deliveries, the same moments.
+func (s *Service) PublishBatch(msgs []bus.Message) error {
+	s.mu.Lock()
+	if s.slow == nil {
+		s.mu.Unlock()
+		return bus.PublishBatch(s.Bus, msgs)
+	}
+	now := make([]bus.Message, 0, len(msgs))
+	var holds []held
+	for _, m := range msgs {
+		if s.slow(m.To) {
+			holds = append(holds, s.hold(m.To, m.Data))
+		} else {
+			now = append(now, m)
+		}
+	}
+	s.mu.Unlock()
+	for _, h := range holds {
+		s.handOn(h)
+	}
+	return bus.PublishBatch(s.Bus, now)
+}
+
+// held is a copy of a message to a slow peer and when it is served.
+type held struct {
+	to   bus.Address
+	data []byte
+	done time.Duration
+}
+
+// hold queues a message for the slow peer to behind those before it and
+// counts its wait; s.mu is held by the caller.
+func (s *Service) hold(to bus.Address, data []byte) held {
 	now := s.sched.Now()
 	done := max(now, s.busy[to]) + s.delay
 	s.busy[to] = done
@@ -82,13 +123,15 @@ func (s *Service) Publish(to bus.Address, data []byte) error {
 	s.st.Wait += wait
 	s.st.MaxWait = max(s.st.MaxWait, wait)
 	s.st.Pending++
-	s.mu.Unlock()
-	held := append([]byte(nil), data...)
-	s.sched.At(done, func() {
+	return held{to, append([]byte(nil), data...), done}
+}
+
+// handOn hands a held message on to the bus once its peer has served it.
+func (s *Service) handOn(h held) {
+	s.sched.At(h.done, func() {
 		s.mu.Lock()
 		s.st.Pending--
 		s.mu.Unlock()
-		_ = s.Bus.Publish(to, held) // the bus counts its own errors
+		_ = s.Bus.Publish(h.to, h.data) // the bus counts its own errors
 	})
-	return nil
 }

@@ -82,3 +82,41 @@ func TestServiceQueuesMessagesToSlowPeers(t *testing.T) {
 		t.Fatalf("after Set(nil, 0) the peer is still slow: %v", got)
 	}
 }
+
+// batchSink is a sink that also takes batches, recording their sizes.
+type batchSink struct {
+	sink
+	batches []int
+}
+
+func (s *batchSink) PublishBatch(msgs []bus.Message) error {
+	s.batches = append(s.batches, len(msgs))
+	for _, m := range msgs {
+		_ = s.Publish(m.To, m.Data)
+	}
+	return nil
+}
+
+// TestServicePassesBatchesOn: with bus.fanout batched the messages to
+// peers that are not slow go on as one batch at once, those to slow peers
+// are held as Publish holds them; with nobody slow the whole batch passes.
+func TestServicePassesBatchesOn(t *testing.T) {
+	c := &clock{}
+	in := &batchSink{sink: sink{c: c, got: map[bus.Address][]time.Duration{}}}
+	s := New(in, c)
+	msgs := []bus.Message{{To: 1, Data: []byte("a")}, {To: 2, Data: []byte("b")}, {To: 3, Data: []byte("c")}}
+	if err := s.PublishBatch(msgs); err != nil || len(in.batches) != 1 || in.batches[0] != 3 {
+		t.Fatalf("nobody slow: batches %v, %v", in.batches, err)
+	}
+	s.Set(func(a bus.Address) bool { return a == 2 }, time.Second)
+	if err := s.PublishBatch(msgs); err != nil || len(in.batches) != 2 || in.batches[1] != 2 {
+		t.Fatalf("peer 2 slow: batches %v, %v", in.batches, err)
+	}
+	if st := s.Faults(); st.Pending != 1 || st.Served != 1 {
+		t.Fatalf("held: %+v", st)
+	}
+	c.run()
+	if got := in.got[2]; len(got) != 2 || got[1] != time.Second {
+		t.Fatalf("slow peer got %v, want at 0 and after its service at 1s", got)
+	}
+}
