@@ -430,7 +430,6 @@ func names[T fmt.Stringer](values []T) []string {
 	return out
 }
 
-// SchemeName is matchmaking.scheme as the results name it: cent-queue
 // HoldsACID reports whether the run's peers aggregate and carry ACIDs (002
 // Eq 5.1): they have categorical resources and match without sub-CANs (a
 // sub-CAN's heartbeats carry no ACID, 002 §2.4). Only then is the share
@@ -439,6 +438,7 @@ func (s Scenario) HoldsACID() bool {
 	return s.Peers.Categorical.On() && s.Matchmaking.Categorical != CategoricalSubCAN
 }
 
+// SchemeName is matchmaking.scheme as the results name it: cent-queue
 // under scheduling.mode cent, cent under cent-greedy.
 func (s Scenario) SchemeName() string {
 	switch s.Scheduling.Mode {
