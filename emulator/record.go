@@ -145,7 +145,10 @@ func (r *recorder) sample(t time.Duration, states []peer.State, bs bus.Stats, ba
 		r.suspicions(states[i].Snapshot)
 	}
 	rep := oracle.CheckSince(snaps, r.sc.Overlay.Dimensions+1, r.versions)
-	r.versions = make(map[core.NodeID]uint64, len(snaps))
+	if r.versions == nil {
+		r.versions = make(map[core.NodeID]uint64, len(snaps))
+	}
+	clear(r.versions) // the next sample's previous versions: this one's
 	for i := range snaps {
 		if snaps[i].Joined {
 			r.versions[snaps[i].ID] = snaps[i].Version
