@@ -177,6 +177,7 @@ func (j *jobRun) setup() *peer.JobSetup {
 		Res:         res, Mode: mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
 		PullReach:   j.sc.Scheduling.PullReach,
 		PullTarget:  j.sc.Scheduling.PullTarget,
+		QueueLoad:   j.sc.Scheduling.QueueLoad,
 		Residue:     j.sc.Matchmaking.Residue,
 		LoadView:    j.sc.Matchmaking.LoadView,
 		StopNodes:   j.sc.Matchmaking.StopNodes,

@@ -141,6 +141,32 @@ func ParsePullTarget(s string) (PullTarget, error) {
 
 func (p PullTarget) String() string { return string(p) }
 
+// QueueLoad is which jobs 000 Eq 4's Queue_i sums for the normalized
+// load L that queue balancing compares (000 §IV-C): Config.QueueLoad.
+type QueueLoad string
+
+// Values of Config.QueueLoad: the two readings of Eq 4's "Queue_i is the
+// job queue for node i".
+const (
+	// QueueLoadWaiting: the waiting jobs only. A node whose cores are all
+	// busy with nothing waiting has L = 0, although it is not free.
+	QueueLoadWaiting QueueLoad = "waiting"
+	// QueueLoadQueue: the whole queue, running jobs included, so that
+	// L = 0 is exactly a node with no job at all — §IV-C's "zero local
+	// load means a free node, internode scheduling handles that case".
+	QueueLoadQueue QueueLoad = "queue"
+)
+
+// QueueLoads lists the readings of Queue_i.
+var QueueLoads = []QueueLoad{QueueLoadWaiting, QueueLoadQueue}
+
+// ParseQueueLoad returns the Queue_i reading named s.
+func ParseQueueLoad(s string) (QueueLoad, error) {
+	return core.ParseEnum(s, "queue load", QueueLoads)
+}
+
+func (q QueueLoad) String() string { return string(q) }
+
 // LoadView is where CAN and CAN-P matchmaking read a neighbor's queue
 // length and whether it is free: Config.LoadView.
 type LoadView string

@@ -56,6 +56,9 @@ type Config struct {
 	// PullTarget is which neighbor an internode PULL request goes to
 	// (000 §IV-B): PullTargetWaiting (default) or PullTargetQueue.
 	PullTarget PullTarget
+	// QueueLoad is which jobs the normalized load L of queue balancing
+	// sums (000 Eq 4): QueueLoadWaiting (default) or QueueLoadQueue.
+	QueueLoad QueueLoad
 	// Residue is how a multi-core node's Residue-node is represented (002
 	// §3.1): ResidueNone (default) or ResidueBalloon.
 	Residue ResidueModel
@@ -390,8 +393,8 @@ func aggOf(a *wire.AggLoad) load.Agg {
 // free is the number of cores no running job uses.
 func (n *Node) free() int { return max(int(n.residual()[ResCores]+1e-9), 0) }
 
-// normLoad is this node's L (000 Eqs 4-5) over its waiting jobs.
-func (n *Node) normLoad() float64 { return NormLoad(n.waitingLoad()) }
+// normLoad is this node's L (000 Eqs 4-5) over Queue_i (queueLoad).
+func (n *Node) normLoad() float64 { return NormLoad(n.queueLoad()) }
 
 // coresDemand is the cores the node's queued and running jobs require
 // (002 Eq 3.4's RequiredCores).

@@ -240,7 +240,7 @@ func (n *Node) pushQueue(now time.Duration) bool {
 			}
 		}
 	}
-	w := n.waitingLoad()
+	w := n.queueLoad()
 	var bestH *held
 	var bestK *known
 	bestF := math.Inf(1)
@@ -271,10 +271,16 @@ func (n *Node) pushQueue(now time.Duration) bool {
 	return true
 }
 
-// waitingLoad is W (000 Eq 4): the waiting jobs' normalized requirements.
-func (n *Node) waitingLoad() Vec {
+// queueLoad is W (000 Eq 4): the normalized requirements of the jobs in
+// Queue_i — the waiting ones, or with scheduling.queue_load queue the
+// running ones too.
+func (n *Node) queueLoad() Vec {
+	from := n.running
+	if n.cfg.QueueLoad == QueueLoadQueue {
+		from = 0
+	}
 	var w Vec
-	for _, h := range n.queue[n.running:] {
+	for _, h := range n.queue[from:] {
 		w = w.add(Normalized(h.demand, n.capacity))
 	}
 	return w
@@ -613,7 +619,7 @@ func (n *Node) onPullRequest(now time.Duration, from core.NodeID, m *wire.PullRe
 	pcap := n.cfg.Res.Capacity(m.Point)
 	res := vecOf(m.Residual)
 	L := n.normLoad()
-	w := n.waitingLoad()
+	w := n.queueLoad()
 	var best *held
 	bestF := math.Inf(1)
 	for _, h := range n.queue[n.running:] {

@@ -640,3 +640,33 @@ func TestQueuePullFromNonZeroLocalMinimum(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueLoadReadings is scheduling.queue_load (000 Eq 4's Queue_i): a
+// node whose cores are all busy with nothing waiting has L = 0 when
+// Queue_i is the waiting jobs — "a free node", so it never pulls to
+// balance queues — and L > 0 when Queue_i is the whole queue, so as the
+// locally least loaded node it asks its most loaded neighbor.
+func TestQueueLoadReadings(t *testing.T) {
+	strong := can.Point{uint32(tQ2) + 10, uint32(tQ1) + 10, vAmt(8, 16)}
+	for _, tc := range []struct {
+		reading QueueLoad
+		L       float64
+		pull    bool
+	}{{QueueLoadWaiting, 0, false}, {QueueLoadQueue, 1, true}} {
+		t.Run(tc.reading.String(), func(t *testing.T) {
+			v := &fakeView{id: 1, zone: zSelf(), point: can.Point{uint32(tQ1) + 10, uint32(tQ1) + 10, vAmt(4, 8)},
+				nbs: []*overlay.Neighbor{tNb(3, zUp1(), vLoad(strong, Vec{}, 4, 0, 3))}}
+			n := tNew(v, Config{Mode: SchedLIQPull, Res: vRes{}, SchedPeriod: 5 * time.Second, QueueLoad: tc.reading}, 1, nil)
+			tDrain(n)
+			vAssign(n, 0, vSpec(1, 4, 0, time.Hour)) // running on every core, nothing waiting
+			if got := n.normLoad(); got != tc.L {
+				t.Fatalf("L = %v, want %v", got, tc.L)
+			}
+			n.Tick(5*time.Second, core.TimerSched)
+			reqs, to := tAll[*wire.PullRequest](tDrain(n))
+			if got := len(reqs) == 1 && reqs[0].Kind == wire.MigrateKind_MIGRATE_QUEUE && to[0] == 3; got != tc.pull {
+				t.Fatalf("PULL requests %v to %v, want a queue-balancing PULL to the most loaded neighbor: %v", reqs, to, tc.pull)
+			}
+		})
+	}
+}

@@ -377,6 +377,7 @@ type Scheduling struct {
 	Contention bool            // slow shared nodes down by α (002 Eq 3.5)
 	PullReach  int             // overlay hops an internode PULL request may travel (1: neighbors, 000 §IV-B)
 	PullTarget jobs.PullTarget // which neighbor an internode PULL request asks (000 §IV-B)
+	QueueLoad  jobs.QueueLoad  // which jobs queue balancing's L sums (000 Eq 4's Queue_i)
 }
 
 // Values of Scheduling.Mode (000 §V-B) besides the run nodes' own

@@ -273,6 +273,10 @@ var schema = append([]field{
 		jobs.PullTargets, "a PULL target",
 		"Which neighbor an idle node's internode PULL request asks (000 §IV-B, \"the node with maximum queue size among its neighbors\"): waiting (the neighbor whose last heartbeat showed the longest waiting queue, and only one that showed jobs waiting) or queue (the neighbor with the largest queue, running jobs included, whatever its heartbeat said of waiting jobs: an idle node asks every round, going on to the next neighbor not contacted within a heartbeat period after each PULL-Reject). Used by li-pull and liq-pull."),
 
+	enumField("scheduling.queue_load", func(s *Scenario) *jobs.QueueLoad { return &s.Scheduling.QueueLoad }, jobs.QueueLoadWaiting,
+		jobs.QueueLoads, "a queue load reading",
+		"Which jobs the normalized load L of queue balancing sums (000 Eq 4, \"Queue_i is the job queue for node i\"): waiting (the waiting jobs: a node whose cores are all busy with nothing waiting has L = 0) or queue (running jobs too: L = 0 only for a node with no job, 000 §IV-C's \"zero local load means a free node\"). Used by liq-push and liq-pull."),
+
 	durationField("jobs.client_timeout", func(s *Scenario) *time.Duration { return &s.Jobs.ClientTimeout }, 10*time.Minute,
 		"The client resubmits a job it has heard nothing about for this long; a positive duration, and when workload.jobs is above 0 at least 1.5 × (overlay.heartbeat.fail_after + 2) heartbeat periods (3m45s at the defaults), so that a job is not resubmitted while its owner's failure is still being repaired.",
 		clientTimeout, "overlay.heartbeat.period", "overlay.heartbeat.fail_after", "workload.jobs"),
