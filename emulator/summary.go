@@ -215,6 +215,33 @@ type FaultSummary struct {
 	// Slow is what the slow peers (the slow fault) cost; absent in runs
 	// without slow peers.
 	Slow *SlowSummary `json:"slow,omitempty"`
+	// Bandwidth is what the access links (link.bandwidth) cost; absent in
+	// runs that do not limit bandwidth.
+	Bandwidth *BandwidthSummary `json:"bandwidth,omitempty"`
+}
+
+// BandwidthSummary is the effect of link.bandwidth (faults/bandwidth):
+// Messages were queued on an access link (or dropped at one); the queueing
+// delay — the wait before a message's own transmission started — by
+// direction (up: the sender's uplink, down: the receiver's downlink), mean
+// and p99 over the messages admitted to that queue; DelayMean and DelayMax
+// are the whole time the model added to a delivered message (queueing and
+// serialization on every stage); the dropped counts are messages (and
+// bytes) a full queue refused; Pending were still queued at the end.
+type BandwidthSummary struct {
+	Classes          []string `json:"classes"`
+	Messages         uint64   `json:"messages"`
+	UpQueueMean      float64  `json:"up_queue_mean_seconds"`
+	UpQueueP99       float64  `json:"up_queue_p99_seconds"`
+	DownQueueMean    float64  `json:"down_queue_mean_seconds"`
+	DownQueueP99     float64  `json:"down_queue_p99_seconds"`
+	DelayMean        float64  `json:"delay_mean_seconds"`
+	DelayMax         float64  `json:"delay_max_seconds"`
+	DroppedUp        uint64   `json:"dropped_up"`
+	DroppedUpBytes   uint64   `json:"dropped_up_bytes"`
+	DroppedDown      uint64   `json:"dropped_down"`
+	DroppedDownBytes uint64   `json:"dropped_down_bytes"`
+	Pending          uint64   `json:"pending"`
 }
 
 // SlowSummary is the effect of the slow fault: Messages waited for a slow
