@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gridbed/gridbed/actors/wire"
@@ -251,6 +252,14 @@ type SlowSummary struct {
 	Messages        uint64  `json:"messages"`
 	MeanWaitSeconds float64 `json:"mean_wait_seconds"`
 	MaxWaitSeconds  float64 `json:"max_wait_seconds"`
+}
+
+// Line is the bandwidth section in one line of the printed summary and
+// the report.
+func (b *BandwidthSummary) Line() string {
+	return fmt.Sprintf("%s; %d messages queued, queueing up mean %.3g s p99 %.3g s, down mean %.3g s p99 %.3g s; dropped %d up (%d B), %d down (%d B)",
+		strings.Join(b.Classes, ", "), b.Messages, b.UpQueueMean, b.UpQueueP99, b.DownQueueMean, b.DownQueueP99,
+		b.DroppedUp, b.DroppedUpBytes, b.DroppedDown, b.DroppedDownBytes)
 }
 
 // InvariantsSummary are the checks at the end of a run (gridbed run
@@ -510,6 +519,9 @@ func (s Summary) PrintTable(w io.Writer) {
 		}
 		row("messages lost", fmt.Sprintf("partition %d, loss %d, bus outage %d, bus (in flight) %d; duplicated %d",
 			f.Dropped["partition"], f.Dropped["loss"], f.Dropped["bus_outage"], f.Dropped["bus_lost"], f.Duplicated))
+	}
+	if b := s.Faults.Bandwidth; b != nil {
+		row("access links", b.Line())
 	}
 	s.Jobs.printRows(row)
 	if st := s.Staleness; st != nil {
