@@ -64,9 +64,15 @@ func TestBandwidthHeartbeatSize(t *testing.T) {
 				t.Logf("seed %d, %s: %d messages queued, uplink queueing mean %.4fs p99 %.4fs, %d dropped, broken links mean %.2f",
 					seed, mode, b.Messages, b.UpQueueMean, b.UpQueueP99, b.DroppedUp+b.DroppedDown, s.Overlay.BrokenLinks.Mean)
 			}
+			// Without a queue limit vanilla waits 12× longer (seed 3); a
+			// 16KB queue caps its waits by dropping (2.5× here).
 			v, k := got["vanilla"], got["compact"]
-			if !(v.mean > 2*k.mean && v.p99 > k.p99) {
-				t.Errorf("seed %d: uplink queueing vanilla mean %.4fs p99 %.4fs, compact %.4fs %.4fs: want vanilla's mean above twice compact's, and its p99 above", seed, v.mean, v.p99, k.mean, k.p99)
+			ratio := 1.5
+			if c.queue == "0" {
+				ratio = 5
+			}
+			if !(v.mean > ratio*k.mean && v.p99 > k.p99) {
+				t.Errorf("seed %d: uplink queueing vanilla mean %.4fs p99 %.4fs, compact %.4fs %.4fs: want vanilla's mean above %g× compact's, and its p99 above", seed, v.mean, v.p99, k.mean, k.p99, ratio)
 			}
 			if c.queue == "0" && (v.dropped != 0 || k.dropped != 0) {
 				t.Errorf("seed %d: %d and %d dropped without a queue limit", seed, v.dropped, k.dropped)
