@@ -35,10 +35,14 @@ package emulator
 //     before the end).
 //   - lost: accepted by NATS and destroyed by a server stop (bus_restart):
 //     bus.Stats.Lost − Refused.
+//   - dropped.bandwidth: refused by a full access-link queue
+//     (bandwidth.Stats.Dropped, link.bandwidth.queue); the term and the
+//     key appear only in runs that limit bandwidth.
 //   - in_flight_at_end: still on their way when the run ended — held by
 //     the link model's delay (link.DelayStats.Pending: the scheduler
 //     stopped first) or waiting for a slow peer's service (slow.Stats.Pending,
-//     counted in link_delay too); on the transport (NATS subscription buffers when the
+//     counted in link_delay too) or in an access-link queue
+//     (bandwidth.Stats.Pending, in link_delay too); on the transport (NATS subscription buffers when the
 //     bus closed, bus.Stats.Discarded; the simulator's event queue,
 //     sim.World.InFlight); in a mailbox, handed to a peer the end of the
 //     run had already halted or frozen (live.Settlement DiscardedAtEnd +
@@ -91,7 +95,17 @@ type AccountingDrops struct {
 	Loss         uint64 `json:"loss"`
 	BusOutage    uint64 `json:"bus_outage"`
 	SlowConsumer uint64 `json:"slow_consumer"`
+	// Bandwidth: dropped on a full access-link queue (link.bandwidth.queue);
+	// written only in runs that limit bandwidth (AccountingIdentityBandwidth).
+	Bandwidth uint64 `json:"bandwidth,omitempty"`
 }
+
+// AccountingIdentityBandwidth is AccountingIdentity of a run that limits
+// bandwidth (link.bandwidth): the access links' queues drop messages too,
+// and hold some at the end (in_flight_at_end.link_delay).
+const AccountingIdentityBandwidth = "sent + duplicated = delivered + dropped.partition + dropped.loss + dropped.bus_outage + dropped.slow_consumer + dropped.bandwidth" +
+	" + refused + publish_failed + unroutable + stopped_peer + lost" +
+	" + in_flight_at_end.link_delay + in_flight_at_end.bus + in_flight_at_end.mailbox + in_flight_at_end.unregistered + unaccounted"
 
 // AccountingFlight are the messages still on their way when the run
 // ended, by where they were; Total is their sum.
@@ -115,6 +129,10 @@ type messageCounts struct {
 	// messages still in its event queue.
 	live        *live.Settlement
 	simInFlight uint64
+	// bandwidth: the access links' drops and the messages they held at the
+	// end; bwOn when link.bandwidth limits anything.
+	bwDropped, bwPending uint64
+	bwOn                 bool
 }
 
 // readMessageCounts reads the counters of a run whose driver has closed.
@@ -124,6 +142,8 @@ func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) me
 		mc.faults = c.Link()
 		mc.outage = c.OutageDropped()
 		mc.slow = c.Slow().Pending
+		st, m := c.Bandwidth()
+		mc.bwDropped, mc.bwPending, mc.bwOn = st.DroppedTotal(), st.Pending, m != nil
 	}
 	if d, ok := drv.(settledDriver); ok {
 		s := d.Settlement()
@@ -155,7 +175,11 @@ func (mc messageCounts) accounting() Accounting {
 		Lost:          mc.bus.Lost - min(mc.bus.Refused, mc.bus.Lost),
 	}
 	f := &a.InFlightAtEnd
-	f.LinkDelay = mc.faults.DelayPending + mc.slow
+	f.LinkDelay = mc.faults.DelayPending + mc.slow + mc.bwPending
+	if mc.bwOn {
+		a.Identity = AccountingIdentityBandwidth
+		a.Dropped.Bandwidth = mc.bwDropped
+	}
 	f.Bus = mc.bus.Discarded + mc.simInFlight
 	if s := mc.live; s != nil {
 		a.Unroutable = s.UnroutableInRun
@@ -165,7 +189,7 @@ func (mc messageCounts) accounting() Accounting {
 	}
 	f.Total = f.LinkDelay + f.Bus + f.Mailbox + f.Unregistered
 	in := a.Sent + a.Duplicated
-	out := a.Delivered + a.Dropped.Partition + a.Dropped.Loss + a.Dropped.BusOutage + a.Dropped.SlowConsumer +
+	out := a.Delivered + a.Dropped.Partition + a.Dropped.Loss + a.Dropped.BusOutage + a.Dropped.SlowConsumer + a.Dropped.Bandwidth +
 		a.Refused + a.PublishFailed + a.Unroutable + a.StoppedPeer + a.Lost + f.Total
 	a.Unaccounted = int64(in) - int64(out)
 	return a
@@ -185,6 +209,7 @@ func (a Accounting) terms() []string {
 	add("dropped.loss", a.Dropped.Loss)
 	add("dropped.bus_outage", a.Dropped.BusOutage)
 	add("dropped.slow_consumer", a.Dropped.SlowConsumer)
+	add("dropped.bandwidth", a.Dropped.Bandwidth)
 	add("refused", a.Refused)
 	add("publish_failed", a.PublishFailed)
 	add("unroutable", a.Unroutable)
@@ -230,6 +255,6 @@ func (a Accounting) line() string {
 	}
 	f := a.InFlightAtEnd
 	return s + fmt.Sprintf(" = delivered %d + dropped %d + unroutable %d + lost %d + in flight at end %d (delay %d, bus %d, mailbox %d, unregistered %d); unaccounted %d",
-		a.Delivered, d.Partition+d.Loss+d.BusOutage+d.SlowConsumer, a.Unroutable+a.StoppedPeer, a.Refused+a.PublishFailed+a.Lost,
+		a.Delivered, d.Partition+d.Loss+d.BusOutage+d.SlowConsumer+d.Bandwidth, a.Unroutable+a.StoppedPeer, a.Refused+a.PublishFailed+a.Lost,
 		f.Total, f.LinkDelay, f.Bus, f.Mailbox, f.Unregistered, a.Unaccounted)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/faults/bandwidth"
 	"github.com/gridbed/gridbed/faults/timeline"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -84,7 +85,7 @@ func (c *chaos) summary() FaultSummary {
 			slow.MeanWaitSeconds = st.Wait.Seconds() / float64(st.Served)
 		}
 	}
-	return FaultSummary{
+	fs := FaultSummary{
 		Slow:    slow,
 		Delayed: c.Link().Delayed,
 		Events:  slices.SortedStableFunc(slices.Values(events), func(a, b FaultEvent) int { return cmp.Compare(a.TSeconds, b.TSeconds) }),
@@ -94,6 +95,11 @@ func (c *chaos) summary() FaultSummary {
 		},
 		Duplicated: d.Duplicated,
 	}
+	if bw := c.bandwidthSummary(); bw != nil {
+		fs.Bandwidth = bw
+		fs.Dropped["bandwidth"] = d.Bandwidth
+	}
+	return fs
 }
 
 // idAlloc hands out peer ids in order to everything that adds peers during
@@ -119,4 +125,34 @@ func (a *idAlloc) Point(id core.NodeID) can.Point {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.points[id-1]
+}
+
+// bandwidthSummary is the faults.bandwidth section; nil when link.bandwidth
+// limits nothing.
+func (c *chaos) bandwidthSummary() *BandwidthSummary {
+	st, m := c.Bandwidth()
+	if m == nil {
+		return nil
+	}
+	b := &BandwidthSummary{
+		Classes:          []string{},
+		Messages:         st.Held,
+		UpQueueMean:      m.Wait[bandwidth.Up].Mean(),
+		UpQueueP99:       m.Wait[bandwidth.Up].Quantile(0.99),
+		DownQueueMean:    m.Wait[bandwidth.Down].Mean(),
+		DownQueueP99:     m.Wait[bandwidth.Down].Quantile(0.99),
+		DelayMax:         st.MaxDelay.Seconds(),
+		DroppedUp:        st.Dropped[bandwidth.Up],
+		DroppedUpBytes:   st.DroppedBytes[bandwidth.Up],
+		DroppedDown:      st.Dropped[bandwidth.Down],
+		DroppedDownBytes: st.DroppedBytes[bandwidth.Down],
+		Pending:          st.Pending,
+	}
+	if st.Delivered > 0 {
+		b.DelayMean = st.Delay.Seconds() / float64(st.Delivered)
+	}
+	for _, k := range c.BandwidthConfig().Classes {
+		b.Classes = append(b.Classes, k.String())
+	}
+	return b
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gridbed/gridbed/actors/wire"
@@ -215,6 +216,33 @@ type FaultSummary struct {
 	// Slow is what the slow peers (the slow fault) cost; absent in runs
 	// without slow peers.
 	Slow *SlowSummary `json:"slow,omitempty"`
+	// Bandwidth is what the access links (link.bandwidth) cost; absent in
+	// runs that do not limit bandwidth.
+	Bandwidth *BandwidthSummary `json:"bandwidth,omitempty"`
+}
+
+// BandwidthSummary is the effect of link.bandwidth (faults/bandwidth):
+// Messages were queued on an access link (or dropped at one); the queueing
+// delay — the wait before a message's own transmission started — by
+// direction (up: the sender's uplink, down: the receiver's downlink), mean
+// and p99 over the messages admitted to that queue; DelayMean and DelayMax
+// are the whole time the model added to a delivered message (queueing and
+// serialization on every stage); the dropped counts are messages (and
+// bytes) a full queue refused; Pending were still queued at the end.
+type BandwidthSummary struct {
+	Classes          []string `json:"classes"`
+	Messages         uint64   `json:"messages"`
+	UpQueueMean      float64  `json:"up_queue_mean_seconds"`
+	UpQueueP99       float64  `json:"up_queue_p99_seconds"`
+	DownQueueMean    float64  `json:"down_queue_mean_seconds"`
+	DownQueueP99     float64  `json:"down_queue_p99_seconds"`
+	DelayMean        float64  `json:"delay_mean_seconds"`
+	DelayMax         float64  `json:"delay_max_seconds"`
+	DroppedUp        uint64   `json:"dropped_up"`
+	DroppedUpBytes   uint64   `json:"dropped_up_bytes"`
+	DroppedDown      uint64   `json:"dropped_down"`
+	DroppedDownBytes uint64   `json:"dropped_down_bytes"`
+	Pending          uint64   `json:"pending"`
 }
 
 // SlowSummary is the effect of the slow fault: Messages waited for a slow
@@ -224,6 +252,14 @@ type SlowSummary struct {
 	Messages        uint64  `json:"messages"`
 	MeanWaitSeconds float64 `json:"mean_wait_seconds"`
 	MaxWaitSeconds  float64 `json:"max_wait_seconds"`
+}
+
+// Line is the bandwidth section in one line of the printed summary and
+// the report.
+func (b *BandwidthSummary) Line() string {
+	return fmt.Sprintf("%s; %d messages queued, queueing up mean %.3g s p99 %.3g s, down mean %.3g s p99 %.3g s; dropped %d up (%d B), %d down (%d B)",
+		strings.Join(b.Classes, ", "), b.Messages, b.UpQueueMean, b.UpQueueP99, b.DownQueueMean, b.DownQueueP99,
+		b.DroppedUp, b.DroppedUpBytes, b.DroppedDown, b.DroppedDownBytes)
 }
 
 // InvariantsSummary are the checks at the end of a run (gridbed run
@@ -483,6 +519,9 @@ func (s Summary) PrintTable(w io.Writer) {
 		}
 		row("messages lost", fmt.Sprintf("partition %d, loss %d, bus outage %d, bus (in flight) %d; duplicated %d",
 			f.Dropped["partition"], f.Dropped["loss"], f.Dropped["bus_outage"], f.Dropped["bus_lost"], f.Duplicated))
+	}
+	if b := s.Faults.Bandwidth; b != nil {
+		row("access links", b.Line())
 	}
 	s.Jobs.printRows(row)
 	if st := s.Staleness; st != nil {

@@ -224,7 +224,7 @@ func waitFor(t *testing.T, p *promServer, what string, timeout time.Duration, co
 }
 
 // The dashboards against a real Prometheus: a short emulator run (actors
-// over NATS, a workload and a crash fault) serves its metrics as gridbed
+// over NATS, a workload, a crash fault and access links) serves its metrics as gridbed
 // run does, Prometheus scrapes it every second with grafana/prometheus.yml
 // (the target pointed at the run), and every panel and annotation query of
 // every dashboard must return at least one series with a value.
@@ -245,6 +245,7 @@ duration: 2h
 time_scale: 1200
 peers: {count: 40, population: mixed, join_window: 30s}
 overlay: {dimensions: 3}
+link: {bandwidth: {up: 10Mbit, down: 10Mbit}}
 workload: {jobs: 60, interarrival: 60s, runtime: 10m, start: 2m}
 matchmaking: {scheme: can-p}
 faults:

@@ -388,6 +388,7 @@ seed: 4
 duration: 40m
 peers: {count: 30, population: mixed, join_window: 1m}
 overlay: {dimensions: 3}
+link: {bandwidth: {up: 100Mbit, down: 100Mbit}}
 workload: {jobs: 30, interarrival: 20s, runtime: 5m, start: 2m}
 matchmaking: {scheme: can-p}
 faults:

@@ -66,10 +66,11 @@ type Drops struct {
 	BusOutage  uint64 // sent while the bus was down (deterministic driver)
 	BusLost    uint64 // accepted by the NATS bus but never delivered (outage, in flight)
 	Duplicated uint64 // extra copies delivered by the link's duplication
+	Bandwidth  uint64 // dropped on a full access-link queue (link.bandwidth.queue)
 }
 
 // DropReasons are the label values of gridbed_messages_dropped_total.
-var DropReasons = []string{"partition", "loss", "bus_outage", "bus_lost"}
+var DropReasons = []string{"partition", "loss", "bus_outage", "bus_lost", "bandwidth"}
 
 // FaultKinds are the label values of gridbed_faults_total (the scenario's
 // fault kinds).
@@ -153,7 +154,7 @@ func NewRun(info RunInfo) *Run {
 	r.FalseSuspicions = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "gridbed_false_suspicions_total", Help: "Neighbors declared failed (002 §4.2's failure detection) that were alive, found at the oracle's samples.",
 	})
-	r.dropsDesc = prometheus.NewDesc("gridbed_messages_dropped_total", "Messages the fault layer or the bus lost, by reason (partition, loss, bus_outage, bus_lost).", []string{"reason"}, nil)
+	r.dropsDesc = prometheus.NewDesc("gridbed_messages_dropped_total", "Messages the fault layer or the bus lost, by reason (partition, loss, bus_outage, bus_lost, bandwidth: a full access-link queue).", []string{"reason"}, nil)
 	r.dupDesc = prometheus.NewDesc("gridbed_messages_duplicated_total", "Extra message copies the link's duplication delivered.", nil, nil)
 	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
 	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes) sent over the bus, by message type.", []string{"type"}, nil)
@@ -274,7 +275,7 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	if drops != nil {
 		d = drops()
 	}
-	for i, v := range []uint64{d.Partition, d.Loss, d.BusOutage, d.BusLost} {
+	for i, v := range []uint64{d.Partition, d.Loss, d.BusOutage, d.BusLost, d.Bandwidth} {
 		ch <- prometheus.MustNewConstMetric(c.dropsDesc, prometheus.CounterValue, float64(v), DropReasons[i])
 	}
 	ch <- prometheus.MustNewConstMetric(c.dupDesc, prometheus.CounterValue, float64(d.Duplicated))

@@ -146,6 +146,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 	// A path that cannot be in a summary is refused before anything runs.
 	schema := emulator.Summary{Jobs: &emulator.JobsSummary{}, Staleness: &emulator.StalenessSummary{},
 		Emulator: &emulator.LiveSummary{}, Sim: &emulator.SimSummary{}}
+	schema.Faults.Bandwidth = &emulator.BandwidthSummary{} // link.bandwidth's figures
 	for _, c := range cols {
 		if err := sweep.CheckPath(schema, c); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: --columns %s: %v (docs/RESULTS.md lists them)\n", c, err)

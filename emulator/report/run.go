@@ -80,6 +80,9 @@ func runPage(res *emulator.Result) *Page {
 		kv.add("faults", fmt.Sprintf("%s; messages lost: partition %d, loss %d, bus %d", plural(len(f.Events), "event", "events"),
 			f.Dropped["partition"], f.Dropped["loss"], f.Dropped["bus_outage"]+f.Dropped["bus_lost"]), "faults.events")
 	}
+	if b := s.Faults.Bandwidth; b != nil {
+		kv.add("access links (link.bandwidth)", b.Line(), "faults.bandwidth")
+	}
 	if j := s.Jobs; j != nil {
 		kv.add("jobs", fmt.Sprintf("%s matchmaking, %s scheduling", j.Scheme, j.Mode), "jobs.scheme")
 		kv.add("jobs submitted", fmt.Sprintf("%d: %d completed, %d failed, %d unfinished", j.Submitted, j.Completed, j.Failed, j.Unfinished), "jobs.submitted")

@@ -186,6 +186,10 @@ func (p *parser) section(s *Scenario, path string, m *yaml.Node) {
 			p.regionMatrix(s, v)
 			continue
 		}
+		if key == bandwidthClassesKey {
+			p.bandwidthClasses(s, v)
+			continue
+		}
 		if f := leaves[key]; f != nil {
 			p.pos[key] = v
 			if msg := assign(f, s, v, fileExample(f)); msg != "" {
@@ -286,6 +290,7 @@ func (p *parser) validate(s *Scenario) {
 	}
 	p.checkLifetime(s)
 	p.checkRegionMatrix(s)
+	p.checkBandwidth(s)
 	if !p.failed["faults"] && !p.failed["duration"] && !p.failed["link.regions"] {
 		p.errs = append(p.errs, checkFaults(s)...)
 	}
@@ -441,6 +446,9 @@ func unknownSetKey(key string) string {
 	}
 	if key == "link.region_latency" {
 		return "the region latency matrix is a list of lists and cannot be set with --set — write it in the scenario file under link:"
+	}
+	if key == bandwidthClassesKey {
+		return "the bandwidth classes are a list and cannot be set with --set — write them in the scenario file under link: bandwidth:, or set link.bandwidth.up and .down"
 	}
 	if _, ok := sections[key]; ok && key != "" {
 		under := leavesUnder(key)

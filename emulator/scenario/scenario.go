@@ -226,6 +226,8 @@ type Link struct {
 	// delays from region i to region j (the diagonal included), drawn from
 	// InterRegion's distribution and jitter; it replaces InterRegion.Mean.
 	RegionLatency [][]time.Duration
+	// Bandwidth is link.bandwidth: the peers' access links (bandwidth.go).
+	Bandwidth Bandwidth
 }
 
 // Latency is a delay distribution.
@@ -594,6 +596,7 @@ func Keys() []KeyDoc {
 		out = append(out, KeyDoc{Key: f.key, Default: scalarText(f.encode(&d)), Doc: f.doc})
 	}
 	out = append(out, KeyDoc{Key: "link.region_latency", Default: "[]", Doc: regionLatencyDoc})
+	out = append(out, KeyDoc{Key: bandwidthClassesKey, Default: "[]", Doc: bandwidthClassesDoc})
 	out = append(out, KeyDoc{Key: "faults", Default: "[]", Doc: faultsDoc + " Events for when: " + strings.Join(TriggerEvents, ", ") + "."})
 	return append(out, KeyDoc{Key: "experiment", Default: "none", Doc: experimentDoc})
 }
@@ -637,6 +640,8 @@ func (s Scenario) YAML() ([]byte, error) {
 	}
 	ln := sectionNode("link")
 	ln.Content = append(ln.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "region_latency"}, matrixNode(s.Link.RegionLatency))
+	bn := sectionNode("link.bandwidth")
+	bn.Content = append(bn.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "classes"}, bandwidthClassesNode(s.Link.Bandwidth.Classes))
 	root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "faults"}, faultsNode(s.Faults))
 	comment := "gridbed scenario: effective values, defaults filled in"
 	if s.Source != "" {

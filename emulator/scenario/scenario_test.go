@@ -14,6 +14,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/faults/bandwidth"
 )
 
 func TestDefault(t *testing.T) {
@@ -124,7 +125,8 @@ func TestLoadFull(t *testing.T) {
 			Lifetime: Lifetime{Dist: "weibull", Mean: 20 * time.Minute, Shape: 0.5}},
 		Link: Link{Latency: Latency{Dist: "exponential", Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond},
 			Loss: 0.01, Duplicate: 0.002, Regions: 3, InterRegion: Latency{Dist: "normal", Mean: 80 * time.Millisecond, Jitter: time.Millisecond},
-			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}}},
+			RegionLatency: [][]time.Duration{{0, 80 * time.Millisecond, 90 * time.Millisecond}, {80 * time.Millisecond, 0, 70 * time.Millisecond}, {90 * time.Millisecond, 70 * time.Millisecond, 5 * time.Millisecond}},
+			Bandwidth:     Bandwidth{Up: bandwidth.Mbit, Down: 8 * bandwidth.Mbit, Link: 2 * bandwidth.Mbit, Queue: 64 * bandwidth.KB}},
 		Workload: Workload{Jobs: 20000, Interarrival: 17500 * time.Millisecond, Load: 0.75, Start: 6 * time.Minute, ConstraintRatio: 0.8,
 			Kind: WorkloadClustered, Classes: ClassesNodes, Runtime: 40 * time.Minute, RuntimeDist: RuntimeExponential,
 			Drain: true, DrainLimit: 3 * time.Hour, Warmup: 30 * time.Minute, Categorical: WorkloadCategorical{Exact: 0.25, Range: 0.5, DontCare: 0.3}},
@@ -653,7 +655,7 @@ func TestKeys(t *testing.T) {
 		if k.Default == "" {
 			t.Errorf("key %s has no default text", k.Key)
 		}
-		if k.Key == "faults" || k.Key == "link.region_latency" || k.Key == "experiment" {
+		if k.Key == "faults" || k.Key == "link.region_latency" || k.Key == bandwidthClassesKey || k.Key == "experiment" {
 			continue // lists: not settable with --set (TestFaultErrors)
 		}
 		// Each listed default is accepted by --set and is the default.

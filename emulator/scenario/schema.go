@@ -312,6 +312,7 @@ var schema = append([]field{
 }, slices.Concat(
 	allocationFields, // 004 resource-driven allocation (allocation.go)
 	waveFields,       // the Wave scheduler (001, wave.go)
+	bandwidthFields,  // link.bandwidth (bandwidth.go)
 )...)
 
 // field describes one leaf key. Build it with a constructor, not by hand.
@@ -794,6 +795,7 @@ func init() {
 	}
 	sections[""] = append(sections[""], "faults", "experiment")
 	sections["link"] = append(sections["link"], "region_latency")
+	sections["link.bandwidth"] = append(sections["link.bandwidth"], "classes")
 	for path := range sections {
 		if leaves[path] != nil {
 			panic("scenario: " + path + " is both a key and a section")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/faults/bandwidth"
 	"github.com/gridbed/gridbed/faults/link"
 )
 
@@ -37,6 +38,14 @@ func TestChainPublishBatchSameDecisions(t *testing.T) {
 			c.Duplicate.SetDuplicate(0.2)
 			c.Delay.SetRegions(func(a bus.Address) int { return int(a % 2) }, link.DefaultLatency())
 		}},
+		{"bandwidth", func(c *link.Chain) {
+			// Half the peers behind thin, queue-limited access links, half
+			// unlimited: some messages queue (and some drop), the rest
+			// leave in batches.
+			c.Duplicate.SetDuplicate(0.1)
+			c.Bandwidth.Set(bandwidth.Config{Classes: []bandwidth.Class{{Fraction: 0.5, Up: bandwidth.Mbit, Down: 8 * bandwidth.Mbit}, {Fraction: 0.5}}, Queue: 100})
+			c.Delay.SetLatency(link.Latency{Dist: link.DistExponential, Mean: 30 * time.Millisecond})
+		}},
 	}
 	const peers = 16
 	for _, tc := range cases {
@@ -44,6 +53,7 @@ func TestChainPublishBatchSameDecisions(t *testing.T) {
 			var (
 				got   [2]string
 				stats [2]link.ChainStats
+				bw    [2]bandwidth.Stats
 				inner [2]bus.Stats
 			)
 			for mode := range 2 {
@@ -70,10 +80,13 @@ func TestChainPublishBatchSameDecisions(t *testing.T) {
 					})
 				}
 				r.run()
-				got[mode], stats[mode], inner[mode] = fmt.Sprint(r.take()), c.Faults(), c.Stats()
+				got[mode], stats[mode], inner[mode], bw[mode] = fmt.Sprint(r.take()), c.Faults(), c.Stats(), c.Bandwidth.Faults()
 			}
-			if got[0] != got[1] || stats[0] != stats[1] {
-				t.Errorf("%s, seed %d: batches changed the run: faults %+v vs %+v", tc.name, seed, stats[0], stats[1])
+			if got[0] != got[1] || stats[0] != stats[1] || bw[0] != bw[1] {
+				t.Errorf("%s, seed %d: batches changed the run: faults %+v vs %+v, bandwidth %+v vs %+v", tc.name, seed, stats[0], stats[1], bw[0], bw[1])
+			}
+			if tc.name == "bandwidth" && (bw[0].Held == 0 || bw[0].DroppedTotal() == 0 || bw[0].Held == inner[0].Published) {
+				t.Errorf("seed %d: bandwidth %+v, %d published: want some messages held, some dropped, some not held", seed, bw[0], inner[0].Published)
 			}
 			tr := inner[1].Transport
 			if inner[0].Published != inner[1].Published || inner[0].Transport != inner[0].Published {

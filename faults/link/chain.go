@@ -1,9 +1,14 @@
 package link
 
-import "github.com/gridbed/gridbed/emulator/bus"
+import (
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/faults/bandwidth"
+)
 
-// Chain is the full link model: Partition → Loss → Duplicate → Delay →
-// inner bus. A partition or loss decision is taken at send time, before any
+// Chain is the full link model: Partition → Loss → Duplicate → Bandwidth →
+// Delay → inner bus. Bandwidth (faults/bandwidth) queues a message behind
+// the others on its sender's uplink and its receiver's downlink before the
+// latency. A partition or loss decision is taken at send time, before any
 // delay, and each copy of a duplicated message is delayed independently. All
 // faults are off until their setters are called. The Chain is itself a
 // bus.Bus whose Publish enters the Partition layer; Register, Unregister,
@@ -12,6 +17,7 @@ type Chain struct {
 	Partition *Partition
 	Loss      *Loss
 	Duplicate *Duplicate
+	Bandwidth *bandwidth.Shaper
 	Delay     *Delay
 
 	inner // the wrapped bus
@@ -28,12 +34,13 @@ type ChainStats struct {
 	DelayPending uint64
 }
 
-// NewChain stacks the four decorators over inner. sched runs delayed
+// NewChain stacks the five decorators over inner. sched runs delayed
 // publishes; every layer draws from its own stream derived from seed.
 func NewChain(inner bus.Bus, sched Scheduler, seed uint64) *Chain {
 	c := &Chain{inner: inner}
 	c.Delay = NewDelay(inner, sched, seed)
-	c.Duplicate = NewDuplicate(c.Delay, seed)
+	c.Bandwidth = bandwidth.New(c.Delay, sched, seed)
+	c.Duplicate = NewDuplicate(c.Bandwidth, seed)
 	c.Loss = NewLoss(c.Duplicate, seed)
 	c.Partition = NewPartition(c.Loss)
 	return c
@@ -76,6 +83,9 @@ func (c *Chain) PublishBatch(msgs []bus.Message) error {
 			data := m.Data
 			if i == 1 {
 				data = cloneBytes(m.Data)
+			}
+			if c.Bandwidth.Hold(m.To, data) {
+				continue // queued for the access links: on to Delay.Publish later
 			}
 			if delay := c.Delay.sample(m.To, data); delay > 0 {
 				send() // the messages before it first, as Publish would

@@ -10,7 +10,8 @@
 //     (plus an inter-region latency across regions) using the driver's
 //     Scheduler.
 //
-// NewChain stacks them in the order Partition → Loss → Duplicate → Delay →
+// NewChain stacks them in the order Partition → Loss → Duplicate →
+// Bandwidth (faults/bandwidth: access links and their queues) → Delay →
 // inner bus. Every decorator draws from its own seeded *rand.Rand (math/rand/v2,
 // PCG), so under the deterministic driver (emulator/sim) the same seed gives
 // the same faults. Every decorator is safe for concurrent Publish calls (the

@@ -23,6 +23,7 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/faults/bandwidth"
 	"github.com/gridbed/gridbed/faults/link"
 	"github.com/gridbed/gridbed/faults/outage"
 	"github.com/gridbed/gridbed/faults/slow"
@@ -72,8 +73,9 @@ type Timeline struct {
 	logger *slog.Logger
 	ids    IDs
 	chain  *link.Chain
-	outage *outage.Outage // the bus_restart of the driver's bus
-	slow   *slow.Service  // the slow peers, between the link model and the outage
+	outage *outage.Outage     // the bus_restart of the driver's bus
+	slow   *slow.Service      // the slow peers, between the link model and the outage
+	bw     *metrics.Bandwidth // the bandwidth series; nil when link.bandwidth limits nothing
 	region func(bus.Address) int
 
 	mu     sync.Mutex
@@ -120,6 +122,7 @@ func New(sc scenario.Scenario, host Host, m *metrics.Run, ids IDs, logger *slog.
 	}
 	c.chain.Loss.SetLoss(l.Loss)
 	c.chain.Duplicate.SetDuplicate(l.Duplicate)
+	c.setBandwidth(l.Bandwidth.Config())
 	m.SetDrops(c.Drops)
 	return c
 }
@@ -153,6 +156,7 @@ func mix(seed, a, b uint64) uint64 {
 func (c *Timeline) Drops() metrics.Drops {
 	f := c.chain.Faults()
 	d := metrics.Drops{Partition: f.DroppedPartition, Loss: f.DroppedLoss, Duplicated: f.Duplicated}
+	d.Bandwidth = c.chain.Bandwidth.Faults().DroppedTotal()
 	d.BusOutage = c.outage.Dropped()
 	d.BusLost = c.host.BusStats().Lost
 	return d
@@ -384,3 +388,26 @@ func (c *Timeline) warn(msg string, err error) {
 		c.logger.Error(msg, "err", err)
 	}
 }
+
+// setBandwidth sets up the access links (link.bandwidth) and, when they
+// limit anything, their series.
+func (c *Timeline) setBandwidth(cfg bandwidth.Config) {
+	if !cfg.On() {
+		return
+	}
+	c.chain.Bandwidth.Set(cfg)
+	c.bw = metrics.NewBandwidth(c.m, func() (msgs, bytes [2]uint64) {
+		st := c.chain.Bandwidth.Faults()
+		return st.Dropped, st.DroppedBytes
+	})
+	c.chain.Bandwidth.SetObserver(func(d bandwidth.Direction, wait time.Duration) { c.bw.Observe(int(d), wait.Seconds()) })
+}
+
+// Bandwidth returns the bandwidth model's counters and its queueing-delay
+// series (nil when link.bandwidth limits nothing).
+func (c *Timeline) Bandwidth() (bandwidth.Stats, *metrics.Bandwidth) {
+	return c.chain.Bandwidth.Faults(), c.bw
+}
+
+// BandwidthConfig is the bandwidth model in force.
+func (c *Timeline) BandwidthConfig() bandwidth.Config { return c.chain.Bandwidth.Config() }
