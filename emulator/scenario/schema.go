@@ -308,6 +308,7 @@ var schema = append([]field{
 }, slices.Concat(
 	allocationFields, // 004 resource-driven allocation (allocation.go)
 	waveFields,       // the Wave scheduler (001, wave.go)
+	ceFields,         // heterogeneous computing elements (002 §4.1, hetce.go)
 )...)
 
 // field describes one leaf key. Build it with a constructor, not by hand.
