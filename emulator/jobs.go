@@ -68,6 +68,9 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
 	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
+	if sc.CEsOn() {
+		assignDominantCEs(j.jobs, sc.Workload.CEs, sc.Peers.CEs.GpuTypes, sc.Seed) // 002 §4.1.2
+	}
 	if t := subCAN(sc); t != nil {
 		// 002 §2.4: a job is routed first into a sub-CAN it accepts.
 		dims := sc.Overlay.Dimensions
@@ -184,6 +187,12 @@ func (j *jobRun) setup() *peer.JobSetup {
 		SubCAN:      subCAN(j.sc),
 	}
 	j.ledger.SetDemand(res.Demand)
+	if j.sc.CEsOn() {
+		cfg.CEs = ceModel{types: j.sc.Peers.CEs.GpuTypes} // 002 §4.1
+		if scheme == jobs.SchemeCENTHet {
+			j.ledger.SetCEs(cfg.CEs)
+		}
+	}
 	combo := j.comboOf()
 	j.ledger.SetCombo(combo)
 	return &peer.JobSetup{

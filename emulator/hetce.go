@@ -1,0 +1,121 @@
+package emulator
+
+import (
+	"math/rand/v2"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/hetce"
+	"github.com/gridbed/gridbed/emulator/population"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/workload"
+)
+
+// Heterogeneous computing elements (002 §4.1) in a run: the CEs a peer's
+// point gives (ceModel, the jobs.CEModel every job core and cent-het read),
+// the GPUs the population holds (placeCEs) and the dominant CE each job
+// names (assignDominantCEs). GPU type k takes the CAN dimensions
+// scenario.GPUDim(k) … +2 — clock speed, memory, cores — whatever the
+// catalog names them: every GPU type reads the catalog's gpu_speed,
+// gpu_memory and gpu_cores levels.
+
+// gpuCatalog is the catalog dimension of a GPU type's clock speed; memory
+// and cores follow it.
+const gpuCatalog = 4
+
+// ceModel is jobs.CEModel over the population's coordinates: the CPU
+// (cores dimension 3, clock cpu_speed) and types GPU types.
+type ceModel struct{ types int }
+
+// CEs is a node's CPU, not dedicated, then each GPU type, dedicated: one
+// unit at its clock speed when the node has one, none when its clock
+// coordinate lies in the catalog's lowest band (speed 0).
+func (m ceModel) CEs(p []uint32) []hetce.CE {
+	ces := []hetce.CE{{Units: resources{dims: len(p) - 1}.Capacity(p)[0], Speed: population.CapabilityAt(p, 0)}}
+	for k := 1; k <= m.types; k++ {
+		ce := hetce.CE{Dedicated: true}
+		if d := scenario.GPUDim(k); d < len(p)-1 {
+			if s := gpuSpeedAt(p[d]); s > 0 {
+				ce.Units, ce.Speed = 1, s
+			}
+		}
+		ces = append(ces, ce)
+	}
+	return ces
+}
+
+// Dominant is the GPU type whose clock coordinate a job requires (the
+// first, should it require several), else the CPU.
+func (m ceModel) Dominant(req []uint32) int {
+	for k := 1; k <= m.types; k++ {
+		if d := scenario.GPUDim(k); d < len(req)-1 && req[d] > 0 {
+			return k
+		}
+	}
+	return hetce.CPU
+}
+
+// gpuSpeedAt reads a GPU clock speed from its coordinate through the
+// catalog's gpu_speed levels: 0 in the lowest band (no GPU).
+func gpuSpeedAt(c uint32) float64 {
+	n := len(population.Catalog[gpuCatalog].Levels)
+	x := float64(c) / float64(can.Span) * float64(n)
+	if x < 1 {
+		return 0
+	}
+	lv := make([]float64, gpuCatalog+1)
+	lv[gpuCatalog] = x
+	return population.Node{Levels: lv}.Capability(gpuCatalog)
+}
+
+// placeCEs gives each node a GPU of each type with probability
+// c.GpuFraction, from a stream of its own: clock speed, memory and cores
+// at levels above the catalog's lowest (no GPU), mostly weak as the
+// population's other resources, fractional in a mixed population; a node
+// without one has coordinate 0 in its three dimensions.
+func placeCEs(nodes []population.Node, c scenario.PeersCEs, kind string, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0x636573)) // "ces"
+	for i := range nodes {
+		nd := &nodes[i]
+		for k := 1; k <= c.GpuTypes; k++ {
+			has := r.Float64() < c.GpuFraction
+			for j := 0; j < 3; j++ {
+				d := scenario.GPUDim(k) + j
+				n := len(population.Catalog[gpuCatalog+j].Levels)
+				x := 0.0
+				if has {
+					x = 1 + float64(population.Pick(r, population.Geometric(n-1)))
+					if kind == population.Mixed && int(x) < n-1 {
+						x += r.Float64()
+					}
+				}
+				if d < len(nd.Levels) {
+					nd.Levels[d] = x
+				}
+				nd.Point[d] = population.Coord(x, n)
+			}
+		}
+	}
+}
+
+// assignDominantCEs makes a share w.GpuFraction of the jobs GPU jobs, of
+// a type drawn uniformly, from a stream of its own: a GPU job requires a
+// GPU of its type (its clock coordinate at the catalog's first GPU level,
+// any speed) and one CPU core; every other job requires no GPU.
+func assignDominantCEs(jobs []workload.Job, w scenario.WorkloadCEs, types int, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0x6365736a)) // "cesj"
+	n := len(population.Catalog[gpuCatalog].Levels)
+	for i := range jobs {
+		req := jobs[i].Req
+		for k := 1; k <= types; k++ {
+			for j := 0; j < 3; j++ {
+				req[scenario.GPUDim(k)+j] = 0
+			}
+		}
+		if r.Float64() >= w.GpuFraction {
+			continue
+		}
+		k := 1 + r.IntN(types)
+		req[scenario.GPUDim(k)] = population.Coord(1, n)
+		req[3] = 0 // one CPU core drives the GPU (002 §4.1.2)
+	}
+}
