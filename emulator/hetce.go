@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"math/rand/v2"
+	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/hetce"
@@ -118,4 +119,67 @@ func assignDominantCEs(jobs []workload.Job, w scenario.WorkloadCEs, types int, s
 		req[scenario.GPUDim(k)] = population.Coord(1, n)
 		req[3] = 0 // one CPU core drives the GPU (002 §4.1.2)
 	}
+}
+
+// CEJobs is summary.json's jobs.ces: the jobs by dominant CE (002 §4.1).
+type CEJobs struct {
+	// GPUTypes is peers.ces.gpu_types.
+	GPUTypes int `json:"gpu_types"`
+	// CPU and GPU are the jobs whose dominant CE is the CPU, a GPU (of
+	// any type).
+	CPU CEJobClass `json:"cpu"`
+	GPU CEJobClass `json:"gpu"`
+}
+
+// CEJobClass counts the jobs of one dominant CE class and their wait.
+type CEJobClass struct {
+	Submitted uint64 `json:"submitted"`
+	Completed uint64 `json:"completed"`
+	Failed    uint64 `json:"failed"`
+	// WaitSecondsMean is the mean wait (first submission to start) of
+	// those that completed; null when none did.
+	WaitSecondsMean *float64 `json:"wait_seconds_mean"`
+}
+
+// ceJobs is jobs.ces at the end of the run (t): nil unless the run
+// models CEs.
+func (j *jobRun) ceJobs(t time.Duration) *CEJobs {
+	if !j.sc.CEsOn() {
+		return nil
+	}
+	m := ceModel{types: j.sc.Peers.CEs.GpuTypes}
+	gpu := map[uint64]bool{}
+	for _, job := range j.jobs {
+		if m.Dominant(job.Req) != hetce.CPU {
+			gpu[job.ID] = true
+		}
+	}
+	out := &CEJobs{GPUTypes: m.types}
+	var sums [2]float64
+	var started [2]int
+	recs, _ := j.ledger.Records()
+	for _, r := range recs {
+		k, c := 0, &out.CPU
+		if gpu[r.ID] {
+			k, c = 1, &out.GPU
+		}
+		c.Submitted++
+		switch {
+		case r.Ended && r.Failed:
+			c.Failed++
+		case r.Ended:
+			c.Completed++
+		}
+		if r.Completions > 0 && r.StartedAt <= t {
+			sums[k] += (r.StartedAt - r.Submitted).Seconds()
+			started[k]++
+		}
+	}
+	for k, c := range []*CEJobClass{&out.CPU, &out.GPU} {
+		if started[k] > 0 {
+			v := sums[k] / float64(started[k])
+			c.WaitSecondsMean = &v
+		}
+	}
+	return out
 }

@@ -400,6 +400,9 @@ type JobsSummary struct {
 	// MultiCore are the jobs requiring several cores (002 §3.3: MP
 	// cannot run them); nil without a cores dimension.
 	MultiCore *MultiCoreJobs `json:"multi_core,omitempty"`
+	// CEs are the jobs by dominant CE (002 §4.1), under the schemes of
+	// 002 §4.3.1 with GPUs; nil otherwise.
+	CEs *CEJobs `json:"ces,omitempty"`
 	// PullRejects are PULL requests answered with PULL-Reject; OfferRejects
 	// PUSH offers the receiver refused; MigrationsReturned transfers never
 	// acknowledged (the sender took the job back).
@@ -547,7 +550,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 		Resubmitted: j.ledger.Count(jobs.EvResubmitted), Rematched: j.ledger.Count(jobs.EvRematched), Adopted: j.ledger.Count(jobs.EvAdopted),
 		Returned: j.ledger.Count(jobs.EvReturned), Cancelled: j.ledger.Count(jobs.EvCancelled), RouteDrops: j.ledger.Count(jobs.EvRouteDrop),
 	}
-	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP || scheme == jobs.SchemeMP {
+	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP || scheme == jobs.SchemeMP || scheme == jobs.SchemeCANHet || scheme == jobs.SchemeCANHom {
 		s.StoppingFactor = sf
 	}
 	s.InterarrivalSeconds = j.interarrival.Seconds()
@@ -563,6 +566,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	s.Backfilled = j.ledger.Backfilled()
 	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue.String(), j.ledger.Count(jobs.EvBalloon)
 	s.MultiCore = j.multiCore()
+	s.CEs = j.ceJobs(t)
 	// A job runs at the end where a live run node holds it (and the
 	// ledger saw it start there).
 	type hold struct {

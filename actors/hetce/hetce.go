@@ -61,8 +61,7 @@ func Score(ce CE, l Load) float64 {
 // Acceptable reports whether CE(N, C) can start a job now (002 §4.1.2,
 // "Acceptable node"): nothing of its type waits before the job and, for a
 // dedicated CE, one of its units is idle. cpuFits says the node's residual
-// CPU cores, memory and disk fit the job (a GPU job holds a CPU core to
-// drive its GPU, 002 §4.1.2).
+// cores, memory and disk fit what the job takes of them.
 func Acceptable(ce CE, l Load, cpuFits bool) bool {
 	if ce.Units <= 0 || l.Waiting > 0 || !cpuFits {
 		return false

@@ -40,6 +40,19 @@ func (n *Node) dominant(req []uint32) int {
 	return c
 }
 
+// gpuDemand: a job whose dominant CE is a GPU takes none of the node's
+// shared resources (cores, memory, disk). Its thread driving the GPU shares
+// a CPU core without measurable contention (002 Table 4.1: at most 1.4%
+// between jobs on separate CEs) and its data lives in the GPU's memory, so
+// it starts as soon as a GPU of its type is idle — a gridbed reading of
+// 002 §4.1.2, which names the CPU core but no rule for it.
+func gpuDemand(c int, d Vec) Vec {
+	if c != hetce.CPU {
+		return Vec{}
+	}
+	return d
+}
+
 // ceLoads is what each of this node's CEs is doing: the jobs whose
 // dominant CE it is, queued or running, and the cores they require (one
 // per job on a dedicated CE).
@@ -148,7 +161,7 @@ type hetCandidate struct {
 // its score (002 Eqs 4.1, 4.2), from our neighbors' last heartbeats.
 func (n *Node) hetCandidates(req []uint32, cid []uint64, c int) []hetCandidate {
 	var cs []hetCandidate
-	d := n.cfg.Res.Demand(req)
+	d := gpuDemand(c, n.cfg.Res.Demand(req))
 	if capable(n.view.Point(), n.cfg.Combo, req, cid) && c < len(n.ces) {
 		ce, l := n.ces[c], n.ceLoads()[c]
 		cs = append(cs, hetCandidate{Candidate: hetce.Candidate{ID: uint64(n.self),
@@ -260,17 +273,17 @@ func (n *Node) assignHet(now time.Duration, cs []hetCandidate, b hetce.Candidate
 	i := slices.IndexFunc(cs, func(x hetCandidate) bool { return x.ID == b.ID })
 	if i >= 0 && cs[i].l != nil {
 		l := cs[i].l
-		noteSent(l, n.cfg.Res.Demand(m.Job.Req), !b.Acceptable)
+		noteSent(l, gpuDemand(c, n.cfg.Res.Demand(m.Job.Req)), !b.Acceptable)
 		if c < len(l.Ces) && l.Ces[c] != nil {
 			e := l.Ces[c]
 			e.Queue++
 			if !b.Acceptable {
 				e.Waiting++
 			}
-			if e.Units > 0 && c != hetce.CPU {
+			if c != hetce.CPU {
 				e.Required++
 			} else {
-				e.Required += float32(n.cfg.Res.Demand(m.Job.Req)[ResCores])
+				e.Required += float32(max(n.cfg.Res.Demand(m.Job.Req)[ResCores], 1))
 			}
 		}
 	}

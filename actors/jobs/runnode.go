@@ -83,6 +83,9 @@ func (n *Node) holding(id uint64) *held {
 func (n *Node) enqueue(now time.Duration, spec *wire.JobSpec, owner core.NodeID, epoch, moves, bc uint32) *held {
 	h := &held{spec: spec, owner: owner, epoch: epoch, moves: moves, bc: bc, demand: n.cfg.Res.Demand(spec.Req).clamp(n.capacity), ce: n.dominant(spec.Req)}
 	h.demand[ResCores] = max(h.demand[ResCores], 1)
+	if h.ce != hetce.CPU {
+		h.demand = Vec{} // on its GPU alone: see gpuDemand
+	}
 	n.queue = append(n.queue, h)
 	// The owner's silence is measured from now for this job (the last
 	// word of an owner whose earlier jobs ended may be old).

@@ -53,8 +53,8 @@ func (l *Ledger) CELoad(id core.NodeID, loads []hetce.Load) {
 func (l *Ledger) pickHet(job *wire.JobSpec) (core.NodeID, bool) {
 	c := l.ces.Dominant(job.Req)
 	var d jobs.Vec
-	if l.demand != nil {
-		d = l.demand(job.Req)
+	if l.demand != nil && c == hetce.CPU {
+		d = l.demand(job.Req) // a GPU job takes no shared resource (jobs.gpuDemand)
 	}
 	var acc, any hetce.Candidate
 	foundAcc, foundAny := false, false
@@ -90,7 +90,7 @@ func (l *Ledger) pickHet(job *wire.JobSpec) (core.NodeID, bool) {
 	if nd.het.ces[c].Dedicated {
 		ld.Required++
 	} else {
-		ld.Required += d[jobs.ResCores]
+		ld.Required += max(d[jobs.ResCores], 1)
 	}
 	if best.Acceptable {
 		nd.residual = nd.residual.Sub(d)
