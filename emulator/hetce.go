@@ -6,9 +6,11 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/hetce"
+	"github.com/gridbed/gridbed/emulator/ledger"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/workload"
+	"github.com/gridbed/gridbed/metrics"
 )
 
 // Heterogeneous computing elements (002 §4.1) in a run: the CEs a peer's
@@ -182,4 +184,28 @@ func (j *jobRun) ceJobs(t time.Duration) *CEJobs {
 		}
 	}
 	return out
+}
+
+// enableCEs notes the GPU jobs and registers gridbed_job_ce_wait_seconds.
+func (j *jobRun) enableCEs(m *metrics.Run) {
+	model := ceModel{types: j.sc.Peers.CEs.GpuTypes}
+	j.gpuJobs = map[uint64]bool{}
+	for _, job := range j.jobs {
+		if model.Dominant(job.Req) != hetce.CPU {
+			j.gpuJobs[job.ID] = true
+		}
+	}
+	j.ceWait = m.EnableCEWait()
+}
+
+// observeCEWait records a completed job's wait by its dominant CE.
+func (j *jobRun) observeCEWait(r *ledger.Record) {
+	if j.ceWait == nil {
+		return
+	}
+	ce := metrics.CEClasses[0]
+	if j.gpuJobs[r.ID] {
+		ce = metrics.CEClasses[1]
+	}
+	j.ceWait.WithLabelValues(ce).Observe((r.StartedAt - r.Submitted).Seconds())
 }

@@ -57,6 +57,10 @@ type jobRun struct {
 	busy, live int
 	// stale is gridbed_aggregate_error_ratio (stale.go).
 	stale *prometheus.GaugeVec
+	// ceWait is gridbed_job_ce_wait_seconds and gpuJobs the GPU jobs, with
+	// heterogeneous computing elements (hetce.go); nil otherwise.
+	ceWait  *prometheus.HistogramVec
+	gpuJobs map[uint64]bool
 }
 
 // newJobRun draws the workload; peers are the initial population (the
@@ -70,6 +74,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
 	if sc.CEsOn() {
 		assignDominantCEs(j.jobs, sc.Workload.CEs, sc.Peers.CEs.GpuTypes, sc.Seed) // 002 §4.1.2
+		j.enableCEs(m)
 	}
 	if t := subCAN(sc); t != nil {
 		// 002 §2.4: a job is routed first into a sub-CAN it accepts.
@@ -102,6 +107,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 			j.m.QueueSeen.WithLabelValues(scheme).Observe(float64(e.Queue))
 		case jobs.EvCompleted:
 			j.m.Wait.WithLabelValues(scheme).Observe((r.StartedAt - r.Submitted).Seconds())
+			j.observeCEWait(r)
 		case jobs.EvResult:
 			j.m.Turnaround.WithLabelValues(scheme).Observe((at - r.Submitted).Seconds())
 		}
