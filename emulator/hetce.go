@@ -103,7 +103,8 @@ func placeCEs(nodes []population.Node, c scenario.PeersCEs, kind string, seed ui
 // assignDominantCEs makes a share w.GpuFraction of the jobs GPU jobs, of
 // a type drawn uniformly, from a stream of its own: a GPU job requires a
 // GPU of its type (its clock coordinate at the catalog's first GPU level,
-// any speed) and one CPU core; every other job requires no GPU.
+// any speed) and no more than one CPU core (its driving thread); every
+// other job requires no GPU.
 func assignDominantCEs(jobs []workload.Job, w scenario.WorkloadCEs, types int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 0x6365736a)) // "cesj"
 	n := len(population.Catalog[gpuCatalog].Levels)
@@ -119,7 +120,7 @@ func assignDominantCEs(jobs []workload.Job, w scenario.WorkloadCEs, types int, s
 		}
 		k := 1 + r.IntN(types)
 		req[scenario.GPUDim(k)] = population.Coord(1, n)
-		req[3] = 0 // one CPU core drives the GPU (002 §4.1.2)
+		req[3] = 0 // one CPU thread drives the GPU (002 §4.1.2)
 	}
 }
 

@@ -67,8 +67,7 @@ var ceFields = []field{
 	fractionField("peers.ces.gpu_fraction", func(s *Scenario) *float64 { return &s.Peers.CEs.GpuFraction }, 0.5,
 		"a valid share of peers with a GPU",
 		"Share of the peers holding a GPU of each type, drawn independently per type, 0 to 1 (002 §4.3.1: each node \"may include up to two different types of GPU\"; the dissertation gives no share, 0.5 is gridbed's choice). A GPU's clock speed is 0.5, 1 or 2 × nominal, mostly slow."),
-	also(fractionField("workload.ces.gpu_fraction", func(s *Scenario) *float64 { return &s.Workload.CEs.GpuFraction }, 0.3,
+	fractionField("workload.ces.gpu_fraction", func(s *Scenario) *float64 { return &s.Workload.CEs.GpuFraction }, 0.3,
 		"a valid share of GPU jobs",
-		"Share of the jobs whose dominant CE is a GPU (002 §4.1.2), of a type drawn uniformly among peers.ces.gpu_types, 0 to 1; the rest are CPU jobs. A GPU job requires a GPU of its type and one CPU core, and runs its work divided by the GPU's clock speed. Used with peers.ces.gpu_types."),
-		func(s *Scenario) string { return "" }, "peers.ces.gpu_types"),
+		"Share of the jobs whose dominant CE is a GPU (002 §4.1.2), of a type drawn uniformly among peers.ces.gpu_types, 0 to 1 (002 gives none: 0.3 is gridbed's choice); the rest are CPU jobs. A GPU job requires a GPU of its type, waits only for it (its driving thread shares a CPU core: it takes none of the node's cores, memory or disk) and runs its work divided by the GPU's clock speed. Used with peers.ces.gpu_types."),
 }
