@@ -57,6 +57,10 @@ type jobRun struct {
 	busy, live int
 	// stale is gridbed_aggregate_error_ratio (stale.go).
 	stale *prometheus.GaugeVec
+	// ceWait is gridbed_job_ce_wait_seconds and gpuJobs the GPU jobs, with
+	// heterogeneous computing elements (hetce.go); nil otherwise.
+	ceWait  *prometheus.HistogramVec
+	gpuJobs map[uint64]bool
 }
 
 // newJobRun draws the workload; peers are the initial population (the
@@ -68,6 +72,10 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 	j := &jobRun{sc: sc, m: m.EnableJobs(jobs.EventNames()), jobs: workload.Generate(sc.Workload, sc.Overlay.Dimensions, sc.Duration, sc.Seed, peers),
 		interarrival: workload.Interarrival(sc.Workload, sc.Overlay.Dimensions, sc.Seed, peers)}
 	workload.Categorize(j.jobs, sc.Workload.Categorical, sc.Peers.Categorical, sc.Seed)
+	if sc.CEsOn() {
+		assignDominantCEs(j.jobs, sc.Workload.CEs, sc.Peers.CEs.GpuTypes, sc.Seed) // 002 §4.1.2
+		j.enableCEs(m)
+	}
 	if t := subCAN(sc); t != nil {
 		// 002 §2.4: a job is routed first into a sub-CAN it accepts.
 		dims := sc.Overlay.Dimensions
@@ -99,6 +107,7 @@ func newJobRun(sc scenario.Scenario, m *metrics.Run, peers []population.Node) *j
 			j.m.QueueSeen.WithLabelValues(scheme).Observe(float64(e.Queue))
 		case jobs.EvCompleted:
 			j.m.Wait.WithLabelValues(scheme).Observe((r.StartedAt - r.Submitted).Seconds())
+			j.observeCEWait(r)
 		case jobs.EvResult:
 			j.m.Turnaround.WithLabelValues(scheme).Observe((at - r.Submitted).Seconds())
 		}
@@ -185,6 +194,12 @@ func (j *jobRun) setup() *peer.JobSetup {
 		SubCAN:      subCAN(j.sc),
 	}
 	j.ledger.SetDemand(res.Demand)
+	if j.sc.CEsOn() {
+		cfg.CEs = ceModel{types: j.sc.Peers.CEs.GpuTypes} // 002 §4.1
+		if scheme == jobs.SchemeCENTHet {
+			j.ledger.SetCEs(cfg.CEs)
+		}
+	}
 	combo := j.comboOf()
 	j.ledger.SetCombo(combo)
 	return &peer.JobSetup{
@@ -392,6 +407,9 @@ type JobsSummary struct {
 	// MultiCore are the jobs requiring several cores (002 §3.3: MP
 	// cannot run them); nil without a cores dimension.
 	MultiCore *MultiCoreJobs `json:"multi_core,omitempty"`
+	// CEs are the jobs by dominant CE (002 §4.1), under the schemes of
+	// 002 §4.3.1 with GPUs; nil otherwise.
+	CEs *CEJobs `json:"ces,omitempty"`
 	// PullRejects are PULL requests answered with PULL-Reject; OfferRejects
 	// PUSH offers the receiver refused; MigrationsReturned transfers never
 	// acknowledged (the sender took the job back).
@@ -539,7 +557,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 		Resubmitted: j.ledger.Count(jobs.EvResubmitted), Rematched: j.ledger.Count(jobs.EvRematched), Adopted: j.ledger.Count(jobs.EvAdopted),
 		Returned: j.ledger.Count(jobs.EvReturned), Cancelled: j.ledger.Count(jobs.EvCancelled), RouteDrops: j.ledger.Count(jobs.EvRouteDrop),
 	}
-	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP || scheme == jobs.SchemeMP {
+	if scheme, sf, _ := j.sc.JobSchemes(); scheme == jobs.SchemeCANP || scheme == jobs.SchemeMP || scheme == jobs.SchemeCANHet || scheme == jobs.SchemeCANHom {
 		s.StoppingFactor = sf
 	}
 	s.InterarrivalSeconds = j.interarrival.Seconds()
@@ -555,6 +573,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	s.Backfilled = j.ledger.Backfilled()
 	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue.String(), j.ledger.Count(jobs.EvBalloon)
 	s.MultiCore = j.multiCore()
+	s.CEs = j.ceJobs(t)
 	// A job runs at the end where a live run node holds it (and the
 	// ledger saw it start there).
 	type hold struct {

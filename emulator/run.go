@@ -337,6 +337,9 @@ func (r *run) prepare() (*Result, error) {
 	if t := subCAN(sc); t != nil {
 		population.PlaceOnT(r.nodes, *t, sc.Peers.Categorical.InUse(), sc.Seed)
 	}
+	if sc.CEsOn() {
+		placeCEs(r.nodes, sc.Peers.CEs, sc.Peers.Population, sc.Seed) // 002 §4.1
+	}
 	r.ocfg = overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split,
 		QuietRepairs: !sc.Overlay.Heartbeat.AnnounceRepairs, NoZoneQueries: !sc.Overlay.Heartbeat.ZoneQueries, NoTakeoverRequest: !sc.Overlay.Heartbeat.TakeoverRequest}
 	if sc.Peers.Bootstrap == scenario.BootstrapDirect {

@@ -57,6 +57,6 @@ func copyLoad(l *wire.Load) *wire.Load {
 		Queue: l.Queue, Free: l.Free, Speed: l.Speed, Point: l.Point, Agg: l.Agg,
 		Cores: l.Cores, Demand: l.Demand, Residual: slices.Clone(l.Residual), Waiting: l.Waiting, Nbc: l.Nbc,
 		NormLoad: l.NormLoad, Balloons: slices.Clone(l.Balloons), NearWaiting: l.NearWaiting,
-		Combo: l.Combo, Acid: l.Acid,
+		Combo: l.Combo, Acid: l.Acid, Ces: copyCELoads(l.Ces),
 	}
 }

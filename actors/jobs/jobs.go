@@ -25,6 +25,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/hetce"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -104,6 +105,9 @@ type Ready struct {
 	QueueChanged bool
 	QueueLen     int
 	Residual     Vec // the node's residual resources then
+	// CELoads is, with a CE model (002 §4.1), each CE's load then: the
+	// central baseline that knows CEs follows it.
+	CELoads []hetce.Load
 }
 
 // View is what the job core reads of its peer's overlay core

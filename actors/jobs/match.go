@@ -136,6 +136,10 @@ func loadFree(l *wire.Load, d Vec) bool {
 //
 // With no capable node in sight the job climbs towards nodes that are.
 func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
+	if n.cfg.Scheme == SchemeCANHet {
+		n.matchStepHet(now, m) // 002 Algorithm 2
+		return
+	}
 	cs := n.candidates(m.Job.Req, m.Job.Cid)
 	var fastestFree *candidate
 	for i := range cs {

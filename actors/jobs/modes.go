@@ -29,10 +29,24 @@ const (
 	// runs jobs of one core only: the owner fails a job that requires
 	// more (ReasonMultiCore) without searching.
 	SchemeMP Scheme = "mp"
+	// SchemeCANHet is 002 Algorithm 2 over heterogeneous computing
+	// elements (002 §4.1): acceptable nodes first, pushes along the
+	// aggregated load of the job's dominant CE type (Eq 4.3), the run node
+	// by Eqs 4.1/4.2. Needs Config.CEs.
+	SchemeCANHet Scheme = "can-het"
+	// SchemeCANHom is 002 §4.3.1's can-hom: the multi-core CAN-P of 002
+	// §3.1.4, oblivious to CEs — matched as SchemeCANP while run nodes run
+	// jobs on their dominant CE.
+	SchemeCANHom Scheme = "can-hom"
+	// SchemeCENTHet is 002 §4.3.1's central baseline that knows CEs: a
+	// greedy online pick over the global view of every node's CEs (an
+	// acceptable node, free first, fastest dominant CE; else the least
+	// score, Eqs 4.1/4.2), at no message cost.
+	SchemeCENTHet Scheme = "cent-het"
 )
 
 // Schemes lists the matchmaking schemes.
-var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue, SchemeMP}
+var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue, SchemeMP, SchemeCANHet, SchemeCANHom, SchemeCENTHet}
 
 // ParseScheme returns the matchmaking scheme named s.
 func ParseScheme(s string) (Scheme, error) { return core.ParseEnum(s, "matchmaking scheme", Schemes) }
@@ -40,7 +54,7 @@ func ParseScheme(s string) (Scheme, error) { return core.ParseEnum(s, "matchmaki
 func (s Scheme) String() string { return string(s) }
 
 // central reports whether the scheme is one of the centralized ones.
-func (s Scheme) central() bool { return s == SchemeCENT || s == SchemeCENTQueue }
+func (s Scheme) central() bool { return s == SchemeCENT || s == SchemeCENTQueue || s == SchemeCENTHet }
 
 // SchedMode is a dynamic scheduling mode (000 §V-B): Config.Mode.
 type SchedMode string
@@ -262,6 +276,9 @@ func (c Config) check() error {
 	}
 	if _, err := ParseCategoricalMode(string(c.Categorical)); err != nil {
 		return err
+	}
+	if c.Scheme == SchemeCANHet && c.CEs == nil {
+		return errors.New("jobs: scheme can-het needs Config.CEs, the CE model")
 	}
 	if c.Categorical == CategoricalSubCAN && c.SubCAN == nil {
 		return errors.New("jobs: categorical matchmaking subcan needs Config.SubCAN, the transform dimension")

@@ -10,6 +10,7 @@ import (
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/hetce"
 	"github.com/gridbed/gridbed/actors/load"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -86,6 +87,10 @@ type Config struct {
 	// last coordinate of every point is T, each combination's sub-CAN an
 	// interval of it (categorical.Transform). Shared, never modified.
 	SubCAN *categorical.Transform
+	// CEs is the heterogeneous CE model (002 §4.1): a node's CEs and a
+	// job's dominant CE (nil: the CPU alone). Run nodes queue and run
+	// jobs per CE; SchemeCANHet matches by it.
+	CEs CEModel
 }
 
 func (c Config) withDefaults() Config {
@@ -200,6 +205,7 @@ type Node struct {
 
 	ready  Ready
 	status Status
+	ces    []hetce.CE // this node's CEs (002 §4.1), nil without Config.CEs
 }
 
 // Status counts what the job core did.
@@ -232,6 +238,9 @@ func New(view View, cfg Config, rng *rand.Rand, central Central) *Node {
 	}
 	n.capacity = n.cfg.Res.Capacity(view.Point())
 	n.capacity[ResCores] = max(n.capacity[ResCores], 1)
+	if n.cfg.CEs != nil {
+		n.ces = n.cfg.CEs.CEs(view.Point())
+	}
 	n.sched.init()
 	return n
 }
@@ -265,9 +274,13 @@ func (n *Node) queueChanged() {
 	n.ready.QueueChanged = true
 	n.ready.QueueLen = len(n.queue)
 	n.ready.Residual = Vec{}
-	if n.running == len(n.queue) {
-		// Jobs waiting here start before a newcomer: nothing is free.
+	if n.running == len(n.queue) || n.ces != nil {
+		// Jobs waiting here start before a newcomer: nothing is free —
+		// but with CEs a job waits only behind its own CE's (002 §4.1).
 		n.ready.Residual = n.residual()
+	}
+	if n.ces != nil {
+		n.ready.CELoads = n.ceLoads()
 	}
 }
 
@@ -376,6 +389,9 @@ func (n *Node) LoadInfo() *wire.Load {
 	l.Balloons = n.hostedLoad()
 	if n.cfg.Combo != 0 {
 		l.Combo, l.Acid = n.cfg.Combo, slices.Clone(n.acid)
+	}
+	if n.cfg.Scheme == SchemeCANHet {
+		l.Ces = n.ceLoadInfo(own)
 	}
 	return l
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/hetce"
 	"github.com/gridbed/gridbed/actors/wire"
 )
 
@@ -30,6 +31,8 @@ type held struct {
 	// offeredTo is the neighbor a PUSH offer for this waiting job is
 	// outstanding at (0: none): the job neither starts nor moves meanwhile.
 	offeredTo core.NodeID
+	// ce is its dominant CE type (002 §4.1.2; the CPU without CEs).
+	ce int
 }
 
 func (h *held) ref() *wire.JobRef { return &wire.JobRef{Id: h.spec.Id, Epoch: h.epoch, Moves: h.moves} }
@@ -78,8 +81,11 @@ func (n *Node) holding(id uint64) *held {
 
 // enqueue appends a job to the waiting queue.
 func (n *Node) enqueue(now time.Duration, spec *wire.JobSpec, owner core.NodeID, epoch, moves, bc uint32) *held {
-	h := &held{spec: spec, owner: owner, epoch: epoch, moves: moves, bc: bc, demand: n.cfg.Res.Demand(spec.Req).clamp(n.capacity)}
+	h := &held{spec: spec, owner: owner, epoch: epoch, moves: moves, bc: bc, demand: n.cfg.Res.Demand(spec.Req).clamp(n.capacity), ce: n.dominant(spec.Req)}
 	h.demand[ResCores] = max(h.demand[ResCores], 1)
+	if h.ce != hetce.CPU {
+		h.demand = Vec{} // on its GPU alone: see gpuDemand
+	}
 	n.queue = append(n.queue, h)
 	// The owner's silence is measured from now for this job (the last
 	// word of an owner whose earlier jobs ended may be old).
@@ -126,11 +132,13 @@ func (n *Node) start(now time.Duration) {
 		h.running = true
 		n.used = n.used.add(h.demand)
 		n.running++
-		alpha := 1.0
-		if n.cfg.Contention {
+		alpha, speed := 1.0, n.cfg.Speed
+		if h.ce != hetce.CPU {
+			speed = n.ces[h.ce].Speed // its dominant CE's clock; no contention across CEs (002 Table 4.1)
+		} else if n.cfg.Contention {
 			alpha = Alpha(n.running, n.used, n.capacity)
 		}
-		h.finishAt = now + time.Duration(float64(runTime(h.spec.Work, n.cfg.Speed))*alpha)
+		h.finishAt = now + time.Duration(float64(runTime(h.spec.Work, speed))*alpha)
 		n.status.Started++
 		n.event(Event{Kind: EvStarted, Job: h.spec.Id, Attempt: h.spec.Attempt, Other: h.owner, BC: h.bc, Backfilled: i != head})
 		n.ready.SetTimer(core.TimerRunDone, h.finishAt)
@@ -140,6 +148,9 @@ func (n *Node) start(now time.Duration) {
 // nextStart picks the waiting job to start now (-1 for none) and says
 // where the waiting queue's head is.
 func (n *Node) nextStart() (int, int) {
+	if n.ces != nil && n.cfg.Mode == SchedVanilla {
+		return n.nextStartCE()
+	}
 	res := n.residual()
 	head, best, bestF := -1, -1, math.Inf(1)
 	for i := n.running; i < len(n.queue); i++ {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/hetce"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/wire"
@@ -340,7 +341,16 @@ func report(sink JobSink, now time.Duration, id core.NodeID, r jobs.Ready) {
 	if r.QueueChanged {
 		sink.QueueLen(id, r.QueueLen)
 		sink.Residual(id, r.Residual)
+		if cs, ok := sink.(CESink); ok && r.CELoads != nil {
+			cs.CELoad(id, r.CELoads)
+		}
 	}
+}
+
+// CESink is a JobSink that also follows each node's CE loads (002 §4.1:
+// the central baseline that knows CEs).
+type CESink interface {
+	CELoad(id core.NodeID, loads []hetce.Load)
 }
 
 // State is what the oracle and the metrics read of a peer, copied outside

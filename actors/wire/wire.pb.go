@@ -856,7 +856,10 @@ type Load struct {
 	Combo uint32 `protobuf:"varint,14,opt,name=combo,proto3" json:"combo,omitempty"`
 	// ... and its ACID (002 Eq 5.1), the bit string of the combinations in
 	// the region above it, 64 combinations per word, lowest first.
-	Acid          []uint64 `protobuf:"varint,15,rep,packed,name=acid,proto3" json:"acid,omitempty"`
+	Acid []uint64 `protobuf:"varint,15,rep,packed,name=acid,proto3" json:"acid,omitempty"`
+	// Heterogeneous computing elements (002 §4.1), set under matchmaking
+	// scheme can-het: one per CE type, the CPU first, then each GPU type.
+	Ces           []*CELoad `protobuf:"bytes,16,rep,name=ces,proto3" json:"ces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -996,6 +999,99 @@ func (x *Load) GetAcid() []uint64 {
 	return nil
 }
 
+func (x *Load) GetCes() []*CELoad {
+	if x != nil {
+		return x.Ces
+	}
+	return nil
+}
+
+// CELoad is one CE type of a node (002 §4.1.2): its load, for the
+// acceptable-node rule and the scores (002 Eqs 4.1, 4.2), and its
+// aggregated load above the node, for the push objective (002 Eq 4.3).
+type CELoad struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Jobs whose dominant CE it is, queued or running (JobQueueSize) ...
+	Queue uint32 `protobuf:"varint,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// ... of which waiting ...
+	Waiting uint32 `protobuf:"varint,2,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// ... and the cores they require (a job on a GPU requires one).
+	Required float32 `protobuf:"fixed32,3,opt,name=required,proto3" json:"required,omitempty"`
+	// The node's units of this CE: cores of its CPU, or how many GPUs of the
+	// type it has (0: none).
+	Units float32 `protobuf:"fixed32,4,opt,name=units,proto3" json:"units,omitempty"`
+	// AI_d(N, C) for every dimension d: nodes, required cores (queue) and
+	// units (cores) of this CE type above the node.
+	Agg           []*AggLoad `protobuf:"bytes,5,rep,name=agg,proto3" json:"agg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CELoad) Reset() {
+	*x = CELoad{}
+	mi := &file_wire_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CELoad) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CELoad) ProtoMessage() {}
+
+func (x *CELoad) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CELoad.ProtoReflect.Descriptor instead.
+func (*CELoad) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CELoad) GetQueue() uint32 {
+	if x != nil {
+		return x.Queue
+	}
+	return 0
+}
+
+func (x *CELoad) GetWaiting() uint32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *CELoad) GetRequired() float32 {
+	if x != nil {
+		return x.Required
+	}
+	return 0
+}
+
+func (x *CELoad) GetUnits() float32 {
+	if x != nil {
+		return x.Units
+	}
+	return 0
+}
+
+func (x *CELoad) GetAgg() []*AggLoad {
+	if x != nil {
+		return x.Agg
+	}
+	return nil
+}
+
 // Balloon is a Residue-node (002 §3.1.1): what a multi-core node running
 // jobs with free cores could start a job on now.
 type Balloon struct {
@@ -1020,7 +1116,7 @@ type Balloon struct {
 
 func (x *Balloon) Reset() {
 	*x = Balloon{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1128,7 @@ func (x *Balloon) String() string {
 func (*Balloon) ProtoMessage() {}
 
 func (x *Balloon) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1141,7 @@ func (x *Balloon) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Balloon.ProtoReflect.Descriptor instead.
 func (*Balloon) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Balloon) GetNode() uint64 {
@@ -1107,7 +1203,7 @@ type AggLoad struct {
 
 func (x *AggLoad) Reset() {
 	*x = AggLoad{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1215,7 @@ func (x *AggLoad) String() string {
 func (*AggLoad) ProtoMessage() {}
 
 func (x *AggLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1228,7 @@ func (x *AggLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AggLoad.ProtoReflect.Descriptor instead.
 func (*AggLoad) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AggLoad) GetNodes() float32 {
@@ -1169,7 +1265,7 @@ type Leave struct {
 
 func (x *Leave) Reset() {
 	*x = Leave{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1277,7 @@ func (x *Leave) String() string {
 func (*Leave) ProtoMessage() {}
 
 func (x *Leave) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1290,7 @@ func (x *Leave) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Leave.ProtoReflect.Descriptor instead.
 func (*Leave) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Leave) GetSelf() *NodeInfo {
@@ -1227,7 +1323,7 @@ type FullUpdateRequest struct {
 
 func (x *FullUpdateRequest) Reset() {
 	*x = FullUpdateRequest{}
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1335,7 @@ func (x *FullUpdateRequest) String() string {
 func (*FullUpdateRequest) ProtoMessage() {}
 
 func (x *FullUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1348,7 @@ func (x *FullUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FullUpdateRequest.ProtoReflect.Descriptor instead.
 func (*FullUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{12}
+	return file_wire_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FullUpdateRequest) GetSelf() *NodeInfo {
@@ -1272,7 +1368,7 @@ type FullUpdate struct {
 
 func (x *FullUpdate) Reset() {
 	*x = FullUpdate{}
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1284,7 +1380,7 @@ func (x *FullUpdate) String() string {
 func (*FullUpdate) ProtoMessage() {}
 
 func (x *FullUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1297,7 +1393,7 @@ func (x *FullUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FullUpdate.ProtoReflect.Descriptor instead.
 func (*FullUpdate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{13}
+	return file_wire_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FullUpdate) GetSelf() *NodeInfo {
@@ -1326,7 +1422,7 @@ type ZoneUpdate struct {
 
 func (x *ZoneUpdate) Reset() {
 	*x = ZoneUpdate{}
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1434,7 @@ func (x *ZoneUpdate) String() string {
 func (*ZoneUpdate) ProtoMessage() {}
 
 func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1447,7 @@ func (x *ZoneUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneUpdate.ProtoReflect.Descriptor instead.
 func (*ZoneUpdate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{14}
+	return file_wire_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ZoneUpdate) GetSelf() *NodeInfo {
@@ -1400,7 +1496,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1508,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1521,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{15}
+	return file_wire_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JobSpec) GetId() uint64 {
@@ -1491,7 +1587,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1599,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1612,7 @@ func (x *JobRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
 func (*JobRef) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{16}
+	return file_wire_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobRef) GetId() uint64 {
@@ -1549,7 +1645,7 @@ type JobSubmit struct {
 
 func (x *JobSubmit) Reset() {
 	*x = JobSubmit{}
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1657,7 @@ func (x *JobSubmit) String() string {
 func (*JobSubmit) ProtoMessage() {}
 
 func (x *JobSubmit) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1670,7 @@ func (x *JobSubmit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSubmit.ProtoReflect.Descriptor instead.
 func (*JobSubmit) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{17}
+	return file_wire_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JobSubmit) GetJob() *JobSpec {
@@ -1602,7 +1698,7 @@ type BalloonAttach struct {
 
 func (x *BalloonAttach) Reset() {
 	*x = BalloonAttach{}
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1710,7 @@ func (x *BalloonAttach) String() string {
 func (*BalloonAttach) ProtoMessage() {}
 
 func (x *BalloonAttach) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1723,7 @@ func (x *BalloonAttach) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalloonAttach.ProtoReflect.Descriptor instead.
 func (*BalloonAttach) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{18}
+	return file_wire_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BalloonAttach) GetBalloon() *Balloon {
@@ -1682,7 +1778,7 @@ type BalloonAck struct {
 
 func (x *BalloonAck) Reset() {
 	*x = BalloonAck{}
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +1790,7 @@ func (x *BalloonAck) String() string {
 func (*BalloonAck) ProtoMessage() {}
 
 func (x *BalloonAck) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +1803,7 @@ func (x *BalloonAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalloonAck.ProtoReflect.Descriptor instead.
 func (*BalloonAck) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{19}
+	return file_wire_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BalloonAck) GetPoint() []uint32 {
@@ -1729,7 +1825,7 @@ type JobRoute struct {
 
 func (x *JobRoute) Reset() {
 	*x = JobRoute{}
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1837,7 @@ func (x *JobRoute) String() string {
 func (*JobRoute) ProtoMessage() {}
 
 func (x *JobRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1850,7 @@ func (x *JobRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRoute.ProtoReflect.Descriptor instead.
 func (*JobRoute) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{20}
+	return file_wire_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobRoute) GetJob() *JobSpec {
@@ -1796,7 +1892,7 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1904,7 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +1917,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{21}
+	return file_wire_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Candidate) GetId() uint64 {
@@ -1854,7 +1950,7 @@ type JobPush struct {
 
 func (x *JobPush) Reset() {
 	*x = JobPush{}
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1866,7 +1962,7 @@ func (x *JobPush) String() string {
 func (*JobPush) ProtoMessage() {}
 
 func (x *JobPush) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1879,7 +1975,7 @@ func (x *JobPush) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPush.ProtoReflect.Descriptor instead.
 func (*JobPush) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{22}
+	return file_wire_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobPush) GetJob() *JobSpec {
@@ -1936,7 +2032,7 @@ type JobAssign struct {
 
 func (x *JobAssign) Reset() {
 	*x = JobAssign{}
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2044,7 @@ func (x *JobAssign) String() string {
 func (*JobAssign) ProtoMessage() {}
 
 func (x *JobAssign) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2057,7 @@ func (x *JobAssign) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAssign.ProtoReflect.Descriptor instead.
 func (*JobAssign) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{23}
+	return file_wire_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobAssign) GetJob() *JobSpec {
@@ -2003,7 +2099,7 @@ type JobQueued struct {
 
 func (x *JobQueued) Reset() {
 	*x = JobQueued{}
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2111,7 @@ func (x *JobQueued) String() string {
 func (*JobQueued) ProtoMessage() {}
 
 func (x *JobQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2124,7 @@ func (x *JobQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobQueued.ProtoReflect.Descriptor instead.
 func (*JobQueued) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{24}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobQueued) GetJob() *JobRef {
@@ -2057,7 +2153,7 @@ type RunHeartbeat struct {
 
 func (x *RunHeartbeat) Reset() {
 	*x = RunHeartbeat{}
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2165,7 @@ func (x *RunHeartbeat) String() string {
 func (*RunHeartbeat) ProtoMessage() {}
 
 func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2178,7 @@ func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHeartbeat.ProtoReflect.Descriptor instead.
 func (*RunHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{25}
+	return file_wire_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RunHeartbeat) GetHeld() []*JobRef {
@@ -2114,7 +2210,7 @@ type OwnerHeartbeat struct {
 
 func (x *OwnerHeartbeat) Reset() {
 	*x = OwnerHeartbeat{}
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2222,7 @@ func (x *OwnerHeartbeat) String() string {
 func (*OwnerHeartbeat) ProtoMessage() {}
 
 func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2235,7 @@ func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwnerHeartbeat.ProtoReflect.Descriptor instead.
 func (*OwnerHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{26}
+	return file_wire_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OwnerHeartbeat) GetJobs() []*JobRef {
@@ -2180,7 +2276,7 @@ type JobAdopt struct {
 
 func (x *JobAdopt) Reset() {
 	*x = JobAdopt{}
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2288,7 @@ func (x *JobAdopt) String() string {
 func (*JobAdopt) ProtoMessage() {}
 
 func (x *JobAdopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2301,7 @@ func (x *JobAdopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAdopt.ProtoReflect.Descriptor instead.
 func (*JobAdopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{27}
+	return file_wire_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *JobAdopt) GetJob() *JobSpec {
@@ -2274,7 +2370,7 @@ type JobReturn struct {
 
 func (x *JobReturn) Reset() {
 	*x = JobReturn{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2382,7 @@ func (x *JobReturn) String() string {
 func (*JobReturn) ProtoMessage() {}
 
 func (x *JobReturn) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2395,7 @@ func (x *JobReturn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobReturn.ProtoReflect.Descriptor instead.
 func (*JobReturn) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobReturn) GetJobs() []*JobRef {
@@ -2325,7 +2421,7 @@ type JobCancel struct {
 
 func (x *JobCancel) Reset() {
 	*x = JobCancel{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2337,7 +2433,7 @@ func (x *JobCancel) String() string {
 func (*JobCancel) ProtoMessage() {}
 
 func (x *JobCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2350,7 +2446,7 @@ func (x *JobCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCancel.ProtoReflect.Descriptor instead.
 func (*JobCancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobCancel) GetJob() *JobRef {
@@ -2371,7 +2467,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2479,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2492,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobResult) GetId() uint64 {
@@ -2430,7 +2526,7 @@ type JobFailure struct {
 
 func (x *JobFailure) Reset() {
 	*x = JobFailure{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2442,7 +2538,7 @@ func (x *JobFailure) String() string {
 func (*JobFailure) ProtoMessage() {}
 
 func (x *JobFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2455,7 +2551,7 @@ func (x *JobFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFailure.ProtoReflect.Descriptor instead.
 func (*JobFailure) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobFailure) GetId() uint64 {
@@ -2485,7 +2581,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2497,7 +2593,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2510,7 +2606,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobStatus) GetOwned() []uint64 {
@@ -2554,7 +2650,7 @@ type MigrateOffer struct {
 
 func (x *MigrateOffer) Reset() {
 	*x = MigrateOffer{}
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2662,7 @@ func (x *MigrateOffer) String() string {
 func (*MigrateOffer) ProtoMessage() {}
 
 func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2675,7 @@ func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateOffer.ProtoReflect.Descriptor instead.
 func (*MigrateOffer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{33}
+	return file_wire_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MigrateOffer) GetJob() *JobRef {
@@ -2635,7 +2731,7 @@ type MigrateReply struct {
 
 func (x *MigrateReply) Reset() {
 	*x = MigrateReply{}
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +2743,7 @@ func (x *MigrateReply) String() string {
 func (*MigrateReply) ProtoMessage() {}
 
 func (x *MigrateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +2756,7 @@ func (x *MigrateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateReply.ProtoReflect.Descriptor instead.
 func (*MigrateReply) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{34}
+	return file_wire_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MigrateReply) GetJob() *JobRef {
@@ -2711,7 +2807,7 @@ type PullRequest struct {
 
 func (x *PullRequest) Reset() {
 	*x = PullRequest{}
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +2819,7 @@ func (x *PullRequest) String() string {
 func (*PullRequest) ProtoMessage() {}
 
 func (x *PullRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +2832,7 @@ func (x *PullRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullRequest.ProtoReflect.Descriptor instead.
 func (*PullRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{35}
+	return file_wire_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PullRequest) GetKind() MigrateKind {
@@ -2820,7 +2916,7 @@ type PullReject struct {
 
 func (x *PullReject) Reset() {
 	*x = PullReject{}
-	mi := &file_wire_proto_msgTypes[36]
+	mi := &file_wire_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2832,7 +2928,7 @@ func (x *PullReject) String() string {
 func (*PullReject) ProtoMessage() {}
 
 func (x *PullReject) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[36]
+	mi := &file_wire_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2845,7 +2941,7 @@ func (x *PullReject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullReject.ProtoReflect.Descriptor instead.
 func (*PullReject) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{36}
+	return file_wire_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PullReject) GetKind() MigrateKind {
@@ -2881,7 +2977,7 @@ type MigrateJob struct {
 
 func (x *MigrateJob) Reset() {
 	*x = MigrateJob{}
-	mi := &file_wire_proto_msgTypes[37]
+	mi := &file_wire_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2893,7 +2989,7 @@ func (x *MigrateJob) String() string {
 func (*MigrateJob) ProtoMessage() {}
 
 func (x *MigrateJob) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[37]
+	mi := &file_wire_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2906,7 +3002,7 @@ func (x *MigrateJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateJob.ProtoReflect.Descriptor instead.
 func (*MigrateJob) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{37}
+	return file_wire_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *MigrateJob) GetJob() *JobSpec {
@@ -2967,7 +3063,7 @@ type MigrateAck struct {
 
 func (x *MigrateAck) Reset() {
 	*x = MigrateAck{}
-	mi := &file_wire_proto_msgTypes[38]
+	mi := &file_wire_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2979,7 +3075,7 @@ func (x *MigrateAck) String() string {
 func (*MigrateAck) ProtoMessage() {}
 
 func (x *MigrateAck) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[38]
+	mi := &file_wire_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2992,7 +3088,7 @@ func (x *MigrateAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateAck.ProtoReflect.Descriptor instead.
 func (*MigrateAck) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{38}
+	return file_wire_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *MigrateAck) GetJob() *JobRef {
@@ -3051,7 +3147,7 @@ const file_wire_proto_rawDesc = "" +
 	"\tneighbors\x18\x02 \x03(\v2\x16.gridbed.wire.NodeInfoR\tneighbors\x122\n" +
 	"\n" +
 	"last_split\x18\x03 \x01(\v2\x13.gridbed.wire.SplitR\tlastSplit\x12&\n" +
-	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\x98\x03\n" +
+	"\x04load\x18\x04 \x01(\v2\x12.gridbed.wire.LoadR\x04load\"\xc0\x03\n" +
 	"\x04Load\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x12\n" +
 	"\x04free\x18\x02 \x01(\rR\x04free\x12\x14\n" +
@@ -3068,7 +3164,14 @@ const file_wire_proto_rawDesc = "" +
 	"\bballoons\x18\f \x03(\v2\x15.gridbed.wire.BalloonR\bballoons\x12!\n" +
 	"\fnear_waiting\x18\r \x01(\rR\vnearWaiting\x12\x14\n" +
 	"\x05combo\x18\x0e \x01(\rR\x05combo\x12\x12\n" +
-	"\x04acid\x18\x0f \x03(\x04R\x04acid\"\x89\x01\n" +
+	"\x04acid\x18\x0f \x03(\x04R\x04acid\x12&\n" +
+	"\x03ces\x18\x10 \x03(\v2\x14.gridbed.wire.CELoadR\x03ces\"\x93\x01\n" +
+	"\x06CELoad\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x18\n" +
+	"\awaiting\x18\x02 \x01(\rR\awaiting\x12\x1a\n" +
+	"\brequired\x18\x03 \x01(\x02R\brequired\x12\x14\n" +
+	"\x05units\x18\x04 \x01(\x02R\x05units\x12'\n" +
+	"\x03agg\x18\x05 \x03(\v2\x15.gridbed.wire.AggLoadR\x03agg\"\x89\x01\n" +
 	"\aBalloon\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\x04R\x04node\x12\x14\n" +
 	"\x05point\x18\x02 \x03(\rR\x05point\x12\x14\n" +
@@ -3265,7 +3368,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -3278,36 +3381,37 @@ var file_wire_proto_goTypes = []any{
 	(*JoinReject)(nil),        // 8: gridbed.wire.JoinReject
 	(*Heartbeat)(nil),         // 9: gridbed.wire.Heartbeat
 	(*Load)(nil),              // 10: gridbed.wire.Load
-	(*Balloon)(nil),           // 11: gridbed.wire.Balloon
-	(*AggLoad)(nil),           // 12: gridbed.wire.AggLoad
-	(*Leave)(nil),             // 13: gridbed.wire.Leave
-	(*FullUpdateRequest)(nil), // 14: gridbed.wire.FullUpdateRequest
-	(*FullUpdate)(nil),        // 15: gridbed.wire.FullUpdate
-	(*ZoneUpdate)(nil),        // 16: gridbed.wire.ZoneUpdate
-	(*JobSpec)(nil),           // 17: gridbed.wire.JobSpec
-	(*JobRef)(nil),            // 18: gridbed.wire.JobRef
-	(*JobSubmit)(nil),         // 19: gridbed.wire.JobSubmit
-	(*BalloonAttach)(nil),     // 20: gridbed.wire.BalloonAttach
-	(*BalloonAck)(nil),        // 21: gridbed.wire.BalloonAck
-	(*JobRoute)(nil),          // 22: gridbed.wire.JobRoute
-	(*Candidate)(nil),         // 23: gridbed.wire.Candidate
-	(*JobPush)(nil),           // 24: gridbed.wire.JobPush
-	(*JobAssign)(nil),         // 25: gridbed.wire.JobAssign
-	(*JobQueued)(nil),         // 26: gridbed.wire.JobQueued
-	(*RunHeartbeat)(nil),      // 27: gridbed.wire.RunHeartbeat
-	(*OwnerHeartbeat)(nil),    // 28: gridbed.wire.OwnerHeartbeat
-	(*JobAdopt)(nil),          // 29: gridbed.wire.JobAdopt
-	(*JobReturn)(nil),         // 30: gridbed.wire.JobReturn
-	(*JobCancel)(nil),         // 31: gridbed.wire.JobCancel
-	(*JobResult)(nil),         // 32: gridbed.wire.JobResult
-	(*JobFailure)(nil),        // 33: gridbed.wire.JobFailure
-	(*JobStatus)(nil),         // 34: gridbed.wire.JobStatus
-	(*MigrateOffer)(nil),      // 35: gridbed.wire.MigrateOffer
-	(*MigrateReply)(nil),      // 36: gridbed.wire.MigrateReply
-	(*PullRequest)(nil),       // 37: gridbed.wire.PullRequest
-	(*PullReject)(nil),        // 38: gridbed.wire.PullReject
-	(*MigrateJob)(nil),        // 39: gridbed.wire.MigrateJob
-	(*MigrateAck)(nil),        // 40: gridbed.wire.MigrateAck
+	(*CELoad)(nil),            // 11: gridbed.wire.CELoad
+	(*Balloon)(nil),           // 12: gridbed.wire.Balloon
+	(*AggLoad)(nil),           // 13: gridbed.wire.AggLoad
+	(*Leave)(nil),             // 14: gridbed.wire.Leave
+	(*FullUpdateRequest)(nil), // 15: gridbed.wire.FullUpdateRequest
+	(*FullUpdate)(nil),        // 16: gridbed.wire.FullUpdate
+	(*ZoneUpdate)(nil),        // 17: gridbed.wire.ZoneUpdate
+	(*JobSpec)(nil),           // 18: gridbed.wire.JobSpec
+	(*JobRef)(nil),            // 19: gridbed.wire.JobRef
+	(*JobSubmit)(nil),         // 20: gridbed.wire.JobSubmit
+	(*BalloonAttach)(nil),     // 21: gridbed.wire.BalloonAttach
+	(*BalloonAck)(nil),        // 22: gridbed.wire.BalloonAck
+	(*JobRoute)(nil),          // 23: gridbed.wire.JobRoute
+	(*Candidate)(nil),         // 24: gridbed.wire.Candidate
+	(*JobPush)(nil),           // 25: gridbed.wire.JobPush
+	(*JobAssign)(nil),         // 26: gridbed.wire.JobAssign
+	(*JobQueued)(nil),         // 27: gridbed.wire.JobQueued
+	(*RunHeartbeat)(nil),      // 28: gridbed.wire.RunHeartbeat
+	(*OwnerHeartbeat)(nil),    // 29: gridbed.wire.OwnerHeartbeat
+	(*JobAdopt)(nil),          // 30: gridbed.wire.JobAdopt
+	(*JobReturn)(nil),         // 31: gridbed.wire.JobReturn
+	(*JobCancel)(nil),         // 32: gridbed.wire.JobCancel
+	(*JobResult)(nil),         // 33: gridbed.wire.JobResult
+	(*JobFailure)(nil),        // 34: gridbed.wire.JobFailure
+	(*JobStatus)(nil),         // 35: gridbed.wire.JobStatus
+	(*MigrateOffer)(nil),      // 36: gridbed.wire.MigrateOffer
+	(*MigrateReply)(nil),      // 37: gridbed.wire.MigrateReply
+	(*PullRequest)(nil),       // 38: gridbed.wire.PullRequest
+	(*PullReject)(nil),        // 39: gridbed.wire.PullReject
+	(*MigrateJob)(nil),        // 40: gridbed.wire.MigrateJob
+	(*MigrateAck)(nil),        // 41: gridbed.wire.MigrateAck
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -3320,47 +3424,49 @@ var file_wire_proto_depIdxs = []int32{
 	4,  // 7: gridbed.wire.Heartbeat.neighbors:type_name -> gridbed.wire.NodeInfo
 	5,  // 8: gridbed.wire.Heartbeat.last_split:type_name -> gridbed.wire.Split
 	10, // 9: gridbed.wire.Heartbeat.load:type_name -> gridbed.wire.Load
-	12, // 10: gridbed.wire.Load.agg:type_name -> gridbed.wire.AggLoad
-	11, // 11: gridbed.wire.Load.balloons:type_name -> gridbed.wire.Balloon
-	4,  // 12: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 13: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
-	5,  // 14: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
-	4,  // 15: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 16: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 17: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
-	4,  // 18: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
-	4,  // 19: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
-	5,  // 20: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
-	17, // 21: gridbed.wire.JobSubmit.job:type_name -> gridbed.wire.JobSpec
-	11, // 22: gridbed.wire.BalloonAttach.balloon:type_name -> gridbed.wire.Balloon
-	17, // 23: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
-	17, // 24: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
-	23, // 25: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
-	17, // 26: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
-	18, // 27: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
-	18, // 28: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
-	18, // 29: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
-	18, // 30: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
-	18, // 31: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
-	17, // 32: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
-	18, // 33: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
-	18, // 34: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
-	18, // 35: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
-	33, // 36: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
-	18, // 37: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
-	1,  // 38: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
-	18, // 39: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
-	1,  // 40: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 41: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 42: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
-	17, // 43: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
-	1,  // 44: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
-	18, // 45: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	13, // 10: gridbed.wire.Load.agg:type_name -> gridbed.wire.AggLoad
+	12, // 11: gridbed.wire.Load.balloons:type_name -> gridbed.wire.Balloon
+	11, // 12: gridbed.wire.Load.ces:type_name -> gridbed.wire.CELoad
+	13, // 13: gridbed.wire.CELoad.agg:type_name -> gridbed.wire.AggLoad
+	4,  // 14: gridbed.wire.Leave.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 15: gridbed.wire.Leave.neighbors:type_name -> gridbed.wire.NodeInfo
+	5,  // 16: gridbed.wire.Leave.last_split:type_name -> gridbed.wire.Split
+	4,  // 17: gridbed.wire.FullUpdateRequest.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 18: gridbed.wire.FullUpdate.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 19: gridbed.wire.FullUpdate.neighbors:type_name -> gridbed.wire.NodeInfo
+	4,  // 20: gridbed.wire.ZoneUpdate.self:type_name -> gridbed.wire.NodeInfo
+	4,  // 21: gridbed.wire.ZoneUpdate.others:type_name -> gridbed.wire.NodeInfo
+	5,  // 22: gridbed.wire.ZoneUpdate.last_split:type_name -> gridbed.wire.Split
+	18, // 23: gridbed.wire.JobSubmit.job:type_name -> gridbed.wire.JobSpec
+	12, // 24: gridbed.wire.BalloonAttach.balloon:type_name -> gridbed.wire.Balloon
+	18, // 25: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
+	18, // 26: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
+	24, // 27: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
+	18, // 28: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
+	19, // 29: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
+	19, // 30: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
+	19, // 31: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
+	19, // 32: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
+	19, // 33: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
+	18, // 34: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
+	19, // 35: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
+	19, // 36: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
+	19, // 37: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
+	34, // 38: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
+	19, // 39: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
+	1,  // 40: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
+	19, // 41: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
+	1,  // 42: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 43: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 44: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
+	18, // 45: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
+	1,  // 46: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
+	19, // 47: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
+	48, // [48:48] is the sub-list for method output_type
+	48, // [48:48] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -3375,7 +3481,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/hetce"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
@@ -460,4 +461,11 @@ type skewedSink struct {
 
 func (s skewedSink) JobEvent(at time.Duration, e jobs.Event) {
 	s.JobSink.JobEvent(s.sk.Emulated(at), e)
+}
+
+// CELoad passes CE loads on (peer.CESink) when the sink follows them.
+func (s skewedSink) CELoad(id core.NodeID, loads []hetce.Load) {
+	if cs, ok := s.JobSink.(peer.CESink); ok {
+		cs.CELoad(id, loads)
+	}
 }

@@ -82,6 +82,7 @@ type node struct {
 	residual jobs.Vec // what it could start a job on now
 	hasRes   bool     // residual is known
 	combo    uint32   // its combination of categorical values plus one (0: none)
+	het      nodeCEs  // its CEs and their loads (002 §4.1; hetce.go)
 }
 
 // Ledger collects job events.
@@ -94,6 +95,7 @@ type Ledger struct {
 	observe func(e jobs.Event, r *Record, at time.Duration, first bool)
 	demand  func(req []uint32) jobs.Vec
 	comboOf func(p can.Point) uint32
+	ces     jobs.CEModel // cent-het's CE model (hetce.go); nil: Pick ignores CEs
 	// backfilled counts starts that bypassed the head of a queue (000 §IV-A).
 	backfilled uint64
 	migrations map[string]uint64 // received migrations by mechanism
@@ -117,6 +119,9 @@ func (l *Ledger) NodeJoined(id core.NodeID, point can.Point, speed float64, core
 	l.nodes[id] = &node{point: slices.Clone(point), speed: speed, cores: max(cores, 1)}
 	if l.comboOf != nil {
 		l.nodes[id].combo = l.comboOf(point)
+	}
+	if l.ces != nil {
+		l.nodes[id].het = newNodeCEs(l.ces, point)
 	}
 }
 
@@ -176,6 +181,9 @@ func (l *Ledger) PickNow(job *wire.JobSpec) (core.NodeID, bool) { return l.pick(
 func (l *Ledger) pick(job *wire.JobSpec, now bool) (core.NodeID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.ces != nil {
+		return l.pickHet(job)
+	}
 	type cand struct {
 		id    core.NodeID
 		busy  bool // cannot start it now

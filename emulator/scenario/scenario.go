@@ -83,6 +83,8 @@ type Peers struct {
 	Categorical PeersCategorical
 	// Clock spreads the peers' own clocks (peers.clock).
 	Clock PeersClock
+	// CEs are the peers' heterogeneous computing elements (002 §4.1).
+	CEs PeersCEs
 }
 
 // PeersClock spreads the peers' own clocks: each peer's clock runs at
@@ -262,6 +264,8 @@ type Workload struct {
 	DrainLimit time.Duration
 	// Categorical are the jobs' categorical constraints (002 §5.1.2).
 	Categorical WorkloadCategorical
+	// CEs is which CE jobs name as dominant (002 §4.1.2).
+	CEs WorkloadCEs
 	// Warmup is the steady-state window's start: jobs submitted before it
 	// are left out of the steady-state waits (003 §5.4 measures the steady
 	// state, "to avoid the transient effects of earlier jobs that see a
@@ -356,7 +360,7 @@ var CategoricalModes = names(jobs.CategoricalModes)
 // are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they
 // override matchmaking.stopping_factor), handy in a sweep.
 var Schemes = []string{jobs.SchemeCAN.String(), jobs.SchemeCANP.String(), "can-p1", "can-p2", "can-p3", jobs.SchemeCENT.String(), jobs.SchemeCENTQueue.String(),
-	jobs.SchemeMP.String()}
+	jobs.SchemeMP.String(), jobs.SchemeCANHet.String(), jobs.SchemeCANHom.String(), jobs.SchemeCENTHet.String()}
 
 // MP reports whether the run is 002 §3.3's Multiple Peers: one peer per
 // core of every node (population.PerCore), peers.count counting nodes.

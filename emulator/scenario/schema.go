@@ -313,6 +313,7 @@ var schema = append([]field{
 	allocationFields, // 004 resource-driven allocation (allocation.go)
 	waveFields,       // the Wave scheduler (001, wave.go)
 	bandwidthFields,  // link.bandwidth (bandwidth.go)
+	ceFields,         // heterogeneous computing elements (002 §4.1, hetce.go)
 )...)
 
 // field describes one leaf key. Build it with a constructor, not by hand.
