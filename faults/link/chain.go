@@ -2,8 +2,8 @@ package link
 
 import "github.com/gridbed/gridbed/emulator/bus"
 
-// Chain is the full link model: Partition → Loss → Duplicate → Delay →
-// inner bus. A partition or loss decision is taken at send time, before any
+// Chain is the full link model: Partition → Loss → Duplicate → Corrupt →
+// Delay → inner bus. A partition or loss decision is taken at send time, before any
 // delay, and each copy of a duplicated message is delayed independently. All
 // faults are off until their setters are called. The Chain is itself a
 // bus.Bus whose Publish enters the Partition layer; Register, Unregister,
@@ -12,6 +12,7 @@ type Chain struct {
 	Partition *Partition
 	Loss      *Loss
 	Duplicate *Duplicate
+	Corrupt   *Corrupt
 	Delay     *Delay
 
 	inner // the wrapped bus
@@ -22,18 +23,20 @@ type ChainStats struct {
 	DroppedPartition uint64 // messages dropped by a partition cut
 	DroppedLoss      uint64 // messages dropped by loss
 	Duplicated       uint64 // extra copies published by duplication
+	Corrupted        uint64 // messages (copies included) published with a changed byte
 	Delayed          uint64 // messages (copies included) delayed by more than 0
 	// DelayPending counts delayed messages (copies included) not yet due:
 	// at the end of a run, those still in the link-delay queue.
 	DelayPending uint64
 }
 
-// NewChain stacks the four decorators over inner. sched runs delayed
+// NewChain stacks the five decorators over inner. sched runs delayed
 // publishes; every layer draws from its own stream derived from seed.
 func NewChain(inner bus.Bus, sched Scheduler, seed uint64) *Chain {
 	c := &Chain{inner: inner}
 	c.Delay = NewDelay(inner, sched, seed)
-	c.Duplicate = NewDuplicate(c.Delay, seed)
+	c.Corrupt = NewCorrupt(c.Delay, seed)
+	c.Duplicate = NewDuplicate(c.Corrupt, seed)
 	c.Loss = NewLoss(c.Duplicate, seed)
 	c.Partition = NewPartition(c.Loss)
 	return c
@@ -77,6 +80,7 @@ func (c *Chain) PublishBatch(msgs []bus.Message) error {
 			if i == 1 {
 				data = cloneBytes(m.Data)
 			}
+			data = c.Corrupt.corrupt(data)
 			if delay := c.Delay.sample(m.To, data); delay > 0 {
 				send() // the messages before it first, as Publish would
 				c.Delay.hold(m.To, data, delay)
@@ -98,6 +102,7 @@ func (c *Chain) Faults() ChainStats {
 		DroppedPartition: c.Partition.Faults().Dropped,
 		DroppedLoss:      c.Loss.Faults().Dropped,
 		Duplicated:       c.Duplicate.Faults().Duplicated,
+		Corrupted:        c.Corrupt.Faults().Corrupted,
 		Delayed:          c.Delay.Faults().Delayed,
 		DelayPending:     c.Delay.Faults().Pending,
 	}
