@@ -222,7 +222,7 @@ func (c *Timeline) Fire(now time.Duration, count func(event string) uint64) (unt
 		f := t.f
 		f.At = now
 		c.host.At(now, func() { c.apply(t.i, f) })
-		until = max(until, f.At+f.RestartAfter+f.DownFor)
+		until = max(until, f.At+f.RestartAfter+f.DownFor+f.Length)
 	}
 	return until, fired
 }

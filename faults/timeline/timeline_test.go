@@ -249,3 +249,18 @@ func TestCorruptFault(t *testing.T) {
 		t.Errorf("seed %d: %d rejected, %d corrupted; want 2 and 2", seed, bad, tl.Drops().Corrupted)
 	}
 }
+
+// TestTriggeredFlapDisturbsUntilItsEnd: a flap waiting for a protocol
+// event disturbs the run until its duration is over.
+func TestTriggeredFlapDisturbsUntilItsEnd(t *testing.T) {
+	const seed = 12
+	tl, h := rig(t, seed, 2, "  - {when: {event: takeover}, flap: {fraction: 0.5, up: 10s, down: 10s, duration: 2m}}\n")
+	until, fired := tl.Fire(time.Minute, func(string) uint64 { return 1 })
+	if !fired || until != 3*time.Minute {
+		t.Fatalf("seed %d: fired %v, disturbed until %v; want until 3m", seed, fired, until)
+	}
+	h.w.RunUntil(10 * time.Minute)
+	if k := tl.ByKind(); k[scenario.FaultFlap] != 1 || k[scenario.FaultHeal] != 1 {
+		t.Errorf("seed %d: faults by kind %v, want the flap and its end", seed, k)
+	}
+}
