@@ -35,23 +35,24 @@ type Run struct {
 	// Lag keeps the same observations for the summary's quantiles.
 	Lag *Quantiles
 
-	mu           sync.Mutex
-	events       map[string]float64
-	bus          func() BusStats
-	drops        func() Drops
-	eventsDesc   *prometheus.Desc
-	dropsDesc    *prometheus.Desc
-	dupDesc      *prometheus.Desc
-	busDescs     [4]*prometheus.Desc
-	msgDesc      *prometheus.Desc
-	bytesDesc    *prometheus.Desc
-	entriesDesc  *prometheus.Desc
-	decodeDesc   *prometheus.Desc
-	rejectedDesc *prometheus.Desc
-	corruptDesc  *prometheus.Desc
-	runInfoDesc  *prometheus.Desc
-	info         RunInfo
-	identified   bool // gridbed_run_info is exported
+	mu          sync.Mutex
+	events      map[string]float64
+	bus         func() BusStats
+	drops       func() Drops
+	eventsDesc  *prometheus.Desc
+	dropsDesc   *prometheus.Desc
+	dupDesc     *prometheus.Desc
+	busDescs    [4]*prometheus.Desc
+	msgDesc     *prometheus.Desc
+	bytesDesc   *prometheus.Desc
+	entriesDesc *prometheus.Desc
+	decodeDesc  *prometheus.Desc
+	runInfoDesc *prometheus.Desc
+	info        RunInfo
+	identified  bool // gridbed_run_info is exported
+
+	// Rejected messages by reason, and the link's corrupted ones.
+	rejectedDesc, corruptDesc *prometheus.Desc
 }
 
 // BusStats are the bus counters the registry exports.
@@ -160,7 +161,7 @@ func NewRun(info RunInfo) *Run {
 	r.dupDesc = prometheus.NewDesc("gridbed_messages_duplicated_total", "Extra message copies the link's duplication delivered.", nil, nil)
 	r.corruptDesc = prometheus.NewDesc("gridbed_messages_corrupted_total", "Messages the link delivered with a changed byte (link.corrupt); their receivers reject them (gridbed_messages_rejected_total{reason=\"checksum\"}).", nil, nil)
 	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
-	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes) sent over the bus, by message type.", []string{"type"}, nil)
+	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes, without the 5-byte frame check) sent over the bus, by message type.", []string{"type"}, nil)
 	r.entriesDesc = prometheus.NewDesc("gridbed_message_node_entries_total", "Node descriptions (id, zone, version) carried by protocol messages, by message type: the dissertation's unit of heartbeat volume.", []string{"type"}, nil)
 	r.decodeDesc = prometheus.NewDesc("gridbed_decode_errors_total", "Received messages that could not be decoded.", nil, nil)
 	r.rejectedDesc = prometheus.NewDesc("gridbed_messages_rejected_total", "Received messages a peer threw away, by reason (checksum: the frame check failed, the bytes were corrupted on the way; malformed; unknown_type; misaddressed).", []string{"reason"}, nil)
