@@ -94,6 +94,7 @@ func (c *chaos) summary() FaultSummary {
 			"partition": d.Partition, "loss": d.Loss, "bus_outage": d.BusOutage, "bus_lost": d.BusLost,
 		},
 		Duplicated: d.Duplicated,
+		Corrupted:  d.Corrupted,
 	}
 	if bw := c.bandwidthSummary(); bw != nil {
 		fs.Bandwidth = bw

@@ -270,6 +270,8 @@ func disturbedUntil(sc scenario.Scenario) time.Duration {
 			end += f.RestartAfter
 		case scenario.FaultBusRestart:
 			end += f.DownFor
+		case scenario.FaultFlap:
+			end += f.Length
 		}
 		until = max(until, end)
 	}
@@ -462,6 +464,14 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 		s.Messages.ByType[wire.Name(wire.MsgType(t))] = TypeCount{Count: tot.Count[t], Bytes: tot.Bytes[t]}
 	}
 	s.Messages.DecodeErrors = tot.DecodeErrors
+	for i, reason := range wire.RejectReasons {
+		if n := tot.Rejected[i]; n > 0 {
+			if s.Messages.Rejected == nil {
+				s.Messages.Rejected = map[string]uint64{}
+			}
+			s.Messages.Rejected[reason] = n
+		}
+	}
 	// Rates: over the steady-state window (up to the last sample), and
 	// only when that window is long enough (invariant measured); null
 	// otherwise — a rate over the join phase or a sliver of a heartbeat

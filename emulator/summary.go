@@ -65,6 +65,11 @@ type Summary struct {
 		Bytes        uint64               `json:"bytes"`
 		ByType       map[string]TypeCount `json:"by_type"`
 		DecodeErrors uint64               `json:"decode_errors"`
+		// Rejected counts the received messages the peers threw away, by
+		// reason (wire.RejectReasons: checksum — the frame check failed,
+		// the bytes were corrupted on the way —, malformed, unknown_type,
+		// misaddressed); they are decode_errors too. Absent when none was.
+		Rejected map[string]uint64 `json:"rejected,omitempty"`
 		// PerNodePerMinute is measured over Window (steady state, after
 		// the initial joins); null when no window of at least
 		// MinWindowPeriods heartbeat periods was measured (the invariant
@@ -210,6 +215,11 @@ type FaultSummary struct {
 	// messages (copies included) the link delayed by more than 0.
 	Duplicated uint64 `json:"duplicated"`
 	Delayed    uint64 `json:"delayed"`
+	// Corrupted counts the messages the link delivered with a changed
+	// byte (link.corrupt, the corrupt fault), every one rejected by its
+	// receiver (messages.rejected.checksum) unless still in flight at the
+	// end; absent when none was.
+	Corrupted uint64 `json:"corrupted,omitempty"`
 	// DisturbedUntilSeconds is the end of the last disturbance (churn,
 	// faults) the reconvergence is measured from; null if none.
 	DisturbedUntilSeconds *float64 `json:"disturbed_until_seconds"`
@@ -522,6 +532,11 @@ func (s Summary) PrintTable(w io.Writer) {
 	}
 	if b := s.Faults.Bandwidth; b != nil {
 		row("access links", b.Line())
+	}
+	if len(s.Messages.Rejected) > 0 || s.Faults.Corrupted > 0 {
+		row("messages rejected", fmt.Sprintf("corrupted on the link %d; rejected: checksum %d, malformed %d, unknown type %d, misaddressed %d",
+			s.Faults.Corrupted, s.Messages.Rejected[wire.RejectChecksum], s.Messages.Rejected[wire.RejectMalformed],
+			s.Messages.Rejected[wire.RejectUnknownType], s.Messages.Rejected[wire.RejectMisaddressed]))
 	}
 	s.Jobs.printRows(row)
 	if st := s.Staleness; st != nil {

@@ -50,6 +50,9 @@ type Run struct {
 	runInfoDesc *prometheus.Desc
 	info        RunInfo
 	identified  bool // gridbed_run_info is exported
+
+	// Rejected messages by reason, and the link's corrupted ones.
+	rejectedDesc, corruptDesc *prometheus.Desc
 }
 
 // BusStats are the bus counters the registry exports.
@@ -67,6 +70,7 @@ type Drops struct {
 	BusLost    uint64 // accepted by the NATS bus but never delivered (outage, in flight)
 	Duplicated uint64 // extra copies delivered by the link's duplication
 	Bandwidth  uint64 // dropped on a full access-link queue (link.bandwidth.queue)
+	Corrupted  uint64 // messages the link delivered with a changed byte (link.corrupt; their receivers reject them)
 }
 
 // DropReasons are the label values of gridbed_messages_dropped_total.
@@ -74,7 +78,7 @@ var DropReasons = []string{"partition", "loss", "bus_outage", "bus_lost", "bandw
 
 // FaultKinds are the label values of gridbed_faults_total (the scenario's
 // fault kinds).
-var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "leave", "restart", "bus_restart", "slow"}
+var FaultKinds = []string{"partition", "heal", "latency", "loss", "duplicate", "crash", "leave", "restart", "bus_restart", "slow", "flap", "corrupt"}
 
 // RunInfo labels the run in gridbed_run_info (one series per run, value 1),
 // so dashboards can tell runs apart and group by driver or heartbeat mode
@@ -156,10 +160,12 @@ func NewRun(info RunInfo) *Run {
 	})
 	r.dropsDesc = prometheus.NewDesc("gridbed_messages_dropped_total", "Messages the fault layer or the bus lost, by reason (partition, loss, bus_outage, bus_lost, bandwidth: a full access-link queue).", []string{"reason"}, nil)
 	r.dupDesc = prometheus.NewDesc("gridbed_messages_duplicated_total", "Extra message copies the link's duplication delivered.", nil, nil)
+	r.corruptDesc = prometheus.NewDesc("gridbed_messages_corrupted_total", "Messages the link delivered with a changed byte (link.corrupt); their receivers reject them (gridbed_messages_rejected_total{reason=\"checksum\"}).", nil, nil)
 	r.msgDesc = prometheus.NewDesc("gridbed_messages_total", "Protocol messages sent over the bus, by message type.", []string{"type"}, nil)
-	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes) sent over the bus, by message type.", []string{"type"}, nil)
+	r.bytesDesc = prometheus.NewDesc("gridbed_message_bytes_total", "Bytes of protocol messages (encoded envelopes, without the 5-byte frame check) sent over the bus, by message type.", []string{"type"}, nil)
 	r.entriesDesc = prometheus.NewDesc("gridbed_message_node_entries_total", "Node descriptions (id, zone, version) carried by protocol messages, by message type: the dissertation's unit of heartbeat volume.", []string{"type"}, nil)
 	r.decodeDesc = prometheus.NewDesc("gridbed_decode_errors_total", "Received messages that could not be decoded.", nil, nil)
+	r.rejectedDesc = prometheus.NewDesc("gridbed_messages_rejected_total", "Received messages a peer threw away, by reason (checksum: the frame check failed, the bytes were corrupted on the way; malformed; unknown_type; misaddressed).", []string{"reason"}, nil)
 	r.eventsDesc = prometheus.NewDesc("gridbed_overlay_events_total", "Overlay protocol events summed over peers at the last oracle snapshot, by event.", []string{"event"}, nil)
 	r.busDescs = [4]*prometheus.Desc{
 		prometheus.NewDesc("gridbed_bus_published_messages_total", "Messages published on the bus.", nil, nil),
@@ -247,9 +253,11 @@ func (c *runCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.bytesDesc
 	ch <- c.entriesDesc
 	ch <- c.decodeDesc
+	ch <- c.rejectedDesc
 	ch <- c.eventsDesc
 	ch <- c.dropsDesc
 	ch <- c.dupDesc
+	ch <- c.corruptDesc
 	for _, d := range c.busDescs {
 		ch <- d
 	}
@@ -265,6 +273,9 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.entriesDesc, prometheus.CounterValue, float64(s.Entries[t]), name)
 	}
 	ch <- prometheus.MustNewConstMetric(c.decodeDesc, prometheus.CounterValue, float64(s.DecodeErrors))
+	for i, reason := range wire.RejectReasons {
+		ch <- prometheus.MustNewConstMetric(c.rejectedDesc, prometheus.CounterValue, float64(s.Rejected[i]), reason)
+	}
 	c.mu.Lock()
 	for k, v := range c.events {
 		ch <- prometheus.MustNewConstMetric(c.eventsDesc, prometheus.CounterValue, v, k)
@@ -279,6 +290,7 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.dropsDesc, prometheus.CounterValue, float64(v), DropReasons[i])
 	}
 	ch <- prometheus.MustNewConstMetric(c.dupDesc, prometheus.CounterValue, float64(d.Duplicated))
+	ch <- prometheus.MustNewConstMetric(c.corruptDesc, prometheus.CounterValue, float64(d.Corrupted))
 	var b BusStats
 	if bus != nil {
 		b = bus()

@@ -20,6 +20,7 @@ type Traffic struct {
 	msgs, bytes, entries []atomic.Uint64
 	decodeErrors         atomic.Uint64
 	received             atomic.Uint64
+	rejected             [len(wire.RejectReasons)]atomic.Uint64 // by wire.RejectReasons
 }
 
 // NewTraffic returns zeroed counters for every message type.
@@ -45,6 +46,24 @@ func (t *Traffic) Sent(typ wire.MsgType, n, entries int) {
 // DecodeError counts a received message that could not be decoded.
 func (t *Traffic) DecodeError() { t.decodeErrors.Add(1) }
 
+// Reject counts a received message thrown away for reason (one of
+// wire.RejectReasons; anything else counts as malformed): a decode error
+// too.
+func (t *Traffic) Reject(reason string) {
+	t.decodeErrors.Add(1)
+	i := rejectIndex(reason)
+	t.rejected[i].Add(1)
+}
+
+func rejectIndex(reason string) int {
+	for i, r := range wire.RejectReasons {
+		if r == reason {
+			return i
+		}
+	}
+	return 1 // malformed
+}
+
 // Received counts one message from the bus handed to a peer or the client
 // (decodable or not).
 func (t *Traffic) Received() { t.received.Add(1) }
@@ -54,6 +73,9 @@ type TrafficSnapshot struct {
 	Count, Bytes, Entries []uint64 // indexed by wire.MsgType
 	DecodeErrors          uint64
 	Received              uint64 // messages handed to endpoints (Traffic.Received)
+	// Rejected counts the received messages thrown away, by reason
+	// (indexed as wire.RejectReasons); they are DecodeErrors too.
+	Rejected [len(wire.RejectReasons)]uint64
 }
 
 // Snapshot copies the counters.
@@ -66,6 +88,9 @@ func (t *Traffic) Snapshot() TrafficSnapshot {
 	}
 	s.DecodeErrors = t.decodeErrors.Load()
 	s.Received = t.received.Load()
+	for i := range t.rejected {
+		s.Rejected[i] = t.rejected[i].Load()
+	}
 	return s
 }
 
@@ -100,5 +125,8 @@ func (s TrafficSnapshot) Sub(o TrafficSnapshot) TrafficSnapshot {
 	}
 	d.DecodeErrors = s.DecodeErrors - o.DecodeErrors
 	d.Received = s.Received - o.Received
+	for i := range s.Rejected {
+		d.Rejected[i] = s.Rejected[i] - o.Rejected[i]
+	}
 	return d
 }

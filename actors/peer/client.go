@@ -40,8 +40,8 @@ func (c *Client) Submit(spec *wire.JobSpec) {
 func (c *Client) Deliver(data []byte) {
 	c.traffic.Received()
 	h, m, err := wire.Decode(data)
-	if err != nil || h.To != uint64(ClientAddress) {
-		c.traffic.DecodeError()
+	if reason := rejectReason(h, err, uint64(ClientAddress)); reason != "" {
+		c.traffic.Reject(reason)
 		return
 	}
 	c.core.Step(c.io.Now(), core.NodeID(h.From), m)

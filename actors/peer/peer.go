@@ -177,8 +177,8 @@ func (p *Peer) Deliver(data []byte) {
 		decode = wire.Decode
 	}
 	h, m, err := decode(data)
-	if err != nil || h.To != uint64(p.id) {
-		p.traffic.DecodeError()
+	if reason := rejectReason(h, err, uint64(p.id)); reason != "" {
+		p.traffic.Reject(reason)
 		return
 	}
 	if wire.IsJob(h.Type) {
@@ -301,14 +301,16 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		if err != nil {
 			continue
 		}
+		// The bytes counted are the envelope's, without the frame check
+		// (wire.CheckLen): the papers' message volumes.
 		if batch != nil {
-			traffic.Sent(typ, len(data)-len(*buf), wire.Entries(out.Msg))
+			traffic.Sent(typ, len(data)-len(*buf)-wire.CheckLen, wire.Entries(out.Msg))
 			*buf = data
 			offs = append(offs, len(data))
 			batch = append(batch, Envelope{To: out.To})
 			continue
 		}
-		traffic.Sent(typ, len(data), wire.Entries(out.Msg))
+		traffic.Sent(typ, len(data)-wire.CheckLen, wire.Entries(out.Msg))
 		io.Publish(out.To, data)
 		if buf != nil {
 			*buf = data[:0] // keep the grown buffer
@@ -328,6 +330,20 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 	for _, t := range timers {
 		io.SetTimer(id, t.Kind, t.At)
 	}
+}
+
+// rejectReason is why a received message (header h, decoding error err)
+// is thrown away by the endpoint at address self — a failed frame check
+// (corrupted on the way), a malformed envelope, an unknown type, or
+// another address — or "" when it is taken.
+func rejectReason(h wire.Header, err error, self uint64) string {
+	switch {
+	case err != nil:
+		return wire.RejectReason(err)
+	case h.To != self:
+		return wire.RejectMisaddressed
+	}
+	return ""
 }
 
 // report hands a job core's events and queue length to the oracle's sink.

@@ -233,8 +233,10 @@ func MarshalPayload(m proto.Message) ([]byte, error) {
 //
 // The envelope is written field by field (protowire), byte for byte what
 // proto.Marshal writes for the same Envelope (FuzzEncode), without building
-// one: it is encoded once per message and receiver.
+// one: it is encoded once per message and receiver. The frame check
+// (CheckLen bytes, see Seal) follows it.
 func Encode(buf []byte, h Header, payload []byte) ([]byte, error) {
+	start := len(buf)
 	if h.Type != 0 {
 		buf = protowire.AppendTag(buf, 1, protowire.VarintType)
 		buf = protowire.AppendVarint(buf, uint64(int64(h.Type)))
@@ -252,14 +254,20 @@ func Encode(buf []byte, h Header, payload []byte) ([]byte, error) {
 		buf = protowire.AppendTag(buf, 6, protowire.BytesType)
 		buf = protowire.AppendBytes(buf, payload)
 	}
-	return buf, nil
+	return appendCheck(buf, buf[start:]), nil
 }
 
-// Decode parses envelope bytes and the payload they carry. It never panics:
-// any malformed input is an error.
+// Decode verifies the frame check of a message (Open), then parses the
+// envelope and the payload it carries. It never panics: a failed check is
+// ErrChecksum, any other malformed input an error (RejectReason tells
+// them apart).
 func Decode(data []byte) (Header, proto.Message, error) {
+	body, err := Open(data)
+	if err != nil {
+		return Header{}, nil, err
+	}
 	var env Envelope
-	if err := proto.Unmarshal(data, &env); err != nil {
+	if err := proto.Unmarshal(body, &env); err != nil {
 		return Header{}, nil, fmt.Errorf("wire: bad envelope: %w", err)
 	}
 	h := Header{Type: env.Type, From: env.From, To: env.To, Seq: env.Seq, SentAt: env.SentAt}

@@ -48,7 +48,11 @@ func (h *LazyHeartbeat) Neighbors() ([]*NodeInfo, error) {
 // inputs Decode does, except for neighbor lists, whose errors surface in
 // LazyHeartbeat.Neighbors. It never panics.
 func DecodeLazy(data []byte) (Header, proto.Message, error) {
-	h, payload, err := parseEnvelope(data)
+	body, err := Open(data)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	h, payload, err := parseEnvelope(body)
 	if err != nil {
 		return Header{}, nil, err
 	}

@@ -46,6 +46,17 @@ type Fault struct {
 	Region   int // -1: none
 	Peers    []uint64
 	OneWay   bool
+	// partition, flap: From and To, instead of a side, are two sets of
+	// peers: the links from a peer in From to a peer in To (and, unless
+	// OneWay, back) are cut, or flap.
+	From, To []uint64
+
+	// flap: the chosen links — a Fraction of all links (by a hash of the
+	// seed, the entry and the link), the links of Peers, or From → To —
+	// go down and up for Length (then they are up for good): up for a
+	// sample of mean Up, down for a sample of mean Down, drawn from
+	// Latency.Dist, each link on its own seeded schedule.
+	Up, Down, Length time.Duration
 
 	// latency: the link's new delay distribution.
 	Latency Latency
@@ -83,7 +94,7 @@ type Random struct {
 }
 
 // RandomKinds are the kinds a nemesis can draw.
-var RandomKinds = []string{FaultPartition, FaultLoss, FaultLatency, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart, FaultSlow}
+var RandomKinds = []string{FaultPartition, FaultLoss, FaultLatency, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart, FaultSlow, FaultFlap, FaultCorrupt}
 
 // End is the emulated time until which nemesis r draws faults in a run
 // of the given duration.
@@ -106,6 +117,8 @@ const (
 	FaultBusRestart = "bus_restart"
 	FaultRandom     = "random"
 	FaultSlow       = "slow"
+	FaultFlap       = "flap"
+	FaultCorrupt    = "corrupt"
 )
 
 // TriggerEvents are the protocol events a fault can wait for (when:): the
@@ -118,11 +131,11 @@ var TriggerEvents = []string{"join_owned", "join_retry", "route_drop", "link_lea
 	"job_rematched", "job_adopted", "job_returned", "job_resubmitted", "job_failed"}
 
 // FaultKinds lists the kinds a timeline entry can have.
-var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart, FaultSlow, FaultRandom}
+var FaultKinds = []string{FaultPartition, FaultHeal, FaultLatency, FaultLoss, FaultDuplicate, FaultCrash, FaultLeave, FaultBusRestart, FaultSlow, FaultRandom, FaultFlap, FaultCorrupt}
 
 // faultKeys are the valid keys inside each kind's mapping.
 var faultKeys = map[string][]string{
-	FaultPartition:  {"name", "fraction", "region", "peers", "oneway"},
+	FaultPartition:  {"name", "fraction", "region", "peers", "from", "to", "oneway"},
 	FaultHeal:       {"name"},
 	FaultLatency:    {"dist", "mean", "jitter"},
 	FaultLoss:       {"p"},
@@ -132,6 +145,8 @@ var faultKeys = map[string][]string{
 	FaultBusRestart: {"down_for"},
 	FaultSlow:       {"fraction", "delay"},
 	FaultRandom:     {"kinds", "rate", "max_concurrent", "duration", "until"},
+	FaultFlap:       {"name", "fraction", "peers", "from", "to", "oneway", "up", "down", "dist", "duration"},
+	FaultCorrupt:    {"p"},
 }
 
 // faultExample shows a valid entry of each kind.
@@ -146,9 +161,11 @@ var faultExample = map[string]string{
 	FaultBusRestart: "bus_restart: {down_for: 5s}",
 	FaultSlow:       "slow: {fraction: 0.2, delay: 50ms}",
 	FaultRandom:     "random: {kinds: [partition, crash, loss], rate: 0.2, max_concurrent: 2, duration: 2m}",
+	FaultFlap:       "flap: {fraction: 0.1, up: 60s, down: 10s, duration: 5m}",
+	FaultCorrupt:    "corrupt: {p: 0.01}",
 }
 
-const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, leave {fraction | region} (a graceful mass departure), bus_restart {down_for}, slow {fraction, delay} (that fraction of the peers serve each message they receive in delay; delay 0s: none), random {kinds, rate, max_concurrent, duration, until} (a seeded nemesis drawing faults of those kinds: docs/FAULTS.md); e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
+const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, leave {fraction | region} (a graceful mass departure), bus_restart {down_for}, slow {fraction, delay} (that fraction of the peers serve each message they receive in delay; delay 0s: none), random {kinds, rate, max_concurrent, duration, until} (a seeded nemesis drawing faults of those kinds: docs/FAULTS.md), flap {fraction | peers | from + to, up, down, dist, duration, oneway, name} (links that go down and up), corrupt {p} (a share of the messages arrive with a changed byte and are rejected); a partition may also cut from: [ids] to: [ids] (oneway: only that way); e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
 
 // faults reads the top-level "faults" list.
 func (p *parser) faults(s *Scenario, v *yaml.Node) {
@@ -330,23 +347,21 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 			}
 			f.Region = r
 		case "peers":
-			switch {
-			case n.Kind != yaml.SequenceNode:
-				msg = fmt.Sprintf("found %s where the list of peers belongs — write a list of peer ids, e.g. peers: [1, 2, 3]", kindName(n))
-			case len(n.Content) == 0:
-				msg = "the list of peers is empty — write at least one peer id, e.g. peers: [1, 2, 3]"
+			f.Peers, msg = readPeers(name, n)
+		case "from":
+			f.From, msg = readPeers(name, n)
+		case "to":
+			f.To, msg = readPeers(name, n)
+		case "up", "down":
+			d, m := readDuration(n)
+			if m == "" && d <= 0 {
+				m = fmt.Sprintf("%s is not positive — write the mean length of a %s period, e.g. %s: 30s", fmtDuration(d), name, name)
 			}
-			if msg != "" {
-				break
-			}
-			for _, x := range n.Content {
-				x = deref(x)
-				var id uint64
-				if x.Kind != yaml.ScalarNode || !wholeNumber(x) || x.Decode(&id) != nil || id == 0 {
-					msg = fmt.Sprintf("%s is not a peer id — write ids from 1 up, e.g. peers: [1, 2, 3]", valueText(x))
-					break
-				}
-				f.Peers = append(f.Peers, id)
+			msg = m
+			if name == "up" {
+				f.Up = d
+			} else {
+				f.Down = d
 			}
 		case "oneway":
 			if n.ShortTag() != boolTag || n.Decode(&f.OneWay) != nil {
@@ -384,7 +399,9 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 				m = fmt.Sprintf("%s is not positive — write a positive duration, e.g. 2m", fmtDuration(d))
 			}
 			msg = m
-			if name == "duration" {
+			if f.Kind == FaultFlap {
+				f.Length = d
+			} else if name == "duration" {
 				f.Random.Duration = d
 			} else {
 				f.Random.Until = d
@@ -415,7 +432,30 @@ func (p *parser) faultBody(key string, f *Fault, v *yaml.Node) bool {
 	if f.Kind == FaultLatency && f.Latency.Dist == "" {
 		f.Latency.Dist = "constant"
 	}
+	if f.Kind == FaultFlap && f.Latency.Dist == "" {
+		f.Latency.Dist = "exponential"
+	}
 	return ok
+}
+
+// readPeers reads a list of peer ids under key name (peers, from, to).
+func readPeers(name string, n *yaml.Node) ([]uint64, string) {
+	switch {
+	case n.Kind != yaml.SequenceNode:
+		return nil, fmt.Sprintf("found %s where the list of peers belongs — write a list of peer ids, e.g. %s: [1, 2, 3]", kindName(n), name)
+	case len(n.Content) == 0:
+		return nil, fmt.Sprintf("the list of peers is empty — write at least one peer id, e.g. %s: [1, 2, 3]", name)
+	}
+	var ids []uint64
+	for _, x := range n.Content {
+		x = deref(x)
+		var id uint64
+		if x.Kind != yaml.ScalarNode || !wholeNumber(x) || x.Decode(&id) != nil || id == 0 {
+			return nil, fmt.Sprintf("%s is not a peer id — write ids from 1 up, e.g. %s: [1, 2, 3]", valueText(x), name)
+		}
+		ids = append(ids, id)
+	}
+	return ids, ""
 }
 
 // unknownIn explains an unknown key name in a fault's mapping (in says
@@ -502,8 +542,14 @@ func checkFaults(s *Scenario) Errors {
 			if len(f.Peers) > 0 {
 				sides++
 			}
+			if len(f.From) > 0 || len(f.To) > 0 {
+				sides++
+				if len(f.From) == 0 || len(f.To) == 0 {
+					add(i, f, "a cut between peer sets needs both from and to — e.g. partition: {from: [1, 2], to: [3], oneway: true}")
+				}
+			}
 			if sides != 1 {
-				add(i, f, "a partition needs exactly one of fraction (above 0), region or peers to say who is cut off — e.g. partition: {fraction: 0.3}")
+				add(i, f, "a partition needs exactly one of fraction (above 0), region or peers (or from and to) to say who is cut off — e.g. partition: {fraction: 0.3}")
 			}
 			if f.Fraction >= 1 {
 				add(i, f, "a partition of fraction 1 cuts nobody off from anybody — write a fraction below 1, e.g. 0.3")
@@ -533,6 +579,32 @@ func checkFaults(s *Scenario) Errors {
 		case FaultSlow:
 			if f.Service > 0 && f.Fraction <= 0 {
 				add(i, f, "slow needs the fraction of the peers that are slow — e.g. slow: {fraction: 0.2, delay: 50ms} (delay: 0s makes every peer fast again)")
+			}
+		case FaultFlap:
+			sets := 0
+			if f.Fraction > 0 {
+				sets++
+			}
+			if len(f.Peers) > 0 {
+				sets++
+			}
+			if len(f.From) > 0 || len(f.To) > 0 {
+				sets++
+				if len(f.From) == 0 || len(f.To) == 0 {
+					add(i, f, "flapping links between peer sets need both from and to — e.g. flap: {from: [1, 2], to: [3], up: 60s, down: 10s, duration: 5m}")
+				}
+			}
+			if sets != 1 {
+				add(i, f, "a flap needs exactly one of fraction (of the links, above 0), peers (their links), or from and to, to say which links flap — e.g. "+faultExample[FaultFlap])
+			}
+			if f.Up <= 0 || f.Down <= 0 || f.Length <= 0 {
+				add(i, f, "a flap needs up and down (mean period lengths) and a duration — e.g. "+faultExample[FaultFlap])
+			}
+			if f.When == "" && f.Length > 0 && f.At+f.Length > s.Duration {
+				add(i, f, fmt.Sprintf("the flapping would last until %s, after the run (duration %s) — shorten duration", fmtDuration(f.At+f.Length), fmtDuration(s.Duration)))
+			}
+			if f.Name != "" {
+				names[f.Name] = true
 			}
 		case FaultRandom:
 			r := f.Random
@@ -592,7 +664,33 @@ func faultsNode(fs []Fault) *yaml.Node {
 		if f.Name != "" {
 			kv("name", strNode(f.Name))
 		}
+		peers := func(k string, ids []uint64) {
+			if len(ids) == 0 {
+				return
+			}
+			ps := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, id := range ids {
+				ps.Content = append(ps.Content, plainNode(strconv.FormatUint(id, 10)))
+			}
+			kv(k, ps)
+		}
 		switch f.Kind {
+		case FaultFlap:
+			if f.Fraction > 0 {
+				kv("fraction", plainNode(fmtFloat(f.Fraction)))
+			}
+			peers("peers", f.Peers)
+			peers("from", f.From)
+			peers("to", f.To)
+			if f.OneWay {
+				kv("oneway", plainNode("true"))
+			}
+			kv("up", strNode(fmtDuration(f.Up)))
+			kv("down", strNode(fmtDuration(f.Down)))
+			kv("dist", strNode(f.Latency.Dist))
+			kv("duration", strNode(fmtDuration(f.Length)))
+		case FaultCorrupt:
+			kv("p", plainNode(fmtFloat(f.P)))
 		case FaultPartition, FaultCrash, FaultLeave:
 			if f.Fraction > 0 {
 				kv("fraction", plainNode(fmtFloat(f.Fraction)))
@@ -600,13 +698,9 @@ func faultsNode(fs []Fault) *yaml.Node {
 			if f.Region >= 0 {
 				kv("region", plainNode(strconv.Itoa(f.Region)))
 			}
-			if len(f.Peers) > 0 {
-				ps := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-				for _, id := range f.Peers {
-					ps.Content = append(ps.Content, plainNode(strconv.FormatUint(id, 10)))
-				}
-				kv("peers", ps)
-			}
+			peers("peers", f.Peers)
+			peers("from", f.From)
+			peers("to", f.To)
 			if f.OneWay {
 				kv("oneway", plainNode("true"))
 			}

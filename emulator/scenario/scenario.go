@@ -222,6 +222,7 @@ type Link struct {
 	Latency     Latency
 	Loss        float64 // probability that a message is lost
 	Duplicate   float64 // probability that a message is delivered twice
+	Corrupt     float64 // probability that a message arrives with one byte changed (rejected by its receiver)
 	Regions     int     // peers are spread over this many regions (by a hash of the seed and their id)
 	InterRegion Latency // extra delay of a message between two regions
 	// RegionLatency, if set, is a regions × regions matrix of mean extra

@@ -132,6 +132,8 @@ var schema = append([]field{
 		"Probability that a message is lost, 0 to 1."),
 	fractionField("link.duplicate", func(s *Scenario) *float64 { return &s.Link.Duplicate }, 0, "a valid duplication probability",
 		"Probability that a message is delivered twice, 0 to 1."),
+	fractionField("link.corrupt", func(s *Scenario) *float64 { return &s.Link.Corrupt }, 0, "a valid corruption probability",
+		"Probability that a message arrives with one byte changed, 0 to 1: its receiver's frame check (CRC-32C, docs/WIRE.md) rejects it, counted in messages.rejected.checksum."),
 	intField("link.regions", func(s *Scenario) *int { return &s.Link.Regions }, 1, 1, 64, "a valid region count",
 		"Number of regions peers are spread over (evenly, by a hash of the seed and the peer's id), 1 to 64; faults can partition or crash a region."),
 	enumField("link.inter_region.dist", func(s *Scenario) *string { return &s.Link.InterRegion.Dist }, "constant", link.Dists, "a delay distribution",

@@ -150,11 +150,12 @@ func units(sc scenario.Scenario) [][]scenario.Fault {
 		case f.Kind == scenario.FaultLoss && f.P == l.Loss,
 			f.Kind == scenario.FaultDuplicate && f.P == l.Duplicate,
 			f.Kind == scenario.FaultLatency && f.Latency == l.Latency,
-			f.Kind == scenario.FaultSlow && f.Service <= 0:
+			f.Kind == scenario.FaultSlow && f.Service <= 0,
+			f.Kind == scenario.FaultCorrupt && f.P == l.Corrupt:
 			if join(f.Kind, f) {
 				continue
 			}
-		case f.Kind == scenario.FaultLoss, f.Kind == scenario.FaultDuplicate, f.Kind == scenario.FaultLatency, f.Kind == scenario.FaultSlow:
+		case f.Kind == scenario.FaultLoss, f.Kind == scenario.FaultDuplicate, f.Kind == scenario.FaultLatency, f.Kind == scenario.FaultSlow, f.Kind == scenario.FaultCorrupt:
 			open[f.Kind] = len(out)
 		}
 		out = append(out, []scenario.Fault{f})

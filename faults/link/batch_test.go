@@ -18,27 +18,35 @@ import (
 func TestChainPublishBatchSameDecisions(t *testing.T) {
 	cases := []struct {
 		name  string
-		setup func(c *link.Chain)
+		setup func(c *link.Chain, s link.Scheduler)
 	}{
-		{"none", func(*link.Chain) {}},
-		{"loss+dup+cut", func(c *link.Chain) {
+		{"none", func(*link.Chain, link.Scheduler) {}},
+		{"loss+dup+cut", func(c *link.Chain, s link.Scheduler) {
 			c.Partition.Cut("half", func(a bus.Address) bool { return a < 8 }, false)
 			c.Loss.SetLoss(0.2)
 			c.Duplicate.SetDuplicate(0.3)
 		}},
-		{"everything", func(c *link.Chain) {
+		{"everything", func(c *link.Chain, s link.Scheduler) {
 			c.Partition.Cut("half", func(a bus.Address) bool { return a < 8 }, true)
 			c.Loss.SetLoss(0.2)
 			c.Duplicate.SetDuplicate(0.1)
 			c.Delay.SetLatency(link.Latency{Dist: link.DistExponential, Mean: 30 * time.Millisecond})
 		}},
-		{"regions only", func(c *link.Chain) {
+		{"corrupt+flap+links", func(c *link.Chain, s link.Scheduler) {
+			c.Duplicate.SetDuplicate(0.2)
+			c.Corrupt.SetCorrupt(0.1)
+			c.Partition.CutLinks("one-way", link.LinkSets(func(a bus.Address) bool { return a == 3 }, func(a bus.Address) bool { return a < 8 }, true))
+			c.Partition.CutLinks("flap", link.NewFlap(s, 7, func(a, b bus.Address) bool { return a%3 == 0 },
+				link.Latency{Dist: link.DistExponential, Mean: 40 * time.Millisecond}, link.Latency{Dist: link.DistExponential, Mean: 20 * time.Millisecond}, false).Drops)
+			c.Delay.SetLatency(link.Latency{Dist: link.DistExponential, Mean: 5 * time.Millisecond})
+		}},
+		{"regions only", func(c *link.Chain, s link.Scheduler) {
 			// No base latency: messages within a region leave at once,
 			// across regions they are delayed — mixed in every fan-out.
 			c.Duplicate.SetDuplicate(0.2)
 			c.Delay.SetRegions(func(a bus.Address) int { return int(a % 2) }, link.DefaultLatency())
 		}},
-		{"bandwidth", func(c *link.Chain) {
+		{"bandwidth", func(c *link.Chain, _ link.Scheduler) {
 			// Half the peers behind thin, queue-limited access links, half
 			// unlimited: some messages queue (and some drop), the rest
 			// leave in batches.
@@ -58,7 +66,8 @@ func TestChainPublishBatchSameDecisions(t *testing.T) {
 			)
 			for mode := range 2 {
 				r, c := newChainRig(t, seed, peers)
-				tc.setup(c)
+				r.corrupt = true
+				tc.setup(c, r.w)
 				for i := range 400 {
 					from := uint64(i % peers)
 					r.w.At(time.Duration(i)*time.Millisecond, func() {

@@ -5,8 +5,8 @@ import (
 	"github.com/gridbed/gridbed/faults/bandwidth"
 )
 
-// Chain is the full link model: Partition → Loss → Duplicate → Bandwidth →
-// Delay → inner bus. Bandwidth (faults/bandwidth) queues a message behind
+// Chain is the full link model: Partition → Loss → Duplicate → Corrupt →
+// Bandwidth → Delay → inner bus. Bandwidth (faults/bandwidth) queues a message behind
 // the others on its sender's uplink and its receiver's downlink before the
 // latency. A partition or loss decision is taken at send time, before any
 // delay, and each copy of a duplicated message is delayed independently. All
@@ -17,6 +17,7 @@ type Chain struct {
 	Partition *Partition
 	Loss      *Loss
 	Duplicate *Duplicate
+	Corrupt   *Corrupt
 	Bandwidth *bandwidth.Shaper
 	Delay     *Delay
 
@@ -28,6 +29,7 @@ type ChainStats struct {
 	DroppedPartition uint64 // messages dropped by a partition cut
 	DroppedLoss      uint64 // messages dropped by loss
 	Duplicated       uint64 // extra copies published by duplication
+	Corrupted        uint64 // messages (copies included) published with a changed byte
 	Delayed          uint64 // messages (copies included) delayed by more than 0
 	// DelayPending counts delayed messages (copies included) not yet due:
 	// at the end of a run, those still in the link-delay queue.
@@ -40,7 +42,8 @@ func NewChain(inner bus.Bus, sched Scheduler, seed uint64) *Chain {
 	c := &Chain{inner: inner}
 	c.Delay = NewDelay(inner, sched, seed)
 	c.Bandwidth = bandwidth.New(c.Delay, sched, seed)
-	c.Duplicate = NewDuplicate(c.Bandwidth, seed)
+	c.Corrupt = NewCorrupt(c.Bandwidth, seed)
+	c.Duplicate = NewDuplicate(c.Corrupt, seed)
 	c.Loss = NewLoss(c.Duplicate, seed)
 	c.Partition = NewPartition(c.Loss)
 	return c
@@ -84,6 +87,7 @@ func (c *Chain) PublishBatch(msgs []bus.Message) error {
 			if i == 1 {
 				data = cloneBytes(m.Data)
 			}
+			data = c.Corrupt.corrupt(data)
 			if c.Bandwidth.Hold(m.To, data) {
 				continue // queued for the access links: on to Delay.Publish later
 			}
@@ -108,6 +112,7 @@ func (c *Chain) Faults() ChainStats {
 		DroppedPartition: c.Partition.Faults().Dropped,
 		DroppedLoss:      c.Loss.Faults().Dropped,
 		Duplicated:       c.Duplicate.Faults().Duplicated,
+		Corrupted:        c.Corrupt.Faults().Corrupted,
 		Delayed:          c.Delay.Faults().Delayed,
 		DelayPending:     c.Delay.Faults().Pending,
 	}

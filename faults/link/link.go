@@ -6,13 +6,16 @@
 //   - Partition drops the messages that cross one of its named cuts;
 //   - Loss drops each message with a probability;
 //   - Duplicate publishes a message twice with a probability;
+//   - Corrupt changes one byte of a message with a probability (its
+//     receiver's frame check rejects it: actors/wire);
 //   - Delay holds each message back by a sample of a latency distribution
 //     (plus an inter-region latency across regions) using the driver's
 //     Scheduler.
 //
-// NewChain stacks them in the order Partition → Loss → Duplicate →
+// NewChain stacks them in the order Partition → Loss → Duplicate → Corrupt →
 // Bandwidth (faults/bandwidth: access links and their queues) → Delay →
-// inner bus. Every decorator draws from its own seeded *rand.Rand (math/rand/v2,
+// inner bus. A Partition also carries per-link cuts (CutLinks):
+// one-way cuts between peer sets, and flapping links (Flap). Every decorator draws from its own seeded *rand.Rand (math/rand/v2,
 // PCG), so under the deterministic driver (emulator/sim) the same seed gives
 // the same faults. Every decorator is safe for concurrent Publish calls (the
 // live driver publishes from many goroutines); its setters may be called at
@@ -183,6 +186,8 @@ const (
 	streamLoss      = 0x6c6f7373   // "loss"
 	streamDuplicate = 0x6475706c   // "dupl"
 	streamDelay     = 0x64656c6179 // "delay"
+	streamCorrupt   = 0x636f7272   // "corr"
+	streamFlap      = 0x666c6170   // "flap"
 )
 
 func newRand(seed, stream uint64) *rand.Rand {
@@ -200,6 +205,7 @@ var (
 	_ bus.Bus = (*Duplicate)(nil)
 	_ bus.Bus = (*Delay)(nil)
 	_ bus.Bus = (*Chain)(nil)
+	_ bus.Bus = (*Corrupt)(nil)
 
 	_ bus.Batcher = (*Chain)(nil)
 )

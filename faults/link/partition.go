@@ -33,10 +33,14 @@ type cut struct {
 	name   string
 	side   func(bus.Address) bool
 	oneWay bool
+	links  func(from, to bus.Address) bool // a per-link cut (CutLinks), instead of side
 }
 
 // drops reports whether the cut drops a message from → to.
 func (c *cut) drops(from, to bus.Address) bool {
+	if c.links != nil {
+		return c.links(from, to)
+	}
 	a, b := c.side(from), c.side(to)
 	return a != b && (a || !c.oneWay)
 }
@@ -59,14 +63,40 @@ func (p *Partition) Cut(name string, side func(bus.Address) bool, oneWay bool) {
 	if side == nil {
 		panic("faults: Partition.Cut " + name + ": nil side function")
 	}
+	p.add(cut{name: name, side: side, oneWay: oneWay})
+}
+
+// CutLinks starts (or replaces) the per-link cut name: a message from →
+// to is dropped while it is active if links(from, to) says so — a one-way
+// cut between two sets of peers (LinkSets), or links that go down and up
+// (Flap). links must be safe for concurrent calls and must not call back
+// into the Partition. Heal and HealAll end it like any cut.
+func (p *Partition) CutLinks(name string, links func(from, to bus.Address) bool) {
+	if links == nil {
+		panic("faults: Partition.CutLinks " + name + ": nil links function")
+	}
+	p.add(cut{name: name, links: links})
+}
+
+func (p *Partition) add(c cut) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var next []cut
 	if old := p.cuts.Load(); old != nil {
-		next = slices.DeleteFunc(slices.Clone(*old), func(c cut) bool { return c.name == name })
+		next = slices.DeleteFunc(slices.Clone(*old), func(o cut) bool { return o.name == c.name })
 	}
-	next = append(next, cut{name: name, side: side, oneWay: oneWay})
+	next = append(next, c)
 	p.cuts.Store(&next)
+}
+
+// LinkSets is the per-link cut between two sets of addresses: it drops
+// the messages from an address in from to an address in to and, unless
+// oneWay, those from to back to from. With one address on each side it
+// cuts a single link (in one direction with oneWay).
+func LinkSets(from, to func(bus.Address) bool, oneWay bool) func(a, b bus.Address) bool {
+	return func(a, b bus.Address) bool {
+		return from(a) && to(b) || !oneWay && to(a) && from(b)
+	}
 }
 
 // Heal removes the cut name; it reports whether it was active.

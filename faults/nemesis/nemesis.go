@@ -48,7 +48,10 @@ func (e Episode) Start() time.Duration { return e.Faults[0].At }
 // set back to the scenario's link section. Sizes are uniform: partitions
 // cut off 10–40% of the addresses, crashes 5–20% of the members, leaves
 // 2–10%, loss 5–30%, duplication 5–20%, latency means 200 ms–2 s, bus
-// outages 5–30 s, slow peers 10–40% with 20–500 ms per message.
+// outages 5–30 s, slow peers 10–40% with 20–500 ms per message, flapping
+// links 5–30% of the links (exponential periods, up 20–120 s, down 5–30 s,
+// for the episode's length), corruption 0.5–5% of the messages (then set
+// back to the link section's).
 func Generate(sc scenario.Scenario, f scenario.Fault, index int) []Episode {
 	r := f.Random
 	end := min(r.End(sc.Duration), sc.Duration-time.Second) // a crash's restart stays within the run
@@ -120,6 +123,15 @@ func episode(sc scenario.Scenario, kind, name string, t, length time.Duration, x
 	case scenario.FaultSlow:
 		f.Fraction, f.Service = round(0.1+0.3*x, 2), (20*time.Millisecond + time.Duration(x*480)*time.Millisecond).Truncate(time.Millisecond)
 		return Episode{[]scenario.Fault{f, {At: until, Kind: scenario.FaultSlow, Region: -1}}}
+	case scenario.FaultFlap:
+		// Flapping links: one entry, its duration ends it.
+		f.Name, f.Fraction, f.Length = name, round(0.05+0.25*x, 2), until-at
+		f.Up, f.Down = (20*time.Second + time.Duration(x*100)*time.Second).Truncate(time.Second), (5*time.Second + time.Duration(x*25)*time.Second).Truncate(time.Second)
+		f.Latency.Dist = "exponential"
+		return Episode{[]scenario.Fault{f}}
+	case scenario.FaultCorrupt:
+		f.P = round(0.005+0.045*x, 3)
+		return Episode{[]scenario.Fault{f, {At: until, Kind: scenario.FaultCorrupt, Region: -1, P: sc.Link.Corrupt}}}
 	}
 	panic("nemesis: unknown kind " + kind)
 }

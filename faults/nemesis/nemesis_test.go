@@ -21,7 +21,7 @@ faults:
   - at: 1m
     loss: {p: 0.01}
   - at: 5m
-    random: {kinds: [partition, loss, latency, duplicate, crash, leave, bus_restart, slow], rate: 0.5, max_concurrent: 2, duration: 3m, until: 45m}
+    random: {kinds: [partition, loss, latency, duplicate, crash, leave, bus_restart, slow, flap, corrupt], rate: 0.5, max_concurrent: 2, duration: 3m, until: 45m}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +49,19 @@ func TestGenerateDeterministicPerSeed(t *testing.T) {
 }
 
 func TestGenerateKeepsItsBounds(t *testing.T) {
+	drawn := map[string]int{}
+	defer func() {
+		for _, k := range scenario.RandomKinds {
+			if drawn[k] == 0 {
+				t.Errorf("no seed drew a %s fault: %v", k, drawn)
+			}
+		}
+	}()
 	for seed := uint64(1); seed <= 20; seed++ {
 		sc, eps := Expand(nemesisScenario(t, seed))
+		for _, e := range eps {
+			drawn[e.Faults[0].Kind]++
+		}
 		if sc.Faults[0].Kind != scenario.FaultLoss || sc.Faults[0].At != time.Minute {
 			t.Fatalf("seed %d: the written entry was not kept first: %+v", seed, sc.Faults[0])
 		}
@@ -82,7 +93,7 @@ func TestGenerateKeepsItsBounds(t *testing.T) {
 // episodeEnd is when episode e's disturbance is over.
 func episodeEnd(e Episode) time.Duration {
 	last := e.Faults[len(e.Faults)-1]
-	return last.At + last.RestartAfter + last.DownFor
+	return last.At + last.RestartAfter + last.DownFor + last.Length
 }
 
 // TestExpandedRoundTrip: the expanded scenario written as YAML reads back

@@ -123,6 +123,7 @@ func New(sc scenario.Scenario, host Host, m *metrics.Run, ids IDs, logger *slog.
 	c.chain.Loss.SetLoss(l.Loss)
 	c.chain.Duplicate.SetDuplicate(l.Duplicate)
 	c.setBandwidth(l.Bandwidth.Config())
+	c.chain.Corrupt.SetCorrupt(l.Corrupt)
 	m.SetDrops(c.Drops)
 	return c
 }
@@ -155,7 +156,7 @@ func mix(seed, a, b uint64) uint64 {
 // Drops reads the fault layer's counters (for metrics and the summary).
 func (c *Timeline) Drops() metrics.Drops {
 	f := c.chain.Faults()
-	d := metrics.Drops{Partition: f.DroppedPartition, Loss: f.DroppedLoss, Duplicated: f.Duplicated}
+	d := metrics.Drops{Partition: f.DroppedPartition, Loss: f.DroppedLoss, Duplicated: f.Duplicated, Corrupted: f.Corrupted}
 	d.Bandwidth = c.chain.Bandwidth.Faults().DroppedTotal()
 	d.BusOutage = c.outage.Dropped()
 	d.BusLost = c.host.BusStats().Lost
@@ -225,7 +226,7 @@ func (c *Timeline) Fire(now time.Duration, count func(event string) uint64) (unt
 		f := t.f
 		f.At = now
 		c.host.At(now, func() { c.apply(t.i, f) })
-		until = max(until, f.At+f.RestartAfter+f.DownFor)
+		until = max(until, f.At+f.RestartAfter+f.DownFor+f.Length)
 	}
 	return until, fired
 }
@@ -243,6 +244,15 @@ func (c *Timeline) apply(i int, f scenario.Fault) {
 	switch f.Kind {
 	case scenario.FaultPartition:
 		name := PartitionName(i, f)
+		if len(f.From) > 0 {
+			c.chain.Partition.CutLinks(name, c.linkSets(f))
+			dir := "and back"
+			if f.OneWay {
+				dir = "one way"
+			}
+			c.record(f.At, f.Kind, fmt.Sprintf("%s: the links from %d peers to %d peers cut, %s", name, len(f.From), len(f.To), dir))
+			return
+		}
 		side, what := c.side(i, f)
 		c.chain.Partition.Cut(name, side, f.OneWay)
 		dir := "both ways"
@@ -267,6 +277,11 @@ func (c *Timeline) apply(i int, f scenario.Fault) {
 	case scenario.FaultDuplicate:
 		c.chain.Duplicate.SetDuplicate(f.P)
 		c.record(f.At, f.Kind, fmt.Sprintf("p = %g", f.P))
+	case scenario.FaultCorrupt:
+		c.chain.Corrupt.SetCorrupt(f.P)
+		c.record(f.At, f.Kind, fmt.Sprintf("p = %g: that share of the messages arrive with a changed byte, rejected by the frame check", f.P))
+	case scenario.FaultFlap:
+		c.flap(i, f)
 	case scenario.FaultCrash:
 		c.crash(i, f)
 	case scenario.FaultLeave:
@@ -411,3 +426,71 @@ func (c *Timeline) Bandwidth() (bandwidth.Stats, *metrics.Bandwidth) {
 
 // BandwidthConfig is the bandwidth model in force.
 func (c *Timeline) BandwidthConfig() bandwidth.Config { return c.chain.Bandwidth.Config() }
+
+// FlapName is the name of flap entry i of the sorted timeline (its cut in
+// the link model's Partition).
+func FlapName(i int, f scenario.Fault) string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return fmt.Sprintf("flap-%d", i)
+}
+
+// flap makes the entry's links go down and up (link.Flap, installed as a
+// per-link cut) for f.Length, after which they are up for good (recorded
+// as a heal).
+func (c *Timeline) flap(i int, f scenario.Fault) {
+	name := FlapName(i, f)
+	in, what := c.flapLinks(i, f)
+	up := link.Latency{Dist: f.Latency.Dist, Mean: f.Up}
+	down := link.Latency{Dist: f.Latency.Dist, Mean: f.Down}
+	fl := link.NewFlap(c.host, mix(c.sc.Seed, 0x666c6170, uint64(i)), in, up, down, f.OneWay)
+	c.chain.Partition.CutLinks(name, fl.Drops)
+	dir := "both ways together"
+	if f.OneWay {
+		dir = "each way on its own"
+	}
+	c.record(f.At, f.Kind, fmt.Sprintf("%s: %s go down and up (%s up, %s down, %s), %s, for %v", name, what, f.Up, f.Down, f.Latency.Dist, dir, f.Length))
+	c.host.At(f.At+f.Length, func() {
+		if c.chain.Partition.Heal(name) {
+			st := fl.Faults()
+			c.record(f.At+f.Length, scenario.FaultHeal, fmt.Sprintf("%s: flapping over, every link up; %d links flapped, %d down periods, %d messages lost", name, st.Links, st.Downs, st.Dropped))
+		}
+	})
+}
+
+// flapLinks is the set of links a flap entry takes down and up, and how to
+// say so: a fraction of all links (by a seeded hash of the entry and the
+// link — the pair of addresses, or the ordered pair for a one-way flap),
+// every link of some peers, or the links between two sets.
+func (c *Timeline) flapLinks(i int, f scenario.Fault) (func(from, to bus.Address) bool, string) {
+	switch {
+	case len(f.From) > 0:
+		return c.linkSets(f), fmt.Sprintf("the links from %d peers to %d peers", len(f.From), len(f.To))
+	case len(f.Peers) > 0:
+		set := peerSet(f.Peers)
+		return func(a, b bus.Address) bool { return set[a] || set[b] }, fmt.Sprintf("the links of %d peers", len(set))
+	}
+	limit := uint64(f.Fraction * (1 << 53))
+	seed, entry, oneWay := c.sc.Seed, uint64(i), f.OneWay
+	return func(a, b bus.Address) bool {
+		if !oneWay && b < a {
+			a, b = b, a
+		}
+		return mix(seed^0x6c696e6b, entry, mix(uint64(a), 0, uint64(b)))>>11 < limit
+	}, fmt.Sprintf("%.0f%% of the links", 100*f.Fraction)
+}
+
+// linkSets is the per-link cut of an entry's from and to sets.
+func (c *Timeline) linkSets(f scenario.Fault) func(from, to bus.Address) bool {
+	from, to := peerSet(f.From), peerSet(f.To)
+	return link.LinkSets(func(a bus.Address) bool { return from[a] }, func(a bus.Address) bool { return to[a] }, f.OneWay)
+}
+
+func peerSet(ids []uint64) map[bus.Address]bool {
+	set := make(map[bus.Address]bool, len(ids))
+	for _, id := range ids {
+		set[bus.Address(id)] = true
+	}
+	return set
+}

@@ -174,3 +174,93 @@ func TestTriggeredFaultFiresOnCount(t *testing.T) {
 		t.Errorf("seed %d: events %+v (want %+v), delivered %d, lost %d; want the message lost", seed, got, want, h.got[2], tl.Link().DroppedLoss)
 	}
 }
+
+// TestOneWayLinkCut: a partition from: [1] to: [2, 3] with oneway drops
+// only 1 → 2 and 1 → 3, until healed; 2 → 1 and 1 → 4 pass.
+func TestOneWayLinkCut(t *testing.T) {
+	const seed = 2
+	tl, h := rig(t, seed, 4, "  - {at: 1m, partition: {name: c, from: [1], to: [2, 3], oneway: true}}\n  - {at: 2m, heal: {name: c}}\n")
+	for _, at := range []time.Duration{30 * time.Second, 90 * time.Second, 150 * time.Second} {
+		h.At(at, func() {
+			send(t, h, 1, 2)
+			send(t, h, 1, 3)
+			send(t, h, 2, 1)
+			send(t, h, 1, 4)
+		})
+	}
+	h.w.RunUntil(10 * time.Minute)
+	if h.got[2] != 2 || h.got[3] != 2 || h.got[1] != 3 || h.got[4] != 3 || tl.Drops().Partition != 2 {
+		t.Errorf("seed %d: delivered %v, %d dropped; want 1→2 and 1→3 lost once each, the rest delivered", seed, h.got, tl.Drops().Partition)
+	}
+	want := []timeline.Event{
+		{At: time.Minute, Kind: scenario.FaultPartition, Detail: "c: the links from 1 peers to 2 peers cut, one way"},
+		{At: 2 * time.Minute, Kind: scenario.FaultHeal, Detail: "c"},
+	}
+	if got := tl.Events(); !slices.Equal(got, want) {
+		t.Errorf("seed %d: events %+v, want %+v", seed, got, want)
+	}
+}
+
+// TestFlapEndsAfterItsDuration: the links of peer 1 flap from 1m for 2m
+// (about a third of the time down): messages on them are lost only then,
+// others never, and the end is recorded as a heal.
+func TestFlapEndsAfterItsDuration(t *testing.T) {
+	const seed = 4
+	tl, h := rig(t, seed, 3, "  - {at: 1m, flap: {peers: [1], up: 4s, down: 2s, duration: 2m}}\n")
+	for i := range 600 { // one message a second on each link for 10 minutes
+		h.At(time.Duration(i)*time.Second, func() {
+			send(t, h, 2, 1)
+			send(t, h, 2, 3)
+		})
+	}
+	h.w.RunUntil(10 * time.Minute)
+	lost := 600 - h.got[1]
+	if h.got[3] != 600 || lost < 20 || lost > 70 {
+		t.Errorf("seed %d: 2→1 lost %d of the 120 sent during the flap (want about 40), 2→3 delivered %d of 600", seed, lost, h.got[3])
+	}
+	if uint64(lost) != tl.Drops().Partition {
+		t.Errorf("seed %d: %d lost, %d counted as partition drops", seed, lost, tl.Drops().Partition)
+	}
+	ev := tl.Events()
+	if len(ev) != 2 || ev[0].Kind != scenario.FaultFlap || ev[1].Kind != scenario.FaultHeal || ev[1].At != 3*time.Minute {
+		t.Errorf("seed %d: events %+v, want the flap at 1m and its end at 3m", seed, ev)
+	}
+	t.Logf("seed %d: %+v", seed, ev)
+}
+
+// TestCorruptFault: corrupt {p: 1} makes every message arrive corrupted
+// (its frame check fails) until corrupt {p: 0}.
+func TestCorruptFault(t *testing.T) {
+	const seed = 6
+	tl, h := rig(t, seed, 2, "  - {at: 1m, corrupt: {p: 1}}\n  - {at: 2m, corrupt: {p: 0}}\n")
+	bad := 0
+	if err := h.b.Register(2, func(_ bus.Address, data []byte) {
+		if _, _, err := wire.Decode(data); err != nil {
+			bad++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Duration{30 * time.Second, 90 * time.Second, 100 * time.Second, 150 * time.Second} {
+		h.At(at, func() { send(t, h, 1, 2) })
+	}
+	h.w.RunUntil(10 * time.Minute)
+	if bad != 2 || tl.Drops().Corrupted != 2 || tl.Link().Corrupted != 2 {
+		t.Errorf("seed %d: %d rejected, %d corrupted; want 2 and 2", seed, bad, tl.Drops().Corrupted)
+	}
+}
+
+// TestTriggeredFlapDisturbsUntilItsEnd: a flap waiting for a protocol
+// event disturbs the run until its duration is over.
+func TestTriggeredFlapDisturbsUntilItsEnd(t *testing.T) {
+	const seed = 12
+	tl, h := rig(t, seed, 2, "  - {when: {event: takeover}, flap: {fraction: 0.5, up: 10s, down: 10s, duration: 2m}}\n")
+	until, fired := tl.Fire(time.Minute, func(string) uint64 { return 1 })
+	if !fired || until != 3*time.Minute {
+		t.Fatalf("seed %d: fired %v, disturbed until %v; want until 3m", seed, fired, until)
+	}
+	h.w.RunUntil(10 * time.Minute)
+	if k := tl.ByKind(); k[scenario.FaultFlap] != 1 || k[scenario.FaultHeal] != 1 {
+		t.Errorf("seed %d: faults by kind %v, want the flap and its end", seed, k)
+	}
+}
