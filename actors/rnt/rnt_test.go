@@ -306,4 +306,3 @@ func TestTreeReformsAfterCrashes(t *testing.T) {
 	tr.run(40)
 	tr.checkTree()
 }
-
