@@ -29,10 +29,14 @@ const (
 	// runs jobs of one core only: the owner fails a job that requires
 	// more (ReasonMultiCore) without searching.
 	SchemeMP Scheme = "mp"
+	// SchemeRNT is the Rendezvous Node Tree over Chord (003 §5.1): the
+	// owner hands matchmaking to its Searcher (actors/rnt), which
+	// searches the tree from the owner's place in it.
+	SchemeRNT Scheme = "rnt"
 )
 
 // Schemes lists the matchmaking schemes.
-var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue, SchemeMP}
+var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue, SchemeMP, SchemeRNT}
 
 // ParseScheme returns the matchmaking scheme named s.
 func ParseScheme(s string) (Scheme, error) { return core.ParseEnum(s, "matchmaking scheme", Schemes) }

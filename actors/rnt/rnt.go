@@ -27,8 +27,9 @@
 //     maximum outside the ancestor's subtree could satisfy the job (or is
 //     unknown), and gives up after MaxHops hops;
 //   - a search that finds no capable node fails the job (no capable node
-//     found) when the aggregates say it was complete; cut short (hop
-//     limit, a parent not known yet) it ends silently and the owner's
+//     found) when the aggregates say it was complete and it is the
+//     owner's third attempt (failEpoch); earlier, or cut short (hop
+//     limit, a parent not known yet), it ends silently and the owner's
 //     matchmaking timeout matches the job again.
 package rnt
 
@@ -49,6 +50,12 @@ import (
 // ReasonNoCapableNode is the failure of a job no node of the tree can run
 // (the job core's reason of the same name).
 const ReasonNoCapableNode = "no capable node found"
+
+// failEpoch is the first matchmaking epoch (the owner's attempt) whose
+// complete but empty search fails the job: the earlier ones end silently,
+// forgiving aggregates not yet built or gone stale (a tree forming, a
+// subtree that moved), and the owner's matchmaking timeout tries again.
+const failEpoch = 3
 
 // Config sets the tree and its search.
 type Config struct {
@@ -377,12 +384,13 @@ func (n *Node) forward(to core.NodeID, m *wire.RntSearch) {
 // job goes to it (a JobAssign to its job core). Without candidates a
 // search the aggregates say was complete — it searched the subtrees they
 // allowed up to an ancestor with nothing capable outside its subtree, or
-// the root — fails the job; one that was cut short (the hop limit, an
-// ancestor without a known parent) ends silently, and the owner's
-// matchmaking timeout tries again.
+// the root — fails the job from the owner's failEpoch-th attempt on; one
+// that was cut short (the hop limit, an ancestor without a known parent)
+// or earlier ends silently, and the owner's matchmaking timeout tries
+// again.
 func (n *Node) choose(now time.Duration, m *wire.RntSearch) {
 	if len(m.Cands) == 0 {
-		if !m.UpOutside && int(m.Hops) < n.cfg.MaxHops {
+		if !m.UpOutside && int(m.Hops) < n.cfg.MaxHops && m.Epoch >= failEpoch {
 			n.stats.Failed++
 			st := &wire.JobStatus{Failed: []*wire.JobFailure{{Id: m.Job.Id, Reason: ReasonNoCapableNode}}}
 			n.out.Send(core.NodeID(m.Job.Client), st)

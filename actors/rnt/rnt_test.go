@@ -220,9 +220,14 @@ func (tr *tree) checkTree() {
 // search runs one job's search from owner and returns where it was
 // assigned (0: nowhere) and the failures.
 func (tr *tree) search(owner core.NodeID, req []uint32) (core.NodeID, uint32) {
+	return tr.searchAt(owner, req, failEpoch)
+}
+
+// searchAt is search in the owner's matchmaking epoch.
+func (tr *tree) searchAt(owner core.NodeID, req []uint32, epoch uint32) (core.NodeID, uint32) {
 	tr.assigned, tr.failed = nil, nil
 	job := &wire.JobSpec{Id: 1, Client: 999, Req: req}
-	tr.eps[owner].n.Search(tr.net.Now, job, owner, 1, 0)
+	tr.eps[owner].n.Search(tr.net.Now, job, owner, epoch, 0)
 	tr.net.Collect(owner)
 	tr.net.Deliver()
 	if len(tr.assigned) > 1 {
@@ -289,6 +294,10 @@ func TestTreeAggregatesAndSearches(t *testing.T) {
 			if tr.locals[top].point[0] != req[0] {
 				if to, _ := tr.search(tr.live[0], req); to != 0 || len(tr.failed) != 1 || tr.failed[0].Failed[0].Reason != ReasonNoCapableNode {
 					t.Fatalf("seed %d: impossible job: assigned %d, failures %v, want none and the owner told", tc.seed, to, tr.failed)
+				}
+				// The owner's earlier attempts end silently.
+				if to, _ := tr.searchAt(tr.live[0], req, failEpoch-1); to != 0 || len(tr.failed) != 0 {
+					t.Fatalf("seed %d: impossible job, epoch %d: assigned %d, failures %v, want neither", tc.seed, failEpoch-1, to, tr.failed)
 				}
 			}
 		}
