@@ -41,7 +41,7 @@ func (o offer) OfferFor(req []uint32) (rnt.Offer, bool) {
 
 func (p *Peer) enableRNT(s *RNTSetup, rng *rand.Rand) {
 	cfg := s.Config.Defaults()
-	n := rnt.New(p.id, p.node.Point(), cfg, offer{p.jobs})
+	n := rnt.New(p.id, p.node.Point(), cfg, offer{p.jobs}, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
 	p.rnt = &rntHost{node: n, founder: s.Founder, offset: time.Duration(rng.Int64N(int64(cfg.Chord.Period)))}
 	p.jobs.SetSearcher(n)
 }

@@ -2,8 +2,8 @@
 // tree over the Chord ring (actors/chord) containing every node, each node
 // choosing its parent from local information; hierarchical aggregation of
 // the maximum of each resource up the tree and, in the parents' answers,
-// down it; and a job's search from its owner through the owner's subtree,
-// then up into the subtrees of its ancestors, pruned by those maxima,
+// down it; and a job's search from a random node through that node's
+// subtree, then up into the subtrees of its ancestors, pruned by those maxima,
 // until at least k capable nodes are found (extended search), choosing
 // the empty capable node with the fastest CPU, else the one with the
 // least F(C) (003 Eq 5).
@@ -35,6 +35,7 @@ package rnt
 
 import (
 	"cmp"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -125,9 +126,20 @@ type Node struct {
 	down     []uint32 // the maximum outside our subtree (our parent's RntDown); nil: unknown
 	downAt   time.Duration
 
+	rng     *rand.Rand
+	nextTag uint64
+	// starting are searches waiting for the lookup of their random start
+	// node, by lookup tag (parent lookups use tag 0).
+	starting map[uint64]starting
+
 	out   core.Outbox
 	ready Ready
 	stats Stats
+}
+
+type starting struct {
+	m  *wire.RntSearch
+	at time.Duration
 }
 
 // Stats counts the tree's searches.
@@ -136,10 +148,12 @@ type Stats struct {
 	SearchHops                          uint64 // hops of the searches that assigned
 }
 
-// New creates the tree node of peer self, whose capabilities are point.
-func New(self core.NodeID, point []uint32, cfg Config, local Local) *Node {
+// New creates the tree node of peer self, whose capabilities are point;
+// rng draws the searches' random start points.
+func New(self core.NodeID, point []uint32, cfg Config, local Local, rng *rand.Rand) *Node {
 	cfg = cfg.Defaults()
-	return &Node{cfg: cfg, self: self, ring: chord.New(self, cfg.Chord), point: slices.Clone(point), local: local, children: map[core.NodeID]*child{}}
+	return &Node{cfg: cfg, self: self, ring: chord.New(self, cfg.Chord), point: slices.Clone(point), local: local,
+		children: map[core.NodeID]*child{}, rng: rng, starting: map[uint64]starting{}}
 }
 
 // Ring is the node's Chord core (for snapshots and tests).
@@ -207,6 +221,11 @@ func (n *Node) Tick(now time.Duration) {
 	if n.down != nil && now-n.downAt > timeout {
 		n.down = nil
 	}
+	for tag, st := range n.starting {
+		if now-st.at > timeout {
+			delete(n.starting, tag) // lost: the owner's timeout tries again (order-free)
+		}
+	}
 	if n.ring.Joined() {
 		if n.parent != 0 {
 			n.out.Send(n.parent, &wire.RntUp{Max: n.subtreeMax(), Nodes: n.subtreeNodes()})
@@ -236,7 +255,7 @@ func (n *Node) seekParent(now time.Duration, key uint64) {
 		}
 	}
 	n.seekKey, n.seeking = key, true
-	n.ring.Lookup(now, key, key)
+	n.ring.Lookup(now, key, 0)
 }
 
 func (n *Node) setParent(p core.NodeID, root bool) {
@@ -247,13 +266,21 @@ func (n *Node) setParent(p core.NodeID, root bool) {
 	n.seeking = false
 }
 
-// afterRing takes the ring's answers to our parent lookups: another node
-// is our parent; ourselves, the search goes on from the next bit.
+// afterRing takes the ring's answers: a search's random start node
+// (begin), or our parent — another node is our parent; ourselves, the
+// search for it goes on from the next bit.
 func (n *Node) afterRing(now time.Duration) {
 	for found := n.ring.TakeFound(); len(found) > 0; found = n.ring.TakeFound() {
 		for _, f := range found {
+			if f.Tag != 0 {
+				if st, ok := n.starting[f.Tag]; ok {
+					delete(n.starting, f.Tag)
+					n.begin(now, st.m, f.Node, f.Hops)
+				}
+				continue
+			}
 			switch {
-			case !n.seeking || f.Tag != n.seekKey:
+			case !n.seeking || f.Key != n.seekKey:
 			case f.Node != n.self:
 				n.setParent(f.Node, false)
 			case f.Key == 0:
@@ -320,12 +347,34 @@ func maxInto(dst, src []uint32) {
 	}
 }
 
-// Search starts the search for a job's run node at its owner (003 §5.1:
-// the owner initiates it, first through its own subtree). hops are the
-// matchmaking hops so far.
+// Search starts the search for a job's run node (003 §5.1): "each job
+// starts from a completely random place in the DHT" (003 §5.4) — the
+// successor of a random key, looked up on the ring — which searches its
+// own subtree first, then its ancestors'. hops are the matchmaking hops so
+// far; the lookup's count too. Off the ring, the search starts here.
 func (n *Node) Search(now time.Duration, job *wire.JobSpec, owner core.NodeID, epoch, hops uint32) {
 	n.stats.Searches++
-	n.visit(now, &wire.RntSearch{Job: job, Owner: uint64(owner), Epoch: epoch, Hops: hops, Up: uint64(n.self)})
+	m := &wire.RntSearch{Job: job, Owner: uint64(owner), Epoch: epoch, Hops: hops}
+	if !n.ring.Joined() {
+		n.begin(now, m, n.self, 0)
+		return
+	}
+	n.nextTag++
+	n.starting[n.nextTag] = starting{m: m, at: now}
+	n.ring.Lookup(now, n.rng.Uint64(), n.nextTag)
+	n.afterRing(now)
+}
+
+// begin hands a search to its start node, which searches its subtree
+// first.
+func (n *Node) begin(now time.Duration, m *wire.RntSearch, start core.NodeID, lookupHops uint32) {
+	m.Hops += lookupHops
+	m.Up = uint64(start)
+	if start == n.self {
+		n.visit(now, m)
+		return
+	}
+	n.forward(start, m)
 }
 
 // visit is one step of a job's search at this node (003 §5.1): count

@@ -112,7 +112,7 @@ func newTree(t *testing.T, seed uint64, nodes int) *tree {
 		// Capabilities in three resource dimensions plus the virtual one.
 		l := &local{point: []uint32{tr.rng.Uint32(), tr.rng.Uint32(), tr.rng.Uint32(), tr.rng.Uint32()}}
 		tr.locals[id] = l
-		e := &endpoint{n: New(id, l.point, tr.cfg, l), tree: tr}
+		e := &endpoint{n: New(id, l.point, tr.cfg, l, rand.New(rand.NewPCG(seed, uint64(id)))), tree: tr}
 		e.contact = func() core.NodeID { return tr.live[tr.rng.IntN(len(tr.live))] }
 		var contact core.NodeID
 		if len(tr.live) > 0 {
