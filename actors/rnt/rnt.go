@@ -20,6 +20,10 @@
 //     parent answers with the maximum outside the child's subtree
 //     (RntDown: its own, its other children's, and what its parent told
 //     it). Children silent for FailAfter periods are forgotten;
+//   - the search starts at the successor of a random key (one lookup on
+//     the ring), not at the job's owner: 003 §5.4's "each job starts from
+//     a completely random place in the DHT" — gridbed's owners are CAN
+//     owners, crowded where the jobs' points are;
 //   - the search travels as one message (RntSearch) carrying its
 //     candidates, the nodes still to visit and those visited: a
 //     depth-first walk, each hop one message straight to a child or
