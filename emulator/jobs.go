@@ -202,7 +202,12 @@ func (j *jobRun) setup() *peer.JobSetup {
 	}
 	combo := j.comboOf()
 	j.ledger.SetCombo(combo)
+	var rntSetup *peer.RNTSetup
+	if scheme == jobs.SchemeRNT {
+		rntSetup = rntSetupOf(j.sc)
+	}
 	return &peer.JobSetup{
+		RNT: rntSetup,
 		Config: func(p can.Point) jobs.Config {
 			c := cfg
 			c.Speed, c.Cores = 1, 1

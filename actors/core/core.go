@@ -37,6 +37,9 @@ const (
 	TimerClient
 	// TimerSched paces internode scheduling and queue balancing (000 §IV).
 	TimerSched
+	// TimerRNT is the Chord ring's maintenance period and the Rendezvous
+	// Node Tree's aggregation (003 §5.1; actors/chord, actors/rnt).
+	TimerRNT
 )
 
 // Overlay reports whether k is one of the overlay core's timers (else it

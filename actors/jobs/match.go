@@ -29,6 +29,10 @@ func (n *Node) match(now time.Duration, o *owned, hops uint32) {
 		n.fail(o, ReasonMultiCore)
 		return
 	}
+	if n.cfg.Scheme == SchemeRNT && n.searcher != nil {
+		n.searcher.Search(now, o.spec, n.self, o.epoch, hops) // 003 §5.1 (rnt.go)
+		return
+	}
 	if n.cfg.Scheme.central() {
 		r := core.NodeID(0)
 		o.central = false

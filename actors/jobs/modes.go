@@ -43,10 +43,14 @@ const (
 	// acceptable node, free first, fastest dominant CE; else the least
 	// score, Eqs 4.1/4.2), at no message cost.
 	SchemeCENTHet Scheme = "cent-het"
+	// SchemeRNT is the Rendezvous Node Tree over Chord (003 §5.1): the
+	// owner hands matchmaking to its Searcher (actors/rnt), which
+	// searches the tree from the owner's place in it.
+	SchemeRNT Scheme = "rnt"
 )
 
 // Schemes lists the matchmaking schemes.
-var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue, SchemeMP, SchemeCANHet, SchemeCANHom, SchemeCENTHet}
+var Schemes = []Scheme{SchemeCAN, SchemeCANP, SchemeCENT, SchemeCENTQueue, SchemeMP, SchemeCANHet, SchemeCANHom, SchemeCENTHet, SchemeRNT}
 
 // ParseScheme returns the matchmaking scheme named s.
 func ParseScheme(s string) (Scheme, error) { return core.ParseEnum(s, "matchmaking scheme", Schemes) }

@@ -169,6 +169,8 @@ type Node struct {
 	rng     *rand.Rand
 	central Central
 	self    core.NodeID
+	// searcher runs SchemeRNT's matchmaking (rnt.go); nil otherwise.
+	searcher Searcher
 
 	owned    map[uint64]*owned
 	runHeard map[core.NodeID]time.Duration // owner: last word from each run node

@@ -99,6 +99,9 @@ type JobSetup struct {
 	Config  func(point can.Point) jobs.Config
 	Central jobs.Central
 	Sink    JobSink
+	// RNT, under matchmaking.scheme rnt, hosts the Rendezvous Node Tree
+	// over Chord beside the job core (003 §5.1; rnt.go).
+	RNT *RNTSetup
 }
 
 // Peer is one emulated peer: its protocol cores and their I/O.
@@ -106,6 +109,7 @@ type Peer struct {
 	id      core.NodeID
 	node    *overlay.Node
 	jobs    *jobs.Node // nil when the run has no workload
+	rnt     *rntHost   // nil unless matchmaking.scheme is rnt
 	jobCfg  jobs.Config
 	sink    JobSink
 	env     Env
@@ -150,6 +154,9 @@ func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
 	p.jobs = jobs.New(p.node, p.jobCfg, rng, setup.Central)
 	p.node.SetLoadSource(p.jobs) // the load rides on the heartbeat (003 §4.4): fresh at each one
 	p.sink = setup.Sink
+	if setup.RNT != nil {
+		p.enableRNT(setup.RNT, rng)
+	}
 }
 
 // ID is the peer's address.
@@ -181,11 +188,16 @@ func (p *Peer) Deliver(data []byte) {
 		p.traffic.Reject(reason)
 		return
 	}
-	if wire.IsJob(h.Type) {
+	switch {
+	case wire.IsJob(h.Type):
 		if p.jobs != nil {
 			p.jobs.Step(p.env.Now(), core.NodeID(h.From), m)
 		}
-	} else {
+	case wire.IsRNT(h.Type):
+		if p.rnt != nil {
+			p.rnt.node.Step(p.env.Now(), core.NodeID(h.From), m)
+		}
+	default:
 		p.node.Step(p.env.Now(), core.NodeID(h.From), m)
 	}
 	p.flush()
@@ -200,6 +212,10 @@ func (p *Peer) Fire(kind core.TimerKind, at time.Duration) {
 	switch {
 	case kind.Overlay():
 		p.node.Tick(now, kind)
+	case kind == core.TimerRNT:
+		if p.rnt != nil {
+			p.rnt.node.Tick(now)
+		}
 	case p.jobs != nil:
 		p.jobs.Tick(now, kind)
 	}
@@ -214,6 +230,7 @@ func (p *Peer) Leave() {
 		p.jobs.Leave(p.env.Now())
 	}
 	p.flush()
+	p.rnt = nil // unannounced: the ring repairs it as a crash (actors/chord)
 }
 
 // flush carries out what the cores asked for: the overlay's first, so that
@@ -231,6 +248,7 @@ func (p *Peer) flush() {
 		report(p.sink, now, p.id, jr)
 		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
 		p.jobs.Advance()
+		p.flushRNT(now)
 	}
 	if r.Joined {
 		p.joined(now)
@@ -243,6 +261,10 @@ func (p *Peer) flush() {
 
 // joined announces that the peer became a member.
 func (p *Peer) joined(now time.Duration) {
+	var contact core.NodeID
+	if p.rnt != nil {
+		contact = p.ringContact() // before we are a member ourselves
+	}
 	p.env.Joined(p.id)
 	if p.sink != nil {
 		p.sink.NodeJoined(p.id, p.node.Point(), p.jobCfg.Speed, p.jobCfg.Cores)
@@ -254,6 +276,10 @@ func (p *Peer) joined(now time.Duration) {
 		report(p.sink, now, p.id, jr)
 		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
 		p.jobs.Advance()
+	}
+	if p.rnt != nil {
+		p.rnt.node.Join(now, p.rnt.offset, contact)
+		p.flushRNT(now)
 	}
 }
 
@@ -375,6 +401,9 @@ type State struct {
 	Snapshot overlay.Snapshot
 	Status   overlay.Status
 	Jobs     jobs.Snapshot
+	// RNT is the peer's place on the Chord ring and in the Rendezvous
+	// Node Tree (nil unless matchmaking.scheme is rnt).
+	RNT *RNTState
 }
 
 // State copies the peer's state.
@@ -382,6 +411,9 @@ func (p *Peer) State() State {
 	s := State{Snapshot: p.node.Snapshot(), Status: p.node.Status()}
 	if p.jobs != nil {
 		s.Jobs = p.jobs.Snapshot()
+	}
+	if p.rnt != nil {
+		s.RNT = p.rnt.state()
 	}
 	return s
 }

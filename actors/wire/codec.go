@@ -106,6 +106,9 @@ func newPayload(t MsgType) (proto.Message, error) {
 	case MsgType_MSG_BALLOON_ACK:
 		return &BalloonAck{}, nil
 	}
+	if m := newRNTPayload(t); m != nil {
+		return m, nil
+	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownType, int32(t))
 }
 
@@ -183,7 +186,7 @@ func TypeOf(m proto.Message) MsgType {
 	case *BalloonAck:
 		return MsgType_MSG_BALLOON_ACK
 	}
-	return MsgType_MSG_UNSPECIFIED
+	return typeOfRNT(m)
 }
 
 // Entries is the number of node descriptions (NodeInfo: id, zone, version)

@@ -94,6 +94,13 @@ func FuzzDecode(f *testing.F) {
 	bp, _ := MarshalPayload(&BalloonAttach{Balloon: &Balloon{Node: 9, Point: []uint32{1, 2, 3}, Speed: 1.5, Cores: 2, Beta: 0.8}, WantAck: true, Hops: 1})
 	bb, _ := Encode(nil, Header{Type: MsgType_MSG_BALLOON_ATTACH, From: 9, To: 3}, bp)
 	f.Add(bb)
+	rp, _ := MarshalPayload(&RntSearch{Job: &JobSpec{Id: 7, Req: []uint32{1, 2, 3}}, Owner: 4, Epoch: 1, Hops: 3,
+		Cands: []*RntCandidate{{Id: 5, Util: 1.5, Free: true, Speed: 2}}, Stack: []uint64{6, 8}, Visited: []uint64{4, 5}, Up: 4, UpParent: 2, UpOutside: true})
+	rb, _ := Encode(nil, Header{Type: MsgType_MSG_RNT_SEARCH, From: 4, To: 6}, rp)
+	f.Add(rb)
+	cp, _ := MarshalPayload(&ChordState{Pred: 3, Succs: []uint64{5, 9}})
+	cb, _ := Encode(nil, Header{Type: MsgType_MSG_CHORD_STATE, From: 5, To: 3}, cp)
+	f.Add(cb)
 	f.Add([]byte{})
 	f.Add([]byte{0x08, 0x04, 0x32, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -99,6 +99,27 @@ const (
 	// ... and the host acknowledges a new Balloon or one that asks
 	// (BalloonAck), so the node learns its host.
 	MsgType_MSG_BALLOON_ACK MsgType = 28
+	// Chord (003 §5.1's substrate; Stoica et al., SIGCOMM 2001): a lookup
+	// forwarded towards the successor of a key (ChordFind), answered by the
+	// node that knows it straight to the asker (ChordFound) ...
+	MsgType_MSG_CHORD_FIND  MsgType = 29
+	MsgType_MSG_CHORD_FOUND MsgType = 30
+	// ... stabilize: a node asks its successor for its predecessor and
+	// successor list (ChordStabilize), which answers (ChordState) ...
+	MsgType_MSG_CHORD_STABILIZE MsgType = 31
+	MsgType_MSG_CHORD_STATE     MsgType = 32
+	// ... notify: "I might be your predecessor" (ChordNotify) ...
+	MsgType_MSG_CHORD_NOTIFY MsgType = 33
+	// ... check_predecessor: a ping (ChordPing) and its answer (ChordPong).
+	MsgType_MSG_CHORD_PING MsgType = 34
+	MsgType_MSG_CHORD_PONG MsgType = 35
+	// The Rendezvous Node Tree over Chord (003 §5.1): a child's periodic
+	// subtree aggregate to its parent (RntUp), the parent's answer with the
+	// maximum outside the child's subtree (RntDown), and a job's search up
+	// and down the tree (RntSearch).
+	MsgType_MSG_RNT_UP     MsgType = 36
+	MsgType_MSG_RNT_DOWN   MsgType = 37
+	MsgType_MSG_RNT_SEARCH MsgType = 38
 )
 
 // Enum value maps for MsgType.
@@ -133,6 +154,16 @@ var (
 		26: "MSG_MIGRATE_ACK",
 		27: "MSG_BALLOON_ATTACH",
 		28: "MSG_BALLOON_ACK",
+		29: "MSG_CHORD_FIND",
+		30: "MSG_CHORD_FOUND",
+		31: "MSG_CHORD_STABILIZE",
+		32: "MSG_CHORD_STATE",
+		33: "MSG_CHORD_NOTIFY",
+		34: "MSG_CHORD_PING",
+		35: "MSG_CHORD_PONG",
+		36: "MSG_RNT_UP",
+		37: "MSG_RNT_DOWN",
+		38: "MSG_RNT_SEARCH",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_UNSPECIFIED":         0,
@@ -164,6 +195,16 @@ var (
 		"MSG_MIGRATE_ACK":         26,
 		"MSG_BALLOON_ATTACH":      27,
 		"MSG_BALLOON_ACK":         28,
+		"MSG_CHORD_FIND":          29,
+		"MSG_CHORD_FOUND":         30,
+		"MSG_CHORD_STABILIZE":     31,
+		"MSG_CHORD_STATE":         32,
+		"MSG_CHORD_NOTIFY":        33,
+		"MSG_CHORD_PING":          34,
+		"MSG_CHORD_PONG":          35,
+		"MSG_RNT_UP":              36,
+		"MSG_RNT_DOWN":            37,
+		"MSG_RNT_SEARCH":          38,
 	}
 )
 
@@ -3098,6 +3139,638 @@ func (x *MigrateAck) GetJob() *JobRef {
 	return nil
 }
 
+// ChordFind looks up the successor of key for origin; forwarded hop by hop
+// (recursive lookup). req names the asker's lookup; hops counts forwards.
+type ChordFind struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           uint64                 `protobuf:"varint,1,opt,name=key,proto3" json:"key,omitempty"`
+	Origin        uint64                 `protobuf:"varint,2,opt,name=origin,proto3" json:"origin,omitempty"`
+	Req           uint64                 `protobuf:"varint,3,opt,name=req,proto3" json:"req,omitempty"`
+	Hops          uint32                 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChordFind) Reset() {
+	*x = ChordFind{}
+	mi := &file_wire_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChordFind) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChordFind) ProtoMessage() {}
+
+func (x *ChordFind) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChordFind.ProtoReflect.Descriptor instead.
+func (*ChordFind) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ChordFind) GetKey() uint64 {
+	if x != nil {
+		return x.Key
+	}
+	return 0
+}
+
+func (x *ChordFind) GetOrigin() uint64 {
+	if x != nil {
+		return x.Origin
+	}
+	return 0
+}
+
+func (x *ChordFind) GetReq() uint64 {
+	if x != nil {
+		return x.Req
+	}
+	return 0
+}
+
+func (x *ChordFind) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+// ChordFound answers a ChordFind: node is the successor of key.
+type ChordFound struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           uint64                 `protobuf:"varint,1,opt,name=key,proto3" json:"key,omitempty"`
+	Node          uint64                 `protobuf:"varint,2,opt,name=node,proto3" json:"node,omitempty"`
+	Req           uint64                 `protobuf:"varint,3,opt,name=req,proto3" json:"req,omitempty"`
+	Hops          uint32                 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChordFound) Reset() {
+	*x = ChordFound{}
+	mi := &file_wire_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChordFound) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChordFound) ProtoMessage() {}
+
+func (x *ChordFound) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChordFound.ProtoReflect.Descriptor instead.
+func (*ChordFound) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ChordFound) GetKey() uint64 {
+	if x != nil {
+		return x.Key
+	}
+	return 0
+}
+
+func (x *ChordFound) GetNode() uint64 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *ChordFound) GetReq() uint64 {
+	if x != nil {
+		return x.Req
+	}
+	return 0
+}
+
+func (x *ChordFound) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+// ChordStabilize asks a node for its predecessor and successor list.
+type ChordStabilize struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChordStabilize) Reset() {
+	*x = ChordStabilize{}
+	mi := &file_wire_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChordStabilize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChordStabilize) ProtoMessage() {}
+
+func (x *ChordStabilize) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChordStabilize.ProtoReflect.Descriptor instead.
+func (*ChordStabilize) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{42}
+}
+
+// ChordState answers ChordStabilize: the sender's predecessor (0: none)
+// and successor list, nearest first.
+type ChordState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pred          uint64                 `protobuf:"varint,1,opt,name=pred,proto3" json:"pred,omitempty"`
+	Succs         []uint64               `protobuf:"varint,2,rep,packed,name=succs,proto3" json:"succs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChordState) Reset() {
+	*x = ChordState{}
+	mi := &file_wire_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChordState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChordState) ProtoMessage() {}
+
+func (x *ChordState) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChordState.ProtoReflect.Descriptor instead.
+func (*ChordState) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ChordState) GetPred() uint64 {
+	if x != nil {
+		return x.Pred
+	}
+	return 0
+}
+
+func (x *ChordState) GetSuccs() []uint64 {
+	if x != nil {
+		return x.Succs
+	}
+	return nil
+}
+
+// ChordNotify: the sender thinks it might be the receiver's predecessor.
+type ChordNotify struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChordNotify) Reset() {
+	*x = ChordNotify{}
+	mi := &file_wire_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChordNotify) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChordNotify) ProtoMessage() {}
+
+func (x *ChordNotify) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChordNotify.ProtoReflect.Descriptor instead.
+func (*ChordNotify) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{44}
+}
+
+// ChordPing and ChordPong: check_predecessor's liveness probe.
+type ChordPing struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChordPing) Reset() {
+	*x = ChordPing{}
+	mi := &file_wire_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChordPing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChordPing) ProtoMessage() {}
+
+func (x *ChordPing) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChordPing.ProtoReflect.Descriptor instead.
+func (*ChordPing) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{45}
+}
+
+type ChordPong struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChordPong) Reset() {
+	*x = ChordPong{}
+	mi := &file_wire_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChordPong) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChordPong) ProtoMessage() {}
+
+func (x *ChordPong) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChordPong.ProtoReflect.Descriptor instead.
+func (*ChordPong) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{46}
+}
+
+// RntUp is a child's subtree aggregate: the maximum of each resource over
+// its subtree (003 §5.1's hierarchical aggregation) and its node count.
+type RntUp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Max           []uint32               `protobuf:"varint,1,rep,packed,name=max,proto3" json:"max,omitempty"`
+	Nodes         uint32                 `protobuf:"varint,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RntUp) Reset() {
+	*x = RntUp{}
+	mi := &file_wire_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RntUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RntUp) ProtoMessage() {}
+
+func (x *RntUp) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RntUp.ProtoReflect.Descriptor instead.
+func (*RntUp) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *RntUp) GetMax() []uint32 {
+	if x != nil {
+		return x.Max
+	}
+	return nil
+}
+
+func (x *RntUp) GetNodes() uint32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+// RntDown is the parent's answer: the maximum of each resource over the
+// tree outside the child's subtree, as far as the parent knows.
+type RntDown struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Max           []uint32               `protobuf:"varint,1,rep,packed,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RntDown) Reset() {
+	*x = RntDown{}
+	mi := &file_wire_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RntDown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RntDown) ProtoMessage() {}
+
+func (x *RntDown) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RntDown.ProtoReflect.Descriptor instead.
+func (*RntDown) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *RntDown) GetMax() []uint32 {
+	if x != nil {
+		return x.Max
+	}
+	return nil
+}
+
+// RntCandidate is a capable node a search visited: its utilization (queue
+// length, or required over available cores), whether it could start the
+// job now, and its CPU speed.
+type RntCandidate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Util          float32                `protobuf:"fixed32,2,opt,name=util,proto3" json:"util,omitempty"`
+	Free          bool                   `protobuf:"varint,3,opt,name=free,proto3" json:"free,omitempty"`
+	Speed         float32                `protobuf:"fixed32,4,opt,name=speed,proto3" json:"speed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RntCandidate) Reset() {
+	*x = RntCandidate{}
+	mi := &file_wire_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RntCandidate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RntCandidate) ProtoMessage() {}
+
+func (x *RntCandidate) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RntCandidate.ProtoReflect.Descriptor instead.
+func (*RntCandidate) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *RntCandidate) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *RntCandidate) GetUtil() float32 {
+	if x != nil {
+		return x.Util
+	}
+	return 0
+}
+
+func (x *RntCandidate) GetFree() bool {
+	if x != nil {
+		return x.Free
+	}
+	return false
+}
+
+func (x *RntCandidate) GetSpeed() float32 {
+	if x != nil {
+		return x.Speed
+	}
+	return 0
+}
+
+// RntSearch carries a job's search through the tree (003 §5.1): the
+// candidates found so far, the nodes still to visit (a stack, last on
+// top), the nodes visited, and the ancestor whose subtree is being
+// searched (up), its parent and whether anything capable lies outside it.
+type RntSearch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Owner uint64                 `protobuf:"varint,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	Epoch uint32                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Matchmaking hops so far (routing to the owner included).
+	Hops          uint32          `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	Cands         []*RntCandidate `protobuf:"bytes,5,rep,name=cands,proto3" json:"cands,omitempty"`
+	Stack         []uint64        `protobuf:"varint,6,rep,packed,name=stack,proto3" json:"stack,omitempty"`
+	Visited       []uint64        `protobuf:"varint,7,rep,packed,name=visited,proto3" json:"visited,omitempty"`
+	Up            uint64          `protobuf:"varint,8,opt,name=up,proto3" json:"up,omitempty"`
+	UpParent      uint64          `protobuf:"varint,9,opt,name=up_parent,json=upParent,proto3" json:"up_parent,omitempty"`
+	UpOutside     bool            `protobuf:"varint,10,opt,name=up_outside,json=upOutside,proto3" json:"up_outside,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RntSearch) Reset() {
+	*x = RntSearch{}
+	mi := &file_wire_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RntSearch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RntSearch) ProtoMessage() {}
+
+func (x *RntSearch) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RntSearch.ProtoReflect.Descriptor instead.
+func (*RntSearch) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *RntSearch) GetJob() *JobSpec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *RntSearch) GetOwner() uint64 {
+	if x != nil {
+		return x.Owner
+	}
+	return 0
+}
+
+func (x *RntSearch) GetEpoch() uint32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *RntSearch) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *RntSearch) GetCands() []*RntCandidate {
+	if x != nil {
+		return x.Cands
+	}
+	return nil
+}
+
+func (x *RntSearch) GetStack() []uint64 {
+	if x != nil {
+		return x.Stack
+	}
+	return nil
+}
+
+func (x *RntSearch) GetVisited() []uint64 {
+	if x != nil {
+		return x.Visited
+	}
+	return nil
+}
+
+func (x *RntSearch) GetUp() uint64 {
+	if x != nil {
+		return x.Up
+	}
+	return 0
+}
+
+func (x *RntSearch) GetUpParent() uint64 {
+	if x != nil {
+		return x.UpParent
+	}
+	return 0
+}
+
+func (x *RntSearch) GetUpOutside() bool {
+	if x != nil {
+		return x.UpOutside
+	}
+	return false
+}
+
 var File_wire_proto protoreflect.FileDescriptor
 
 const file_wire_proto_rawDesc = "" +
@@ -3318,7 +3991,49 @@ const file_wire_proto_rawDesc = "" +
 	"\x04pull\x18\a \x01(\bR\x04pull\"4\n" +
 	"\n" +
 	"MigrateAck\x12&\n" +
-	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job*\xe3\x04\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\"[\n" +
+	"\tChordFind\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x16\n" +
+	"\x06origin\x18\x02 \x01(\x04R\x06origin\x12\x10\n" +
+	"\x03req\x18\x03 \x01(\x04R\x03req\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\"X\n" +
+	"\n" +
+	"ChordFound\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\x04R\x04node\x12\x10\n" +
+	"\x03req\x18\x03 \x01(\x04R\x03req\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\"\x10\n" +
+	"\x0eChordStabilize\"6\n" +
+	"\n" +
+	"ChordState\x12\x12\n" +
+	"\x04pred\x18\x01 \x01(\x04R\x04pred\x12\x14\n" +
+	"\x05succs\x18\x02 \x03(\x04R\x05succs\"\r\n" +
+	"\vChordNotify\"\v\n" +
+	"\tChordPing\"\v\n" +
+	"\tChordPong\"/\n" +
+	"\x05RntUp\x12\x10\n" +
+	"\x03max\x18\x01 \x03(\rR\x03max\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\rR\x05nodes\"\x1b\n" +
+	"\aRntDown\x12\x10\n" +
+	"\x03max\x18\x01 \x03(\rR\x03max\"\\\n" +
+	"\fRntCandidate\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04util\x18\x02 \x01(\x02R\x04util\x12\x12\n" +
+	"\x04free\x18\x03 \x01(\bR\x04free\x12\x14\n" +
+	"\x05speed\x18\x04 \x01(\x02R\x05speed\"\xa2\x02\n" +
+	"\tRntSearch\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\x120\n" +
+	"\x05cands\x18\x05 \x03(\v2\x1a.gridbed.wire.RntCandidateR\x05cands\x12\x14\n" +
+	"\x05stack\x18\x06 \x03(\x04R\x05stack\x12\x18\n" +
+	"\avisited\x18\a \x03(\x04R\avisited\x12\x0e\n" +
+	"\x02up\x18\b \x01(\x04R\x02up\x12\x1b\n" +
+	"\tup_parent\x18\t \x01(\x04R\bupParent\x12\x1d\n" +
+	"\n" +
+	"up_outside\x18\n" +
+	" \x01(\bR\tupOutside*\xae\x06\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -3349,7 +4064,18 @@ const file_wire_proto_rawDesc = "" +
 	"\x0fMSG_MIGRATE_JOB\x10\x19\x12\x13\n" +
 	"\x0fMSG_MIGRATE_ACK\x10\x1a\x12\x16\n" +
 	"\x12MSG_BALLOON_ATTACH\x10\x1b\x12\x13\n" +
-	"\x0fMSG_BALLOON_ACK\x10\x1c*P\n" +
+	"\x0fMSG_BALLOON_ACK\x10\x1c\x12\x12\n" +
+	"\x0eMSG_CHORD_FIND\x10\x1d\x12\x13\n" +
+	"\x0fMSG_CHORD_FOUND\x10\x1e\x12\x17\n" +
+	"\x13MSG_CHORD_STABILIZE\x10\x1f\x12\x13\n" +
+	"\x0fMSG_CHORD_STATE\x10 \x12\x14\n" +
+	"\x10MSG_CHORD_NOTIFY\x10!\x12\x12\n" +
+	"\x0eMSG_CHORD_PING\x10\"\x12\x12\n" +
+	"\x0eMSG_CHORD_PONG\x10#\x12\x0e\n" +
+	"\n" +
+	"MSG_RNT_UP\x10$\x12\x10\n" +
+	"\fMSG_RNT_DOWN\x10%\x12\x12\n" +
+	"\x0eMSG_RNT_SEARCH\x10&*P\n" +
 	"\vMigrateKind\x12\x17\n" +
 	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
@@ -3368,7 +4094,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -3412,6 +4138,17 @@ var file_wire_proto_goTypes = []any{
 	(*PullReject)(nil),        // 39: gridbed.wire.PullReject
 	(*MigrateJob)(nil),        // 40: gridbed.wire.MigrateJob
 	(*MigrateAck)(nil),        // 41: gridbed.wire.MigrateAck
+	(*ChordFind)(nil),         // 42: gridbed.wire.ChordFind
+	(*ChordFound)(nil),        // 43: gridbed.wire.ChordFound
+	(*ChordStabilize)(nil),    // 44: gridbed.wire.ChordStabilize
+	(*ChordState)(nil),        // 45: gridbed.wire.ChordState
+	(*ChordNotify)(nil),       // 46: gridbed.wire.ChordNotify
+	(*ChordPing)(nil),         // 47: gridbed.wire.ChordPing
+	(*ChordPong)(nil),         // 48: gridbed.wire.ChordPong
+	(*RntUp)(nil),             // 49: gridbed.wire.RntUp
+	(*RntDown)(nil),           // 50: gridbed.wire.RntDown
+	(*RntCandidate)(nil),      // 51: gridbed.wire.RntCandidate
+	(*RntSearch)(nil),         // 52: gridbed.wire.RntSearch
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -3462,11 +4199,13 @@ var file_wire_proto_depIdxs = []int32{
 	18, // 45: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
 	1,  // 46: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
 	19, // 47: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
-	48, // [48:48] is the sub-list for method output_type
-	48, // [48:48] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	18, // 48: gridbed.wire.RntSearch.job:type_name -> gridbed.wire.JobSpec
+	51, // 49: gridbed.wire.RntSearch.cands:type_name -> gridbed.wire.RntCandidate
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -3481,7 +4220,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   40,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -348,6 +348,8 @@ type Matchmaking struct {
 	// Categorical is how matchmaking uses categorical resources: one of
 	// CategoricalModes (002 ch. 5).
 	Categorical string
+	// RntCandidates is the RNT's extended search's k (003 §5.1).
+	RntCandidates int
 }
 
 // CategoricalSubCAN is matchmaking.categorical's value for 002 §2.4's
@@ -361,7 +363,7 @@ var CategoricalModes = names(jobs.CategoricalModes)
 // are the papers' names for CAN-P with stopping factor 1, 2 or 3 (they
 // override matchmaking.stopping_factor), handy in a sweep.
 var Schemes = []string{jobs.SchemeCAN.String(), jobs.SchemeCANP.String(), "can-p1", "can-p2", "can-p3", jobs.SchemeCENT.String(), jobs.SchemeCENTQueue.String(),
-	jobs.SchemeMP.String(), jobs.SchemeCANHet.String(), jobs.SchemeCANHom.String(), jobs.SchemeCENTHet.String()}
+	jobs.SchemeMP.String(), jobs.SchemeCANHet.String(), jobs.SchemeCANHom.String(), jobs.SchemeCENTHet.String(), jobs.SchemeRNT.String()}
 
 // MP reports whether the run is 002 §3.3's Multiple Peers: one peer per
 // core of every node (population.PerCore), peers.count counting nodes.

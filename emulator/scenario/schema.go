@@ -226,13 +226,16 @@ var schema = append([]field{
 
 	also(enumField("matchmaking.scheme", func(s *Scenario) *string { return &s.Matchmaking.Scheme }, jobs.SchemeCANP.String(),
 		Schemes, "a matchmaking scheme",
-		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1), cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode) or mp (002 §3.3's Multiple Peers, Condor's static partitioning: every node of peers.count becomes one peer per core, each with an equal share of its memory and disk, matched as can-p; a job requiring several cores fails at once — needs overlay.dimensions 4 or more)."),
+		"How a job finds its run node: can (the owner node hands the job to its least-loaded capable neighbor, no pushing), can-p (pushing along the aggregated load, 003 Eqs 1–5) cent (a greedy central matchmaker with the global view at no message cost: fastest CPU with the least load, over-provisioning capped at 1.1), cent-queue (000's centralized scheduler: one global queue, each job placed on a node that can start it at once as soon as one can, with the same preferences; the comparison for scheduling.mode) or mp (002 §3.3's Multiple Peers, Condor's static partitioning: every node of peers.count becomes one peer per core, each with an equal share of its memory and disk, matched as can-p; a job requiring several cores fails at once — needs overlay.dimensions 4 or more) or rnt (003 §5.1's Rendezvous Node Tree over a Chord ring: the owner searches its subtree, then its ancestors', pruned by the maximum of each resource aggregated up and down the tree, until matchmaking.rnt_candidates capable nodes are found, and picks the empty one with the fastest CPU, else the least queue/speed; no categorical resources)."),
 		func(s *Scenario) string {
 			if s.MP() && s.Overlay.Dimensions < 4 {
 				return fmt.Sprintf("mp splits nodes by their cores, but overlay.dimensions %d has no cores dimension — write overlay.dimensions: 4 or more", s.Overlay.Dimensions)
 			}
+			if s.Matchmaking.Scheme == jobs.SchemeRNT.String() && s.Peers.Categorical.On() {
+				return "rnt aggregates numeric resources only — write peers.categorical.types: 0, or another scheme"
+			}
 			return ""
-		}, "overlay.dimensions"),
+		}, "overlay.dimensions", "peers.categorical.types"),
 	intField("matchmaking.stopping_factor", func(s *Scenario) *int { return &s.Matchmaking.StoppingFactor }, 2, 1, 3,
 		"a valid stopping factor",
 		"CAN-P's stopping factor SF, 1 to 3: a push stops with probability 1/(1+n)^SF, n the number of nodes aggregated in the direction chosen (003 Eq 4); a higher SF pushes jobs farther. Used by can-p only."),
@@ -247,6 +250,9 @@ var schema = append([]field{
 	enumField("matchmaking.stop_nodes", func(s *Scenario) *jobs.StopNodes { return &s.Matchmaking.StopNodes }, jobs.StopNodesOwn,
 		jobs.StopNodesReadings, "a stop-count reading",
 		"Which node count n CAN-P's stop probability 1/(1+n)^SF uses (003 Eq 4): own (AI_TD(N).NumberOfNodes as Eq 4 writes it: the stopping node's aggregate along the target dimension, which Eq 1 weighs by overlap fractions, so a node with a small face — the crowded low corner of the space — counts few nodes above it) or target (1 + AI_TD(u).NumberOfNodes of the push target u: the nodes the push would reach, 003 §4.4's \"number of nodes above node N in the target dimension\"). Used by can-p only."),
+	intField("matchmaking.rnt_candidates", func(s *Scenario) *int { return &s.Matchmaking.RntCandidates }, 4, 1, 64,
+		"a valid candidate count",
+		"The RNT's extended search (003 §5.1): how many capable nodes a job's search finds before it chooses among them, 1 to 64 (003 gives no value; 4 by default). Used by rnt only."),
 	also(enumField("matchmaking.categorical", func(s *Scenario) *string { return &s.Matchmaking.Categorical }, jobs.CategoricalNone.String(),
 		CategoricalModes, "a categorical matchmaking mode",
 		"How can and can-p use categorical resources (002 ch. 5): none (a run node must still match a job's categorical constraint, but pushes and climbs follow the aggregated load alone, so a job may wander where no node of its values is and fail) or cid (each heartbeat carries the sender's ACID, the combinations present in the region above it, 002 Eq 5.1; a job is pushed or climbs only towards neighbors whose ACID holds a combination it accepts, 002 Algorithm 3) or subcan (002 §2.4's sub-CANs: the last CAN dimension becomes the transform dimension, one interval per combination ordered by a Hilbert curve, each peer in its combination's interval; a job is routed into a sub-CAN it accepts and pushed and climbs only towards neighbors whose zone meets one; heartbeats carry no ACID). cent always respects categories."),
