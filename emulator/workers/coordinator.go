@@ -37,6 +37,8 @@ type Options struct {
 	// OnListen, if set, is called with the server's URL once it listens:
 	// the caller starts its local workers there.
 	OnListen func(url string) error
+	// OnJoin, if set, is called as each worker joins.
+	OnJoin func(index int, h Hello)
 	// Wait bounds how long the run waits for its workers to join; 0
 	// means a minute.
 	Wait time.Duration
@@ -211,6 +213,9 @@ func (c *Coordinator) onHello(msg *nats.Msg) {
 	c.workers = append(c.workers, &remote{hello: h, lastBeat: time.Now()})
 	c.mu.Unlock()
 	c.log.Info("worker joined", "index", st.Index, "host", h.Host, "pid", h.PID, "metrics", h.Metrics)
+	if c.opts.OnJoin != nil {
+		c.opts.OnJoin(st.Index, h)
+	}
 	_ = msg.Respond(encode(st))
 }
 

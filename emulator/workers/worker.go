@@ -104,6 +104,11 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 		case <-w.done:
 			return nil
 		case <-ctx.Done():
+			select {
+			case <-w.done: // the run closed, then the coordinator went
+				return nil
+			default:
+			}
 			w.drv.Close()
 			return fmt.Errorf("worker %d: %w", st.Index, context.Cause(ctx))
 		}
