@@ -184,8 +184,8 @@ type WorkersSetup struct {
 }
 
 // workerFailures is a driver whose run is split across processes: it
-// says which of them died during the run.
-type workerFailures interface{ Failures() []string }
+// says how many workers it had and which of them died during the run.
+type workerFailures interface{ Failures() (workers int, lost []string) }
 
 // Result is what a run produced.
 type Result struct {
@@ -742,8 +742,10 @@ func (r *run) finish() (*Result, error) {
 	sum.Invariants.add(keptUp)
 	sum.Invariants.add(sum.Accounting.Check()) // messages_accounted (accounting.go)
 	if wf, ok := drv.(workerFailures); ok {
-		if lost := wf.Failures(); len(lost) > 0 {
+		if n, lost := wf.Failures(); len(lost) > 0 {
 			sum.Invariants.fail("workers_alive", strings.Join(lost, "; "))
+		} else {
+			sum.Invariants.add(InvariantCheck{Name: "workers_alive", OK: true, Detail: fmt.Sprintf("all %d workers ran to the end", n)})
 		}
 	}
 	if e := sum.Emulator; e != nil && e.PeerPanics > 0 {

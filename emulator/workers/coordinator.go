@@ -327,12 +327,12 @@ func (c *Coordinator) lose(i int, why string) {
 	c.mu.Unlock()
 }
 
-// Failures says which workers died during the run, and when (empty when
-// none did).
-func (c *Coordinator) Failures() []string {
+// Failures says how many workers the run had and which died during it,
+// and when (lost is empty when none did).
+func (c *Coordinator) Failures() (workers int, lost []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return slices.Clone(c.failures)
+	return c.opts.Workers, slices.Clone(c.failures)
 }
 
 // alive reports whether worker i still counts.
