@@ -185,7 +185,9 @@ type WorkersSetup struct {
 
 // workerFailures is a driver whose run is split across processes: it
 // says how many workers it had and which of them died during the run.
-type workerFailures interface{ Failures() (workers int, lost []string) }
+type workerFailures interface {
+	Failures() (workers int, lost []string)
+}
 
 // Result is what a run produced.
 type Result struct {
