@@ -50,6 +50,18 @@ type Run struct {
 	runInfoDesc *prometheus.Desc
 	info        RunInfo
 	identified  bool // gridbed_run_info is exported
+	elsewhere   bool // PeersElsewhere: the traffic series are the workers'
+}
+
+// PeersElsewhere says that the run's peers live in other processes (the
+// workers of a run split across processes, emulator/workers), which
+// export their own traffic series: this registry leaves its copy of the
+// traffic (Traffic, which sums theirs for the results) out of /metrics,
+// so that dashboards summing over instances count every message once.
+func (r *Run) PeersElsewhere() {
+	r.mu.Lock()
+	r.elsewhere = true
+	r.mu.Unlock()
 }
 
 // BusStats are the bus counters the registry exports.
@@ -256,7 +268,13 @@ func (c *runCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	elsewhere := c.elsewhere
+	c.mu.Unlock()
 	s := c.Traffic.Snapshot()
+	if elsewhere {
+		s = TrafficSnapshot{}
+	}
 	for t := 1; t < len(s.Count); t++ {
 		name := wire.Name(wire.MsgType(t))
 		ch <- prometheus.MustNewConstMetric(c.msgDesc, prometheus.CounterValue, float64(s.Count[t]), name)

@@ -23,6 +23,8 @@ import (
 	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/faults/link"
+	"github.com/gridbed/gridbed/faults/slow"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -118,6 +120,10 @@ func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordin
 		st.Run = fmt.Sprintf("w%d", time.Now().UnixNano()%1e9)
 	}
 	st.Count = opts.Workers
+	st.Info = m.Info()
+	// The workers export the peers' traffic; this registry's merged copy
+	// (for the summary) stays out of /metrics so dashboards count it once.
+	m.PeersElsewhere()
 	st.Connections = Connections((max(st.Connections, bus.DefaultConnections)+opts.Workers-1)/opts.Workers, opts.Workers)
 	host, port := "127.0.0.1", 0
 	if opts.Listen != "" {
@@ -212,28 +218,33 @@ func (c *Coordinator) onHello(msg *nats.Msg) {
 	st.Index = len(c.workers)
 	c.workers = append(c.workers, &remote{hello: h, lastBeat: time.Now()})
 	c.mu.Unlock()
-	c.log.Info("worker joined", "index", st.Index, "host", h.Host, "pid", h.PID, "metrics", h.Metrics)
-	if c.opts.OnJoin != nil {
-		c.opts.OnJoin(st.Index, h)
-	}
 	_ = msg.Respond(encode(st))
 }
 
 // onReady counts a worker whose driver is up and listening for commands.
 func (c *Coordinator) onReady(msg *nats.Msg) {
-	var b Beat
+	var b Ready
 	if decode(msg.Data, &b) != nil {
 		return
 	}
 	c.mu.Lock()
-	full := false
+	full, fresh := false, false
+	var h Hello
 	if b.Index >= 0 && b.Index < len(c.workers) && !c.workers[b.Index].ready {
-		c.workers[b.Index].ready, c.workers[b.Index].lastBeat = true, time.Now()
+		w := c.workers[b.Index]
+		w.ready, w.lastBeat, w.hello.Metrics, fresh = true, time.Now(), b.Metrics, true
+		h = w.hello
 		c.ready++
 		full = c.ready == c.opts.Workers
 	}
 	c.mu.Unlock()
 	_ = msg.Respond(nil)
+	if fresh {
+		c.log.Info("worker joined", "index", b.Index, "host", h.Host, "pid", h.PID, "metrics", h.Metrics)
+		if c.opts.OnJoin != nil {
+			c.opts.OnJoin(b.Index, h)
+		}
+	}
 	if full {
 		close(c.joinedCh)
 	}
@@ -601,6 +612,30 @@ func (c *Coordinator) BusStats() bus.Stats {
 		s.Transport += b.Transport
 	}
 	return s
+}
+
+// RemoteFaults sums the workers' fault-layer counters (as last
+// reported): the run's link model runs on the workers.
+func (c *Coordinator) RemoteFaults() (link.ChainStats, slow.Stats, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var l link.ChainStats
+	var s slow.Stats
+	var o uint64
+	for _, w := range c.workers {
+		r := w.last
+		l.DroppedPartition += r.Link.DroppedPartition
+		l.DroppedLoss += r.Link.DroppedLoss
+		l.Duplicated += r.Link.Duplicated
+		l.Delayed += r.Link.Delayed
+		l.DelayPending += r.Link.DelayPending
+		s.Served += r.Slow.Served
+		s.Wait += r.Slow.Wait
+		s.MaxWait = max(s.MaxWait, r.Slow.MaxWait)
+		s.Pending += r.Slow.Pending
+		o += r.Outage
+	}
+	return l, s, o
 }
 
 // Backlog sums the workers' mailbox backlogs (as last reported).

@@ -122,9 +122,13 @@ func TestQuickstartOnTwoWorkerProcessesAgreesWithOneProcess(t *testing.T) {
 	sc := load(t, "../../examples/quickstart.yaml")
 	p := &processes{t: t, bin: gridbedBinary(t), n: 2}
 	two := runOn(t, sc, 2, p.start).Summary
+	var workersCPU time.Duration
 	for i, err := range p.wait() {
 		if err != nil {
 			t.Errorf("worker process %d: %v\n%s", i, err, p.logs[i])
+		}
+		if st := p.cmds[i].ProcessState; st != nil {
+			workersCPU += st.UserTime() + st.SystemTime()
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -134,6 +138,16 @@ func TestQuickstartOnTwoWorkerProcessesAgreesWithOneProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := oneRes.Summary
+	// The figures docs/BENCHMARKS.md records (2 workers vs 1 process).
+	for _, r := range []struct {
+		name string
+		s    emulator.Summary
+		cpu  float64
+	}{{"2 workers", two, two.Emulator.CPUSeconds + workersCPU.Seconds()}, {"1 process", one, one.Emulator.CPUSeconds}} {
+		t.Logf("%s: wall %.1f s, CPU %.1f s (all processes), lag p50 %.4f s p99 %.4f s, %.2f msgs and %.0f bytes per node per minute, %.2f neighbors, NATS messages %d",
+			r.name, r.s.WallSeconds, r.cpu, r.s.Clock.LagSeconds.P50, r.s.Clock.LagSeconds.P99,
+			*r.s.Messages.PerNodePerMinute, *r.s.Bytes.PerNodePerMinute, r.s.Overlay.NeighborsMean, r.s.Bus.NATSMessages)
+	}
 	for _, s := range []emulator.Summary{two, one} {
 		if s.Outcome != emulator.OutcomePassed {
 			t.Errorf("seed %d: outcome %s: %v", sc.Seed, s.Outcome, s.OutcomeReasons)

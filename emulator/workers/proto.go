@@ -27,6 +27,8 @@ import (
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/faults/link"
+	"github.com/gridbed/gridbed/faults/slow"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -56,15 +58,18 @@ const (
 type Hello struct {
 	Host string
 	PID  int
-	// Metrics is the address its /metrics listens on ("" without).
+	// Metrics is the address its /metrics listens on (in Ready).
 	Metrics string
 }
 
 // Setup is what the coordinator tells a worker: its place in the run
 // and everything its driver needs.
 type Setup struct {
-	Err          string // the coordinator refused the worker
-	Run          string
+	Err string // the coordinator refused the worker
+	Run string
+	// Info labels the worker's series as the coordinator's: one run id,
+	// so the dashboards sum the run over its processes.
+	Info         metrics.RunInfo
 	Index, Count int
 	Scenario     string
 	Seed         uint64
@@ -79,6 +84,9 @@ type Setup struct {
 	// same overlay from the seed and adopts its own peers from it.
 	BootPoints []can.Point
 	JoinWindow time.Duration
+	// Scenario's YAML: the worker applies its link section and timed link
+	// faults to what its peers send (faults/timeline).
+	YAML []byte
 }
 
 // Owner is the worker (0-based, of count) hosting peer id: peers are
@@ -135,6 +143,17 @@ type Report struct {
 	Backlog    int64
 	Panics     int64
 	Settlement live.Settlement
+	// The worker's fault layer: its link model, slow peers and outage
+	// switch.
+	Link   link.ChainStats
+	Slow   slow.Stats
+	Outage uint64
+}
+
+// Ready is a worker's word that its driver listens for commands.
+type Ready struct {
+	Index   int
+	Metrics string // where it serves /metrics ("" without)
 }
 
 // Beat is a worker's heartbeat.

@@ -21,6 +21,11 @@ func Opener(ctx context.Context, opts Options) func(emulator.WorkersSetup) (emul
 			Connections: sc.Bus.Connections, Batched: sc.Bus.Fanout == scenario.FanoutBatched, Eager: ws.Eager,
 			Clock: ws.Clock, BootPoints: ws.BootPoints, JoinWindow: sc.Peers.JoinWindow,
 		}
+		yaml, err := sc.YAML()
+		if err != nil {
+			return nil, err
+		}
+		st.YAML = yaml
 		c, err := Open(ctx, opts, st, ws.Metrics)
 		if err != nil {
 			return nil, err

@@ -13,10 +13,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/sim"
+	"github.com/gridbed/gridbed/faults/timeline"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -48,15 +51,6 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	defer nc.Close()
 	host, _ := os.Hostname()
 	hello := Hello{Host: host, PID: os.Getpid()}
-	var srv *metrics.Server
-	m := metrics.NewRun(metrics.RunInfo{Driver: "emulator"})
-	if opts.MetricsAddr != "" && opts.MetricsAddr != "off" {
-		if srv, err = metrics.Serve(opts.MetricsAddr, m.Registry); err != nil {
-			return fmt.Errorf("worker: serve metrics on %s: %w", opts.MetricsAddr, err)
-		}
-		defer srv.Close()
-		hello.Metrics = srv.Addr()
-	}
 	msg, err := nc.Request(helloSubject, encode(hello), requestTimeout)
 	if err != nil {
 		return fmt.Errorf("worker: the coordinator at %s did not answer: %w", url, err)
@@ -68,7 +62,18 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	if st.Err != "" {
 		return fmt.Errorf("worker: the coordinator refused: %s", st.Err)
 	}
-	m.Identify(st.Scenario, st.Seed)
+	// The worker's series carry the coordinator's run labels (run_id
+	// included): dashboards sum the run over its processes.
+	m := metrics.NewRun(st.Info)
+	ready := Ready{Index: st.Index}
+	if opts.MetricsAddr != "" && opts.MetricsAddr != "off" {
+		srv, err := metrics.Serve(opts.MetricsAddr, m.Registry)
+		if err != nil {
+			return fmt.Errorf("worker: serve metrics on %s: %w", opts.MetricsAddr, err)
+		}
+		defer srv.Close()
+		ready.Metrics = srv.Addr()
+	}
 	w := &worker{nc: nc, st: st, log: log.With("worker", st.Index), m: m, done: make(chan struct{})}
 	w.drv, err = live.New(live.Options{
 		Seed: st.Seed, TimeScale: st.TimeScale, Overlay: st.Overlay, Metrics: m,
@@ -79,6 +84,17 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	if err != nil {
 		return fmt.Errorf("worker %d: %w", st.Index, err)
 	}
+	if len(st.YAML) > 0 {
+		// The fault layer before any peer exists, its timed entries on
+		// the worker's clock (the coordinator's epoch).
+		sc, err := scenario.Parse("coordinator", st.YAML)
+		if err != nil {
+			w.drv.Close()
+			return fmt.Errorf("worker %d: the coordinator's scenario: %w", st.Index, err)
+		}
+		w.tl = timeline.New(sc, faultHost{w.drv}, m, noIDs{}, log)
+		w.tl.Schedule()
+	}
 	sub, err := nc.Subscribe(cmdSubject(st.Run, st.Index), w.handle)
 	if err != nil {
 		w.drv.Close()
@@ -86,7 +102,7 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	}
 	defer sub.Unsubscribe()
 	// Ready: the coordinator may send commands now.
-	if _, err := nc.Request(readySubject(st.Run), encode(Beat{Index: st.Index}), requestTimeout); err != nil {
+	if _, err := nc.Request(readySubject(st.Run), encode(ready), requestTimeout); err != nil {
 		w.drv.Close()
 		return fmt.Errorf("worker %d: the coordinator did not acknowledge it: %w", st.Index, err)
 	}
@@ -128,6 +144,8 @@ type worker struct {
 	boot     *sim.Bootstrapped
 	bootErr  error
 
+	tl *timeline.Timeline // the fault layer, nil without a scenario
+
 	mu      sync.Mutex
 	lastLag metrics.QuantilesState
 	closed  bool
@@ -165,8 +183,27 @@ func (w *worker) report() Report {
 	delta := lag.Sub(w.lastLag)
 	w.lastLag = lag
 	w.mu.Unlock()
-	return Report{Traffic: w.m.Traffic.Snapshot(), Lag: delta, Bus: w.drv.BusStats(), Backlog: w.drv.Backlog(), Panics: w.drv.Panics()}
+	r := Report{Traffic: w.m.Traffic.Snapshot(), Lag: delta, Bus: w.drv.BusStats(), Backlog: w.drv.Backlog(), Panics: w.drv.Panics()}
+	if w.tl != nil {
+		r.Link, r.Slow, r.Outage = w.tl.Link(), w.tl.Slow(), w.tl.OutageDropped()
+	}
+	return r
 }
+
+// faultHost is the worker's driver as its fault layer's host: the link
+// model and the timed link faults apply here, to what the worker's peers
+// send; crashes, leaves and restarts are the coordinator's (its timeline
+// picks from the run's members), so they do nothing here.
+type faultHost struct{ *live.Driver }
+
+func (faultHost) DepartPicked(func([]core.NodeID) []core.NodeID, bool) []core.NodeID { return nil }
+func (faultHost) Join(core.NodeID, can.Point) error                                  { return nil }
+
+// noIDs: a worker's fault layer adds no peers (faultHost.Join).
+type noIDs struct{}
+
+func (noIDs) Next(can.Point) core.NodeID  { return 0 }
+func (noIDs) Point(core.NodeID) can.Point { return nil }
 
 // handle carries out one command of the coordinator.
 func (w *worker) handle(msg *nats.Msg) {
