@@ -73,3 +73,37 @@ func TestTwoWorkersInProcess(t *testing.T) {
 	}
 	t.Logf("summary: outcome %s peers %d neighbors %.2f msgs %d accounting %+v", s.Outcome, s.Peers.Final, s.Overlay.NeighborsMean, s.Messages.Total, s.Accounting)
 }
+
+// TestChaosOnTwoWorkers: examples/chaos.yaml (overlay built in-process,
+// link latency, a partition and its heal, a crash of a fifth, latency
+// spikes) passes strictly on two workers, its books close, and every
+// fault of its timeline was applied. 45 emulated minutes at ×30: 90 s.
+func TestChaosOnTwoWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 90 s emulator run")
+	}
+	sc := load(t, "../../examples/chaos.yaml")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	res := runOn(t, sc, 2, inProcess(ctx, 2, errs))
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	s := res.Summary
+	if s.ExitCode(true) != 0 {
+		t.Errorf("seed %d: --strict would exit %d: outcome %s: %v", sc.Seed, s.ExitCode(true), s.Outcome, s.OutcomeReasons)
+	}
+	if s.Accounting.Unaccounted != 0 {
+		t.Errorf("seed %d: %d messages unaccounted", sc.Seed, s.Accounting.Unaccounted)
+	}
+	if s.Faults.Dropped["partition"] == 0 || s.Faults.Delayed == 0 {
+		t.Errorf("seed %d: partition drops %d, delayed %d: the workers' link layers did not act", sc.Seed, s.Faults.Dropped["partition"], s.Faults.Delayed)
+	}
+	if want := len(sc.Faults); len(s.Faults.Events) != want {
+		t.Errorf("seed %d: %d fault events, want %d: %+v", sc.Seed, len(s.Faults.Events), want, s.Faults.Events)
+	}
+	t.Logf("outcome %s; faults %+v; peers final %d; accounting unaccounted %d", s.Outcome, s.Faults.Dropped, s.Peers.Final, s.Accounting.Unaccounted)
+}
