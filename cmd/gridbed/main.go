@@ -221,6 +221,10 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	if f.workers.local+f.workers.remote > 0 && f.driver != emulator.DriverLive {
+		fmt.Fprintln(stderr, "gridbed run: --workers runs the emulator driver; drop --driver sim")
+		return 2
+	}
 	dir := f.out
 	if dir == "" {
 		dir = defaultOut("", args[0], f.driver)
@@ -257,11 +261,6 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 			e.Paper, e.Section, e.Figure, len(e.Findings), args[0])
 	}
 	wopt, lw := workersOption(ctx, f.workers, f.logLevel, logger, stderr)
-	if wopt != nil && f.driver != emulator.DriverLive {
-		od.Discard()
-		fmt.Fprintln(stderr, "gridbed run: --workers runs the emulator driver; drop --driver sim")
-		return 2
-	}
 	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger, Workers: wopt})
 	if lw != nil {
 		lw.wait(10 * time.Second)
