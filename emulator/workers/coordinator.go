@@ -90,8 +90,9 @@ type remote struct {
 	lastBeat time.Time
 	dead     bool
 	ready    bool
-	last     Report // the latest counters it reported
-	seen     bool   // last is set
+	window   live.Pressure // from its beats since the last Pressure
+	last     Report        // the latest counters it reported
+	seen     bool          // last is set
 }
 
 type earlyTimer struct {
@@ -272,7 +273,14 @@ func (c *Coordinator) onBeat(msg *nats.Msg) {
 	}
 	c.mu.Lock()
 	if b.Index >= 0 && b.Index < len(c.workers) {
-		c.workers[b.Index].lastBeat = time.Now()
+		w := c.workers[b.Index]
+		w.lastBeat = time.Now()
+		// The window since the coordinator's last Pressure: the worst
+		// lag, all timers; the levels as last reported.
+		p, q := &w.window, b.Pressure
+		p.LagP99, p.TimerServiceLag = max(p.LagP99, q.LagP99), max(p.TimerServiceLag, q.TimerServiceLag)
+		p.Timers += q.Timers
+		p.Backlog, p.TimersQueued, p.TimersOverdue, p.Published = q.Backlog, q.TimersQueued, q.TimersOverdue, q.Published
 	}
 	c.mu.Unlock()
 }
@@ -660,9 +668,28 @@ func (c *Coordinator) Panics() int64 {
 	return n
 }
 
-// Pressure is empty: the overload guard does not watch the workers yet
-// (each worker's clock lag reaches the summary through Collect).
-func (c *Coordinator) Pressure() live.Pressure { return live.Pressure{Backlog: c.Backlog()} }
+// Pressure is the workers' since the previous call, from their
+// heartbeats, for the overload guard: the worst timer lags of any worker,
+// and the sums of their timers, backlogs and publishes.
+func (c *Coordinator) Pressure() live.Pressure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var p live.Pressure
+	for _, w := range c.workers {
+		q := w.window
+		w.window.LagP99, w.window.TimerServiceLag, w.window.Timers = 0, 0, 0
+		if w.dead {
+			continue
+		}
+		p.LagP99, p.TimerServiceLag = max(p.LagP99, q.LagP99), max(p.TimerServiceLag, q.TimerServiceLag)
+		p.Timers += q.Timers
+		p.Backlog += q.Backlog
+		p.TimersQueued += q.TimersQueued
+		p.TimersOverdue += q.TimersOverdue
+		p.Published += q.Published
+	}
+	return p
+}
 
 // Freeze stops every worker's peers where they stand.
 func (c *Coordinator) Freeze() {

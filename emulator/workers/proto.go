@@ -160,6 +160,9 @@ type Ready struct {
 type Beat struct {
 	Index int
 	At    time.Duration // its emulated time
+	// Pressure is its emulator driver's since its previous beat, for the
+	// coordinator's overload guard.
+	Pressure live.Pressure
 }
 
 // Joined is a worker's report that a peer became a member.

@@ -152,7 +152,7 @@ type worker struct {
 }
 
 func (w *worker) beat() {
-	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now()}))
+	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure()}))
 }
 
 // Bootstrap asks the coordinator for a member to join through
