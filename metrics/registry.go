@@ -55,9 +55,10 @@ type Run struct {
 
 // PeersElsewhere says that the run's peers live in other processes (the
 // workers of a run split across processes, emulator/workers), which
-// export their own traffic series: this registry leaves its copy of the
-// traffic (Traffic, which sums theirs for the results) out of /metrics,
-// so that dashboards summing over instances count every message once.
+// export their own traffic and fault-layer series: this registry leaves
+// its copies (Traffic, which sums theirs for the results, and the drops)
+// out of /metrics, so that dashboards summing over instances count every
+// message once.
 func (r *Run) PeersElsewhere() {
 	r.mu.Lock()
 	r.elsewhere = true
@@ -289,7 +290,7 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	bus, drops := c.bus, c.drops
 	c.mu.Unlock()
 	var d Drops
-	if drops != nil {
+	if drops != nil && !elsewhere {
 		d = drops()
 	}
 	for i, v := range []uint64{d.Partition, d.Loss, d.BusOutage, d.BusLost} {
