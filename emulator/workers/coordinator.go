@@ -522,8 +522,10 @@ func (c *Coordinator) At(t time.Duration, fn func()) {
 	c.timers.At(t, func(time.Time) { fn() })
 }
 
-// WrapBus gives the fault layer a bus no peer publishes on.
-// TODO(workers): the link model and bus faults run on the workers' buses.
+// WrapBus gives the coordinator's fault layer a bus no peer publishes on:
+// its crashes and restarts act through the driver, while the link model
+// and the timed link faults run on every worker's bus (Setup.YAML), whose
+// counters RemoteFaults sums.
 func (c *Coordinator) WrapBus(wrap func(bus.Bus) bus.Bus) { _ = wrap(nullBus{c}) }
 
 // AdvanceTo waits until the scaled clock reaches emulated time t.
