@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -120,10 +121,11 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 		case <-w.done:
 			return nil
 		case <-ctx.Done():
-			select {
-			case <-w.done: // the run closed, then the coordinator went
+			if w.closing.Load() {
+				// The run closed; the coordinator may go before the
+				// close is finished here.
+				<-w.done
 				return nil
-			default:
 			}
 			w.drv.Close()
 			return fmt.Errorf("worker %d: %w", st.Index, context.Cause(ctx))
@@ -145,6 +147,8 @@ type worker struct {
 	bootErr  error
 
 	tl *timeline.Timeline // the fault layer, nil without a scenario
+
+	closing atomic.Bool // the coordinator asked it to close
 
 	mu      sync.Mutex
 	lastLag metrics.QuantilesState
@@ -256,6 +260,7 @@ func (w *worker) handle(msg *nats.Msg) {
 	case opQuiesce:
 		_, err = w.drv.Quiesce()
 	case opClose:
+		w.closing.Store(true)
 		err = w.drv.Close()
 		r := w.report()
 		r.Settlement = w.drv.Settlement()
