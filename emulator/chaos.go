@@ -12,6 +12,8 @@ import (
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/faults/bandwidth"
+	"github.com/gridbed/gridbed/faults/link"
+	"github.com/gridbed/gridbed/faults/slow"
 	"github.com/gridbed/gridbed/faults/timeline"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -58,11 +60,74 @@ func annotateRecovery(events []FaultEvent, series []Sample) {
 // chaos is the run's fault layer (package faults/timeline) as the run
 // sees it: the triggered entries read the oracle samples, and the faults
 // section of the results lists what it did.
-type chaos struct{ *timeline.Timeline }
+type chaos struct {
+	*timeline.Timeline
+	remote remoteFaults // the workers' link layers, in a run split across processes
+}
+
+// remoteFaults is a driver whose peers publish through fault layers of
+// their own, in other processes (emulator/workers): each worker applies
+// the link model and the timed link faults to what its peers send, and
+// reports their counters, which the run's are the sums of.
+type remoteFaults interface {
+	RemoteFaults() (link.ChainStats, slow.Stats, uint64)
+}
 
 // newChaos installs the fault layer on the driver (before any peer exists).
 func newChaos(sc scenario.Scenario, drv Driver, m *metrics.Run, ids *idAlloc, logger *slog.Logger) *chaos {
-	return &chaos{timeline.New(sc, drv, m, ids, logger)}
+	c := &chaos{Timeline: timeline.New(sc, drv, m, ids, logger)}
+	c.remote, _ = drv.(remoteFaults)
+	return c
+}
+
+// Link is the link model's counters, the workers' included.
+func (c *chaos) Link() link.ChainStats {
+	s := c.Timeline.Link()
+	if c.remote != nil {
+		r, _, _ := c.remote.RemoteFaults()
+		s.DroppedPartition += r.DroppedPartition
+		s.DroppedLoss += r.DroppedLoss
+		s.Duplicated += r.Duplicated
+		s.Delayed += r.Delayed
+		s.DelayPending += r.DelayPending
+	}
+	return s
+}
+
+// Slow is the slow peers' counters, the workers' included.
+func (c *chaos) Slow() slow.Stats {
+	s := c.Timeline.Slow()
+	if c.remote != nil {
+		_, r, _ := c.remote.RemoteFaults()
+		s.Served += r.Served
+		s.Wait += r.Wait
+		s.MaxWait = max(s.MaxWait, r.MaxWait)
+		s.Pending += r.Pending
+	}
+	return s
+}
+
+// OutageDropped is the outage switch's drops, the workers' included.
+func (c *chaos) OutageDropped() uint64 {
+	n := c.Timeline.OutageDropped()
+	if c.remote != nil {
+		_, _, r := c.remote.RemoteFaults()
+		n += r
+	}
+	return n
+}
+
+// Drops are the fault layer's drops, the workers' included.
+func (c *chaos) Drops() metrics.Drops {
+	d := c.Timeline.Drops()
+	if c.remote != nil {
+		l, _, o := c.remote.RemoteFaults()
+		d.Partition += l.DroppedPartition
+		d.Loss += l.DroppedLoss
+		d.Duplicated += l.Duplicated
+		d.BusOutage += o
+	}
+	return d
 }
 
 // fire applies the triggered entries whose protocol event has happened

@@ -58,11 +58,14 @@ var overloadChecks = map[string]bool{"kept_up": true, "run_completed": true}
 // interrupted, when the run was stopped from outside). Reasons name the
 // invariant or condition and what to change.
 func (s *Summary) decide(interrupted string) {
-	// The machine's failures first: they may explain the others.
-	var machine, protocol []string
+	// A lost worker first (its peers crashed: it explains the rest), then
+	// the machine's failures: they may explain the others.
+	var lost, machine, protocol []string
 	for _, c := range s.Invariants.Checks {
 		switch {
 		case c.OK:
+		case c.Name == "workers_alive":
+			lost = append(lost, c.Name+": "+c.Detail)
 		case overloadChecks[c.Name]:
 			machine = append(machine, c.Name+": "+c.Detail)
 		default:
@@ -70,7 +73,7 @@ func (s *Summary) decide(interrupted string) {
 		}
 	}
 	overloaded := len(machine) > 0
-	s.OutcomeReasons = append(append([]string{}, machine...), protocol...)
+	s.OutcomeReasons = append(append(lost, machine...), protocol...)
 	switch {
 	case interrupted != "":
 		s.Outcome = OutcomeInterrupted

@@ -163,6 +163,30 @@ type Options struct {
 	// leaving heartbeats' neighbor lists encoded until needed
 	// (peer.DecodeEagerly): the same run, for tests.
 	EagerDecoding bool
+	// Workers, if set, opens the driver of a run split across processes
+	// (emulator/workers: gridbed run --workers) in place of the emulator
+	// driver: the peers run on worker processes, this process keeps the
+	// timeline, the oracle and the results.
+	Workers func(WorkersSetup) (Driver, error)
+}
+
+// WorkersSetup is what Options.Workers is given to open its driver.
+type WorkersSetup struct {
+	Scenario scenario.Scenario // as run: the nemesis expanded, peers split per core
+	Overlay  overlay.Config
+	Metrics  *metrics.Run
+	Logger   *slog.Logger
+	Eager    bool
+	Clock    driver.ClockSpread
+	// BootPoints are the initial population's points when the overlay is
+	// built in-process (peers.bootstrap: direct); nil otherwise.
+	BootPoints []can.Point
+}
+
+// workerFailures is a driver whose run is split across processes: it
+// says how many workers it had and which of them died during the run.
+type workerFailures interface {
+	Failures() (workers int, lost []string)
 }
 
 // Result is what a run produced.
@@ -373,6 +397,23 @@ func (r *run) prepare() (*Result, error) {
 	r.jr = newJobRun(sc, r.m, r.nodes[:sc.Peers.Count])
 
 	r.wallStart = time.Now()
+	switch {
+	case opts.Workers != nil && opts.Driver == DriverLive:
+		if r.jr != nil {
+			return nil, fmt.Errorf("--workers: a run with a workload cannot be split over workers yet (its job client and job ledger live in one process); run it in one process")
+		}
+		setup := WorkersSetup{Scenario: sc, Overlay: r.ocfg, Metrics: r.m, Logger: opts.Logger, Eager: opts.EagerDecoding, Clock: clockSpread(sc)}
+		if r.boot != nil {
+			for _, n := range r.nodes[:sc.Peers.Count] {
+				setup.BootPoints = append(setup.BootPoints, n.Point)
+			}
+		}
+		if r.drv, err = opts.Workers(setup); err != nil {
+			return nil, err
+		}
+		r.pd, _ = r.drv.(pacedDriver)
+		return nil, nil
+	}
 	switch opts.Driver {
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
@@ -705,6 +746,13 @@ func (r *run) finish() (*Result, error) {
 	sum.Invariants = rec.invariants(jobChecks)
 	sum.Invariants.add(keptUp)
 	sum.Invariants.add(sum.Accounting.Check()) // messages_accounted (accounting.go)
+	if wf, ok := drv.(workerFailures); ok {
+		if n, lost := wf.Failures(); len(lost) > 0 {
+			sum.Invariants.fail("workers_alive", strings.Join(lost, "; "))
+		} else {
+			sum.Invariants.add(InvariantCheck{Name: "workers_alive", OK: true, Detail: fmt.Sprintf("all %d workers ran to the end", n)})
+		}
+	}
 	if e := sum.Emulator; e != nil && e.PeerPanics > 0 {
 		sum.Invariants.fail("no_peer_panics", fmt.Sprintf("%d messages panicked in a peer (logged with their stacks): a protocol bug", e.PeerPanics))
 	}

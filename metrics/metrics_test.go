@@ -238,3 +238,36 @@ func TestRunInfo(t *testing.T) {
 		t.Errorf("two runs drew the same run_id %q", a)
 	}
 }
+
+// TestPeersElsewhereLeavesTrafficOut: a coordinator's registry
+// (PeersElsewhere) exports no traffic of its own — its workers do — while
+// the counters still hold what the summary needs.
+func TestPeersElsewhereLeavesTrafficOut(t *testing.T) {
+	r := NewRun(RunInfo{Driver: "emulator"})
+	r.Traffic.Add(TrafficSnapshot{Count: []uint64{0, 5}, Bytes: []uint64{0, 500}, Entries: []uint64{0, 10}})
+	count := func() float64 {
+		mfs, err := r.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n float64
+		for _, mf := range mfs {
+			if mf.GetName() == "gridbed_messages_total" {
+				for _, m := range mf.GetMetric() {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+		return n
+	}
+	if got := count(); got != 5 {
+		t.Fatalf("gridbed_messages_total = %v before PeersElsewhere, want 5", got)
+	}
+	r.PeersElsewhere()
+	if got := count(); got != 0 {
+		t.Errorf("gridbed_messages_total = %v with PeersElsewhere, want 0 (the workers export it)", got)
+	}
+	if msgs, _ := r.Traffic.Snapshot().Total(); msgs != 5 {
+		t.Errorf("Traffic holds %d messages, want 5", msgs)
+	}
+}

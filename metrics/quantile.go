@@ -95,3 +95,49 @@ func (q *Quantiles) Quantile(p float64) float64 {
 	}
 	return q.max
 }
+
+// QuantilesState is a copy of a histogram's buckets, which another
+// process can add to its own (QuantilesState.Sub, Quantiles.Add): the
+// coordinator of a run split across processes merges its workers' clock
+// lags so.
+type QuantilesState struct {
+	Counts   map[int]uint64
+	Zero, N  uint64
+	Sum, Max float64
+}
+
+// State copies the histogram's buckets.
+func (q *Quantiles) State() QuantilesState {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	c := make(map[int]uint64, len(q.counts))
+	for k, v := range q.counts {
+		c[k] = v
+	}
+	return QuantilesState{Counts: c, Zero: q.zero, N: q.n, Sum: q.sum, Max: q.max}
+}
+
+// Sub returns the observations of s that are not in o, an earlier state
+// of the same histogram (Max stays s's).
+func (s QuantilesState) Sub(o QuantilesState) QuantilesState {
+	d := QuantilesState{Counts: map[int]uint64{}, Zero: s.Zero - o.Zero, N: s.N - o.N, Sum: s.Sum - o.Sum, Max: s.Max}
+	for k, v := range s.Counts {
+		if n := v - o.Counts[k]; n > 0 {
+			d.Counts[k] = n
+		}
+	}
+	return d
+}
+
+// Add adds the observations of s to the histogram.
+func (q *Quantiles) Add(s QuantilesState) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for k, v := range s.Counts {
+		q.counts[k] += v
+	}
+	q.zero += s.Zero
+	q.n += s.N
+	q.sum += s.Sum
+	q.max = max(q.max, s.Max)
+}

@@ -53,6 +53,19 @@ type Run struct {
 
 	// Rejected messages by reason, and the link's corrupted ones.
 	rejectedDesc, corruptDesc *prometheus.Desc
+	elsewhere                 bool // PeersElsewhere: the traffic series are the workers'
+}
+
+// PeersElsewhere says that the run's peers live in other processes (the
+// workers of a run split across processes, emulator/workers), which
+// export their own traffic and fault-layer series: this registry leaves
+// its copies (Traffic, which sums theirs for the results, and the drops)
+// out of /metrics, so that dashboards summing over instances count every
+// message once.
+func (r *Run) PeersElsewhere() {
+	r.mu.Lock()
+	r.elsewhere = true
+	r.mu.Unlock()
 }
 
 // BusStats are the bus counters the registry exports.
@@ -265,7 +278,13 @@ func (c *runCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	elsewhere := c.elsewhere
+	c.mu.Unlock()
 	s := c.Traffic.Snapshot()
+	if elsewhere {
+		s = TrafficSnapshot{}
+	}
 	for t := 1; t < len(s.Count); t++ {
 		name := wire.Name(wire.MsgType(t))
 		ch <- prometheus.MustNewConstMetric(c.msgDesc, prometheus.CounterValue, float64(s.Count[t]), name)
@@ -283,7 +302,7 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	bus, drops := c.bus, c.drops
 	c.mu.Unlock()
 	var d Drops
-	if drops != nil {
+	if drops != nil && !elsewhere {
 		d = drops()
 	}
 	for i, v := range []uint64{d.Partition, d.Loss, d.BusOutage, d.BusLost, d.Bandwidth} {

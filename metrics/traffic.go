@@ -130,3 +130,16 @@ func (s TrafficSnapshot) Sub(o TrafficSnapshot) TrafficSnapshot {
 	}
 	return d
 }
+
+// Add adds the traffic of d (another process's, between two of its
+// snapshots) to the counters: the coordinator of a run split across
+// processes sums its workers' traffic so.
+func (t *Traffic) Add(d TrafficSnapshot) {
+	for i := range min(len(d.Count), len(t.msgs)) {
+		t.msgs[i].Add(d.Count[i])
+		t.bytes[i].Add(d.Bytes[i])
+		t.entries[i].Add(d.Entries[i])
+	}
+	t.decodeErrors.Add(d.DecodeErrors)
+	t.received.Add(d.Received)
+}

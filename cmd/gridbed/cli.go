@@ -107,7 +107,7 @@ read from the examples built into gridbed.
 		fmt.Fprintf(stderr, "%s: %s\n", c.CommandPath(), flagAdvice(c, args, err))
 		return exitCode(2)
 	})
-	root.AddCommand(newRunCmd(stdout, stderr), newSweepCmd(stdout, stderr), newValidateCmd(stdout, stderr),
+	root.AddCommand(newRunCmd(stdout, stderr), newWorkerCmd(stderr), newSweepCmd(stdout, stderr), newValidateCmd(stdout, stderr),
 		newReproduceCmd(stdout, stderr), newKeysCmd(stdout), newBenchCmd(stdout, stderr), newVersionCmd(stdout),
 		newChaosCmd(stdout, stderr))
 	return root

@@ -1,6 +1,7 @@
 // Command gridbed runs emulation scenarios of P2P desktop-grid protocols.
 //
-//	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR] [--pprof-addr ADDR] [--strict]
+//	gridbed run FILE [--out DIR] [--set key=value ...] [--driver emulator|sim] [--metrics-addr ADDR] [--pprof-addr ADDR] [--strict] [--workers N [--remote-workers M --listen HOST:PORT]]
+//	gridbed worker --coordinator nats://HOST:PORT [--metrics-addr ADDR]
 //	gridbed sweep FILE --vary key=v1,v2 [--vary ...] [--seeds N] [--set ...] [--driver sim] [--out DIR]
 //	gridbed validate FILE [--set key=value ...]
 //	gridbed bench [FILE] [--peers N] [--time-scale S] [--duration D] [--driver emulator|sim] [--json]
@@ -165,6 +166,7 @@ type runFlags struct {
 	out, driver, metricsAddr, pprofAddr string
 	progress, logLevel                  string
 	strict, withReport                  bool
+	workers                             workerFlags
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -203,6 +205,7 @@ matters: go run reports any non-zero status of the program as its own 1.`,
 	addLogLevelFlag(c, &f.logLevel)
 	fs.BoolVar(&f.strict, "strict", false, "exit non-zero unless the outcome is passed: 3 failed (an invariant failed), 4 overloaded (the machine could not keep up)")
 	fs.BoolVar(&f.withReport, "report", true, "write report.html and its figures (--report=false skips them)")
+	addWorkerFlags(c, &f.workers)
 	return c
 }
 
@@ -216,6 +219,10 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	sc, err := loadScenario(args[0], f.sets)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if f.workers.local+f.workers.remote > 0 && f.driver != emulator.DriverLive {
+		fmt.Fprintln(stderr, "gridbed run: --workers runs the emulator driver; drop --driver sim")
 		return 2
 	}
 	dir := f.out
@@ -253,7 +260,11 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "this file is an experiment (%s %s %s, %d findings): run measures one point of it; `gridbed reproduce %s` runs its sweep and judges the findings\n",
 			e.Paper, e.Section, e.Figure, len(e.Findings), args[0])
 	}
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger})
+	wopt, lw := workersOption(ctx, f.workers, f.logLevel, logger, stderr)
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger, Workers: wopt})
+	if lw != nil {
+		lw.wait(10 * time.Second)
+	}
 	bar.done()
 	if err != nil {
 		od.Discard()

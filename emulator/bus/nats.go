@@ -134,6 +134,12 @@ type NATSOptions struct {
 	// message (see Stats). Without it PublishBatch publishes message by
 	// message.
 	Batched bool
+	// Subscribe, if set, says which shards this bus subscribes to: a run
+	// split across processes (emulator/workers) gives every process the
+	// shards of the addresses it hosts, so that each message reaches the
+	// one process that delivers it. The bus still publishes on every
+	// connection. Nil subscribes to all.
+	Subscribe func(shard int) bool
 }
 
 // NATSBus is the NATS implementation of Bus. It is safe for concurrent use.
@@ -148,9 +154,10 @@ type NATSOptions struct {
 // different Connections value is still delivered.
 //
 // Every bus sharing a server and a Run subscribes to all of that run's
-// subjects: a message is delivered by the bus that registered its address
-// and counted as Unroutable by every other one. Splitting a run across
-// processes will need per-process shard ownership.
+// subjects unless NATSOptions.Subscribe gives it only some shards: a
+// message is delivered by the bus that registered its address and counted
+// as Unroutable by every other subscribed one. A run split across
+// processes (emulator/workers) gives each process the shards it hosts.
 //
 // The embedded server can be stopped and started again mid-run (StopServer,
 // StartServer) to emulate a bus outage; see the comment at the top of nats.go
@@ -197,7 +204,10 @@ type shard struct {
 	idx    int
 	prefix string // "gb.<run>.<idx>."
 	nc     *nats.Conn
-	sub    *nats.Subscription // set once in OpenNATS, never changed
+	sub    *nats.Subscription // set once in OpenNATS, never changed; nil when publishOnly
+	// publishOnly: the bus does not subscribe to this shard
+	// (NATSOptions.Subscribe), it only publishes on its connection.
+	publishOnly bool
 
 	// Handler table. Registration is rare compared with delivery, the
 	// critical section is one map lookup, and there are Connections tables,
@@ -308,6 +318,7 @@ func OpenNATS(opts NATSOptions) (*NATSBus, error) {
 		}
 	}
 	for _, s := range b.shards {
+		s.publishOnly = opts.Subscribe != nil && !opts.Subscribe(s.idx)
 		if err := s.connect(opts.URL, pendMsgs, pendBytes); err != nil {
 			b.closed.Store(true)
 			b.teardown()
@@ -371,6 +382,10 @@ func (s *shard) connect(url string, pendMsgs, pendBytes int) error {
 	nc, err := nats.Connect(url, copts...)
 	if err != nil {
 		return fmt.Errorf("bus: connect %d: %w", k, err)
+	}
+	if s.publishOnly {
+		s.nc = nc
+		return nil
 	}
 	sub, err := nc.Subscribe(s.prefix+"*", s.onMsg)
 	if err != nil {
@@ -597,6 +612,9 @@ func (b *NATSBus) Stats() Stats {
 // dropped returns the subscription's dropped count, remembering the highest
 // value seen so it survives the subscription being closed.
 func (s *shard) dropped() uint64 {
+	if s.sub == nil {
+		return s.lastDropped.Load()
+	}
 	n, err := s.sub.Dropped()
 	if err != nil || n < 0 { // subscription closed: use the last value
 		return s.lastDropped.Load()

@@ -632,3 +632,47 @@ func BenchmarkDispatch(b *testing.B) {
 		bus.shards[uint64(i%1000)%8].onMsg(m)
 	}
 }
+
+// TestNATSSubscribeOwnShards: two buses of one run, each subscribed only
+// to its own shards (NATSOptions.Subscribe, as a run's workers are), get
+// every message once — none counted unroutable at the other — whoever
+// publishes it.
+func TestNATSSubscribeOwnShards(t *testing.T) {
+	srv := startServer(t)
+	const conns = 4
+	own := func(w int) func(int) bool { return func(k int) bool { return k%2 == w } }
+	buses := []*NATSBus{
+		openTest(t, NATSOptions{URL: srv.ClientURL(), Connections: conns, Subscribe: own(0)}),
+		openTest(t, NATSOptions{URL: srv.ClientURL(), Connections: conns, Subscribe: own(1)}),
+	}
+	var got [2]atomic.Int64
+	for addr := range Address(20) {
+		w := int(addr%conns) % 2
+		if err := buses[w].Register(addr, func(Address, []byte) { got[w].Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range buses { // each publishes to every address
+		for addr := range Address(20) {
+			if err := b.Publish(addr, []byte("hi")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "40 deliveries", 5*time.Second, func() bool { return buses[0].Stats().Delivered+buses[1].Stats().Delivered == 40 })
+	for w, b := range buses {
+		if st := b.Stats(); st.Unroutable != 0 || st.Delivered != 20 || got[w].Load() != 20 {
+			t.Errorf("bus %d: %+v, handlers ran %d times; want 20 delivered, 0 unroutable", w, st, got[w].Load())
+		}
+	}
+	for w, b := range buses {
+		for k, s := range b.shards {
+			if (s.sub != nil) != own(w)(k) {
+				t.Errorf("bus %d shard %d: subscribed %v, want %v", w, k, s.sub != nil, own(w)(k))
+			}
+		}
+	}
+}

@@ -29,12 +29,17 @@ const (
 // is not 0 (a restart keeps the port, so ClientURL stays valid) and on a
 // random port if it is (see (*server.Server).ClientURL).
 func startEmbeddedServer(listen bool, port int) (*server.Server, error) {
+	return startServerOn("127.0.0.1", listen, port)
+}
+
+// startServerOn is startEmbeddedServer listening on host.
+func startServerOn(host string, listen bool, port int) (*server.Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
 	opts := &server.Options{
 		ServerName: "gridbed",
-		Host:       "127.0.0.1",
+		Host:       host,
 		Port:       port,
 		DontListen: !listen,
 		NoSigs:     true,
@@ -63,4 +68,14 @@ func listenPort(srv *server.Server) int {
 		return a.Port
 	}
 	return 0
+}
+
+// ServeEmbedded starts an in-process nats-server listening on host (
+// "127.0.0.1" for local processes, "0.0.0.0" for other machines) on port,
+// or a random one when port is 0, that other processes reach over TCP at
+// its ClientURL: the coordinator of a run split across processes
+// (emulator/workers) serves its workers' buses with it. Shut it down with
+// Shutdown and WaitForShutdown.
+func ServeEmbedded(host string, port int) (*server.Server, error) {
+	return startServerOn(host, true, port)
 }

@@ -33,6 +33,11 @@ func (c *Clock) Restart() { c.RestartAt(0) }
 // any timer is set.
 func (c *Clock) RestartAt(origin time.Duration) { c.start, c.origin = time.Now(), origin }
 
+// RestartFrom sets emulated time origin to wall instant start: the
+// processes of a run split across processes (emulator/workers) share one
+// epoch, the coordinator's. Call it before any timer is set.
+func (c *Clock) RestartFrom(start time.Time, origin time.Duration) { c.start, c.origin = start, origin }
+
 // Now is the emulated time since the start.
 func (c *Clock) Now() time.Duration {
 	return c.origin + time.Duration(float64(time.Since(c.start))*c.scale)

@@ -109,6 +109,22 @@ type Options struct {
 	// Clock spreads the peers' clocks (peers.clock); zero: every peer
 	// runs on emulated time.
 	Clock ClockSpread
+	// Remote, if set, makes the Base host only some of a run's peers (a
+	// worker of a run split across processes, emulator/workers): the
+	// run's members, bootstrap contacts and join sequence are the
+	// coordinator's, which Remote reaches. Peers may then be hosted
+	// with gaps in their ids, and Spawn and Start start nobody: the
+	// coordinator says when each peer starts.
+	Remote Membership
+}
+
+// Membership is the run's member set as a worker's Base reaches it
+// (Options.Remote): the coordinator's Contact and JoinedAt.
+type Membership interface {
+	// Bootstrap returns a current member for id to join through (0: none).
+	Bootstrap(id core.NodeID) core.NodeID
+	// Joined reports that id became a member at emulated time at.
+	Joined(id core.NodeID, at time.Duration)
 }
 
 // ClockSpread is how the peers' own clocks are drawn (peers.clock): each
@@ -145,7 +161,8 @@ type Base[E any] struct {
 	name string // in errors
 
 	mu       sync.Mutex
-	eps      []E // hosted peers by id-1
+	eps      []E    // hosted peers by id-1
+	hosted   []bool // by id-1: eps holds a peer (a worker's Base has gaps)
 	members  members.Set
 	joined   []bool     // by id-1: the peer became a member at some point
 	nJoined  int        // peers with joined set
@@ -190,7 +207,16 @@ func (e env[E]) PublishBatch(envs []peer.Envelope) { e.IO.(peer.BatchPublisher).
 // Bootstrap picks a random current member (the papers' external bootstrap
 // mechanism, 003 §4.1).
 func (e env[E]) Bootstrap(id core.NodeID) core.NodeID {
-	b := e.b
+	if r := e.b.opts.Remote; r != nil {
+		return r.Bootstrap(id)
+	}
+	return e.b.Contact()
+}
+
+// Contact picks a random current member (the papers' external bootstrap
+// mechanism, 003 §4.1), 0 when there is none; a coordinator answers its
+// workers' peers with it.
+func (b *Base[E]) Contact() core.NodeID {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.members.Pick(b.rng)
@@ -199,7 +225,30 @@ func (e env[E]) Bootstrap(id core.NodeID) core.NodeID {
 // Joined makes id a member, unless it departed meanwhile (a late report
 // must not bring it back), and starts the next peer of the join sequence.
 func (e env[E]) Joined(id core.NodeID) {
+	// The join sequence runs on emulated time, not the peer's clock.
+	at := e.sk.Emulated(e.Now())
 	b := e.b
+	if r := b.opts.Remote; r != nil {
+		b.mu.Lock()
+		departed := b.members.Departed(id)
+		if !departed {
+			b.members.Add(id)
+			b.markJoined(id)
+		}
+		b.mu.Unlock()
+		if !departed {
+			r.Joined(id, at)
+		}
+		return
+	}
+	b.JoinedAt(id, at)
+}
+
+// JoinedAt makes id a member at emulated time at, unless it departed
+// meanwhile (a late report must not bring it back), and starts the next
+// peer of the join sequence; a coordinator calls it for its workers'
+// peers.
+func (b *Base[E]) JoinedAt(id core.NodeID, at time.Duration) {
 	b.mu.Lock()
 	if b.members.Departed(id) {
 		b.mu.Unlock()
@@ -207,8 +256,7 @@ func (e env[E]) Joined(id core.NodeID) {
 	}
 	b.members.Add(id)
 	b.markJoined(id)
-	// The join sequence runs on emulated time, not the peer's clock.
-	next, at, ok := b.seq.Joined(id, e.sk.Emulated(e.Now()))
+	next, at, ok := b.seq.Joined(id, at)
 	var ep E
 	if ok {
 		ep = b.eps[next-1]
@@ -228,7 +276,7 @@ func (b *Base[E]) Spawn(id core.NodeID, point can.Point, slot time.Duration) err
 		return err
 	}
 	b.mu.Lock()
-	if b.seq.Add(id, slot) {
+	if b.opts.Remote == nil && b.seq.Add(id, slot) {
 		b.head, b.headSlot, b.hasHead = ep, slot, true
 	}
 	b.mu.Unlock()
@@ -259,6 +307,15 @@ func (b *Base[E]) newPeer(id core.NodeID, point can.Point) (E, error) {
 func (b *Base[E]) inOrder(id core.NodeID) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.opts.Remote != nil && int(id) > len(b.eps) {
+		// A worker hosts some of the ids: the others are gaps.
+		var zero E
+		for len(b.eps) < int(id)-1 {
+			b.eps = append(b.eps, zero)
+			b.hosted = append(b.hosted, false)
+		}
+		return nil
+	}
 	if int(id) != len(b.eps)+1 {
 		return fmt.Errorf("%s: peer %d out of order", b.name, id)
 	}
@@ -282,6 +339,7 @@ func (b *Base[E]) addPeer(p *peer.Peer, io peer.IO, sk clock.Skew) (E, error) {
 	}
 	b.mu.Lock()
 	b.eps = append(b.eps, ep)
+	b.hosted = append(b.hosted, true)
 	b.mu.Unlock()
 	return ep, nil
 }
@@ -437,7 +495,44 @@ func (b *Base[E]) Members() int {
 func (b *Base[E]) Peers() []E {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]E(nil), b.eps...)
+	if b.opts.Remote == nil {
+		return append([]E(nil), b.eps...)
+	}
+	var out []E
+	for i, e := range b.eps {
+		if b.hosted[i] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Endpoint returns hosted peer id; ok is false when the Base does not
+// host it.
+func (b *Base[E]) Endpoint(id core.NodeID) (e E, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id < 1 || int(id) > len(b.eps) || !b.hosted[id-1] {
+		return e, false
+	}
+	return b.eps[id-1], true
+}
+
+// HaltHosted stops hosted peer id, which the coordinator of a split run
+// made depart (crashing when fail is set): it is no member here any more,
+// and a late join report of it is ignored. It reports whether the Base
+// hosts id.
+func (b *Base[E]) HaltHosted(id core.NodeID, fail bool) bool {
+	b.mu.Lock()
+	if id < 1 || int(id) > len(b.eps) || !b.hosted[id-1] {
+		b.mu.Unlock()
+		return false
+	}
+	ep := b.eps[id-1]
+	b.members.DepartID(id)
+	b.mu.Unlock()
+	b.host.Halt(id, ep, !fail)
+	return true
 }
 
 // Observed is peer state s as the oracle must see it: a peer that departed

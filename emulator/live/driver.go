@@ -54,6 +54,19 @@ type Options struct {
 	// batch (bus.fanout: batched, peer.BatchPublisher): one NATS message
 	// per receiving connection instead of one per receiver.
 	Batched bool
+	// Worker, if set, makes the driver one worker of a run split across
+	// processes (emulator/workers): it hosts the peers the coordinator
+	// hands it, on the coordinator's clock epoch and member set.
+	Worker *WorkerOptions
+}
+
+// WorkerOptions are a worker's settings (Options.Worker).
+type WorkerOptions struct {
+	// Membership is the coordinator's member set (driver.Options.Remote).
+	Membership driver.Membership
+	// Subscribe says which bus shards hold the worker's peers
+	// (bus.NATSOptions.Subscribe).
+	Subscribe func(shard int) bool
 }
 
 // Driver hosts peers as actors on a NATS bus: the bookkeeping is
@@ -94,11 +107,12 @@ type Driver struct {
 		discarded  int64
 	}
 
-	mu      sync.Mutex
-	closed  bool
-	client  *actor.PID
-	started bool         // Start was called
-	early   []earlyTimer // At calls made before Start
+	mu       sync.Mutex
+	closed   bool
+	quiesced []*actor.PID // set by Quiesce
+	client   *actor.PID
+	started  bool         // Start was called
+	early    []earlyTimer // At calls made before Start
 	// adopted are the peers of an overlay built outside the bus, started
 	// by Start at origin, the emulated time of the handover.
 	adopted []adoptedPeer
@@ -117,14 +131,19 @@ func New(opts Options) (*Driver, error) {
 		return nil, errors.New("live: metrics are required")
 	}
 	d := &Driver{opts: opts}
-	d.Init("live", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs, Clock: opts.Clock})
+	dopts := driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs, Clock: opts.Clock}
+	var subscribe func(int) bool
+	if w := opts.Worker; w != nil {
+		dopts.Remote, subscribe = w.Membership, w.Subscribe
+	}
+	d.Init("live", (*host)(d), dopts)
 	d.bus = opts.Bus
 	if d.bus == nil {
 		run := opts.Run
 		if run == "" {
 			run = fmt.Sprintf("r%d", time.Now().UnixNano()%1e9)
 		}
-		nb, err := bus.OpenNATS(bus.NATSOptions{URL: opts.BusURL, Run: run, Connections: opts.Connections, Logger: opts.Logger, Batched: opts.Batched})
+		nb, err := bus.OpenNATS(bus.NATSOptions{URL: opts.BusURL, Run: run, Connections: opts.Connections, Logger: opts.Logger, Batched: opts.Batched, Subscribe: subscribe})
 		if err != nil {
 			return nil, fmt.Errorf("open NATS bus: %w", err)
 		}
@@ -323,8 +342,12 @@ func (d *Driver) Bus() bus.Bus { return d.raw }
 // takes wall time that must not eat into the scenario — and schedules the
 // first peer's join; with adopted peers (an overlay built outside the bus)
 // the clock restarts at the handover time instead, and they start.
-func (d *Driver) Start() {
-	d.clock.RestartAt(d.origin)
+func (d *Driver) Start() { d.StartFrom(time.Now()) }
+
+// StartFrom is Start with the emulated origin at wall instant epoch: the
+// workers of a run split across processes share the coordinator's.
+func (d *Driver) StartFrom(epoch time.Time) {
+	d.clock.RestartFrom(epoch, d.origin)
 	for _, a := range d.adopted {
 		d.system.Root.Send(a.pid, &peer.StartMember{Timers: a.timers})
 	}
@@ -338,6 +361,26 @@ func (d *Driver) Start() {
 		fn := e.fn
 		d.timers.At(e.at, func(time.Time) { fn() })
 	}
+}
+
+// StartPeerAt makes hosted peer id begin joining at emulated time at (a
+// worker, told by its coordinator); false when it is not hosted here.
+func (d *Driver) StartPeerAt(id core.NodeID, at time.Duration) bool {
+	pid, ok := d.Endpoint(id)
+	if ok {
+		(*host)(d).StartAt(pid, at)
+	}
+	return ok
+}
+
+// StartPeerNow makes hosted peer id begin joining at once (a worker, told
+// by its coordinator); false when it is not hosted here.
+func (d *Driver) StartPeerNow(id core.NodeID) bool {
+	pid, ok := d.Endpoint(id)
+	if ok {
+		(*host)(d).StartNow(pid)
+	}
+	return ok
 }
 
 // AdvanceTo waits until the scaled clock reaches emulated time t.
@@ -414,20 +457,7 @@ func (d *Driver) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	d.markEnd()
-	pids := d.Peers()
-	peers := len(pids)
-	d.mu.Lock()
-	if d.client != nil {
-		d.bus.Unregister(bus.Address(peer.ClientAddress))
-		pids = append(slices.Clip(pids), d.client)
-	}
-	d.mu.Unlock()
-	d.timers.Stop()
-	for i := range peers {
-		d.bus.Unregister(bus.Address(i + 1))
-	}
-	err := d.haltAll(pids)
+	pids, err := d.Quiesce()
 	if d.ownBus {
 		if cerr := d.raw.Close(); err == nil {
 			err = cerr
@@ -441,6 +471,50 @@ func (d *Driver) Close() error {
 	}
 	d.system.Shutdown()
 	return err
+}
+
+// Quiesce is the first half of Close: timers stop, bus deliveries to the
+// peers stop and every actor halts, so that nothing more is published.
+// The workers of a run split across processes all quiesce before any
+// closes its bus: a message one publishes to another's peer then still
+// arrives, and is counted, at the end. It returns the actors (peers and
+// client); it does its work once.
+func (d *Driver) Quiesce() ([]*actor.PID, error) {
+	d.mu.Lock()
+	if d.quiesced != nil {
+		pids := d.quiesced
+		d.mu.Unlock()
+		return pids, nil
+	}
+	d.mu.Unlock()
+	d.markEnd()
+	pids := d.Peers()
+	d.mu.Lock()
+	if d.client != nil {
+		d.bus.Unregister(bus.Address(peer.ClientAddress))
+		pids = append(slices.Clip(pids), d.client)
+	}
+	d.mu.Unlock()
+	d.timers.Stop()
+	for _, id := range d.hostedIDs() {
+		d.bus.Unregister(bus.Address(id))
+	}
+	err := d.haltAll(pids)
+	d.mu.Lock()
+	d.quiesced = append(pids, nil)[:len(pids)] // non-nil even without actors
+	d.mu.Unlock()
+	return pids, err
+}
+
+// hostedIDs are the ids of the peers the driver hosts, in order.
+func (d *Driver) hostedIDs() []core.NodeID {
+	var ids []core.NodeID
+	for id := core.NodeID(1); int(id) <= d.Started(); id++ {
+		if _, ok := d.Endpoint(id); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // haltAll sends Halt to every actor and waits (at most a minute) until all

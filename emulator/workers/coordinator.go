@@ -1,0 +1,785 @@
+package workers
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/jobs"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/clock"
+	"github.com/gridbed/gridbed/emulator/driver"
+	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/faults/link"
+	"github.com/gridbed/gridbed/faults/slow"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// Options configure a coordinator.
+type Options struct {
+	// Workers is how many workers the run waits for.
+	Workers int
+	// Listen is the host:port the coordinator's NATS server listens on;
+	// "" is 127.0.0.1 on a free port (local workers only). Workers on
+	// other machines need a reachable address, e.g. 0.0.0.0:4222.
+	Listen string
+	// OnListen, if set, is called with the server's URL once it listens:
+	// the caller starts its local workers there.
+	OnListen func(url string) error
+	// OnJoin, if set, is called as each worker joins.
+	OnJoin func(index int, h Hello)
+	// Wait bounds how long the run waits for its workers to join; 0
+	// means a minute.
+	Wait time.Duration
+	// Deadline is how long a worker may stay silent before it is declared
+	// dead; 0 means DefaultDeadline.
+	Deadline time.Duration
+	Logger   *slog.Logger
+}
+
+// Coordinator is the driver of a run whose peers live on workers: the
+// run's bookkeeping (driver.Base: members, bootstrap contacts, the join
+// sequence, departures) and clock are its own; each peer runs on worker
+// Owner(id). It implements emulator.Driver and the emulator driver's
+// optional capabilities.
+type Coordinator struct {
+	driver.Base[core.NodeID]
+	opts   Options
+	st     Setup
+	m      *metrics.Run
+	log    *slog.Logger
+	srv    *server.Server
+	url    string
+	nc     *nats.Conn
+	subs   []*nats.Subscription
+	clock  *clock.Clock
+	timers *clock.Timers
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	workers  []*remote
+	joinedCh chan struct{} // closed when every worker is ready
+	ready    int
+	started  bool
+	early    []earlyTimer
+	adoptAt  time.Duration
+	adopting bool
+	origin   time.Duration
+	failures []string
+	closed   bool
+	final    live.Settlement
+}
+
+// remote is the coordinator's view of one worker.
+type remote struct {
+	hello    Hello
+	lastBeat time.Time
+	dead     bool
+	ready    bool
+	window   live.Pressure // from its beats since the last Pressure
+	last     Report        // the latest counters it reported
+	seen     bool          // last is set
+}
+
+type earlyTimer struct {
+	at time.Duration
+	fn func()
+}
+
+// Open starts the coordinator's NATS server, waits for opts.Workers
+// workers to join and hands each of them st (with its place); m receives
+// the run's merged counters. Close it.
+func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordinator, error) {
+	if opts.Workers < 1 {
+		return nil, errors.New("workers: at least one worker")
+	}
+	if opts.Wait == 0 {
+		opts.Wait = time.Minute
+	}
+	if opts.Deadline == 0 {
+		opts.Deadline = DefaultDeadline
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if st.Run == "" {
+		st.Run = fmt.Sprintf("w%d", time.Now().UnixNano()%1e9)
+	}
+	st.Count = opts.Workers
+	st.Info = m.Info()
+	// The workers export the peers' traffic; this registry's merged copy
+	// (for the summary) stays out of /metrics so dashboards count it once.
+	m.PeersElsewhere()
+	st.Connections = Connections((max(st.Connections, bus.DefaultConnections)+opts.Workers-1)/opts.Workers, opts.Workers)
+	host, port := "127.0.0.1", 0
+	if opts.Listen != "" {
+		h, p, err := splitHostPort(opts.Listen)
+		if err != nil {
+			return nil, err
+		}
+		host, port = h, p
+	}
+	srv, err := bus.ServeEmbedded(host, port)
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{opts: opts, st: st, m: m, log: log, srv: srv, url: srv.ClientURL(), stop: make(chan struct{}), joinedCh: make(chan struct{})}
+	c.Init("workers", (*chost)(c), driver.Options{Seed: st.Seed, Overlay: st.Overlay, Traffic: metrics.NewTraffic(), Clock: st.Clock})
+	if c.nc, err = nats.Connect(c.url, nats.Name("gridbed-coordinator")); err != nil {
+		c.shutdown()
+		return nil, err
+	}
+	for subj, h := range map[string]nats.MsgHandler{helloSubject: c.onHello, bootSubject(st.Run): c.onBoot, joinedSubject(st.Run): c.onJoined, beatSubject(st.Run): c.onBeat, readySubject(st.Run): c.onReady} {
+		sub, err := c.nc.Subscribe(subj, h)
+		if err != nil {
+			c.shutdown()
+			return nil, err
+		}
+		c.subs = append(c.subs, sub)
+	}
+	if err := c.nc.Flush(); err != nil {
+		c.shutdown()
+		return nil, err
+	}
+	c.log.Info("coordinator listening for workers", "url", c.url, "workers", opts.Workers)
+	if opts.OnListen != nil {
+		if err := opts.OnListen(c.url); err != nil {
+			c.shutdown()
+			return nil, err
+		}
+	}
+	wait := time.NewTimer(opts.Wait)
+	defer wait.Stop()
+	select {
+	case <-c.joinedCh:
+	case <-wait.C:
+		c.shutdown()
+		return nil, fmt.Errorf("workers: only %d of %d workers joined %s within %v — start them with: gridbed worker --coordinator %s", c.joined(), opts.Workers, c.url, opts.Wait, c.url)
+	case <-ctx.Done():
+		c.shutdown()
+		return nil, ctx.Err()
+	}
+	c.clock = clock.New(st.TimeScale)
+	c.timers = clock.NewTimers(c.clock)
+	c.wg.Add(1)
+	go c.watch()
+	return c, nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("workers: listen address %q: want host:port", addr)
+	}
+	var port int
+	if _, err := fmt.Sscanf(addr[i+1:], "%d", &port); err != nil {
+		return "", 0, fmt.Errorf("workers: listen address %q: want host:port", addr)
+	}
+	return addr[:i], port, nil
+}
+
+// URL is where workers join: gridbed worker --coordinator URL.
+func (c *Coordinator) URL() string { return c.url }
+
+func (c *Coordinator) joined() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ready
+}
+
+// onHello gives a joining worker its place, or refuses it.
+func (c *Coordinator) onHello(msg *nats.Msg) {
+	var h Hello
+	if err := decode(msg.Data, &h); err != nil {
+		_ = msg.Respond(encode(Setup{Err: err.Error()}))
+		return
+	}
+	c.mu.Lock()
+	if len(c.workers) >= c.opts.Workers {
+		c.mu.Unlock()
+		_ = msg.Respond(encode(Setup{Err: fmt.Sprintf("the run already has its %d workers", c.opts.Workers)}))
+		return
+	}
+	st := c.st
+	st.Index = len(c.workers)
+	c.workers = append(c.workers, &remote{hello: h, lastBeat: time.Now()})
+	c.mu.Unlock()
+	_ = msg.Respond(encode(st))
+}
+
+// onReady counts a worker whose driver is up and listening for commands.
+func (c *Coordinator) onReady(msg *nats.Msg) {
+	var b Ready
+	if decode(msg.Data, &b) != nil {
+		return
+	}
+	c.mu.Lock()
+	full, fresh := false, false
+	var h Hello
+	if b.Index >= 0 && b.Index < len(c.workers) && !c.workers[b.Index].ready {
+		w := c.workers[b.Index]
+		w.ready, w.lastBeat, w.hello.Metrics, fresh = true, time.Now(), b.Metrics, true
+		h = w.hello
+		c.ready++
+		full = c.ready == c.opts.Workers
+	}
+	c.mu.Unlock()
+	_ = msg.Respond(nil)
+	if fresh {
+		c.log.Info("worker joined", "index", b.Index, "host", h.Host, "pid", h.PID, "metrics", h.Metrics)
+		if c.opts.OnJoin != nil {
+			c.opts.OnJoin(b.Index, h)
+		}
+	}
+	if full {
+		close(c.joinedCh)
+	}
+}
+
+// onBoot answers a worker's peer asking for a bootstrap contact.
+func (c *Coordinator) onBoot(msg *nats.Msg) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(c.Contact()))
+	_ = msg.Respond(b[:])
+}
+
+// onJoined records a worker's peer that became a member.
+func (c *Coordinator) onJoined(msg *nats.Msg) {
+	var j Joined
+	if decode(msg.Data, &j) == nil {
+		c.JoinedAt(j.ID, j.At)
+	}
+}
+
+func (c *Coordinator) onBeat(msg *nats.Msg) {
+	var b Beat
+	if decode(msg.Data, &b) != nil {
+		return
+	}
+	c.mu.Lock()
+	if b.Index >= 0 && b.Index < len(c.workers) {
+		w := c.workers[b.Index]
+		w.lastBeat = time.Now()
+		// The window since the coordinator's last Pressure: the worst
+		// lag, all timers; the levels as last reported.
+		p, q := &w.window, b.Pressure
+		p.LagP99, p.TimerServiceLag = max(p.LagP99, q.LagP99), max(p.TimerServiceLag, q.TimerServiceLag)
+		p.Timers += q.Timers
+		p.Backlog, p.TimersQueued, p.TimersOverdue, p.Published = q.Backlog, q.TimersQueued, q.TimersOverdue, q.Published
+	}
+	c.mu.Unlock()
+}
+
+// watch declares dead the workers silent past the deadline.
+func (c *Coordinator) watch() {
+	defer c.wg.Done()
+	tick := time.NewTicker(BeatInterval / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-tick.C:
+		}
+		c.mu.Lock()
+		var silent []int
+		for i, w := range c.workers {
+			if !w.dead && time.Since(w.lastBeat) > c.opts.Deadline {
+				silent = append(silent, i)
+			}
+		}
+		c.mu.Unlock()
+		for _, i := range silent {
+			c.lose(i, fmt.Sprintf("sent no heartbeat for %v", c.opts.Deadline))
+		}
+	}
+}
+
+// lose declares worker i dead: its peers crash (they depart as failed
+// members do, and the overlay must repair around them), and the run's
+// results say so (Failures).
+func (c *Coordinator) lose(i int, why string) {
+	c.mu.Lock()
+	w := c.workers[i]
+	if w.dead || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	w.dead = true
+	c.mu.Unlock()
+	now := c.clock.Now()
+	gone := c.DepartPicked(func(members []core.NodeID) []core.NodeID {
+		var out []core.NodeID
+		for _, id := range members {
+			if Owner(id, c.opts.Workers) == i {
+				out = append(out, id)
+			}
+		}
+		return out
+	}, true)
+	hosted := 0
+	for id := core.NodeID(1); int(id) <= c.Started(); id++ {
+		if Owner(id, c.opts.Workers) == i {
+			hosted++
+		}
+	}
+	msg := fmt.Sprintf("worker %d (pid %d on %s) %s at emulated %v: its %d peers crashed (%d of them members)",
+		i, w.hello.PID, w.hello.Host, why, now.Round(time.Second), hosted, len(gone))
+	c.log.Error("worker lost", "worker", i, "detail", msg)
+	c.mu.Lock()
+	c.failures = append(c.failures, msg)
+	c.mu.Unlock()
+}
+
+// Failures says how many workers the run had and which died during it,
+// and when (lost is empty when none did).
+func (c *Coordinator) Failures() (workers int, lost []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opts.Workers, slices.Clone(c.failures)
+}
+
+// alive reports whether worker i still counts.
+func (c *Coordinator) alive(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.workers[i].dead
+}
+
+// send hands worker i a command that needs no answer; commands to one
+// worker arrive in the order sent.
+func (c *Coordinator) send(i int, cmd Cmd) {
+	if c.alive(i) {
+		_ = c.nc.Publish(cmdSubject(c.st.Run, i), encode(cmd))
+	}
+}
+
+// request hands worker i a command and waits for its answer.
+func (c *Coordinator) request(i int, cmd Cmd, timeout time.Duration) (Report, error) {
+	var r Report
+	if !c.alive(i) {
+		return r, fmt.Errorf("worker %d is dead", i)
+	}
+	msg, err := c.nc.Request(cmdSubject(c.st.Run, i), encode(cmd), timeout)
+	if err != nil {
+		return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
+	}
+	if err := decode(msg.Data, &r); err != nil {
+		return r, err
+	}
+	if r.Err != "" {
+		return r, fmt.Errorf("worker %d: %s: %s", i, cmd.Op, r.Err)
+	}
+	return r, nil
+}
+
+// all sends cmd to every live worker at once and waits for their answers.
+func (c *Coordinator) all(cmd Cmd, timeout time.Duration) ([]Report, []error) {
+	n := c.opts.Workers
+	reps, errs := make([]Report, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		if !c.alive(i) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = c.request(i, cmd, timeout)
+		}()
+	}
+	wg.Wait()
+	return reps, errs
+}
+
+// chost is the Coordinator as driver.Base's host: every hosting decision
+// becomes a command to the peer's worker.
+type chost Coordinator
+
+// IO implements driver.Host: the coordinator's copy of a peer never runs.
+func (h *chost) IO(core.NodeID, clock.Skew) peer.IO { return idleIO{(*Coordinator)(h)} }
+
+// AddPeer implements driver.Host: the peer's worker hosts it.
+func (h *chost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) {
+	c := (*Coordinator)(h)
+	id := p.ID()
+	cmd := Cmd{Op: opSpawn, ID: id, Point: p.State().Snapshot.Point}
+	if c.adopting {
+		cmd = Cmd{Op: opAdopt, ID: id, At: c.adoptAt}
+	}
+	_, err := c.request(Owner(id, c.opts.Workers), cmd, requestTimeout)
+	if err != nil && !c.alive(Owner(id, c.opts.Workers)) {
+		err = nil // a dead worker's peers are crashed peers, not an error
+	}
+	return id, err
+}
+
+// AddClient implements driver.Host.
+func (h *chost) AddClient(*peer.Client, peer.IO) error {
+	return errors.New("workers: runs with a workload cannot be split over workers yet (the job client and the oracle's job ledger live in one process)")
+}
+
+// StartAt implements driver.Host.
+func (h *chost) StartAt(id core.NodeID, at time.Duration) {
+	c := (*Coordinator)(h)
+	c.send(Owner(id, c.opts.Workers), Cmd{Op: opStartAt, ID: id, At: at})
+}
+
+// StartNow implements driver.Host.
+func (h *chost) StartNow(id core.NodeID) {
+	c := (*Coordinator)(h)
+	c.send(Owner(id, c.opts.Workers), Cmd{Op: opStartNow, ID: id})
+}
+
+// StartMember implements driver.Host: the workers start their adopted
+// peers when the run starts, at the handover.
+func (h *chost) StartMember(_ core.NodeID, _ []core.Timer, at time.Duration) {
+	c := (*Coordinator)(h)
+	c.mu.Lock()
+	c.origin = at
+	c.mu.Unlock()
+}
+
+// Halt implements driver.Host.
+func (h *chost) Halt(id core.NodeID, _ core.NodeID, graceful bool) {
+	c := (*Coordinator)(h)
+	c.send(Owner(id, c.opts.Workers), Cmd{Op: opHalt, ID: id, Fail: !graceful})
+}
+
+// idleIO is the environment of the coordinator's copies of the peers,
+// which never run: their workers' copies do.
+type idleIO struct{ c *Coordinator }
+
+func (e idleIO) Now() time.Duration {
+	if e.c.clock == nil {
+		return 0
+	}
+	return e.c.clock.Now()
+}
+func (idleIO) Publish(core.NodeID, []byte)                         {}
+func (idleIO) SetTimer(core.NodeID, core.TimerKind, time.Duration) {}
+
+// Name is the emulator's: the peers run on emulator drivers.
+func (c *Coordinator) Name() string { return "emulator" }
+
+// Adopt hosts the next peer of the overlay built in-process on its
+// worker, which builds the same overlay from the seed.
+func (c *Coordinator) Adopt(m driver.Member, at time.Duration) error {
+	c.adopting, c.adoptAt = true, at
+	defer func() { c.adopting = false }()
+	return c.Base.Adopt(m, at)
+}
+
+// Start starts the run's clock, on every worker from the same wall
+// instant, and the join sequence.
+func (c *Coordinator) Start() {
+	c.mu.Lock()
+	origin := c.origin
+	c.mu.Unlock()
+	epoch := time.Now()
+	c.clock.RestartFrom(epoch, origin)
+	_, errs := c.all(Cmd{Op: opStart, Epoch: epoch.UnixNano(), Origin: origin}, requestTimeout)
+	for i, err := range errs {
+		if err != nil {
+			c.lose(i, "did not start: "+err.Error())
+		}
+	}
+	c.Base.Start()
+	c.mu.Lock()
+	early := c.early
+	c.early, c.started = nil, true
+	c.mu.Unlock()
+	for _, e := range early {
+		fn := e.fn
+		c.timers.At(e.at, func(time.Time) { fn() })
+	}
+}
+
+// At runs fn at emulated time t on the coordinator's timer goroutine.
+func (c *Coordinator) At(t time.Duration, fn func()) {
+	c.mu.Lock()
+	if !c.started {
+		c.early = append(c.early, earlyTimer{t, fn})
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.timers.At(t, func(time.Time) { fn() })
+}
+
+// WrapBus gives the coordinator's fault layer a bus no peer publishes on:
+// its crashes and restarts act through the driver, while the link model
+// and the timed link faults run on every worker's bus (Setup.YAML), whose
+// counters RemoteFaults sums.
+func (c *Coordinator) WrapBus(wrap func(bus.Bus) bus.Bus) { _ = wrap(nullBus{c}) }
+
+// AdvanceTo waits until the scaled clock reaches emulated time t.
+func (c *Coordinator) AdvanceTo(ctx context.Context, t time.Duration) error {
+	wait := time.Until(c.clock.WallAt(t))
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(wait)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Now is the run's emulated time.
+func (c *Coordinator) Now() time.Duration { return c.clock.Now() }
+
+// Collect gathers every live worker's peer states (the oracle's
+// snapshot, by request/reply) and counters. A worker that does not answer
+// at all is lost (its peers crash); one whose peers did not answer in
+// time fails the collect, as the emulator driver's does.
+func (c *Coordinator) Collect(ctx context.Context) ([]peer.State, error) {
+	wait := time.Minute
+	if dl, ok := ctx.Deadline(); ok {
+		wait = time.Until(dl)
+	}
+	if wait <= 0 {
+		return nil, fmt.Errorf("workers: the oracle asked no peer: its wait had ended at emulated %v", c.clock.Now().Round(time.Second))
+	}
+	reps, errs := c.all(Cmd{Op: opCollect, Wait: wait}, wait+c.opts.Deadline)
+	var out []peer.State
+	var slow error
+	for i, r := range reps {
+		err := errs[i]
+		switch {
+		case err != nil && r.Err == "" && !errors.Is(err, nats.ErrTimeout):
+			c.lose(i, "did not answer the oracle ("+err.Error()+")")
+			continue
+		case err != nil && r.Err == "":
+			if !c.alive(i) {
+				continue
+			}
+			slow = err
+			continue
+		case err != nil:
+			slow = err
+		}
+		c.absorb(i, r)
+		for _, s := range r.States {
+			out = append(out, c.Observed(s))
+		}
+	}
+	slices.SortFunc(out, func(a, b peer.State) int { return int(a.Snapshot.ID) - int(b.Snapshot.ID) })
+	return out, slow
+}
+
+// absorb adds what worker i counted since its last report to the run's
+// counters.
+func (c *Coordinator) absorb(i int, r Report) {
+	c.mu.Lock()
+	w := c.workers[i]
+	prev := w.last.Traffic
+	if !w.seen {
+		prev = metrics.TrafficSnapshot{}
+	}
+	w.last, w.seen = r, true
+	w.last.States = nil
+	c.mu.Unlock()
+	c.m.Traffic.Add(r.Traffic.Sub(prev))
+	c.m.Lag.Add(r.Lag)
+}
+
+// BusStats sums the workers' bus counters (as last reported).
+func (c *Coordinator) BusStats() bus.Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var s bus.Stats
+	for _, w := range c.workers {
+		b := w.last.Bus
+		s.Published += b.Published
+		s.Delivered += b.Delivered
+		s.Unroutable += b.Unroutable
+		s.Dropped += b.Dropped
+		s.PublishErrs += b.PublishErrs
+		s.Refused += b.Refused
+		s.Lost += b.Lost
+		s.Outages += b.Outages
+		s.Reconnects += b.Reconnects
+		s.Discarded += b.Discarded
+		s.Transport += b.Transport
+	}
+	return s
+}
+
+// RemoteFaults sums the workers' fault-layer counters (as last
+// reported): the run's link model runs on the workers.
+func (c *Coordinator) RemoteFaults() (link.ChainStats, slow.Stats, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var l link.ChainStats
+	var s slow.Stats
+	var o uint64
+	for _, w := range c.workers {
+		r := w.last
+		l.DroppedPartition += r.Link.DroppedPartition
+		l.DroppedLoss += r.Link.DroppedLoss
+		l.Duplicated += r.Link.Duplicated
+		l.Delayed += r.Link.Delayed
+		l.DelayPending += r.Link.DelayPending
+		s.Served += r.Slow.Served
+		s.Wait += r.Slow.Wait
+		s.MaxWait = max(s.MaxWait, r.Slow.MaxWait)
+		s.Pending += r.Slow.Pending
+		o += r.Outage
+	}
+	return l, s, o
+}
+
+// Backlog sums the workers' mailbox backlogs (as last reported).
+func (c *Coordinator) Backlog() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, w := range c.workers {
+		n += w.last.Backlog
+	}
+	return n
+}
+
+// Panics sums the messages whose handling panicked on the workers.
+func (c *Coordinator) Panics() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, w := range c.workers {
+		n += w.last.Panics
+	}
+	return n
+}
+
+// Pressure is the workers' since the previous call, from their
+// heartbeats, for the overload guard: the worst timer lags of any worker,
+// and the sums of their timers, backlogs and publishes.
+func (c *Coordinator) Pressure() live.Pressure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var p live.Pressure
+	for _, w := range c.workers {
+		q := w.window
+		w.window.LagP99, w.window.TimerServiceLag, w.window.Timers = 0, 0, 0
+		if w.dead {
+			continue
+		}
+		p.LagP99, p.TimerServiceLag = max(p.LagP99, q.LagP99), max(p.TimerServiceLag, q.TimerServiceLag)
+		p.Timers += q.Timers
+		p.Backlog += q.Backlog
+		p.TimersQueued += q.TimersQueued
+		p.TimersOverdue += q.TimersOverdue
+		p.Published += q.Published
+	}
+	return p
+}
+
+// Freeze stops every worker's peers where they stand.
+func (c *Coordinator) Freeze() {
+	for i := range c.opts.Workers {
+		c.send(i, Cmd{Op: opFreeze})
+	}
+}
+
+// Settlement sums the workers' (read after Close).
+func (c *Coordinator) Settlement() live.Settlement {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.final
+}
+
+// Member, Alive, ... come from driver.Base.
+
+// AddClient refuses: see chost.AddClient.
+func (c *Coordinator) AddClient(cfg jobs.ClientConfig) error { return c.Base.AddClient(cfg) }
+
+// Submit is never called: AddClient refuses.
+func (c *Coordinator) Submit(*wire.JobSpec) {}
+
+// Close ends the run on every worker in two steps — all quiesce (no peer
+// publishes any more), then all close their buses — so that a message
+// one worker's peer sent to another's is counted at the end wherever it
+// is; it sums their final counters and stops the server.
+func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	c.timers.Stop()
+	var first error
+	_, errs := c.all(Cmd{Op: opQuiesce}, 2*time.Minute)
+	for _, err := range errs {
+		first = cmpErr(first, err)
+	}
+	reps, errs := c.all(Cmd{Op: opClose}, 2*time.Minute)
+	c.mu.Lock()
+	c.closed = true // no worker is lost from here on
+	c.mu.Unlock()
+	close(c.stop)
+	c.wg.Wait()
+	for i, r := range reps {
+		if errs[i] != nil && r.Traffic.Count == nil {
+			first = cmpErr(first, errs[i])
+			continue
+		}
+		first = cmpErr(first, errs[i])
+		c.absorb(i, r)
+		c.mu.Lock()
+		s := r.Settlement
+		c.final.UnroutableInRun += s.UnroutableInRun
+		c.final.UnroutableAtEnd += s.UnroutableAtEnd
+		c.final.DiscardedInRun += s.DiscardedInRun
+		c.final.DiscardedAtEnd += s.DiscardedAtEnd
+		c.final.Mailbox += s.Mailbox
+		c.mu.Unlock()
+	}
+	c.shutdown()
+	return first
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// shutdown closes the control connection and the server.
+func (c *Coordinator) shutdown() {
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	c.srv.Shutdown()
+	c.srv.WaitForShutdown()
+}
+
+// nullBus is the bus the coordinator's fault layer wraps: no peer of the
+// coordinator publishes.
+type nullBus struct{ c *Coordinator }
+
+func (nullBus) Publish(bus.Address, []byte) error       { return nil }
+func (nullBus) Register(bus.Address, bus.Handler) error { return nil }
+func (nullBus) Unregister(bus.Address)                  {}
+func (b nullBus) Stats() bus.Stats                      { return b.c.BusStats() }
+func (nullBus) Close() error                            { return nil }

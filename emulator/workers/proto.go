@@ -1,0 +1,187 @@
+// Package workers splits one run over several gridbed processes: a
+// coordinator (the process that runs the scenario: its timeline, churn,
+// faults, oracle and results) and N workers, each hosting a shard of the
+// peers as actors on its own emulator driver (emulator/live). The
+// coordinator serves a NATS server; every worker connects to it as a
+// client, and the peers' messages travel on the run's subjects through
+// that server, each worker subscribing only to the shards of its own
+// peers (bus.NATSOptions.Subscribe). The coordinator drives the workers by
+// request/reply on control subjects: spawn, start, halt, collect (the
+// oracle's snapshots), quiesce, close. Workers report joins and ask for
+// bootstrap contacts the same way, and heartbeat: a worker silent past
+// the deadline is declared dead, its peers crash, and the run's outcome
+// says so. docs/WORKERS.md tells why clients of one server and not a
+// cluster of servers.
+package workers
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"time"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/driver"
+	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/faults/link"
+	"github.com/gridbed/gridbed/faults/slow"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// Control subjects. A worker says hello on helloSubject; everything else
+// carries the run id, as the peers' subjects do.
+const helloSubject = "gbw.hello"
+
+func cmdSubject(run string, worker int) string { return fmt.Sprintf("gbw.%s.w.%d", run, worker) }
+func bootSubject(run string) string            { return "gbw." + run + ".boot" }
+func joinedSubject(run string) string          { return "gbw." + run + ".joined" }
+func beatSubject(run string) string            { return "gbw." + run + ".beat" }
+func readySubject(run string) string           { return "gbw." + run + ".ready" }
+
+// Timing of the control protocol.
+const (
+	// BeatInterval is how often a worker tells the coordinator it lives.
+	BeatInterval = 200 * time.Millisecond
+	// DefaultDeadline is how long a worker may stay silent before the
+	// coordinator declares it dead.
+	DefaultDeadline = 3 * time.Second
+	// requestTimeout bounds a control request that does not wait for the
+	// peers (spawn, start, halt...).
+	requestTimeout = 10 * time.Second
+)
+
+// Hello is what a worker says when it joins.
+type Hello struct {
+	Host string
+	PID  int
+	// Metrics is the address its /metrics listens on (in Ready).
+	Metrics string
+}
+
+// Setup is what the coordinator tells a worker: its place in the run
+// and everything its driver needs.
+type Setup struct {
+	Err string // the coordinator refused the worker
+	Run string
+	// Info labels the worker's series as the coordinator's: one run id,
+	// so the dashboards sum the run over its processes.
+	Info         metrics.RunInfo
+	Index, Count int
+	Scenario     string
+	Seed         uint64
+	TimeScale    float64
+	Overlay      overlay.Config
+	Connections  int
+	Batched      bool
+	Eager        bool
+	Clock        driver.ClockSpread
+	// BootPoints are the initial population's points when the overlay is
+	// built in-process (peers.bootstrap: direct): every worker builds the
+	// same overlay from the seed and adopts its own peers from it.
+	BootPoints []can.Point
+	JoinWindow time.Duration
+	// Scenario's YAML: the worker applies its link section and timed link
+	// faults to what its peers send (faults/timeline).
+	YAML []byte
+}
+
+// Owner is the worker (0-based, of count) hosting peer id: peers are
+// sharded by id, round robin.
+func Owner(id core.NodeID, count int) int { return int(uint64(id-1) % uint64(count)) }
+
+// Connections is the number of bus connections (shards) of a run over
+// count workers with perWorker subscribed connections each: a multiple of
+// count, so that shard k (address a % Connections) holds only addresses
+// of one worker (OwnsShard).
+func Connections(perWorker, count int) int { return max(perWorker, 1) * count }
+
+// OwnsShard reports whether bus shard k holds the addresses of worker
+// index: address a travels on shard a % conns, conns a multiple of
+// count, and worker (a-1) % count hosts it.
+func OwnsShard(k, index, count int) bool { return (k+count-1)%count == index }
+
+// Ops of Cmd.
+const (
+	opSpawn    = "spawn"    // host peer ID at Point
+	opAdopt    = "adopt"    // host peer ID from the overlay built in-process, starting at At
+	opStartAt  = "start-at" // peer ID begins joining at At
+	opStartNow = "start-now"
+	opHalt     = "halt" // peer ID departs (crashes when Fail)
+	opStart    = "start"
+	opCollect  = "collect"
+	opFreeze   = "freeze"
+	opQuiesce  = "quiesce"
+	opClose    = "close"
+)
+
+// Cmd is one command of the coordinator to a worker.
+type Cmd struct {
+	Op    string
+	ID    core.NodeID
+	Point can.Point
+	At    time.Duration
+	Fail  bool
+	// Epoch is the wall instant (Unix ns) of emulated time Origin (start).
+	Epoch  int64
+	Origin time.Duration
+	// Wait bounds a collect.
+	Wait time.Duration
+}
+
+// Report is a worker's counters, with its answer to collect, quiesce and
+// close.
+type Report struct {
+	Err        string
+	States     []peer.State
+	Traffic    metrics.TrafficSnapshot
+	Lag        metrics.QuantilesState
+	Bus        bus.Stats
+	Backlog    int64
+	Panics     int64
+	Settlement live.Settlement
+	// The worker's fault layer: its link model, slow peers and outage
+	// switch.
+	Link   link.ChainStats
+	Slow   slow.Stats
+	Outage uint64
+}
+
+// Ready is a worker's word that its driver listens for commands.
+type Ready struct {
+	Index   int
+	Metrics string // where it serves /metrics ("" without)
+}
+
+// Beat is a worker's heartbeat.
+type Beat struct {
+	Index int
+	At    time.Duration // its emulated time
+	// Pressure is its emulator driver's since its previous beat, for the
+	// coordinator's overload guard.
+	Pressure live.Pressure
+}
+
+// Joined is a worker's report that a peer became a member.
+type Joined struct {
+	ID core.NodeID
+	At time.Duration
+}
+
+func encode(v any) []byte {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+		panic(fmt.Sprintf("workers: encode %T: %v", v, err)) // only our own types: a bug
+	}
+	return b.Bytes()
+}
+
+func decode(data []byte, v any) error {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
+		return fmt.Errorf("workers: decode %T: %w", v, err)
+	}
+	return nil
+}

@@ -1,0 +1,294 @@
+package workers
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/emulator/driver"
+	"github.com/gridbed/gridbed/emulator/live"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/sim"
+	"github.com/gridbed/gridbed/faults/timeline"
+	"github.com/gridbed/gridbed/metrics"
+)
+
+// WorkerOptions configure Work.
+type WorkerOptions struct {
+	// MetricsAddr is where the worker serves /metrics ("" or "off": not).
+	MetricsAddr string
+	Logger      *slog.Logger
+	// Ready, if set, is called with the worker's place once the
+	// coordinator accepted it.
+	Ready func(index, count int)
+}
+
+// Work joins the run of the coordinator at url as a worker and hosts its
+// share of the peers until the coordinator closes the run (nil), the
+// connection to the coordinator is lost, or ctx ends.
+func Work(ctx context.Context, url string, opts WorkerOptions) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	nc, err := nats.Connect(url, nats.Name("gridbed-worker"), nats.MaxReconnects(0),
+		nats.ClosedHandler(func(*nats.Conn) { cancel(errors.New("the connection to the coordinator closed")) }))
+	if err != nil {
+		return fmt.Errorf("worker: connect to the coordinator at %s: %w", url, err)
+	}
+	defer nc.Close()
+	host, _ := os.Hostname()
+	hello := Hello{Host: host, PID: os.Getpid()}
+	msg, err := nc.Request(helloSubject, encode(hello), requestTimeout)
+	if err != nil {
+		return fmt.Errorf("worker: the coordinator at %s did not answer: %w", url, err)
+	}
+	var st Setup
+	if err := decode(msg.Data, &st); err != nil {
+		return err
+	}
+	if st.Err != "" {
+		return fmt.Errorf("worker: the coordinator refused: %s", st.Err)
+	}
+	// The worker's series carry the coordinator's run labels (run_id
+	// included): dashboards sum the run over its processes.
+	m := metrics.NewRun(st.Info)
+	ready := Ready{Index: st.Index}
+	if opts.MetricsAddr != "" && opts.MetricsAddr != "off" {
+		srv, err := metrics.Serve(opts.MetricsAddr, m.Registry)
+		if err != nil {
+			return fmt.Errorf("worker: serve metrics on %s: %w", opts.MetricsAddr, err)
+		}
+		defer srv.Close()
+		ready.Metrics = srv.Addr()
+	}
+	w := &worker{nc: nc, st: st, log: log.With("worker", st.Index), m: m, done: make(chan struct{})}
+	w.drv, err = live.New(live.Options{
+		Seed: st.Seed, TimeScale: st.TimeScale, Overlay: st.Overlay, Metrics: m,
+		BusURL: url, Connections: st.Connections, Run: st.Run, Logger: log,
+		EagerDecoding: st.Eager, Clock: st.Clock, Batched: st.Batched,
+		Worker: &live.WorkerOptions{Membership: w, Subscribe: func(k int) bool { return OwnsShard(k, st.Index, st.Count) }},
+	})
+	if err != nil {
+		return fmt.Errorf("worker %d: %w", st.Index, err)
+	}
+	if len(st.YAML) > 0 {
+		// The fault layer before any peer exists, its timed entries on
+		// the worker's clock (the coordinator's epoch).
+		sc, err := scenario.Parse("coordinator", st.YAML)
+		if err != nil {
+			w.drv.Close()
+			return fmt.Errorf("worker %d: the coordinator's scenario: %w", st.Index, err)
+		}
+		w.tl = timeline.New(sc, faultHost{w.drv}, m, noIDs{}, log)
+		w.tl.Schedule()
+	}
+	sub, err := nc.Subscribe(cmdSubject(st.Run, st.Index), w.handle)
+	if err != nil {
+		w.drv.Close()
+		return err
+	}
+	defer sub.Unsubscribe()
+	// Ready: the coordinator may send commands now.
+	if _, err := nc.Request(readySubject(st.Run), encode(ready), requestTimeout); err != nil {
+		w.drv.Close()
+		return fmt.Errorf("worker %d: the coordinator did not acknowledge it: %w", st.Index, err)
+	}
+	if opts.Ready != nil {
+		opts.Ready(st.Index, st.Count)
+	}
+	// Heartbeats until the end.
+	beat := time.NewTicker(BeatInterval)
+	defer beat.Stop()
+	w.beat()
+	for {
+		select {
+		case <-beat.C:
+			w.beat()
+		case <-w.done:
+			return nil
+		case <-ctx.Done():
+			if w.closing.Load() {
+				// The run closed; the coordinator may go before the
+				// close is finished here.
+				<-w.done
+				return nil
+			}
+			w.drv.Close()
+			return fmt.Errorf("worker %d: %w", st.Index, context.Cause(ctx))
+		}
+	}
+}
+
+// worker is one worker's side of the run.
+type worker struct {
+	nc   *nats.Conn
+	st   Setup
+	log  *slog.Logger
+	m    *metrics.Run
+	drv  *live.Driver
+	done chan struct{}
+
+	bootOnce sync.Once
+	boot     *sim.Bootstrapped
+	bootErr  error
+
+	tl *timeline.Timeline // the fault layer, nil without a scenario
+
+	closing atomic.Bool // the coordinator asked it to close
+
+	mu      sync.Mutex
+	lastLag metrics.QuantilesState
+	closed  bool
+}
+
+func (w *worker) beat() {
+	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure()}))
+}
+
+// Bootstrap asks the coordinator for a member to join through
+// (driver.Membership).
+func (w *worker) Bootstrap(id core.NodeID) core.NodeID {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(id))
+	for range 3 {
+		msg, err := w.nc.Request(bootSubject(w.st.Run), b[:], requestTimeout/3)
+		if err == nil && len(msg.Data) == 8 {
+			return core.NodeID(binary.BigEndian.Uint64(msg.Data))
+		}
+		w.log.Warn("bootstrap request to the coordinator failed", "peer", id, "err", err)
+	}
+	return 0
+}
+
+// Joined tells the coordinator that id became a member (driver.Membership).
+func (w *worker) Joined(id core.NodeID, at time.Duration) {
+	_ = w.nc.Publish(joinedSubject(w.st.Run), encode(Joined{ID: id, At: at}))
+}
+
+// report reads the worker's counters; the clock lags are those since the
+// last report.
+func (w *worker) report() Report {
+	lag := w.m.Lag.State()
+	w.mu.Lock()
+	delta := lag.Sub(w.lastLag)
+	w.lastLag = lag
+	w.mu.Unlock()
+	r := Report{Traffic: w.m.Traffic.Snapshot(), Lag: delta, Bus: w.drv.BusStats(), Backlog: w.drv.Backlog(), Panics: w.drv.Panics()}
+	if w.tl != nil {
+		r.Link, r.Slow, r.Outage = w.tl.Link(), w.tl.Slow(), w.tl.OutageDropped()
+	}
+	return r
+}
+
+// faultHost is the worker's driver as its fault layer's host: the link
+// model and the timed link faults apply here, to what the worker's peers
+// send; crashes, leaves and restarts are the coordinator's (its timeline
+// picks from the run's members), so they do nothing here.
+type faultHost struct{ *live.Driver }
+
+func (faultHost) DepartPicked(func([]core.NodeID) []core.NodeID, bool) []core.NodeID { return nil }
+func (faultHost) Join(core.NodeID, can.Point) error                                  { return nil }
+
+// noIDs: a worker's fault layer adds no peers (faultHost.Join).
+type noIDs struct{}
+
+func (noIDs) Next(can.Point) core.NodeID  { return 0 }
+func (noIDs) Point(core.NodeID) can.Point { return nil }
+
+// handle carries out one command of the coordinator.
+func (w *worker) handle(msg *nats.Msg) {
+	var c Cmd
+	if err := decode(msg.Data, &c); err != nil {
+		w.reply(msg, Report{Err: err.Error()})
+		return
+	}
+	var err error
+	switch c.Op {
+	case opSpawn:
+		err = w.drv.Spawn(c.ID, c.Point, 0)
+	case opAdopt:
+		w.bootOnce.Do(func() {
+			w.boot, w.bootErr = sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: w.st.Seed, Overlay: w.st.Overlay, Points: w.st.BootPoints, JoinWindow: w.st.JoinWindow})
+		})
+		switch {
+		case w.bootErr != nil:
+			err = w.bootErr
+		case int(c.ID) > len(w.boot.Members):
+			err = fmt.Errorf("no peer %d in the overlay built in-process (%d peers)", c.ID, len(w.boot.Members))
+		default:
+			err = w.drv.Adopt(w.boot.Members[c.ID-1], c.At)
+			w.boot.Members[c.ID-1] = driver.Member{} // the driver owns the core now
+		}
+	case opStartAt:
+		w.drv.StartPeerAt(c.ID, c.At)
+	case opStartNow:
+		w.drv.StartPeerNow(c.ID)
+	case opHalt:
+		w.drv.HaltHosted(c.ID, c.Fail)
+	case opStart:
+		w.drv.StartFrom(time.Unix(0, c.Epoch))
+	case opFreeze:
+		w.drv.Freeze()
+	case opCollect:
+		// The oracle's wait runs beside the commands that follow.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), c.Wait)
+			defer cancel()
+			states, err := w.drv.Collect(ctx)
+			r := w.report()
+			r.States = states
+			if err != nil {
+				r.Err = err.Error()
+			}
+			w.reply(msg, r)
+		}()
+		return
+	case opQuiesce:
+		_, err = w.drv.Quiesce()
+	case opClose:
+		w.closing.Store(true)
+		err = w.drv.Close()
+		r := w.report()
+		r.Settlement = w.drv.Settlement()
+		if err != nil {
+			r.Err = err.Error()
+		}
+		w.reply(msg, r)
+		_ = w.nc.Flush()
+		w.mu.Lock()
+		if !w.closed {
+			w.closed = true
+			close(w.done)
+		}
+		w.mu.Unlock()
+		return
+	default:
+		err = fmt.Errorf("unknown command %q", c.Op)
+	}
+	r := Report{}
+	if err != nil {
+		r.Err = err.Error()
+		w.log.Error("command failed", "op", c.Op, "peer", c.ID, "err", err)
+	}
+	w.reply(msg, r)
+}
+
+func (w *worker) reply(msg *nats.Msg, r Report) {
+	if msg.Reply != "" {
+		_ = msg.Respond(encode(r))
+	}
+}

@@ -1,0 +1,109 @@
+package workers_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/workers"
+)
+
+func load(t *testing.T, path string) scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// inProcess starts n workers as goroutines of the test, joining the
+// coordinator at the URL it is given; their errors arrive on the channel.
+func inProcess(ctx context.Context, n int, errs chan<- error) func(url string) error {
+	return func(url string) error {
+		for range n {
+			go func() { errs <- workers.Work(ctx, url, workers.WorkerOptions{}) }()
+		}
+		return nil
+	}
+}
+
+// runOn runs sc split over n workers started by start.
+func runOn(t *testing.T, sc scenario.Scenario, n int, start func(url string) error) *emulator.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := emulator.Run(ctx, sc, emulator.Options{Workers: workers.Opener(ctx, workers.Options{Workers: n, OnListen: start})})
+	if err != nil {
+		t.Fatalf("seed %d, %d workers: %v", sc.Seed, n, err)
+	}
+	return res
+}
+
+func within(t *testing.T, seed uint64, what string, a, b, tol float64) {
+	t.Helper()
+	if math.Abs(a-b) > tol*math.Max(a, b) {
+		t.Errorf("seed %d: %s: 2 workers %.3f vs 1 process %.3f differ by more than %.0f%%", seed, what, a, b, 100*tol)
+	}
+}
+
+// TestTwoWorkersInProcess: a small quickstart over two workers running
+// as goroutines builds a consistent overlay and passes.
+func TestTwoWorkersInProcess(t *testing.T) {
+	sc := load(t, "../../examples/quickstart.yaml")
+	sc.Peers.Count, sc.Duration = 120, 4*time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	res := runOn(t, sc, 2, inProcess(ctx, 2, errs))
+	s := res.Summary
+	if s.Outcome != emulator.OutcomePassed {
+		t.Errorf("seed %d: outcome %s: %v", sc.Seed, s.Outcome, s.OutcomeReasons)
+	}
+	if s.Peers.Final != sc.Peers.Count || s.Overlay.ZoneGaps != 0 || s.Overlay.ZoneOverlaps != 0 {
+		t.Errorf("seed %d: %d of %d peers, gaps %d overlaps %d", sc.Seed, s.Peers.Final, sc.Peers.Count, s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps)
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	t.Logf("summary: outcome %s peers %d neighbors %.2f msgs %d accounting %+v", s.Outcome, s.Peers.Final, s.Overlay.NeighborsMean, s.Messages.Total, s.Accounting)
+}
+
+// TestChaosOnTwoWorkers: examples/chaos.yaml (overlay built in-process,
+// link latency, a partition and its heal, a crash of a fifth, latency
+// spikes) passes strictly on two workers, its books close, and every
+// fault of its timeline was applied. 45 emulated minutes at ×30: 90 s.
+func TestChaosOnTwoWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 90 s emulator run")
+	}
+	sc := load(t, "../../examples/chaos.yaml")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	res := runOn(t, sc, 2, inProcess(ctx, 2, errs))
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	s := res.Summary
+	if s.ExitCode(true) != 0 {
+		t.Errorf("seed %d: --strict would exit %d: outcome %s: %v", sc.Seed, s.ExitCode(true), s.Outcome, s.OutcomeReasons)
+	}
+	if s.Accounting.Unaccounted != 0 {
+		t.Errorf("seed %d: %d messages unaccounted", sc.Seed, s.Accounting.Unaccounted)
+	}
+	if s.Faults.Dropped["partition"] == 0 || s.Faults.Delayed == 0 {
+		t.Errorf("seed %d: partition drops %d, delayed %d: the workers' link layers did not act", sc.Seed, s.Faults.Dropped["partition"], s.Faults.Delayed)
+	}
+	if want := len(sc.Faults); len(s.Faults.Events) != want {
+		t.Errorf("seed %d: %d fault events, want %d: %+v", sc.Seed, len(s.Faults.Events), want, s.Faults.Events)
+	}
+	t.Logf("outcome %s; faults %+v; peers final %d; accounting unaccounted %d", s.Outcome, s.Faults.Dropped, s.Peers.Final, s.Accounting.Unaccounted)
+}
