@@ -94,6 +94,12 @@ func FuzzDecode(f *testing.F) {
 	bp, _ := MarshalPayload(&BalloonAttach{Balloon: &Balloon{Node: 9, Point: []uint32{1, 2, 3}, Speed: 1.5, Cores: 2, Beta: 0.8}, WantAck: true, Hops: 1})
 	bb, _ := Encode(nil, Header{Type: MsgType_MSG_BALLOON_ATTACH, From: 9, To: 3}, bp)
 	f.Add(bb)
+	wp, _ := MarshalPayload(&WaveRoute{Search: &WaveSearch{Req: 7, Origin: 3, Job: 2, Lo: 1, Hi: 1 << 32, Criterion: 1}, Point: []uint32{5, 6}, Ring: 2, Hops: 1})
+	wb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_ROUTE, From: 3, To: 4}, wp)
+	f.Add(wb)
+	mp, _ := MarshalPayload(&WaveMigrate{Job: &WaveJob{Id: 1, Client: 2, Runtime: 3, Remaining: 4.5, Submitted: 6, Migrations: 1, State: make([]byte, 16)}})
+	mb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_MIGRATE, From: 4, To: 5}, mp)
+	f.Add(mb)
 	f.Add([]byte{})
 	f.Add([]byte{0x08, 0x04, 0x32, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -99,6 +99,20 @@ const (
 	// ... and the host acknowledges a new Balloon or one that asks
 	// (BalloonAck), so the node learns its host.
 	MsgType_MSG_BALLOON_ACK MsgType = 28
+	// The Wave scheduler (001 §IV; docs/WAVE.md). Discovery: a request routed greedily
+	// to the owner of a random label (WaveRoute), an expanding ring's
+	// request from a host to its neighbors (WaveProbe), a host's answer to
+	// the request's origin (WaveReply). A client ships its job to the host
+	// found (WaveShip), a host moves it to the next one (WaveMigrate), both
+	// with the job's state; a host tells the client it gave up (WaveFail) or
+	// returns the finished job (WaveDone).
+	MsgType_MSG_WAVE_ROUTE   MsgType = 29
+	MsgType_MSG_WAVE_PROBE   MsgType = 30
+	MsgType_MSG_WAVE_REPLY   MsgType = 31
+	MsgType_MSG_WAVE_SHIP    MsgType = 32
+	MsgType_MSG_WAVE_MIGRATE MsgType = 33
+	MsgType_MSG_WAVE_FAIL    MsgType = 34
+	MsgType_MSG_WAVE_DONE    MsgType = 35
 )
 
 // Enum value maps for MsgType.
@@ -133,6 +147,13 @@ var (
 		26: "MSG_MIGRATE_ACK",
 		27: "MSG_BALLOON_ATTACH",
 		28: "MSG_BALLOON_ACK",
+		29: "MSG_WAVE_ROUTE",
+		30: "MSG_WAVE_PROBE",
+		31: "MSG_WAVE_REPLY",
+		32: "MSG_WAVE_SHIP",
+		33: "MSG_WAVE_MIGRATE",
+		34: "MSG_WAVE_FAIL",
+		35: "MSG_WAVE_DONE",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_UNSPECIFIED":         0,
@@ -164,6 +185,13 @@ var (
 		"MSG_MIGRATE_ACK":         26,
 		"MSG_BALLOON_ATTACH":      27,
 		"MSG_BALLOON_ACK":         28,
+		"MSG_WAVE_ROUTE":          29,
+		"MSG_WAVE_PROBE":          30,
+		"MSG_WAVE_REPLY":          31,
+		"MSG_WAVE_SHIP":           32,
+		"MSG_WAVE_MIGRATE":        33,
+		"MSG_WAVE_FAIL":           34,
+		"MSG_WAVE_DONE":           35,
 	}
 )
 
@@ -3002,6 +3030,562 @@ func (x *MigrateAck) GetJob() *JobRef {
 	return nil
 }
 
+// WaveJob is a Wave job in transit (001 §IV): its id, client, runtime
+// (emulated ns of dedicated-machine work), the work still to do (s), its
+// submission instant (emulated ns), migrations so far and its state
+// (wave.migration_bytes of checkpoint).
+type WaveJob struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Client        uint64                 `protobuf:"varint,2,opt,name=client,proto3" json:"client,omitempty"`
+	Runtime       int64                  `protobuf:"varint,3,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	Remaining     float64                `protobuf:"fixed64,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	Submitted     int64                  `protobuf:"varint,5,opt,name=submitted,proto3" json:"submitted,omitempty"`
+	Migrations    uint32                 `protobuf:"varint,6,opt,name=migrations,proto3" json:"migrations,omitempty"`
+	State         []byte                 `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveJob) Reset() {
+	*x = WaveJob{}
+	mi := &file_wire_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveJob) ProtoMessage() {}
+
+func (x *WaveJob) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveJob.ProtoReflect.Descriptor instead.
+func (*WaveJob) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *WaveJob) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *WaveJob) GetClient() uint64 {
+	if x != nil {
+		return x.Client
+	}
+	return 0
+}
+
+func (x *WaveJob) GetRuntime() int64 {
+	if x != nil {
+		return x.Runtime
+	}
+	return 0
+}
+
+func (x *WaveJob) GetRemaining() float64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *WaveJob) GetSubmitted() int64 {
+	if x != nil {
+		return x.Submitted
+	}
+	return 0
+}
+
+func (x *WaveJob) GetMigrations() uint32 {
+	if x != nil {
+		return x.Migrations
+	}
+	return 0
+}
+
+func (x *WaveJob) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+// WaveSearch is what a discovery asks (001 §IV): request req of origin,
+// for job, a host whose timezone coordinate lies in [lo, hi) and that
+// meets criterion (0 unclaimed, 1 available).
+type WaveSearch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Req           uint64                 `protobuf:"varint,1,opt,name=req,proto3" json:"req,omitempty"`
+	Origin        uint64                 `protobuf:"varint,2,opt,name=origin,proto3" json:"origin,omitempty"`
+	Job           uint32                 `protobuf:"varint,3,opt,name=job,proto3" json:"job,omitempty"`
+	Lo            uint64                 `protobuf:"varint,4,opt,name=lo,proto3" json:"lo,omitempty"`
+	Hi            uint64                 `protobuf:"varint,5,opt,name=hi,proto3" json:"hi,omitempty"`
+	Criterion     uint32                 `protobuf:"varint,6,opt,name=criterion,proto3" json:"criterion,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveSearch) Reset() {
+	*x = WaveSearch{}
+	mi := &file_wire_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveSearch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveSearch) ProtoMessage() {}
+
+func (x *WaveSearch) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveSearch.ProtoReflect.Descriptor instead.
+func (*WaveSearch) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *WaveSearch) GetReq() uint64 {
+	if x != nil {
+		return x.Req
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetOrigin() uint64 {
+	if x != nil {
+		return x.Origin
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetJob() uint32 {
+	if x != nil {
+		return x.Job
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetLo() uint64 {
+	if x != nil {
+		return x.Lo
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetHi() uint64 {
+	if x != nil {
+		return x.Hi
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetCriterion() uint32 {
+	if x != nil {
+		return x.Criterion
+	}
+	return 0
+}
+
+// WaveRoute is routed greedily to the owner of point (label-based
+// discovery, or the start of an expanding ring of ring hops).
+type WaveRoute struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Search        *WaveSearch            `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
+	Point         []uint32               `protobuf:"varint,2,rep,packed,name=point,proto3" json:"point,omitempty"`
+	Ring          uint32                 `protobuf:"varint,3,opt,name=ring,proto3" json:"ring,omitempty"`
+	Hops          uint32                 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best          float64                `protobuf:"fixed64,5,opt,name=best,proto3" json:"best,omitempty"`
+	Detours       uint32                 `protobuf:"varint,6,opt,name=detours,proto3" json:"detours,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveRoute) Reset() {
+	*x = WaveRoute{}
+	mi := &file_wire_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveRoute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveRoute) ProtoMessage() {}
+
+func (x *WaveRoute) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveRoute.ProtoReflect.Descriptor instead.
+func (*WaveRoute) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *WaveRoute) GetSearch() *WaveSearch {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
+func (x *WaveRoute) GetPoint() []uint32 {
+	if x != nil {
+		return x.Point
+	}
+	return nil
+}
+
+func (x *WaveRoute) GetRing() uint32 {
+	if x != nil {
+		return x.Ring
+	}
+	return 0
+}
+
+func (x *WaveRoute) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *WaveRoute) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *WaveRoute) GetDetours() uint32 {
+	if x != nil {
+		return x.Detours
+	}
+	return 0
+}
+
+// WaveProbe carries an expanding ring's search to a neighbor, with the
+// hops it may still go.
+type WaveProbe struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Search        *WaveSearch            `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
+	Ttl           uint32                 `protobuf:"varint,2,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveProbe) Reset() {
+	*x = WaveProbe{}
+	mi := &file_wire_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveProbe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveProbe) ProtoMessage() {}
+
+func (x *WaveProbe) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveProbe.ProtoReflect.Descriptor instead.
+func (*WaveProbe) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *WaveProbe) GetSearch() *WaveSearch {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
+func (x *WaveProbe) GetTtl() uint32 {
+	if x != nil {
+		return x.Ttl
+	}
+	return 0
+}
+
+// WaveReply answers request req: ok, the sender meets the criteria and
+// holds itself for the job until the job arrives (or the hold expires).
+type WaveReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Req           uint64                 `protobuf:"varint,1,opt,name=req,proto3" json:"req,omitempty"`
+	Ok            bool                   `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveReply) Reset() {
+	*x = WaveReply{}
+	mi := &file_wire_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveReply) ProtoMessage() {}
+
+func (x *WaveReply) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveReply.ProtoReflect.Descriptor instead.
+func (*WaveReply) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *WaveReply) GetReq() uint64 {
+	if x != nil {
+		return x.Req
+	}
+	return 0
+}
+
+func (x *WaveReply) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+type WaveShip struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *WaveJob               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveShip) Reset() {
+	*x = WaveShip{}
+	mi := &file_wire_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveShip) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveShip) ProtoMessage() {}
+
+func (x *WaveShip) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveShip.ProtoReflect.Descriptor instead.
+func (*WaveShip) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *WaveShip) GetJob() *WaveJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type WaveMigrate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *WaveJob               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveMigrate) Reset() {
+	*x = WaveMigrate{}
+	mi := &file_wire_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveMigrate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveMigrate) ProtoMessage() {}
+
+func (x *WaveMigrate) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveMigrate.ProtoReflect.Descriptor instead.
+func (*WaveMigrate) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *WaveMigrate) GetJob() *WaveJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+// WaveFail: the sender gave job up (no host met the criteria, or the host
+// left).
+type WaveFail struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           uint32                 `protobuf:"varint,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveFail) Reset() {
+	*x = WaveFail{}
+	mi := &file_wire_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveFail) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveFail) ProtoMessage() {}
+
+func (x *WaveFail) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveFail.ProtoReflect.Descriptor instead.
+func (*WaveFail) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *WaveFail) GetJob() uint32 {
+	if x != nil {
+		return x.Job
+	}
+	return 0
+}
+
+// WaveDone: job finished on the sender.
+type WaveDone struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           uint32                 `protobuf:"varint,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveDone) Reset() {
+	*x = WaveDone{}
+	mi := &file_wire_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveDone) ProtoMessage() {}
+
+func (x *WaveDone) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveDone.ProtoReflect.Descriptor instead.
+func (*WaveDone) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *WaveDone) GetJob() uint32 {
+	if x != nil {
+		return x.Job
+	}
+	return 0
+}
+
 var File_wire_proto protoreflect.FileDescriptor
 
 const file_wire_proto_rawDesc = "" +
@@ -3215,7 +3799,46 @@ const file_wire_proto_rawDesc = "" +
 	"\x04pull\x18\a \x01(\bR\x04pull\"4\n" +
 	"\n" +
 	"MigrateAck\x12&\n" +
-	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job*\xe3\x04\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job\"\xbd\x01\n" +
+	"\aWaveJob\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\x04R\x06client\x12\x18\n" +
+	"\aruntime\x18\x03 \x01(\x03R\aruntime\x12\x1c\n" +
+	"\tremaining\x18\x04 \x01(\x01R\tremaining\x12\x1c\n" +
+	"\tsubmitted\x18\x05 \x01(\x03R\tsubmitted\x12\x1e\n" +
+	"\n" +
+	"migrations\x18\x06 \x01(\rR\n" +
+	"migrations\x12\x14\n" +
+	"\x05state\x18\a \x01(\fR\x05state\"\x86\x01\n" +
+	"\n" +
+	"WaveSearch\x12\x10\n" +
+	"\x03req\x18\x01 \x01(\x04R\x03req\x12\x16\n" +
+	"\x06origin\x18\x02 \x01(\x04R\x06origin\x12\x10\n" +
+	"\x03job\x18\x03 \x01(\rR\x03job\x12\x0e\n" +
+	"\x02lo\x18\x04 \x01(\x04R\x02lo\x12\x0e\n" +
+	"\x02hi\x18\x05 \x01(\x04R\x02hi\x12\x1c\n" +
+	"\tcriterion\x18\x06 \x01(\rR\tcriterion\"\xa9\x01\n" +
+	"\tWaveRoute\x120\n" +
+	"\x06search\x18\x01 \x01(\v2\x18.gridbed.wire.WaveSearchR\x06search\x12\x14\n" +
+	"\x05point\x18\x02 \x03(\rR\x05point\x12\x12\n" +
+	"\x04ring\x18\x03 \x01(\rR\x04ring\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\x12\x12\n" +
+	"\x04best\x18\x05 \x01(\x01R\x04best\x12\x18\n" +
+	"\adetours\x18\x06 \x01(\rR\adetours\"O\n" +
+	"\tWaveProbe\x120\n" +
+	"\x06search\x18\x01 \x01(\v2\x18.gridbed.wire.WaveSearchR\x06search\x12\x10\n" +
+	"\x03ttl\x18\x02 \x01(\rR\x03ttl\"-\n" +
+	"\tWaveReply\x12\x10\n" +
+	"\x03req\x18\x01 \x01(\x04R\x03req\x12\x0e\n" +
+	"\x02ok\x18\x02 \x01(\bR\x02ok\"3\n" +
+	"\bWaveShip\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.WaveJobR\x03job\"6\n" +
+	"\vWaveMigrate\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.WaveJobR\x03job\"\x1c\n" +
+	"\bWaveFail\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\rR\x03job\"\x1c\n" +
+	"\bWaveDone\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\rR\x03job*\xee\x05\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -3246,7 +3869,14 @@ const file_wire_proto_rawDesc = "" +
 	"\x0fMSG_MIGRATE_JOB\x10\x19\x12\x13\n" +
 	"\x0fMSG_MIGRATE_ACK\x10\x1a\x12\x16\n" +
 	"\x12MSG_BALLOON_ATTACH\x10\x1b\x12\x13\n" +
-	"\x0fMSG_BALLOON_ACK\x10\x1c*P\n" +
+	"\x0fMSG_BALLOON_ACK\x10\x1c\x12\x12\n" +
+	"\x0eMSG_WAVE_ROUTE\x10\x1d\x12\x12\n" +
+	"\x0eMSG_WAVE_PROBE\x10\x1e\x12\x12\n" +
+	"\x0eMSG_WAVE_REPLY\x10\x1f\x12\x11\n" +
+	"\rMSG_WAVE_SHIP\x10 \x12\x14\n" +
+	"\x10MSG_WAVE_MIGRATE\x10!\x12\x11\n" +
+	"\rMSG_WAVE_FAIL\x10\"\x12\x11\n" +
+	"\rMSG_WAVE_DONE\x10#*P\n" +
 	"\vMigrateKind\x12\x17\n" +
 	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
@@ -3265,7 +3895,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -3308,6 +3938,15 @@ var file_wire_proto_goTypes = []any{
 	(*PullReject)(nil),        // 38: gridbed.wire.PullReject
 	(*MigrateJob)(nil),        // 39: gridbed.wire.MigrateJob
 	(*MigrateAck)(nil),        // 40: gridbed.wire.MigrateAck
+	(*WaveJob)(nil),           // 41: gridbed.wire.WaveJob
+	(*WaveSearch)(nil),        // 42: gridbed.wire.WaveSearch
+	(*WaveRoute)(nil),         // 43: gridbed.wire.WaveRoute
+	(*WaveProbe)(nil),         // 44: gridbed.wire.WaveProbe
+	(*WaveReply)(nil),         // 45: gridbed.wire.WaveReply
+	(*WaveShip)(nil),          // 46: gridbed.wire.WaveShip
+	(*WaveMigrate)(nil),       // 47: gridbed.wire.WaveMigrate
+	(*WaveFail)(nil),          // 48: gridbed.wire.WaveFail
+	(*WaveDone)(nil),          // 49: gridbed.wire.WaveDone
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -3356,11 +3995,15 @@ var file_wire_proto_depIdxs = []int32{
 	17, // 43: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
 	1,  // 44: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
 	18, // 45: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	42, // 46: gridbed.wire.WaveRoute.search:type_name -> gridbed.wire.WaveSearch
+	42, // 47: gridbed.wire.WaveProbe.search:type_name -> gridbed.wire.WaveSearch
+	41, // 48: gridbed.wire.WaveShip.job:type_name -> gridbed.wire.WaveJob
+	41, // 49: gridbed.wire.WaveMigrate.job:type_name -> gridbed.wire.WaveJob
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -3375,7 +4018,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
