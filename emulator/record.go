@@ -459,6 +459,9 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	s.Messages.Total, s.Messages.Bytes = tot.Total()
 	s.Messages.ByType = map[string]TypeCount{}
 	for t := 1; t < len(tot.Count); t++ {
+		if wire.IsWave(wire.MsgType(t)) && tot.Count[t] == 0 {
+			continue // a run without the Wave scheduler keeps its summary as it was
+		}
 		s.Messages.ByType[wire.Name(wire.MsgType(t))] = TypeCount{Count: tot.Count[t], Bytes: tot.Bytes[t]}
 	}
 	s.Messages.DecodeErrors = tot.DecodeErrors

@@ -37,6 +37,9 @@ const (
 	TimerClient
 	// TimerSched paces internode scheduling and queue balancing (000 §IV).
 	TimerSched
+	// TimerWave is the Wave core's next deadline (001: the hourly slot,
+	// a job's completion, a linger's end, a discovery's timeout).
+	TimerWave
 )
 
 // Overlay reports whether k is one of the overlay core's timers (else it

@@ -21,6 +21,7 @@ import (
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wave"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -100,11 +101,30 @@ type JobSetup struct {
 	Sink    JobSink
 }
 
+// WaveSink receives what Wave cores tell the run's job-history check,
+// outside the bus, from the endpoint's context.
+type WaveSink interface {
+	WaveEvent(e wave.Event)
+}
+
+// WaveSetup turns the Wave scheduler's core (001) on for the peers of a
+// run.
+type WaveSetup struct {
+	Config wave.Config
+	// Peer gives peer id's timezone and the jobs it submits as a client.
+	Peer func(id core.NodeID) (tz int, jobs []wave.Job)
+	// Rand is peer id's random source for the Wave core.
+	Rand func(id core.NodeID) *rand.Rand
+	Sink WaveSink
+}
+
 // Peer is one emulated peer: its protocol cores and their I/O.
 type Peer struct {
 	id      core.NodeID
 	node    *overlay.Node
 	jobs    *jobs.Node // nil when the run has no workload
+	wave    *wave.Node // nil unless the run is a Wave run
+	waveOut WaveSink
 	jobCfg  jobs.Config
 	sink    JobSink
 	env     Env
@@ -151,6 +171,14 @@ func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
 	p.sink = setup.Sink
 }
 
+// EnableWave gives the peer a Wave core (001) over its overlay core: the
+// timezone CAN.
+func (p *Peer) EnableWave(setup *WaveSetup) {
+	tz, js := setup.Peer(p.id)
+	p.wave = wave.New(p.node, setup.Config, tz, js, setup.Rand(p.id))
+	p.waveOut = setup.Sink
+}
+
 // ID is the peer's address.
 func (p *Peer) ID() core.NodeID { return p.id }
 
@@ -180,7 +208,11 @@ func (p *Peer) Deliver(data []byte) {
 		p.traffic.DecodeError()
 		return
 	}
-	if wire.IsJob(h.Type) {
+	if wire.IsWave(h.Type) {
+		if p.wave != nil {
+			p.wave.Step(p.env.Now(), core.NodeID(h.From), m)
+		}
+	} else if wire.IsJob(h.Type) {
 		if p.jobs != nil {
 			p.jobs.Step(p.env.Now(), core.NodeID(h.From), m)
 		}
@@ -199,6 +231,10 @@ func (p *Peer) Fire(kind core.TimerKind, at time.Duration) {
 	switch {
 	case kind.Overlay():
 		p.node.Tick(now, kind)
+	case kind == core.TimerWave:
+		if p.wave != nil {
+			p.wave.Tick(now)
+		}
 	case p.jobs != nil:
 		p.jobs.Tick(now, kind)
 	}
@@ -211,6 +247,9 @@ func (p *Peer) Leave() {
 	p.node.Leave(p.env.Now())
 	if p.jobs != nil {
 		p.jobs.Leave(p.env.Now())
+	}
+	if p.wave != nil {
+		p.wave.Leave(p.env.Now())
 	}
 	p.flush()
 }
@@ -231,6 +270,7 @@ func (p *Peer) flush() {
 		publish(p.env, p.traffic, p.id, &p.seq, jr.Messages, jr.Timers)
 		p.jobs.Advance()
 	}
+	p.flushWave()
 	if r.Joined {
 		p.joined(now)
 	}
@@ -240,9 +280,29 @@ func (p *Peer) flush() {
 	}
 }
 
+// flushWave reports the Wave core's events (before its messages, as the
+// job core's) and publishes its outbox.
+func (p *Peer) flushWave() {
+	if p.wave == nil {
+		return
+	}
+	wr := p.wave.Ready()
+	if p.waveOut != nil {
+		for _, e := range wr.Events {
+			p.waveOut.WaveEvent(e)
+		}
+	}
+	publish(p.env, p.traffic, p.id, &p.seq, wr.Messages, wr.Timers)
+	p.wave.Advance()
+}
+
 // joined announces that the peer became a member.
 func (p *Peer) joined(now time.Duration) {
 	p.env.Joined(p.id)
+	if p.wave != nil {
+		p.wave.Joined(now)
+		p.flushWave()
+	}
 	if p.sink != nil {
 		p.sink.NodeJoined(p.id, p.node.Point(), p.jobCfg.Speed, p.jobCfg.Cores)
 	}
@@ -349,6 +409,7 @@ type State struct {
 	Snapshot overlay.Snapshot
 	Status   overlay.Status
 	Jobs     jobs.Snapshot
+	Wave     wave.Snapshot
 }
 
 // State copies the peer's state.
@@ -356,6 +417,9 @@ func (p *Peer) State() State {
 	s := State{Snapshot: p.node.Snapshot(), Status: p.node.Status()}
 	if p.jobs != nil {
 		s.Jobs = p.jobs.Snapshot()
+	}
+	if p.wave != nil {
+		s.Wave = p.wave.Snapshot()
 	}
 	return s
 }

@@ -45,6 +45,8 @@ type Options struct {
 	Logger      *slog.Logger
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// Wave, if set, gives every peer a Wave core (001).
+	Wave *peer.WaveSetup
 	// EagerDecoding makes every peer decode messages whole
 	// (peer.DecodeEagerly).
 	EagerDecoding bool
@@ -117,7 +119,7 @@ func New(opts Options) (*Driver, error) {
 		return nil, errors.New("live: metrics are required")
 	}
 	d := &Driver{opts: opts}
-	d.Init("live", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs, Clock: opts.Clock})
+	d.Init("live", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs, Wave: opts.Wave, Clock: opts.Clock})
 	d.bus = opts.Bus
 	if d.bus == nil {
 		run := opts.Run
