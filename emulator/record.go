@@ -35,6 +35,9 @@ type Sample struct {
 	// the ground truth (emulator/staleness), one per aggregate; nil without
 	// a workload or a member.
 	Staleness []staleness.Stat
+	// Wave is what the oracle saw of the Wave peers (wave.engine actors;
+	// nil otherwise).
+	Wave *WaveSample
 }
 
 // recorder turns samples into the time series, the metrics and the summary.

@@ -57,3 +57,23 @@ func TestWaveNeedsSim(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestWaveActorsSim runs the Wave peers as actors on the deterministic
+// driver's bus: discovery, shipping and migration are messages, the
+// timezone CAN is the overlay cores' own; the job-history check holds.
+func TestWaveActorsSim(t *testing.T) {
+	sc := waveScenario(t, "wave-adaptive")
+	if err := sc.SetAll("wave.engine=actors"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	s := res.Summary
+	b, _ := json.MarshalIndent(s.Wave, "", " ")
+	t.Logf("seed %d: %s\n%v", sc.Seed, b, s.OutcomeReasons)
+	if s.Outcome != emulator.OutcomePassed || s.Wave == nil || !s.Wave.Conservation || s.Wave.Jobs != 40 {
+		t.Fatalf("seed %d: outcome %s %v, wave %+v", sc.Seed, s.Outcome, s.OutcomeReasons, s.Wave)
+	}
+}

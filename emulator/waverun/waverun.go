@@ -74,6 +74,16 @@ type Result struct {
 	Failed        int `json:"failed"`
 	FailedInitial int `json:"failed_initial"`
 	Unfinished    int `json:"unfinished"`
+	// With the peers as actors on the bus (Engine "actors"): Lost are the
+	// jobs whose host crashed, or that were between hosts or still being
+	// scheduled at the end (a message lost to a fault, or to a departed
+	// peer) — 001 has no recovery; FailedDeparted the failed jobs whose
+	// host left gracefully (it gives the job up); Withdrawn the jobs whose
+	// client left before submitting them.
+	Engine         string `json:"engine,omitempty"`
+	Lost           int    `json:"lost,omitempty"`
+	FailedDeparted int    `json:"failed_departed,omitempty"`
+	Withdrawn      int    `json:"withdrawn,omitempty"`
 	// FailureRate is Failed / Jobs (001 §V-B, % of jobs that fail).
 	FailureRate float64 `json:"failure_rate"`
 	// SlowdownMean is the mean over completed jobs of turnaround (from
