@@ -61,6 +61,7 @@ const (
 	Left                       // the job left its host for another (Work done there)
 	Completed                  // the job finished on its host (Work done there)
 	Failed                     // the job was given up (Reason)
+	Searched                   // a discovery for one criterion ended (Found)
 )
 
 // Failure reasons (Event.Reason).
@@ -89,6 +90,8 @@ type Event struct {
 	// Migration: Placed by a migration rather than the client's ship.
 	Migration bool
 	Reason    string
+	// Found: the discovery found a host (Searched).
+	Found bool
 }
 
 // Snapshot is what the oracle reads of a Wave peer.
@@ -492,6 +495,7 @@ func (n *Node) miss(now time.Duration, d *discovery) {
 		return
 	}
 	d.ci++
+	n.event(Event{Kind: Searched, At: now})
 	if d.ci < len(d.crits) {
 		d.tries = n.triesPer()
 		n.try(now, d)
@@ -620,6 +624,7 @@ func (n *Node) onReply(now time.Duration, from core.NodeID, m *wire.WaveReply) {
 		return
 	}
 	n.drop(d)
+	n.event(Event{Kind: Searched, At: now, Found: true})
 	state := make([]byte, n.cfg.MigrationBytes)
 	if d.job != nil {
 		j := proto.Clone(d.job).(*wire.WaveJob)

@@ -79,6 +79,11 @@ func (l *Ledger) WaveEvent(e wave.Event) {
 	}
 	j := l.jobs[e.Job]
 	switch e.Kind {
+	case wave.Searched:
+		l.res.Discoveries++
+		if e.Found {
+			l.res.DiscoveriesFound++
+		}
 	case wave.Submitted:
 		if j.state != lUnsubmitted {
 			l.note(fmt.Sprintf("job %d submitted twice", e.Job))
