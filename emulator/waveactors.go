@@ -135,8 +135,8 @@ func (w *waveRun) sample(states []peer.State) *WaveSample {
 	s := &WaveSample{}
 	for _, st := range states {
 		ws := st.Wave
-		if !ws.On {
-			continue
+		if !ws.On || !st.Snapshot.Joined {
+			continue // not started, left, or crashed (driver.Base.Observed)
 		}
 		s.Hosts[ws.Wavezone]++
 		if ws.Available {
@@ -165,7 +165,7 @@ func (w *waveRun) sample(states []peer.State) *WaveSample {
 func (w *waveRun) finish(sum *Summary, end time.Duration, states []peer.State) {
 	live := map[core.NodeID]wave.Snapshot{}
 	for _, st := range states {
-		if st.Wave.On {
+		if st.Wave.On && st.Snapshot.Joined { // a crashed peer's state says it left the overlay
 			live[st.Snapshot.ID] = st.Wave
 		}
 	}
