@@ -35,6 +35,9 @@ type Sample struct {
 	// the ground truth (emulator/staleness), one per aggregate; nil without
 	// a workload or a member.
 	Staleness []staleness.Stat
+	// Wave is what the oracle saw of the Wave peers (wave.engine actors;
+	// nil otherwise).
+	Wave *WaveSample
 }
 
 // recorder turns samples into the time series, the metrics and the summary.
@@ -461,6 +464,9 @@ func (r *recorder) summary(wall time.Duration, final metrics.TrafficSnapshot, bs
 	s.Messages.Total, s.Messages.Bytes = tot.Total()
 	s.Messages.ByType = map[string]TypeCount{}
 	for t := 1; t < len(tot.Count); t++ {
+		if wire.IsWave(wire.MsgType(t)) && tot.Count[t] == 0 {
+			continue // a run without the Wave scheduler keeps its summary as it was
+		}
 		s.Messages.ByType[wire.Name(wire.MsgType(t))] = TypeCount{Count: tot.Count[t], Bytes: tot.Bytes[t]}
 	}
 	s.Messages.DecodeErrors = tot.DecodeErrors

@@ -229,8 +229,8 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 	if sc.Allocation.On() { // 004 resource-driven allocation: allocation.go
 		return runAllocation(ctx, sc, opts)
 	}
-	if sc.Wave.On() {
-		return runWave(ctx, sc, opts) // the Wave scheduler (001), wave.go
+	if sc.Wave.On() && !sc.Wave.Actors(opts.Driver) {
+		return runWave(ctx, sc, opts) // the Wave scheduler (001) as an event loop, wave.go
 	}
 	r := &run{ctx: ctx, sc: sc, opts: opts, m: opts.Metrics}
 	if r.m == nil {
@@ -292,6 +292,7 @@ type run struct {
 	boot      *sim.Bootstrapped // the overlay built in-process, if any
 	bootWall  time.Duration
 	jr        *jobRun
+	wave      *waveRun // the Wave scheduler's peers on the bus (waveactors.go)
 	drv       Driver
 	pd        pacedDriver // drv, when it is paced
 	closed    bool        // drv was closed
@@ -364,6 +365,11 @@ func (r *run) prepare() (*Result, error) {
 	if sc.CEsOn() {
 		placeCEs(r.nodes, sc.Peers.CEs, sc.Peers.Population, sc.Seed) // 002 §4.1
 	}
+	if sc.Wave.On() {
+		if err := r.prepareWave(); err != nil { // the timezone CAN's labels (001 §III-B)
+			return nil, err
+		}
+	}
 	r.ocfg = overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split,
 		QuietRepairs: !sc.Overlay.Heartbeat.AnnounceRepairs, NoZoneQueries: !sc.Overlay.Heartbeat.ZoneQueries, NoTakeoverRequest: !sc.Overlay.Heartbeat.TakeoverRequest}
 	if sc.Peers.Bootstrap == scenario.BootstrapDirect {
@@ -386,6 +392,9 @@ func (r *run) prepare() (*Result, error) {
 			return nil, fmt.Errorf("peers.bootstrap: direct: %w", err)
 		}
 		r.bootWall = time.Since(start)
+		if r.wave != nil {
+			r.wave.base = r.boot.At // the clients submit from the handover on, as in the event loop
+		}
 		if r.boot.At >= sc.Duration {
 			return nil, fmt.Errorf("peers.bootstrap: direct: the overlay of %d peers was ready at emulated %v, not before the end of the run (duration %v) — make duration longer", sc.Peers.Count, r.boot.At, sc.Duration)
 		}
@@ -418,12 +427,12 @@ func (r *run) prepare() (*Result, error) {
 	case DriverSim:
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
-		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), EagerDecoding: r.opts.EagerDecoding,
+		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), Wave: r.wave.setup(), EagerDecoding: r.opts.EagerDecoding,
 			Clock: clockSpread(sc), Batched: sc.Bus.Fanout == scenario.FanoutBatched, Connections: sc.Bus.Connections})
 	case DriverLive:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: r.ocfg, Metrics: r.m,
-			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: r.jr.setup(),
+			BusURL: sc.Bus.URL, Connections: sc.Bus.Connections, Logger: opts.Logger, Jobs: r.jr.setup(), Wave: r.wave.setup(),
 			EagerDecoding: opts.EagerDecoding, Clock: clockSpread(sc), Batched: sc.Bus.Fanout == scenario.FanoutBatched,
 		})
 		if err != nil {
@@ -488,6 +497,10 @@ func (r *run) take(t time.Duration, states []peer.State) Sample {
 			s.Duration = r.sc.Horizon() // draining: progress displays count to the drain limit
 		}
 		r.rec.series[len(r.rec.series)-1] = s
+	}
+	if r.wave != nil {
+		s.Wave = r.wave.sample(states)
+		r.rec.series[len(r.rec.series)-1].Wave = s.Wave
 	}
 	return s
 }
@@ -745,6 +758,9 @@ func (r *run) finish() (*Result, error) {
 	sum.Staleness = rec.staleness()
 	sum.Invariants = rec.invariants(jobChecks)
 	sum.Invariants.add(keptUp)
+	if r.wave != nil {
+		r.wave.finish(&sum, end, r.finalStates) // wave_conservation (waveactors.go)
+	}
 	sum.Invariants.add(sum.Accounting.Check()) // messages_accounted (accounting.go)
 	if wf, ok := drv.(workerFailures); ok {
 		if n, lost := wf.Failures(); len(lost) > 0 {

@@ -15,11 +15,13 @@ import (
 
 // runWave runs a Wave scheduler scenario (wave.strategy set; 001 §V) with
 // package waverun: the timezone CAN built by the overlay core, then the
-// strategies, availability and discoveries in virtual time. Only the
-// deterministic driver runs it so far.
+// strategies, availability and discoveries in virtual time (wave.engine
+// events, the deterministic driver's default). wave.engine actors runs
+// the peers on the bus instead, through Run's usual phases
+// (waveactors.go).
 func runWave(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, error) {
 	if opts.Driver != DriverSim {
-		return nil, fmt.Errorf("wave.strategy %s: the Wave scheduler runs on the deterministic driver only so far — run it with --driver sim", sc.Wave.Strategy)
+		return nil, fmt.Errorf("wave.strategy %s: wave.engine events runs on the deterministic driver only — run it with --driver sim, or write wave.engine: actors", sc.Wave.Strategy)
 	}
 	start := time.Now()
 	strategy, err := wave.ParseStrategy(sc.Wave.Strategy)
@@ -63,7 +65,7 @@ func runWave(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, 
 		Detail: waveConservationDetail(res)})
 	s.Wave = res
 	if opts.Metrics != nil {
-		waveMetrics(opts.Metrics, res)
+		waveMetrics(opts.Metrics.EnableWave(), res)
 	}
 	s.decide("")
 	return &Result{Summary: s, Scenario: sc}, nil
@@ -71,14 +73,17 @@ func runWave(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, 
 
 func waveConservationDetail(res *waverun.Result) string {
 	if res.Conservation {
-		return fmt.Sprintf("every one of %d jobs ended once (%d completed, %d failed, %d unfinished), one host at a time, its work done once", res.Jobs, res.Completed, res.Failed, res.Unfinished)
+		d := fmt.Sprintf("every one of %d jobs ended once (%d completed, %d failed, %d unfinished", res.Jobs, res.Completed, res.Failed, res.Unfinished)
+		if res.Lost > 0 || res.Withdrawn > 0 {
+			d += fmt.Sprintf(", %d lost with a departed host or a lost message, %d withdrawn by a departed client", res.Lost, res.Withdrawn)
+		}
+		return d + "), one host at a time, its work done once"
 	}
 	return "the job-history check failed: " + strings.Join(res.ConservationNotes, "; ")
 }
 
 // waveMetrics exports a Wave run's figures (docs/WAVE.md).
-func waveMetrics(m *metrics.Run, res *waverun.Result) {
-	w := m.EnableWave()
+func waveMetrics(w *metrics.Wave, res *waverun.Result) {
 	for outcome, n := range map[string]int{"completed": res.Completed, "failed": res.Failed, "unfinished": res.Unfinished} {
 		w.Jobs.WithLabelValues(res.Strategy, outcome).Set(float64(n))
 	}

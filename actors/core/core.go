@@ -40,6 +40,9 @@ const (
 	// TimerRNT is the Chord ring's maintenance period and the Rendezvous
 	// Node Tree's aggregation (003 §5.1; actors/chord, actors/rnt).
 	TimerRNT
+	// TimerWave is the Wave core's next deadline (001: the hourly slot,
+	// a job's completion, a linger's end, a discovery's timeout).
+	TimerWave
 )
 
 // Overlay reports whether k is one of the overlay core's timers (else it

@@ -22,6 +22,7 @@ import (
 	"github.com/gridbed/gridbed/actors/hetce"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wave"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -104,12 +105,31 @@ type JobSetup struct {
 	RNT *RNTSetup
 }
 
+// WaveSink receives what Wave cores tell the run's job-history check,
+// outside the bus, from the endpoint's context.
+type WaveSink interface {
+	WaveEvent(e wave.Event)
+}
+
+// WaveSetup turns the Wave scheduler's core (001) on for the peers of a
+// run.
+type WaveSetup struct {
+	Config wave.Config
+	// Peer gives peer id's timezone and the jobs it submits as a client.
+	Peer func(id core.NodeID) (tz int, jobs []wave.Job)
+	// Rand is peer id's random source for the Wave core.
+	Rand func(id core.NodeID) *rand.Rand
+	Sink WaveSink
+}
+
 // Peer is one emulated peer: its protocol cores and their I/O.
 type Peer struct {
 	id      core.NodeID
 	node    *overlay.Node
 	jobs    *jobs.Node // nil when the run has no workload
 	rnt     *rntHost   // nil unless matchmaking.scheme is rnt
+	wave    *wave.Node // nil unless the run is a Wave run
+	waveOut WaveSink
 	jobCfg  jobs.Config
 	sink    JobSink
 	env     Env
@@ -159,6 +179,14 @@ func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
 	}
 }
 
+// EnableWave gives the peer a Wave core (001) over its overlay core: the
+// timezone CAN.
+func (p *Peer) EnableWave(setup *WaveSetup) {
+	tz, js := setup.Peer(p.id)
+	p.wave = wave.New(p.node, setup.Config, tz, js, setup.Rand(p.id))
+	p.waveOut = setup.Sink
+}
+
 // ID is the peer's address.
 func (p *Peer) ID() core.NodeID { return p.id }
 
@@ -189,6 +217,10 @@ func (p *Peer) Deliver(data []byte) {
 		return
 	}
 	switch {
+	case wire.IsWave(h.Type):
+		if p.wave != nil {
+			p.wave.Step(p.env.Now(), core.NodeID(h.From), m)
+		}
 	case wire.IsJob(h.Type):
 		if p.jobs != nil {
 			p.jobs.Step(p.env.Now(), core.NodeID(h.From), m)
@@ -216,6 +248,10 @@ func (p *Peer) Fire(kind core.TimerKind, at time.Duration) {
 		if p.rnt != nil {
 			p.rnt.node.Tick(now)
 		}
+	case kind == core.TimerWave:
+		if p.wave != nil {
+			p.wave.Tick(now)
+		}
 	case p.jobs != nil:
 		p.jobs.Tick(now, kind)
 	}
@@ -228,6 +264,9 @@ func (p *Peer) Leave() {
 	p.node.Leave(p.env.Now())
 	if p.jobs != nil {
 		p.jobs.Leave(p.env.Now())
+	}
+	if p.wave != nil {
+		p.wave.Leave(p.env.Now())
 	}
 	p.flush()
 	p.rnt = nil // unannounced: the ring repairs it as a crash (actors/chord)
@@ -250,6 +289,7 @@ func (p *Peer) flush() {
 		p.jobs.Advance()
 		p.flushRNT(now)
 	}
+	p.flushWave()
 	if r.Joined {
 		p.joined(now)
 	}
@@ -259,6 +299,22 @@ func (p *Peer) flush() {
 	}
 }
 
+// flushWave reports the Wave core's events (before its messages, as the
+// job core's) and publishes its outbox.
+func (p *Peer) flushWave() {
+	if p.wave == nil {
+		return
+	}
+	wr := p.wave.Ready()
+	if p.waveOut != nil {
+		for _, e := range wr.Events {
+			p.waveOut.WaveEvent(e)
+		}
+	}
+	publish(p.env, p.traffic, p.id, &p.seq, wr.Messages, wr.Timers)
+	p.wave.Advance()
+}
+
 // joined announces that the peer became a member.
 func (p *Peer) joined(now time.Duration) {
 	var contact core.NodeID
@@ -266,6 +322,10 @@ func (p *Peer) joined(now time.Duration) {
 		contact = p.ringContact() // before we are a member ourselves
 	}
 	p.env.Joined(p.id)
+	if p.wave != nil {
+		p.wave.Joined(now)
+		p.flushWave()
+	}
 	if p.sink != nil {
 		p.sink.NodeJoined(p.id, p.node.Point(), p.jobCfg.Speed, p.jobCfg.Cores)
 	}
@@ -403,7 +463,8 @@ type State struct {
 	Jobs     jobs.Snapshot
 	// RNT is the peer's place on the Chord ring and in the Rendezvous
 	// Node Tree (nil unless matchmaking.scheme is rnt).
-	RNT *RNTState
+	RNT  *RNTState
+	Wave wave.Snapshot
 }
 
 // State copies the peer's state.
@@ -414,6 +475,9 @@ func (p *Peer) State() State {
 	}
 	if p.rnt != nil {
 		s.RNT = p.rnt.state()
+	}
+	if p.wave != nil {
+		s.Wave = p.wave.Snapshot()
 	}
 	return s
 }

@@ -105,6 +105,20 @@ func newPayload(t MsgType) (proto.Message, error) {
 		return &BalloonAttach{}, nil
 	case MsgType_MSG_BALLOON_ACK:
 		return &BalloonAck{}, nil
+	case MsgType_MSG_WAVE_ROUTE:
+		return &WaveRoute{}, nil
+	case MsgType_MSG_WAVE_PROBE:
+		return &WaveProbe{}, nil
+	case MsgType_MSG_WAVE_REPLY:
+		return &WaveReply{}, nil
+	case MsgType_MSG_WAVE_SHIP:
+		return &WaveShip{}, nil
+	case MsgType_MSG_WAVE_MIGRATE:
+		return &WaveMigrate{}, nil
+	case MsgType_MSG_WAVE_FAIL:
+		return &WaveFail{}, nil
+	case MsgType_MSG_WAVE_DONE:
+		return &WaveDone{}, nil
 	}
 	if m := newRNTPayload(t); m != nil {
 		return m, nil
@@ -124,6 +138,12 @@ func IsJob(t MsgType) bool {
 		return true
 	}
 	return false
+}
+
+// IsWave reports whether messages of type t belong to the Wave scheduler
+// (001 §IV).
+func IsWave(t MsgType) bool {
+	return t >= MsgType_MSG_WAVE_ROUTE && t <= MsgType_MSG_WAVE_DONE
 }
 
 // TypeOf returns the MsgType of a payload message, or MSG_UNSPECIFIED.
@@ -185,6 +205,20 @@ func TypeOf(m proto.Message) MsgType {
 		return MsgType_MSG_BALLOON_ATTACH
 	case *BalloonAck:
 		return MsgType_MSG_BALLOON_ACK
+	case *WaveRoute:
+		return MsgType_MSG_WAVE_ROUTE
+	case *WaveProbe:
+		return MsgType_MSG_WAVE_PROBE
+	case *WaveReply:
+		return MsgType_MSG_WAVE_REPLY
+	case *WaveShip:
+		return MsgType_MSG_WAVE_SHIP
+	case *WaveMigrate:
+		return MsgType_MSG_WAVE_MIGRATE
+	case *WaveFail:
+		return MsgType_MSG_WAVE_FAIL
+	case *WaveDone:
+		return MsgType_MSG_WAVE_DONE
 	}
 	return typeOfRNT(m)
 }

@@ -101,6 +101,12 @@ func FuzzDecode(f *testing.F) {
 	cp, _ := MarshalPayload(&ChordState{Pred: 3, Succs: []uint64{5, 9}})
 	cb, _ := Encode(nil, Header{Type: MsgType_MSG_CHORD_STATE, From: 5, To: 3}, cp)
 	f.Add(cb)
+	wp, _ := MarshalPayload(&WaveRoute{Search: &WaveSearch{Req: 7, Origin: 3, Job: 2, Lo: 1, Hi: 1 << 32, Criterion: 1}, Point: []uint32{5, 6}, Ring: 2, Hops: 1})
+	wb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_ROUTE, From: 3, To: 4}, wp)
+	f.Add(wb)
+	mp, _ := MarshalPayload(&WaveMigrate{Job: &WaveJob{Id: 1, Client: 2, Runtime: 3, Remaining: 4.5, Submitted: 6, Migrations: 1, State: make([]byte, 16)}})
+	mb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_MIGRATE, From: 4, To: 5}, mp)
+	f.Add(mb)
 	f.Add([]byte{})
 	f.Add([]byte{0x08, 0x04, 0x32, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -120,6 +120,20 @@ const (
 	MsgType_MSG_RNT_UP     MsgType = 36
 	MsgType_MSG_RNT_DOWN   MsgType = 37
 	MsgType_MSG_RNT_SEARCH MsgType = 38
+	// The Wave scheduler (001 §IV; docs/WAVE.md). Discovery: a request routed greedily
+	// to the owner of a random label (WaveRoute), an expanding ring's
+	// request from a host to its neighbors (WaveProbe), a host's answer to
+	// the request's origin (WaveReply). A client ships its job to the host
+	// found (WaveShip), a host moves it to the next one (WaveMigrate), both
+	// with the job's state; a host tells the client it gave up (WaveFail) or
+	// returns the finished job (WaveDone).
+	MsgType_MSG_WAVE_ROUTE   MsgType = 39
+	MsgType_MSG_WAVE_PROBE   MsgType = 40
+	MsgType_MSG_WAVE_REPLY   MsgType = 41
+	MsgType_MSG_WAVE_SHIP    MsgType = 42
+	MsgType_MSG_WAVE_MIGRATE MsgType = 43
+	MsgType_MSG_WAVE_FAIL    MsgType = 44
+	MsgType_MSG_WAVE_DONE    MsgType = 45
 )
 
 // Enum value maps for MsgType.
@@ -164,6 +178,13 @@ var (
 		36: "MSG_RNT_UP",
 		37: "MSG_RNT_DOWN",
 		38: "MSG_RNT_SEARCH",
+		39: "MSG_WAVE_ROUTE",
+		40: "MSG_WAVE_PROBE",
+		41: "MSG_WAVE_REPLY",
+		42: "MSG_WAVE_SHIP",
+		43: "MSG_WAVE_MIGRATE",
+		44: "MSG_WAVE_FAIL",
+		45: "MSG_WAVE_DONE",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_UNSPECIFIED":         0,
@@ -205,6 +226,13 @@ var (
 		"MSG_RNT_UP":              36,
 		"MSG_RNT_DOWN":            37,
 		"MSG_RNT_SEARCH":          38,
+		"MSG_WAVE_ROUTE":          39,
+		"MSG_WAVE_PROBE":          40,
+		"MSG_WAVE_REPLY":          41,
+		"MSG_WAVE_SHIP":           42,
+		"MSG_WAVE_MIGRATE":        43,
+		"MSG_WAVE_FAIL":           44,
+		"MSG_WAVE_DONE":           45,
 	}
 )
 
@@ -3771,6 +3799,562 @@ func (x *RntSearch) GetUpOutside() bool {
 	return false
 }
 
+// WaveJob is a Wave job in transit (001 §IV): its id, client, runtime
+// (emulated ns of dedicated-machine work), the work still to do (s), its
+// submission instant (emulated ns), migrations so far and its state
+// (wave.migration_bytes of checkpoint).
+type WaveJob struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Client        uint64                 `protobuf:"varint,2,opt,name=client,proto3" json:"client,omitempty"`
+	Runtime       int64                  `protobuf:"varint,3,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	Remaining     float64                `protobuf:"fixed64,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	Submitted     int64                  `protobuf:"varint,5,opt,name=submitted,proto3" json:"submitted,omitempty"`
+	Migrations    uint32                 `protobuf:"varint,6,opt,name=migrations,proto3" json:"migrations,omitempty"`
+	State         []byte                 `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveJob) Reset() {
+	*x = WaveJob{}
+	mi := &file_wire_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveJob) ProtoMessage() {}
+
+func (x *WaveJob) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveJob.ProtoReflect.Descriptor instead.
+func (*WaveJob) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *WaveJob) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *WaveJob) GetClient() uint64 {
+	if x != nil {
+		return x.Client
+	}
+	return 0
+}
+
+func (x *WaveJob) GetRuntime() int64 {
+	if x != nil {
+		return x.Runtime
+	}
+	return 0
+}
+
+func (x *WaveJob) GetRemaining() float64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *WaveJob) GetSubmitted() int64 {
+	if x != nil {
+		return x.Submitted
+	}
+	return 0
+}
+
+func (x *WaveJob) GetMigrations() uint32 {
+	if x != nil {
+		return x.Migrations
+	}
+	return 0
+}
+
+func (x *WaveJob) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+// WaveSearch is what a discovery asks (001 §IV): request req of origin,
+// for job, a host whose timezone coordinate lies in [lo, hi) and that
+// meets criterion (0 unclaimed, 1 available).
+type WaveSearch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Req           uint64                 `protobuf:"varint,1,opt,name=req,proto3" json:"req,omitempty"`
+	Origin        uint64                 `protobuf:"varint,2,opt,name=origin,proto3" json:"origin,omitempty"`
+	Job           uint32                 `protobuf:"varint,3,opt,name=job,proto3" json:"job,omitempty"`
+	Lo            uint64                 `protobuf:"varint,4,opt,name=lo,proto3" json:"lo,omitempty"`
+	Hi            uint64                 `protobuf:"varint,5,opt,name=hi,proto3" json:"hi,omitempty"`
+	Criterion     uint32                 `protobuf:"varint,6,opt,name=criterion,proto3" json:"criterion,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveSearch) Reset() {
+	*x = WaveSearch{}
+	mi := &file_wire_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveSearch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveSearch) ProtoMessage() {}
+
+func (x *WaveSearch) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveSearch.ProtoReflect.Descriptor instead.
+func (*WaveSearch) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *WaveSearch) GetReq() uint64 {
+	if x != nil {
+		return x.Req
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetOrigin() uint64 {
+	if x != nil {
+		return x.Origin
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetJob() uint32 {
+	if x != nil {
+		return x.Job
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetLo() uint64 {
+	if x != nil {
+		return x.Lo
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetHi() uint64 {
+	if x != nil {
+		return x.Hi
+	}
+	return 0
+}
+
+func (x *WaveSearch) GetCriterion() uint32 {
+	if x != nil {
+		return x.Criterion
+	}
+	return 0
+}
+
+// WaveRoute is routed greedily to the owner of point (label-based
+// discovery, or the start of an expanding ring of ring hops).
+type WaveRoute struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Search        *WaveSearch            `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
+	Point         []uint32               `protobuf:"varint,2,rep,packed,name=point,proto3" json:"point,omitempty"`
+	Ring          uint32                 `protobuf:"varint,3,opt,name=ring,proto3" json:"ring,omitempty"`
+	Hops          uint32                 `protobuf:"varint,4,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best          float64                `protobuf:"fixed64,5,opt,name=best,proto3" json:"best,omitempty"`
+	Detours       uint32                 `protobuf:"varint,6,opt,name=detours,proto3" json:"detours,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveRoute) Reset() {
+	*x = WaveRoute{}
+	mi := &file_wire_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveRoute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveRoute) ProtoMessage() {}
+
+func (x *WaveRoute) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveRoute.ProtoReflect.Descriptor instead.
+func (*WaveRoute) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *WaveRoute) GetSearch() *WaveSearch {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
+func (x *WaveRoute) GetPoint() []uint32 {
+	if x != nil {
+		return x.Point
+	}
+	return nil
+}
+
+func (x *WaveRoute) GetRing() uint32 {
+	if x != nil {
+		return x.Ring
+	}
+	return 0
+}
+
+func (x *WaveRoute) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *WaveRoute) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *WaveRoute) GetDetours() uint32 {
+	if x != nil {
+		return x.Detours
+	}
+	return 0
+}
+
+// WaveProbe carries an expanding ring's search to a neighbor, with the
+// hops it may still go.
+type WaveProbe struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Search        *WaveSearch            `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
+	Ttl           uint32                 `protobuf:"varint,2,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveProbe) Reset() {
+	*x = WaveProbe{}
+	mi := &file_wire_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveProbe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveProbe) ProtoMessage() {}
+
+func (x *WaveProbe) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveProbe.ProtoReflect.Descriptor instead.
+func (*WaveProbe) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *WaveProbe) GetSearch() *WaveSearch {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
+func (x *WaveProbe) GetTtl() uint32 {
+	if x != nil {
+		return x.Ttl
+	}
+	return 0
+}
+
+// WaveReply answers request req: ok, the sender meets the criteria and
+// holds itself for the job until the job arrives (or the hold expires).
+type WaveReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Req           uint64                 `protobuf:"varint,1,opt,name=req,proto3" json:"req,omitempty"`
+	Ok            bool                   `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveReply) Reset() {
+	*x = WaveReply{}
+	mi := &file_wire_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveReply) ProtoMessage() {}
+
+func (x *WaveReply) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveReply.ProtoReflect.Descriptor instead.
+func (*WaveReply) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *WaveReply) GetReq() uint64 {
+	if x != nil {
+		return x.Req
+	}
+	return 0
+}
+
+func (x *WaveReply) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+type WaveShip struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *WaveJob               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveShip) Reset() {
+	*x = WaveShip{}
+	mi := &file_wire_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveShip) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveShip) ProtoMessage() {}
+
+func (x *WaveShip) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveShip.ProtoReflect.Descriptor instead.
+func (*WaveShip) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *WaveShip) GetJob() *WaveJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type WaveMigrate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *WaveJob               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveMigrate) Reset() {
+	*x = WaveMigrate{}
+	mi := &file_wire_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveMigrate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveMigrate) ProtoMessage() {}
+
+func (x *WaveMigrate) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveMigrate.ProtoReflect.Descriptor instead.
+func (*WaveMigrate) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *WaveMigrate) GetJob() *WaveJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+// WaveFail: the sender gave job up (no host met the criteria, or the host
+// left).
+type WaveFail struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           uint32                 `protobuf:"varint,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveFail) Reset() {
+	*x = WaveFail{}
+	mi := &file_wire_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveFail) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveFail) ProtoMessage() {}
+
+func (x *WaveFail) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveFail.ProtoReflect.Descriptor instead.
+func (*WaveFail) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *WaveFail) GetJob() uint32 {
+	if x != nil {
+		return x.Job
+	}
+	return 0
+}
+
+// WaveDone: job finished on the sender.
+type WaveDone struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           uint32                 `protobuf:"varint,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveDone) Reset() {
+	*x = WaveDone{}
+	mi := &file_wire_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveDone) ProtoMessage() {}
+
+func (x *WaveDone) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveDone.ProtoReflect.Descriptor instead.
+func (*WaveDone) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *WaveDone) GetJob() uint32 {
+	if x != nil {
+		return x.Job
+	}
+	return 0
+}
+
 var File_wire_proto protoreflect.FileDescriptor
 
 const file_wire_proto_rawDesc = "" +
@@ -4033,7 +4617,46 @@ const file_wire_proto_rawDesc = "" +
 	"\tup_parent\x18\t \x01(\x04R\bupParent\x12\x1d\n" +
 	"\n" +
 	"up_outside\x18\n" +
-	" \x01(\bR\tupOutside*\xae\x06\n" +
+	" \x01(\bR\tupOutside\"\xbd\x01\n" +
+	"\aWaveJob\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\x04R\x06client\x12\x18\n" +
+	"\aruntime\x18\x03 \x01(\x03R\aruntime\x12\x1c\n" +
+	"\tremaining\x18\x04 \x01(\x01R\tremaining\x12\x1c\n" +
+	"\tsubmitted\x18\x05 \x01(\x03R\tsubmitted\x12\x1e\n" +
+	"\n" +
+	"migrations\x18\x06 \x01(\rR\n" +
+	"migrations\x12\x14\n" +
+	"\x05state\x18\a \x01(\fR\x05state\"\x86\x01\n" +
+	"\n" +
+	"WaveSearch\x12\x10\n" +
+	"\x03req\x18\x01 \x01(\x04R\x03req\x12\x16\n" +
+	"\x06origin\x18\x02 \x01(\x04R\x06origin\x12\x10\n" +
+	"\x03job\x18\x03 \x01(\rR\x03job\x12\x0e\n" +
+	"\x02lo\x18\x04 \x01(\x04R\x02lo\x12\x0e\n" +
+	"\x02hi\x18\x05 \x01(\x04R\x02hi\x12\x1c\n" +
+	"\tcriterion\x18\x06 \x01(\rR\tcriterion\"\xa9\x01\n" +
+	"\tWaveRoute\x120\n" +
+	"\x06search\x18\x01 \x01(\v2\x18.gridbed.wire.WaveSearchR\x06search\x12\x14\n" +
+	"\x05point\x18\x02 \x03(\rR\x05point\x12\x12\n" +
+	"\x04ring\x18\x03 \x01(\rR\x04ring\x12\x12\n" +
+	"\x04hops\x18\x04 \x01(\rR\x04hops\x12\x12\n" +
+	"\x04best\x18\x05 \x01(\x01R\x04best\x12\x18\n" +
+	"\adetours\x18\x06 \x01(\rR\adetours\"O\n" +
+	"\tWaveProbe\x120\n" +
+	"\x06search\x18\x01 \x01(\v2\x18.gridbed.wire.WaveSearchR\x06search\x12\x10\n" +
+	"\x03ttl\x18\x02 \x01(\rR\x03ttl\"-\n" +
+	"\tWaveReply\x12\x10\n" +
+	"\x03req\x18\x01 \x01(\x04R\x03req\x12\x0e\n" +
+	"\x02ok\x18\x02 \x01(\bR\x02ok\"3\n" +
+	"\bWaveShip\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.WaveJobR\x03job\"6\n" +
+	"\vWaveMigrate\x12'\n" +
+	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.WaveJobR\x03job\"\x1c\n" +
+	"\bWaveFail\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\rR\x03job\"\x1c\n" +
+	"\bWaveDone\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\rR\x03job*\xb9\a\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -4075,7 +4698,14 @@ const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"MSG_RNT_UP\x10$\x12\x10\n" +
 	"\fMSG_RNT_DOWN\x10%\x12\x12\n" +
-	"\x0eMSG_RNT_SEARCH\x10&*P\n" +
+	"\x0eMSG_RNT_SEARCH\x10&\x12\x12\n" +
+	"\x0eMSG_WAVE_ROUTE\x10'\x12\x12\n" +
+	"\x0eMSG_WAVE_PROBE\x10(\x12\x12\n" +
+	"\x0eMSG_WAVE_REPLY\x10)\x12\x11\n" +
+	"\rMSG_WAVE_SHIP\x10*\x12\x14\n" +
+	"\x10MSG_WAVE_MIGRATE\x10+\x12\x11\n" +
+	"\rMSG_WAVE_FAIL\x10,\x12\x11\n" +
+	"\rMSG_WAVE_DONE\x10-*P\n" +
 	"\vMigrateKind\x12\x17\n" +
 	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
@@ -4094,7 +4724,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -4149,6 +4779,15 @@ var file_wire_proto_goTypes = []any{
 	(*RntDown)(nil),           // 50: gridbed.wire.RntDown
 	(*RntCandidate)(nil),      // 51: gridbed.wire.RntCandidate
 	(*RntSearch)(nil),         // 52: gridbed.wire.RntSearch
+	(*WaveJob)(nil),           // 53: gridbed.wire.WaveJob
+	(*WaveSearch)(nil),        // 54: gridbed.wire.WaveSearch
+	(*WaveRoute)(nil),         // 55: gridbed.wire.WaveRoute
+	(*WaveProbe)(nil),         // 56: gridbed.wire.WaveProbe
+	(*WaveReply)(nil),         // 57: gridbed.wire.WaveReply
+	(*WaveShip)(nil),          // 58: gridbed.wire.WaveShip
+	(*WaveMigrate)(nil),       // 59: gridbed.wire.WaveMigrate
+	(*WaveFail)(nil),          // 60: gridbed.wire.WaveFail
+	(*WaveDone)(nil),          // 61: gridbed.wire.WaveDone
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -4201,11 +4840,15 @@ var file_wire_proto_depIdxs = []int32{
 	19, // 47: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
 	18, // 48: gridbed.wire.RntSearch.job:type_name -> gridbed.wire.JobSpec
 	51, // 49: gridbed.wire.RntSearch.cands:type_name -> gridbed.wire.RntCandidate
-	50, // [50:50] is the sub-list for method output_type
-	50, // [50:50] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	54, // 50: gridbed.wire.WaveRoute.search:type_name -> gridbed.wire.WaveSearch
+	54, // 51: gridbed.wire.WaveProbe.search:type_name -> gridbed.wire.WaveSearch
+	53, // 52: gridbed.wire.WaveShip.job:type_name -> gridbed.wire.WaveJob
+	53, // 53: gridbed.wire.WaveMigrate.job:type_name -> gridbed.wire.WaveJob
+	54, // [54:54] is the sub-list for method output_type
+	54, // [54:54] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -4220,7 +4863,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   51,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

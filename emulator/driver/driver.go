@@ -106,6 +106,8 @@ type Options struct {
 	Traffic *metrics.Traffic
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// Wave, if set, gives every peer a Wave core (001).
+	Wave *peer.WaveSetup
 	// Clock spreads the peers' clocks (peers.clock); zero: every peer
 	// runs on emulated time.
 	Clock ClockSpread
@@ -332,6 +334,9 @@ func (b *Base[E]) addPeer(p *peer.Peer, io peer.IO, sk clock.Skew) (E, error) {
 			js = &own
 		}
 		p.EnableJobs(js, JobRand(b.opts.Seed, p.ID()))
+	}
+	if b.opts.Wave != nil {
+		p.EnableWave(b.opts.Wave)
 	}
 	ep, err := b.host.AddPeer(p, io)
 	if err != nil {

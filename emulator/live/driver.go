@@ -45,6 +45,8 @@ type Options struct {
 	Logger      *slog.Logger
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// Wave, if set, gives every peer a Wave core (001).
+	Wave *peer.WaveSetup
 	// EagerDecoding makes every peer decode messages whole
 	// (peer.DecodeEagerly).
 	EagerDecoding bool
@@ -131,7 +133,7 @@ func New(opts Options) (*Driver, error) {
 		return nil, errors.New("live: metrics are required")
 	}
 	d := &Driver{opts: opts}
-	dopts := driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs, Clock: opts.Clock}
+	dopts := driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Metrics.Traffic, Jobs: opts.Jobs, Wave: opts.Wave, Clock: opts.Clock}
 	var subscribe func(int) bool
 	if w := opts.Worker; w != nil {
 		dopts.Remote, subscribe = w.Membership, w.Subscribe

@@ -32,6 +32,7 @@ func WriteRun(dir string, res *emulator.Result) (*Page, error) {
 	var figs []*figure
 	for _, build := range []func(*emulator.Result) (*figure, Omitted){
 		waitCDF, trafficFigure(false), trafficFigure(true), overlayFigure, jobsFigure, staleFigure, migrationsFigure, mechanismsFigure,
+		waveDayFigure, waveZonesFigure, // the Wave scheduler (001), wave.go
 	} {
 		f, o := build(res)
 		if f != nil {

@@ -40,7 +40,7 @@ func TestDefault(t *testing.T) {
 		Invariants:  Invariants{ReconvergePeriods: 20},
 		Allocation:  Allocation{Grid: GridNone, Jobset: 2, Order: 1, Allocator: "greedy", Relocator: "none", Theta: 0.1, MaxMoves: 3, Spikes: "none", CrashDownFor: 30 * time.Second},
 		Wave: Wave{Strategy: WaveOff, Discovery: "ring", DayFree: 0.5, Clients: 0.2, RuntimeMin: 12 * time.Hour, RuntimeMax: 24 * time.Hour,
-			SubmitWindow: 24 * time.Hour, MigrationBytes: 1 << 20},
+			SubmitWindow: 24 * time.Hour, MigrationBytes: 1 << 20, Engine: WaveEngineAuto},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Default() = %+v\nwant %+v", got, want)
@@ -141,7 +141,7 @@ func TestLoadFull(t *testing.T) {
 		Departures:  Departures{Fraction: 0.2, Start: 40 * time.Minute, Stop: 50 * time.Minute, Events: 3},
 		Clock:       Clock{Start: 22 * time.Hour},
 		Wave: Wave{Strategy: "wave-adaptive", Discovery: "random", DayFree: 0.15, Clients: 0.3, RuntimeMin: 10 * time.Hour, RuntimeMax: 20 * time.Hour,
-			SubmitWindow: time.Hour, MigrationBytes: 2048},
+			SubmitWindow: time.Hour, MigrationBytes: 2048, Engine: WaveEngineEvents},
 		Faults: []Fault{
 			{At: 20 * time.Minute, Kind: FaultPartition, Line: 100, Name: "west", Region: 1, OneWay: true},
 			{At: 25 * time.Minute, Kind: FaultHeal, Line: 102, Name: "west", Region: -1},

@@ -25,6 +25,29 @@ type Wave struct {
 	// MigrationBytes is the size of the job state a migration (and the
 	// first shipping) moves, in bytes.
 	MigrationBytes int
+	// Engine is how the run hosts the Wave peers: WaveEngineAuto,
+	// WaveEngineEvents or WaveEngineActors.
+	Engine string
+}
+
+// The values of wave.engine.
+const (
+	// WaveEngineAuto: the event loop on the deterministic driver, the
+	// actors on the emulator driver.
+	WaveEngineAuto = "auto"
+	// WaveEngineEvents: the event loop around the pure functions
+	// (emulator/waverun), messages counted; deterministic driver only.
+	WaveEngineEvents = "events"
+	// WaveEngineActors: every host a peer on the bus running the Wave core
+	// (actors/wave.Node) over the overlay core's timezone CAN; either
+	// driver.
+	WaveEngineActors = "actors"
+)
+
+// Actors reports whether a Wave run on driver (sim or live) hosts its
+// peers as actors on the bus.
+func (w Wave) Actors(driver string) bool {
+	return w.Engine == WaveEngineActors || (w.Engine == WaveEngineAuto && driver != "sim")
 }
 
 // On reports whether the run is a Wave scheduler run.
@@ -91,6 +114,9 @@ var waveFields = []field{
 			}
 			return ""
 		}, "wave.strategy"),
+	enumField("wave.engine", func(s *Scenario) *string { return &s.Wave.Engine }, WaveEngineAuto,
+		[]string{WaveEngineAuto, WaveEngineEvents, WaveEngineActors}, "a Wave engine",
+		"How a Wave run hosts its peers (docs/WAVE.md): events (an event loop around the pure strategy and discovery functions, its messages counted, not sent; --driver sim only), actors (every host a peer on the bus running the Wave core over the overlay core's timezone CAN, with its heartbeats, take-over, churn and faults; either driver) or auto (events on --driver sim, actors on --driver live)."),
 	intField("wave.migration_bytes", func(s *Scenario) *int { return &s.Wave.MigrationBytes }, 1<<20, 0, 1<<30,
 		"a valid state size",
 		"Bytes of job state a migration (and the job's first shipping) moves, counted in wave.messages (001 §V-C.1(c) discusses 1 MB to 20 MB); 0 to 1073741824."),

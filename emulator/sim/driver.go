@@ -24,6 +24,8 @@ type DriverOptions struct {
 	Latency time.Duration
 	// Jobs, if set, gives every peer a job core (runs with a workload).
 	Jobs *peer.JobSetup
+	// Wave, if set, gives every peer a Wave core (001).
+	Wave *peer.WaveSetup
 	// EagerDecoding makes every peer decode messages whole
 	// (peer.DecodeEagerly): the same run, for tests and benchmarks.
 	EagerDecoding bool
@@ -59,7 +61,7 @@ func NewDriver(opts DriverOptions) *Driver {
 	w.Recycle() // the peers and the job client copy what they keep
 	w.SetConnections(opts.Connections)
 	d := &Driver{w: w, bus: w, eager: opts.EagerDecoding, batch: opts.Batched}
-	d.Init("sim", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Traffic, Jobs: opts.Jobs, Clock: opts.Clock})
+	d.Init("sim", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Traffic, Jobs: opts.Jobs, Wave: opts.Wave, Clock: opts.Clock})
 	return d
 }
 

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/can"
@@ -75,6 +74,16 @@ type Result struct {
 	Failed        int `json:"failed"`
 	FailedInitial int `json:"failed_initial"`
 	Unfinished    int `json:"unfinished"`
+	// With the peers as actors on the bus (Engine "actors"): Lost are the
+	// jobs whose host crashed, or that were between hosts or still being
+	// scheduled at the end (a message lost to a fault, or to a departed
+	// peer) — 001 has no recovery; FailedDeparted the failed jobs whose
+	// host left gracefully (it gives the job up); Withdrawn the jobs whose
+	// client left before submitting them.
+	Engine         string `json:"engine,omitempty"`
+	Lost           int    `json:"lost,omitempty"`
+	FailedDeparted int    `json:"failed_departed,omitempty"`
+	Withdrawn      int    `json:"withdrawn,omitempty"`
 	// FailureRate is Failed / Jobs (001 §V-B, % of jobs that fail).
 	FailureRate float64 `json:"failure_rate"`
 	// SlowdownMean is the mean over completed jobs of turnaround (from
@@ -195,15 +204,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return a.seq < b.seq
 	}
-	// Hosts: a timezone each, uniformly, and a join label in its
-	// wavezone (001 §III-B).
-	rng := rand.New(rand.NewPCG(cfg.Seed^streamWave, 0))
-	points := make([]can.Point, cfg.Peers)
-	tzs := make([]int, cfg.Peers)
-	for i := range points {
-		tzs[i] = rng.IntN(wave.Timezones)
-		points[i] = wave.JoinLabel(rng, tzs[i])
-	}
+	pop := Draw(cfg)
+	points, tzs := pop.Points, pop.Timezones
 	ocfg := cfg.Overlay
 	ocfg.Dims = 2
 	boot, err := sim.BuildOverlay(ctx, sim.BootstrapOptions{Seed: cfg.Seed, Overlay: ocfg, Points: points, JoinWindow: cfg.JoinWindow})
@@ -220,21 +222,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.space.Add(id, s.Point, zones, s.Neighbors)
 		r.hosts[id] = &host{id: id, tz: tzs[i]}
 		r.ids = append(r.ids, id)
-		r.rngs[id] = rand.New(rand.NewPCG(cfg.Seed^streamWave, uint64(id)))
+		r.rngs[id] = PeerRand(cfg.Seed, id)
 	}
 	r.now = boot.At
-	// Clients: a random Clients fraction of the peers, one job each at a
-	// random time of the submit window, runtime U(min, max) (001 §V-A).
-	nc := max(1, int(cfg.Clients*float64(cfg.Peers)+0.5))
-	perm := rng.Perm(cfg.Peers)[:nc]
-	sort.Ints(perm)
-	for k, i := range perm {
-		rt := cfg.RuntimeMin
-		if d := cfg.RuntimeMax - cfg.RuntimeMin; d > 0 {
-			rt += time.Duration(rng.Int64N(int64(d)))
-		}
-		j := &job{id: k, client: core.NodeID(i + 1), runtime: rt, remaining: rt.Seconds()}
-		j.submitted = boot.At + time.Duration(rng.Int64N(int64(cfg.SubmitWindow)))
+	for k, d := range pop.Jobs {
+		j := &job{id: k, client: d.Client, runtime: d.Runtime, remaining: d.Runtime.Seconds()}
+		j.submitted = boot.At + d.Offset
 		r.jobs = append(r.jobs, j)
 		r.push(event{at: j.submitted, kind: evSubmit, job: j})
 	}

@@ -1,0 +1,187 @@
+package wave
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gridbed/gridbed/actors/can"
+	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/actors/wire"
+)
+
+// line is a timezone CAN of n hosts in a row along the timezone axis,
+// each owning an equal slice (the whole virtual axis): a View per host.
+type line struct{ n int }
+
+type lineView struct {
+	l  line
+	id core.NodeID
+}
+
+func (l line) zone(id core.NodeID) can.Zone {
+	w := uint64(can.Span) / uint64(l.n)
+	lo := uint64(id-1) * w
+	hi := lo + w
+	if int(id) == l.n {
+		hi = can.Span
+	}
+	return can.Zone{Lo: []uint64{lo, 0}, Hi: []uint64{hi, can.Span}}
+}
+
+func (v lineView) ID() core.NodeID       { return v.id }
+func (v lineView) Joined() bool          { return true }
+func (v lineView) Owns(p can.Point) bool { return v.l.zone(v.id).Contains(p) }
+func (v lineView) Point() can.Point {
+	z := v.l.zone(v.id)
+	return can.Point{uint32((z.Lo[0] + z.Hi[0]) / 2), 1}
+}
+func (v lineView) Neighbors() []overlay.Neighbor {
+	var out []overlay.Neighbor
+	for _, d := range []int{-1, 1} {
+		if o := int(v.id) + d; o >= 1 && o <= v.l.n {
+			out = append(out, overlay.Neighbor{ID: core.NodeID(o), Zone: v.l.zone(core.NodeID(o))})
+		}
+	}
+	return out
+}
+func (v lineView) NextHop(p can.Point, hops *uint32, _ *float64, _ *uint32) core.NodeID {
+	*hops++
+	if p[0] < uint32(v.l.zone(v.id).Lo[0]) {
+		return v.id - 1
+	}
+	return v.id + 1
+}
+
+// world steps Wave nodes over an in-order message queue at 1 ms a hop,
+// firing their timers, until until; it returns every event.
+type world struct {
+	nodes  map[core.NodeID]*Node
+	now    time.Duration
+	timers map[core.NodeID][]time.Duration
+	events []Event
+	sent   map[wire.MsgType]int
+}
+
+type msg struct {
+	from, to core.NodeID
+	m        proto.Message
+}
+
+func (w *world) flush(id core.NodeID, q *[]msg) {
+	r := w.nodes[id].Ready()
+	w.events = append(w.events, r.Events...)
+	for _, o := range r.Messages {
+		w.sent[wire.TypeOf(o.Msg)]++
+		*q = append(*q, msg{id, o.To, proto.Clone(o.Msg)})
+	}
+	for _, t := range r.Timers {
+		w.timers[id] = append(w.timers[id], t.At)
+	}
+	w.nodes[id].Advance()
+}
+
+func (w *world) run(until time.Duration) {
+	var q []msg
+	for id := range w.nodes {
+		w.flush(id, &q)
+	}
+	for w.now < until {
+		for len(q) > 0 {
+			m := q[0]
+			q = q[1:]
+			w.now += time.Millisecond
+			w.nodes[m.to].Step(w.now, m.from, m.m)
+			w.flush(m.to, &q)
+		}
+		// The next timer of any node.
+		next, who := until, core.NodeID(0)
+		for id := core.NodeID(1); int(id) <= len(w.nodes); id++ {
+			for _, t := range w.timers[id] {
+				if t < next {
+					next, who = t, id
+				}
+			}
+		}
+		if who == 0 {
+			return
+		}
+		w.now = max(w.now, next)
+		ts := w.timers[who][:0]
+		for _, t := range w.timers[who] {
+			if t != next {
+				ts = append(ts, t)
+			}
+		}
+		w.timers[who] = ts
+		w.nodes[who].Tick(w.now)
+		w.flush(who, &q)
+	}
+}
+
+func newWorld(n int, cfg Config, jobs map[core.NodeID][]Job) *world {
+	w := &world{nodes: map[core.NodeID]*Node{}, timers: map[core.NodeID][]time.Duration{}, sent: map[wire.MsgType]int{}}
+	l := line{n}
+	for id := core.NodeID(1); int(id) <= n; id++ {
+		v := lineView{l, id}
+		w.nodes[id] = New(v, cfg, TimezoneAt(v.Point()[0]), jobs[id], rand.New(rand.NewPCG(7, uint64(id))))
+		w.nodes[id].Joined(0)
+	}
+	return w
+}
+
+// A job goes from its client to a host found by discovery messages, runs
+// there in screensaver mode and completes with exactly its runtime's work
+// (001 §IV); with no daytime free time and an adaptive strategy, it
+// migrates when its host's night ends (001 §IV-A).
+func TestNodeJobLifecycle(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		strategy  Strategy
+		discovery Discovery
+		dayFree   float64
+		migrates  bool
+	}{
+		{"no-migration, always free, random", NoMigration, DiscoveryRandom, 1, false},
+		{"wave-adaptive, always free, ring", WaveAdaptive, DiscoveryRing, 1, false},
+		{"migration-adaptive, never free by day, random", MigrationAdaptive, DiscoveryRandom, 0, true},
+		{"wave-adaptive, never free by day, ring", WaveAdaptive, DiscoveryRing, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Strategy: tc.strategy, Discovery: tc.discovery, Profile: Profile{Seed: 3, DayFree: tc.dayFree}, MigrationBytes: 64}
+			w := newWorld(48, cfg, map[core.NodeID][]Job{5: {{ID: 0, Runtime: 20 * time.Hour, Submit: 30 * time.Minute}}})
+			w.run(10 * Day)
+			var work float64
+			var placed, completed, left int
+			for _, e := range w.events {
+				switch e.Kind {
+				case Placed:
+					placed++
+				case Left:
+					left++
+					work += e.Work
+				case Completed:
+					completed++
+					work += e.Work
+				case Failed:
+					t.Fatalf("seed 3: job failed: %+v", e)
+				}
+			}
+			if completed != 1 || placed != left+1 {
+				t.Fatalf("seed 3: %d placed, %d left, %d completed; events %+v", placed, left, completed, w.events)
+			}
+			if d := work - (20 * time.Hour).Seconds(); d > 1 || d < -1 {
+				t.Fatalf("seed 3: work %.1f s for a 20 h job", work)
+			}
+			if (left > 0) != tc.migrates {
+				t.Fatalf("seed 3: %d migrations, want some: %v", left, tc.migrates)
+			}
+			if w.sent[wire.MsgType_MSG_WAVE_SHIP] != 1 || w.sent[wire.MsgType_MSG_WAVE_DONE] != 1 || w.sent[wire.MsgType_MSG_WAVE_MIGRATE] != left {
+				t.Fatalf("seed 3: messages %v", w.sent)
+			}
+		})
+	}
+}
