@@ -110,7 +110,8 @@ type Peer struct {
 	env     Env
 	traffic *metrics.Traffic
 	seq     uint64
-	eager   bool // decode every message whole (DecodeEagerly)
+	eager   bool       // decode every message whole (DecodeEagerly)
+	second  *secondary // Dual-CAN's Residue-node (dual.go); nil: not a Dual-CAN run
 }
 
 // New creates peer id at point, with its own random source.
@@ -149,6 +150,9 @@ func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
 	p.jobs = jobs.New(p.node, p.jobCfg, rng, setup.Central)
 	p.node.SetLoadSource(p.jobs) // the load rides on the heartbeat (003 §4.4): fresh at each one
 	p.sink = setup.Sink
+	if mgr, ok := setup.Central.(jobs.Manager); ok && p.jobCfg.Residue == jobs.ResidueDualCAN {
+		p.enableSecondary(mgr, rng)
+	}
 }
 
 // ID is the peer's address.
@@ -180,11 +184,17 @@ func (p *Peer) Deliver(data []byte) {
 		p.traffic.DecodeError()
 		return
 	}
-	if wire.IsJob(h.Type) {
+	switch {
+	case wire.IsDual(h.Type):
+		if p.second != nil && p.second.node != nil {
+			p.second.node.Step(p.env.Now(), core.NodeID(h.From), m)
+			p.flushSecondary(p.env.Now())
+		} // else meant for a Residue-node that left: dropped
+	case wire.IsJob(h.Type):
 		if p.jobs != nil {
 			p.jobs.Step(p.env.Now(), core.NodeID(h.From), m)
 		}
-	} else {
+	default:
 		p.node.Step(p.env.Now(), core.NodeID(h.From), m)
 	}
 	p.flush()
@@ -196,6 +206,14 @@ func (p *Peer) Deliver(data []byte) {
 // emulated and wall time.
 func (p *Peer) Fire(kind core.TimerKind, at time.Duration) {
 	now := max(p.env.Now(), at)
+	if k, ok := kind.Secondary(); ok {
+		if p.second != nil && p.second.node != nil {
+			p.second.node.Tick(now, k)
+			p.flushSecondary(now)
+		}
+		p.flush()
+		return
+	}
 	switch {
 	case kind.Overlay():
 		p.node.Tick(now, kind)
@@ -238,6 +256,7 @@ func (p *Peer) flush() {
 		p.node.Bootstrap(now, p.env.Bootstrap(p.id))
 		p.flush()
 	}
+	p.syncSecondary(now)
 }
 
 // joined announces that the peer became a member.
@@ -259,6 +278,13 @@ func (p *Peer) joined(now time.Duration) {
 // publish encodes and sends an endpoint's outgoing messages (the same
 // message to several receivers is encoded once) and sets its timers.
 func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs []core.Out, timers []core.Timer) {
+	publishAs(io, traffic, id, seq, msgs, timers, false)
+}
+
+// publishAs is publish; with dual the messages and timers are a Secondary
+// CAN core's, sent under their Dual-CAN twins (wire.Dual,
+// core.TimerKind.Dual).
+func publishAs(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs []core.Out, timers []core.Timer, dual bool) {
 	now := io.Now()
 	var (
 		last    proto.Message
@@ -289,6 +315,9 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		}
 		*seq++
 		typ := wire.TypeOf(out.Msg)
+		if dual {
+			typ, _ = wire.Dual(typ)
+		}
 		var dst []byte
 		switch {
 		case batch != nil:
@@ -325,7 +354,11 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		*buf = (*buf)[:0] // keep the grown buffer
 	}
 	for _, t := range timers {
-		io.SetTimer(id, t.Kind, t.At)
+		k := t.Kind
+		if dual {
+			k, _ = k.Dual()
+		}
+		io.SetTimer(id, k, t.At)
 	}
 }
 

@@ -45,7 +45,7 @@ func TestEveryTypeHasPayloadAndName(t *testing.T) {
 		if err != nil {
 			t.Fatalf("type %d has no payload: %v", v, err)
 		}
-		if TypeOf(m) != mt {
+		if p, _ := Primary(mt); TypeOf(m) != p {
 			t.Fatalf("TypeOf(newPayload(%v)) = %v", mt, TypeOf(m))
 		}
 		if Name(mt) == "unknown" || Name(mt) == "" {

@@ -99,6 +99,22 @@ const (
 	// ... and the host acknowledges a new Balloon or one that asks
 	// (BalloonAck), so the node learns its host.
 	MsgType_MSG_BALLOON_ACK MsgType = 28
+	// Dual-CAN (002 §3.1.2): the Secondary CAN of Residue-nodes runs the
+	// overlay protocol of the Primary CAN, its messages the same payloads
+	// (Join .. FullUpdate) under these types, so that its cost is counted
+	// apart (002 §3.1.5) and a peer hands them to its Residue-node's core.
+	MsgType_MSG_DUAL_JOIN                MsgType = 29
+	MsgType_MSG_DUAL_JOIN_ACCEPT         MsgType = 30
+	MsgType_MSG_DUAL_JOIN_REJECT         MsgType = 31
+	MsgType_MSG_DUAL_HEARTBEAT           MsgType = 32
+	MsgType_MSG_DUAL_ZONE_UPDATE         MsgType = 33
+	MsgType_MSG_DUAL_LEAVE               MsgType = 34
+	MsgType_MSG_DUAL_FULL_UPDATE_REQUEST MsgType = 35
+	MsgType_MSG_DUAL_FULL_UPDATE         MsgType = 36
+	// A job's search of the Secondary CAN at the probabilistic stop (002
+	// Algorithm 1 line 4): routed there towards the job's requirement point
+	// until a capable Residue-node is in sight (DualSearch).
+	MsgType_MSG_DUAL_SEARCH MsgType = 37
 )
 
 // Enum value maps for MsgType.
@@ -133,37 +149,55 @@ var (
 		26: "MSG_MIGRATE_ACK",
 		27: "MSG_BALLOON_ATTACH",
 		28: "MSG_BALLOON_ACK",
+		29: "MSG_DUAL_JOIN",
+		30: "MSG_DUAL_JOIN_ACCEPT",
+		31: "MSG_DUAL_JOIN_REJECT",
+		32: "MSG_DUAL_HEARTBEAT",
+		33: "MSG_DUAL_ZONE_UPDATE",
+		34: "MSG_DUAL_LEAVE",
+		35: "MSG_DUAL_FULL_UPDATE_REQUEST",
+		36: "MSG_DUAL_FULL_UPDATE",
+		37: "MSG_DUAL_SEARCH",
 	}
 	MsgType_value = map[string]int32{
-		"MSG_UNSPECIFIED":         0,
-		"MSG_JOIN":                1,
-		"MSG_JOIN_ACCEPT":         2,
-		"MSG_JOIN_REJECT":         3,
-		"MSG_HEARTBEAT":           4,
-		"MSG_ZONE_UPDATE":         5,
-		"MSG_LEAVE":               6,
-		"MSG_FULL_UPDATE_REQUEST": 7,
-		"MSG_FULL_UPDATE":         8,
-		"MSG_JOB_SUBMIT":          9,
-		"MSG_JOB_ROUTE":           10,
-		"MSG_JOB_PUSH":            11,
-		"MSG_JOB_ASSIGN":          12,
-		"MSG_JOB_QUEUED":          13,
-		"MSG_RUN_HEARTBEAT":       14,
-		"MSG_OWNER_HEARTBEAT":     15,
-		"MSG_JOB_ADOPT":           16,
-		"MSG_JOB_RETURN":          17,
-		"MSG_JOB_CANCEL":          18,
-		"MSG_JOB_RESULT":          19,
-		"MSG_JOB_STATUS":          20,
-		"MSG_MIGRATE_OFFER":       21,
-		"MSG_MIGRATE_REPLY":       22,
-		"MSG_PULL_REQUEST":        23,
-		"MSG_PULL_REJECT":         24,
-		"MSG_MIGRATE_JOB":         25,
-		"MSG_MIGRATE_ACK":         26,
-		"MSG_BALLOON_ATTACH":      27,
-		"MSG_BALLOON_ACK":         28,
+		"MSG_UNSPECIFIED":              0,
+		"MSG_JOIN":                     1,
+		"MSG_JOIN_ACCEPT":              2,
+		"MSG_JOIN_REJECT":              3,
+		"MSG_HEARTBEAT":                4,
+		"MSG_ZONE_UPDATE":              5,
+		"MSG_LEAVE":                    6,
+		"MSG_FULL_UPDATE_REQUEST":      7,
+		"MSG_FULL_UPDATE":              8,
+		"MSG_JOB_SUBMIT":               9,
+		"MSG_JOB_ROUTE":                10,
+		"MSG_JOB_PUSH":                 11,
+		"MSG_JOB_ASSIGN":               12,
+		"MSG_JOB_QUEUED":               13,
+		"MSG_RUN_HEARTBEAT":            14,
+		"MSG_OWNER_HEARTBEAT":          15,
+		"MSG_JOB_ADOPT":                16,
+		"MSG_JOB_RETURN":               17,
+		"MSG_JOB_CANCEL":               18,
+		"MSG_JOB_RESULT":               19,
+		"MSG_JOB_STATUS":               20,
+		"MSG_MIGRATE_OFFER":            21,
+		"MSG_MIGRATE_REPLY":            22,
+		"MSG_PULL_REQUEST":             23,
+		"MSG_PULL_REJECT":              24,
+		"MSG_MIGRATE_JOB":              25,
+		"MSG_MIGRATE_ACK":              26,
+		"MSG_BALLOON_ATTACH":           27,
+		"MSG_BALLOON_ACK":              28,
+		"MSG_DUAL_JOIN":                29,
+		"MSG_DUAL_JOIN_ACCEPT":         30,
+		"MSG_DUAL_JOIN_REJECT":         31,
+		"MSG_DUAL_HEARTBEAT":           32,
+		"MSG_DUAL_ZONE_UPDATE":         33,
+		"MSG_DUAL_LEAVE":               34,
+		"MSG_DUAL_FULL_UPDATE_REQUEST": 35,
+		"MSG_DUAL_FULL_UPDATE":         36,
+		"MSG_DUAL_SEARCH":              37,
 	}
 )
 
@@ -1924,6 +1958,87 @@ func (x *JobPush) GetPushes() uint32 {
 	return 0
 }
 
+// DualSearch is a job pushed into the Secondary CAN (002 Algorithm 1):
+// the push as it stopped in the Primary CAN (its best candidate there is
+// the fallback) and the search's own routing counters.
+type DualSearch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Push  *JobPush               `protobuf:"bytes,1,opt,name=push,proto3" json:"push,omitempty"`
+	// Hops in the Secondary CAN, routing progress and detours (as JobRoute).
+	Hops    uint32  `protobuf:"varint,2,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best    float64 `protobuf:"fixed64,3,opt,name=best,proto3" json:"best,omitempty"`
+	Detours uint32  `protobuf:"varint,4,opt,name=detours,proto3" json:"detours,omitempty"`
+	// Climbs past the requirement point's owner towards capable nodes.
+	Climbs        uint32 `protobuf:"varint,5,opt,name=climbs,proto3" json:"climbs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DualSearch) Reset() {
+	*x = DualSearch{}
+	mi := &file_wire_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DualSearch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DualSearch) ProtoMessage() {}
+
+func (x *DualSearch) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DualSearch.ProtoReflect.Descriptor instead.
+func (*DualSearch) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DualSearch) GetPush() *JobPush {
+	if x != nil {
+		return x.Push
+	}
+	return nil
+}
+
+func (x *DualSearch) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *DualSearch) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *DualSearch) GetDetours() uint32 {
+	if x != nil {
+		return x.Detours
+	}
+	return 0
+}
+
+func (x *DualSearch) GetClimbs() uint32 {
+	if x != nil {
+		return x.Climbs
+	}
+	return 0
+}
+
 type JobAssign struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1936,7 +2051,7 @@ type JobAssign struct {
 
 func (x *JobAssign) Reset() {
 	*x = JobAssign{}
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2063,7 @@ func (x *JobAssign) String() string {
 func (*JobAssign) ProtoMessage() {}
 
 func (x *JobAssign) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2076,7 @@ func (x *JobAssign) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAssign.ProtoReflect.Descriptor instead.
 func (*JobAssign) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{23}
+	return file_wire_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobAssign) GetJob() *JobSpec {
@@ -2003,7 +2118,7 @@ type JobQueued struct {
 
 func (x *JobQueued) Reset() {
 	*x = JobQueued{}
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2130,7 @@ func (x *JobQueued) String() string {
 func (*JobQueued) ProtoMessage() {}
 
 func (x *JobQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2143,7 @@ func (x *JobQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobQueued.ProtoReflect.Descriptor instead.
 func (*JobQueued) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{24}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobQueued) GetJob() *JobRef {
@@ -2057,7 +2172,7 @@ type RunHeartbeat struct {
 
 func (x *RunHeartbeat) Reset() {
 	*x = RunHeartbeat{}
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2184,7 @@ func (x *RunHeartbeat) String() string {
 func (*RunHeartbeat) ProtoMessage() {}
 
 func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2197,7 @@ func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHeartbeat.ProtoReflect.Descriptor instead.
 func (*RunHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{25}
+	return file_wire_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RunHeartbeat) GetHeld() []*JobRef {
@@ -2114,7 +2229,7 @@ type OwnerHeartbeat struct {
 
 func (x *OwnerHeartbeat) Reset() {
 	*x = OwnerHeartbeat{}
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2241,7 @@ func (x *OwnerHeartbeat) String() string {
 func (*OwnerHeartbeat) ProtoMessage() {}
 
 func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2254,7 @@ func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwnerHeartbeat.ProtoReflect.Descriptor instead.
 func (*OwnerHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{26}
+	return file_wire_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OwnerHeartbeat) GetJobs() []*JobRef {
@@ -2180,7 +2295,7 @@ type JobAdopt struct {
 
 func (x *JobAdopt) Reset() {
 	*x = JobAdopt{}
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2307,7 @@ func (x *JobAdopt) String() string {
 func (*JobAdopt) ProtoMessage() {}
 
 func (x *JobAdopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2320,7 @@ func (x *JobAdopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAdopt.ProtoReflect.Descriptor instead.
 func (*JobAdopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{27}
+	return file_wire_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *JobAdopt) GetJob() *JobSpec {
@@ -2274,7 +2389,7 @@ type JobReturn struct {
 
 func (x *JobReturn) Reset() {
 	*x = JobReturn{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2401,7 @@ func (x *JobReturn) String() string {
 func (*JobReturn) ProtoMessage() {}
 
 func (x *JobReturn) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2414,7 @@ func (x *JobReturn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobReturn.ProtoReflect.Descriptor instead.
 func (*JobReturn) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobReturn) GetJobs() []*JobRef {
@@ -2325,7 +2440,7 @@ type JobCancel struct {
 
 func (x *JobCancel) Reset() {
 	*x = JobCancel{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2337,7 +2452,7 @@ func (x *JobCancel) String() string {
 func (*JobCancel) ProtoMessage() {}
 
 func (x *JobCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2350,7 +2465,7 @@ func (x *JobCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCancel.ProtoReflect.Descriptor instead.
 func (*JobCancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobCancel) GetJob() *JobRef {
@@ -2371,7 +2486,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2498,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2511,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobResult) GetId() uint64 {
@@ -2430,7 +2545,7 @@ type JobFailure struct {
 
 func (x *JobFailure) Reset() {
 	*x = JobFailure{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2442,7 +2557,7 @@ func (x *JobFailure) String() string {
 func (*JobFailure) ProtoMessage() {}
 
 func (x *JobFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2455,7 +2570,7 @@ func (x *JobFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFailure.ProtoReflect.Descriptor instead.
 func (*JobFailure) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobFailure) GetId() uint64 {
@@ -2485,7 +2600,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2497,7 +2612,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2510,7 +2625,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobStatus) GetOwned() []uint64 {
@@ -2554,7 +2669,7 @@ type MigrateOffer struct {
 
 func (x *MigrateOffer) Reset() {
 	*x = MigrateOffer{}
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2681,7 @@ func (x *MigrateOffer) String() string {
 func (*MigrateOffer) ProtoMessage() {}
 
 func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2694,7 @@ func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateOffer.ProtoReflect.Descriptor instead.
 func (*MigrateOffer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{33}
+	return file_wire_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MigrateOffer) GetJob() *JobRef {
@@ -2635,7 +2750,7 @@ type MigrateReply struct {
 
 func (x *MigrateReply) Reset() {
 	*x = MigrateReply{}
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +2762,7 @@ func (x *MigrateReply) String() string {
 func (*MigrateReply) ProtoMessage() {}
 
 func (x *MigrateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +2775,7 @@ func (x *MigrateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateReply.ProtoReflect.Descriptor instead.
 func (*MigrateReply) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{34}
+	return file_wire_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MigrateReply) GetJob() *JobRef {
@@ -2711,7 +2826,7 @@ type PullRequest struct {
 
 func (x *PullRequest) Reset() {
 	*x = PullRequest{}
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +2838,7 @@ func (x *PullRequest) String() string {
 func (*PullRequest) ProtoMessage() {}
 
 func (x *PullRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +2851,7 @@ func (x *PullRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullRequest.ProtoReflect.Descriptor instead.
 func (*PullRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{35}
+	return file_wire_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PullRequest) GetKind() MigrateKind {
@@ -2820,7 +2935,7 @@ type PullReject struct {
 
 func (x *PullReject) Reset() {
 	*x = PullReject{}
-	mi := &file_wire_proto_msgTypes[36]
+	mi := &file_wire_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2832,7 +2947,7 @@ func (x *PullReject) String() string {
 func (*PullReject) ProtoMessage() {}
 
 func (x *PullReject) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[36]
+	mi := &file_wire_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2845,7 +2960,7 @@ func (x *PullReject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullReject.ProtoReflect.Descriptor instead.
 func (*PullReject) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{36}
+	return file_wire_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PullReject) GetKind() MigrateKind {
@@ -2881,7 +2996,7 @@ type MigrateJob struct {
 
 func (x *MigrateJob) Reset() {
 	*x = MigrateJob{}
-	mi := &file_wire_proto_msgTypes[37]
+	mi := &file_wire_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2893,7 +3008,7 @@ func (x *MigrateJob) String() string {
 func (*MigrateJob) ProtoMessage() {}
 
 func (x *MigrateJob) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[37]
+	mi := &file_wire_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2906,7 +3021,7 @@ func (x *MigrateJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateJob.ProtoReflect.Descriptor instead.
 func (*MigrateJob) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{37}
+	return file_wire_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *MigrateJob) GetJob() *JobSpec {
@@ -2967,7 +3082,7 @@ type MigrateAck struct {
 
 func (x *MigrateAck) Reset() {
 	*x = MigrateAck{}
-	mi := &file_wire_proto_msgTypes[38]
+	mi := &file_wire_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2979,7 +3094,7 @@ func (x *MigrateAck) String() string {
 func (*MigrateAck) ProtoMessage() {}
 
 func (x *MigrateAck) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[38]
+	mi := &file_wire_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2992,7 +3107,7 @@ func (x *MigrateAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateAck.ProtoReflect.Descriptor instead.
 func (*MigrateAck) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{38}
+	return file_wire_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *MigrateAck) GetJob() *JobRef {
@@ -3135,7 +3250,14 @@ const file_wire_proto_rawDesc = "" +
 	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x12\n" +
 	"\x04hops\x18\x04 \x01(\rR\x04hops\x12+\n" +
 	"\x04best\x18\x05 \x01(\v2\x17.gridbed.wire.CandidateR\x04best\x12\x16\n" +
-	"\x06pushes\x18\x06 \x01(\rR\x06pushes\"t\n" +
+	"\x06pushes\x18\x06 \x01(\rR\x06pushes\"\x91\x01\n" +
+	"\n" +
+	"DualSearch\x12)\n" +
+	"\x04push\x18\x01 \x01(\v2\x15.gridbed.wire.JobPushR\x04push\x12\x12\n" +
+	"\x04hops\x18\x02 \x01(\rR\x04hops\x12\x12\n" +
+	"\x04best\x18\x03 \x01(\x01R\x04best\x12\x18\n" +
+	"\adetours\x18\x04 \x01(\rR\adetours\x12\x16\n" +
+	"\x06climbs\x18\x05 \x01(\rR\x06climbs\"t\n" +
 	"\tJobAssign\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +
@@ -3215,7 +3337,7 @@ const file_wire_proto_rawDesc = "" +
 	"\x04pull\x18\a \x01(\bR\x04pull\"4\n" +
 	"\n" +
 	"MigrateAck\x12&\n" +
-	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job*\xe3\x04\n" +
+	"\x03job\x18\x01 \x01(\v2\x14.gridbed.wire.JobRefR\x03job*\xc1\x06\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -3246,7 +3368,16 @@ const file_wire_proto_rawDesc = "" +
 	"\x0fMSG_MIGRATE_JOB\x10\x19\x12\x13\n" +
 	"\x0fMSG_MIGRATE_ACK\x10\x1a\x12\x16\n" +
 	"\x12MSG_BALLOON_ATTACH\x10\x1b\x12\x13\n" +
-	"\x0fMSG_BALLOON_ACK\x10\x1c*P\n" +
+	"\x0fMSG_BALLOON_ACK\x10\x1c\x12\x11\n" +
+	"\rMSG_DUAL_JOIN\x10\x1d\x12\x18\n" +
+	"\x14MSG_DUAL_JOIN_ACCEPT\x10\x1e\x12\x18\n" +
+	"\x14MSG_DUAL_JOIN_REJECT\x10\x1f\x12\x16\n" +
+	"\x12MSG_DUAL_HEARTBEAT\x10 \x12\x18\n" +
+	"\x14MSG_DUAL_ZONE_UPDATE\x10!\x12\x12\n" +
+	"\x0eMSG_DUAL_LEAVE\x10\"\x12 \n" +
+	"\x1cMSG_DUAL_FULL_UPDATE_REQUEST\x10#\x12\x18\n" +
+	"\x14MSG_DUAL_FULL_UPDATE\x10$\x12\x13\n" +
+	"\x0fMSG_DUAL_SEARCH\x10%*P\n" +
 	"\vMigrateKind\x12\x17\n" +
 	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
@@ -3265,7 +3396,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -3292,22 +3423,23 @@ var file_wire_proto_goTypes = []any{
 	(*JobRoute)(nil),          // 22: gridbed.wire.JobRoute
 	(*Candidate)(nil),         // 23: gridbed.wire.Candidate
 	(*JobPush)(nil),           // 24: gridbed.wire.JobPush
-	(*JobAssign)(nil),         // 25: gridbed.wire.JobAssign
-	(*JobQueued)(nil),         // 26: gridbed.wire.JobQueued
-	(*RunHeartbeat)(nil),      // 27: gridbed.wire.RunHeartbeat
-	(*OwnerHeartbeat)(nil),    // 28: gridbed.wire.OwnerHeartbeat
-	(*JobAdopt)(nil),          // 29: gridbed.wire.JobAdopt
-	(*JobReturn)(nil),         // 30: gridbed.wire.JobReturn
-	(*JobCancel)(nil),         // 31: gridbed.wire.JobCancel
-	(*JobResult)(nil),         // 32: gridbed.wire.JobResult
-	(*JobFailure)(nil),        // 33: gridbed.wire.JobFailure
-	(*JobStatus)(nil),         // 34: gridbed.wire.JobStatus
-	(*MigrateOffer)(nil),      // 35: gridbed.wire.MigrateOffer
-	(*MigrateReply)(nil),      // 36: gridbed.wire.MigrateReply
-	(*PullRequest)(nil),       // 37: gridbed.wire.PullRequest
-	(*PullReject)(nil),        // 38: gridbed.wire.PullReject
-	(*MigrateJob)(nil),        // 39: gridbed.wire.MigrateJob
-	(*MigrateAck)(nil),        // 40: gridbed.wire.MigrateAck
+	(*DualSearch)(nil),        // 25: gridbed.wire.DualSearch
+	(*JobAssign)(nil),         // 26: gridbed.wire.JobAssign
+	(*JobQueued)(nil),         // 27: gridbed.wire.JobQueued
+	(*RunHeartbeat)(nil),      // 28: gridbed.wire.RunHeartbeat
+	(*OwnerHeartbeat)(nil),    // 29: gridbed.wire.OwnerHeartbeat
+	(*JobAdopt)(nil),          // 30: gridbed.wire.JobAdopt
+	(*JobReturn)(nil),         // 31: gridbed.wire.JobReturn
+	(*JobCancel)(nil),         // 32: gridbed.wire.JobCancel
+	(*JobResult)(nil),         // 33: gridbed.wire.JobResult
+	(*JobFailure)(nil),        // 34: gridbed.wire.JobFailure
+	(*JobStatus)(nil),         // 35: gridbed.wire.JobStatus
+	(*MigrateOffer)(nil),      // 36: gridbed.wire.MigrateOffer
+	(*MigrateReply)(nil),      // 37: gridbed.wire.MigrateReply
+	(*PullRequest)(nil),       // 38: gridbed.wire.PullRequest
+	(*PullReject)(nil),        // 39: gridbed.wire.PullReject
+	(*MigrateJob)(nil),        // 40: gridbed.wire.MigrateJob
+	(*MigrateAck)(nil),        // 41: gridbed.wire.MigrateAck
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -3336,31 +3468,32 @@ var file_wire_proto_depIdxs = []int32{
 	17, // 23: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
 	17, // 24: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
 	23, // 25: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
-	17, // 26: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
-	18, // 27: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
-	18, // 28: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
-	18, // 29: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
-	18, // 30: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
-	18, // 31: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
-	17, // 32: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
-	18, // 33: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
-	18, // 34: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
-	18, // 35: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
-	33, // 36: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
-	18, // 37: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
-	1,  // 38: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
-	18, // 39: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
-	1,  // 40: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 41: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 42: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
-	17, // 43: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
-	1,  // 44: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
-	18, // 45: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	24, // 26: gridbed.wire.DualSearch.push:type_name -> gridbed.wire.JobPush
+	17, // 27: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
+	18, // 28: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
+	18, // 29: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
+	18, // 30: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
+	18, // 31: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
+	18, // 32: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
+	17, // 33: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
+	18, // 34: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
+	18, // 35: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
+	18, // 36: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
+	34, // 37: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
+	18, // 38: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
+	1,  // 39: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
+	18, // 40: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
+	1,  // 41: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 42: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 43: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
+	17, // 44: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
+	1,  // 45: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
+	18, // 46: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
+	47, // [47:47] is the sub-list for method output_type
+	47, // [47:47] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -3375,7 +3508,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
