@@ -24,7 +24,7 @@ const (
 // member to name.
 type tManager struct{ member core.NodeID }
 
-func (m tManager) Pick(*wire.JobSpec) core.NodeID             { return 0 }
+func (m tManager) Pick(*wire.JobSpec) core.NodeID              { return 0 }
 func (m tManager) SecondaryContact(id core.NodeID) core.NodeID { return m.member }
 func (tManager) SecondaryJoined(core.NodeID)                   {}
 func (tManager) SecondaryLeft(core.NodeID)                     {}
