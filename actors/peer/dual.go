@@ -22,6 +22,7 @@ import (
 // from the Manager node's directory (jobs.Manager).
 type secondary struct {
 	cfg  overlay.Config
+	seed *rand.Rand // seeds rng when the first Residue-node is created
 	rng  *rand.Rand
 	mgr  jobs.Manager
 	node *overlay.Node // the current Residue-node; nil: none
@@ -29,11 +30,13 @@ type secondary struct {
 
 // enableSecondary prepares the peer for Dual-CAN: the Residue-node's
 // cores are configured like the Primary CAN's and draw from their own
-// random source (seeded from rng: runs without Dual-CAN draw nothing).
+// random source, seeded from rng when the first one is created (a peer
+// that never has a Residue-node, such as a single-core one, draws
+// nothing).
 func (p *Peer) enableSecondary(mgr jobs.Manager, rng *rand.Rand) {
 	cfg := p.node.Config()
 	cfg.VerifyLazy, cfg.OnMisjudged = false, nil // the lazy-list check watches the Primary CAN
-	p.second = &secondary{cfg: cfg, rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), mgr: mgr}
+	p.second = &secondary{cfg: cfg, seed: rng, mgr: mgr}
 }
 
 // syncSecondary moves the Residue-node to where the job core says it
@@ -60,6 +63,9 @@ func (p *Peer) syncSecondary(now time.Duration) {
 	}
 	if want == nil {
 		return
+	}
+	if s.rng == nil {
+		s.rng = rand.New(rand.NewPCG(s.seed.Uint64(), s.seed.Uint64()))
 	}
 	n := overlay.New(p.id, want, s.cfg, s.rng)
 	n.SetLoadSource(p.jobs.ResidueLoad())
