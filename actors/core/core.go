@@ -56,9 +56,9 @@ func (k TimerKind) Dual() (TimerKind, bool) {
 	return k, false
 }
 
-// Secondary is the overlay timer kind a Secondary CAN timer twins, and
+// Primary is the overlay timer kind a Secondary CAN timer twins, and
 // whether k is one.
-func (k TimerKind) Secondary() (TimerKind, bool) {
+func (k TimerKind) Primary() (TimerKind, bool) {
 	switch k {
 	case TimerDualHeartbeat:
 		return TimerHeartbeat, true

@@ -206,7 +206,7 @@ func (p *Peer) Deliver(data []byte) {
 // emulated and wall time.
 func (p *Peer) Fire(kind core.TimerKind, at time.Duration) {
 	now := max(p.env.Now(), at)
-	if k, ok := kind.Secondary(); ok {
+	if k, ok := kind.Primary(); ok {
 		if p.second != nil && p.second.node != nil {
 			p.second.node.Tick(now, k)
 			p.flushSecondary(now)
