@@ -433,6 +433,11 @@ type JobsSummary struct {
 	// matched to a Balloon (002 §3.1.3; a job matched again counts again).
 	Residue           string `json:"residue"`
 	BalloonPlacements uint64 `json:"balloon_placements"`
+	// ResiduePlacements count the jobs a search of Dual-CAN's Secondary
+	// CAN matched to a Residue-node (002 Algorithm 1 line 7; a job matched
+	// again counts again); left out of runs without matchmaking.residue
+	// dual-can.
+	ResiduePlacements uint64 `json:"residue_placements,omitempty"`
 	// Drained: every job of the workload ended (completed or failed) by
 	// the end of the run (with workload.drain, the run went on for it).
 	Drained bool `json:"drained"`
@@ -577,6 +582,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 	s.MigrationsReturned, s.Disowned = j.ledger.Count(jobs.EvMigrationReturned), j.ledger.Count(jobs.EvDisowned)
 	s.Backfilled = j.ledger.Backfilled()
 	s.Residue, s.BalloonPlacements = j.sc.Matchmaking.Residue.String(), j.ledger.Count(jobs.EvBalloon)
+	s.ResiduePlacements = j.ledger.Count(jobs.EvResidue)
 	s.MultiCore = j.multiCore()
 	s.CEs = j.ceJobs(t)
 	// A job runs at the end where a live run node holds it (and the

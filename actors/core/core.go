@@ -43,7 +43,36 @@ const (
 	// TimerWave is the Wave core's next deadline (001: the hourly slot,
 	// a job's completion, a linger's end, a discovery's timeout).
 	TimerWave
+	// TimerDualHeartbeat and TimerDualJoinRetry are TimerHeartbeat and
+	// TimerJoinRetry of a peer's second overlay core, its Residue-node in
+	// Dual-CAN's Secondary CAN (002 §3.1.2).
+	TimerDualHeartbeat
+	TimerDualJoinRetry
 )
+
+// Dual is the Secondary CAN's twin of an overlay timer kind (002 §3.1.2),
+// and whether k has one.
+func (k TimerKind) Dual() (TimerKind, bool) {
+	switch k {
+	case TimerHeartbeat:
+		return TimerDualHeartbeat, true
+	case TimerJoinRetry:
+		return TimerDualJoinRetry, true
+	}
+	return k, false
+}
+
+// Primary is the overlay timer kind a Secondary CAN timer twins, and
+// whether k is one.
+func (k TimerKind) Primary() (TimerKind, bool) {
+	switch k {
+	case TimerDualHeartbeat:
+		return TimerHeartbeat, true
+	case TimerDualJoinRetry:
+		return TimerJoinRetry, true
+	}
+	return k, false
+}
 
 // Overlay reports whether k is one of the overlay core's timers (else it
 // is the job core's or the client's).

@@ -35,3 +35,31 @@ func TestTimerKindOverlay(t *testing.T) {
 		}
 	}
 }
+
+// The Secondary CAN's timer kinds (002 §3.1.2) twin the overlay's, and
+// only those.
+func TestDualTimerKinds(t *testing.T) {
+	for _, tc := range []struct {
+		k, twin TimerKind
+		ok      bool
+	}{
+		{TimerHeartbeat, TimerDualHeartbeat, true},
+		{TimerJoinRetry, TimerDualJoinRetry, true},
+		{TimerJobs, TimerJobs, false},
+		{TimerSched, TimerSched, false},
+	} {
+		d, ok := tc.k.Dual()
+		if d != tc.twin || ok != tc.ok {
+			t.Errorf("%d.Dual() = %d, %v; want %d, %v", tc.k, d, ok, tc.twin, tc.ok)
+		}
+		if !ok {
+			continue
+		}
+		if p, ok := d.Primary(); p != tc.k || !ok || d.Overlay() {
+			t.Errorf("%d.Primary() = %d, %v (Overlay %v); want %d", d, p, ok, d.Overlay(), tc.k)
+		}
+	}
+	if _, ok := TimerHeartbeat.Primary(); ok {
+		t.Error("an overlay timer kind claims to twin another")
+	}
+}

@@ -58,7 +58,7 @@ func (n *Node) balloons() bool { return n.cfg.Residue == ResidueBalloon }
 // 1/(1+Ω) with Ω (Eq 3.6) of a minimal job (one core, no memory or disk)
 // started on the node as it is now.
 func (n *Node) residueNow() *wire.Balloon {
-	if !n.balloons() || n.left || !n.view.Joined() || n.running == 0 || n.running < len(n.queue) {
+	if n.cfg.Residue == ResidueNone || n.left || !n.view.Joined() || n.running == 0 || n.running < len(n.queue) {
 		return nil
 	}
 	r := n.residual()

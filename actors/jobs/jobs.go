@@ -68,9 +68,10 @@ const (
 	EvPullRejected                           // a neighbor had no job for a PULL request (Job 0)
 	EvBalloon                                // matchmaking chose a Balloon (Other: its physical node; 002 §3.1.4)
 	EvPullForwarded                          // a node passed a PULL request on (Job 0; scheduling.pull_reach > 1)
+	EvResidue                                // matchmaking chose a Residue-node of the Secondary CAN (Other: its physical node; 002 Algorithm 1)
 )
 
-var eventNames = [...]string{"", "submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed", "migrated", "migration_returned", "disowned", "offer_rejected", "pull_rejected", "balloon_matched", "pull_forwarded"}
+var eventNames = [...]string{"", "submitted", "route_drop", "owned", "pushed", "queued", "started", "completed", "rematched", "adopted", "cancelled", "returned", "result", "duplicate_result", "resubmitted", "failed", "migrated", "migration_returned", "disowned", "offer_rejected", "pull_rejected", "balloon_matched", "pull_forwarded", "residue_matched"}
 
 // String is the event's name (a metric label and trigger name).
 func (k EventKind) String() string {

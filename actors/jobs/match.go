@@ -165,6 +165,13 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 			best := slices.MinFunc(cs, func(a, b candidate) int {
 				return cmp.Or(cmp.Compare(a.util, b.util), cmp.Compare(b.speed, a.speed), cmp.Compare(a.id, b.id))
 			})
+			if n.dualCAN() {
+				// Dual-CAN (002 Algorithm 1): the Secondary CAN first, the
+				// least loaded candidate here as the fallback.
+				m.Best = &wire.Candidate{Id: uint64(best.id), Score: best.util}
+				n.searchSecondary(now, m)
+				return
+			}
 			n.assignTo(now, best, m)
 			return
 		}
@@ -195,6 +202,12 @@ func (n *Node) matchStep(now time.Duration, m *wire.JobPush) {
 		// (002 §3.1.4), it starts the job at once.
 		if b, ok := n.bestBalloon(m.Job.Req, m.Job.Cid); ok {
 			n.assignBalloon(now, b, m)
+			return
+		}
+		// Dual-CAN: search the Secondary CAN, the best candidate of the
+		// Primary CAN as the fallback (002 Algorithm 1 lines 3–10).
+		if n.dualCAN() && m.Best != nil {
+			n.searchSecondary(now, m)
 			return
 		}
 	}

@@ -118,10 +118,14 @@ const (
 	// running jobs with a free core attaches its Residue-node to the owner
 	// of the zone containing the residue's point.
 	ResidueBalloon ResidueModel = "balloon"
+	// ResidueDualCAN is the Dual-CAN model (002 §3.1.2): the Residue-node
+	// is a member of a second CAN of its own, the Secondary CAN, which
+	// matchmaking searches at the probabilistic stop (002 Algorithm 1).
+	ResidueDualCAN ResidueModel = "dual-can"
 )
 
 // ResidueModels lists the Residue-node representations.
-var ResidueModels = []ResidueModel{ResidueNone, ResidueBalloon}
+var ResidueModels = []ResidueModel{ResidueNone, ResidueBalloon, ResidueDualCAN}
 
 // ParseResidueModel returns the Residue-node representation named s.
 func ParseResidueModel(s string) (ResidueModel, error) {

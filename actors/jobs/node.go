@@ -61,7 +61,7 @@ type Config struct {
 	// sums (000 Eq 4): QueueLoadWaiting (default) or QueueLoadQueue.
 	QueueLoad QueueLoad
 	// Residue is how a multi-core node's Residue-node is represented (002
-	// §3.1): ResidueNone (default) or ResidueBalloon.
+	// §3.1): ResidueNone (default), ResidueBalloon or ResidueDualCAN.
 	Residue ResidueModel
 	// StopNodes is the node count n of CAN-P's stop probability
 	// 1/(1+n)^SF (003 Eq 4): StopNodesOwn (default), AI_TD(N).Nodes as
@@ -193,17 +193,22 @@ type Node struct {
 	ended map[uint64]ended
 	now   time.Duration // of the message or timer being handled
 
-	ai         []load.Agg      // AI_d of this node, from the last heartbeat
-	acid       categorical.Set // AC(n) of this node (002 Eq 5.1), from the last heartbeat
-	capacity   Vec             // this node's resources
-	used       Vec             // what its running jobs use
-	sched      scheduler       // dynamic scheduling state (000 §IV)
-	res        residue         // our Balloon (002 §3.1.3)
-	hosted     map[core.NodeID]*hosted
-	est        map[core.NodeID]estimate // our neighbors' loads (estimates.go)
-	ticking    bool
-	lastStatus time.Duration
-	left       bool
+	ai       []load.Agg      // AI_d of this node, from the last heartbeat
+	acid     categorical.Set // AC(n) of this node (002 Eq 5.1), from the last heartbeat
+	capacity Vec             // this node's resources
+	used     Vec             // what its running jobs use
+	sched    scheduler       // dynamic scheduling state (000 §IV)
+	res      residue         // our Balloon (002 §3.1.3)
+	hosted   map[core.NodeID]*hosted
+	// Dual-CAN (dual.go): our Residue-node's core in the Secondary CAN
+	// (nil: none now), and the neighbors' residues a search matched a job
+	// to, by the heartbeat load it used (not again until the next one).
+	second      View
+	secondTaken map[core.NodeID]*wire.Load
+	est         map[core.NodeID]estimate // our neighbors' loads (estimates.go)
+	ticking     bool
+	lastStatus  time.Duration
+	left        bool
 
 	ready  Ready
 	status Status
@@ -223,6 +228,9 @@ type Status struct {
 	Disowned, MigrationReturns uint64
 	// BalloonMatches are jobs this node matched to a Balloon (002 §3.1.4).
 	BalloonMatches uint64
+	// ResidueMatches are jobs this node matched to a Residue-node of the
+	// Secondary CAN (002 Algorithm 1 line 7).
+	ResidueMatches uint64
 }
 
 // New creates the job core of a peer whose overlay core is view. It
@@ -484,6 +492,8 @@ func (n *Node) Step(now time.Duration, from core.NodeID, m proto.Message) {
 		n.onBalloonAttach(now, m)
 	case *wire.BalloonAck:
 		n.onBalloonAck(now, from, m)
+	case *wire.DualSearch:
+		n.onDualSearch(now, m)
 	}
 	n.syncBalloon(now)
 }

@@ -296,6 +296,10 @@ func (n *Node) Zone() can.Zone { return n.zone }
 // Extra are the zones the node holds besides its own. Do not modify.
 func (n *Node) Extra() []can.Zone { return n.extra }
 
+// Config is the node's configuration, defaults applied (a peer starts a
+// second core like it: Dual-CAN's Residue-node, 002 §3.1.2).
+func (n *Node) Config() Config { return n.cfg }
+
 // Point is the node's fixed coordinate. Do not modify.
 func (n *Node) Point() can.Point { return n.point }
 

@@ -135,7 +135,8 @@ type Peer struct {
 	env     Env
 	traffic *metrics.Traffic
 	seq     uint64
-	eager   bool // decode every message whole (DecodeEagerly)
+	eager   bool       // decode every message whole (DecodeEagerly)
+	second  *secondary // Dual-CAN's Residue-node (dual.go); nil: not a Dual-CAN run
 }
 
 // New creates peer id at point, with its own random source.
@@ -176,6 +177,9 @@ func (p *Peer) EnableJobs(setup *JobSetup, rng *rand.Rand) {
 	p.sink = setup.Sink
 	if setup.RNT != nil {
 		p.enableRNT(setup.RNT, rng)
+	}
+	if mgr, ok := setup.Central.(jobs.Manager); ok && p.jobCfg.Residue == jobs.ResidueDualCAN {
+		p.enableSecondary(mgr, rng)
 	}
 }
 
@@ -221,6 +225,11 @@ func (p *Peer) Deliver(data []byte) {
 		if p.wave != nil {
 			p.wave.Step(p.env.Now(), core.NodeID(h.From), m)
 		}
+	case wire.IsDual(h.Type):
+		if p.second != nil && p.second.node != nil {
+			p.second.node.Step(p.env.Now(), core.NodeID(h.From), m)
+			p.flushSecondary(p.env.Now())
+		} // else meant for a Residue-node that left: dropped
 	case wire.IsJob(h.Type):
 		if p.jobs != nil {
 			p.jobs.Step(p.env.Now(), core.NodeID(h.From), m)
@@ -241,6 +250,14 @@ func (p *Peer) Deliver(data []byte) {
 // emulated and wall time.
 func (p *Peer) Fire(kind core.TimerKind, at time.Duration) {
 	now := max(p.env.Now(), at)
+	if k, ok := kind.Primary(); ok {
+		if p.second != nil && p.second.node != nil {
+			p.second.node.Tick(now, k)
+			p.flushSecondary(now)
+		}
+		p.flush()
+		return
+	}
 	switch {
 	case kind.Overlay():
 		p.node.Tick(now, kind)
@@ -297,6 +314,7 @@ func (p *Peer) flush() {
 		p.node.Bootstrap(now, p.env.Bootstrap(p.id))
 		p.flush()
 	}
+	p.syncSecondary(now)
 }
 
 // flushWave reports the Wave core's events (before its messages, as the
@@ -346,6 +364,13 @@ func (p *Peer) joined(now time.Duration) {
 // publish encodes and sends an endpoint's outgoing messages (the same
 // message to several receivers is encoded once) and sets its timers.
 func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs []core.Out, timers []core.Timer) {
+	publishAs(io, traffic, id, seq, msgs, timers, false)
+}
+
+// publishAs is publish; with dual the messages and timers are a Secondary
+// CAN core's, sent under their Dual-CAN twins (wire.Dual,
+// core.TimerKind.Dual).
+func publishAs(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs []core.Out, timers []core.Timer, dual bool) {
 	now := io.Now()
 	var (
 		last    proto.Message
@@ -376,6 +401,9 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		}
 		*seq++
 		typ := wire.TypeOf(out.Msg)
+		if dual {
+			typ, _ = wire.Dual(typ)
+		}
 		var dst []byte
 		switch {
 		case batch != nil:
@@ -414,7 +442,11 @@ func publish(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msgs 
 		*buf = (*buf)[:0] // keep the grown buffer
 	}
 	for _, t := range timers {
-		io.SetTimer(id, t.Kind, t.At)
+		k := t.Kind
+		if dual {
+			k, _ = k.Dual()
+		}
+		io.SetTimer(id, k, t.At)
 	}
 }
 

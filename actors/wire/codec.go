@@ -119,9 +119,14 @@ func newPayload(t MsgType) (proto.Message, error) {
 		return &WaveFail{}, nil
 	case MsgType_MSG_WAVE_DONE:
 		return &WaveDone{}, nil
+	case MsgType_MSG_DUAL_SEARCH:
+		return &DualSearch{}, nil
 	}
 	if m := newRNTPayload(t); m != nil {
 		return m, nil
+	}
+	if p, ok := Primary(t); ok && p != t {
+		return newPayload(p)
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownType, int32(t))
 }
@@ -134,7 +139,8 @@ func IsJob(t MsgType) bool {
 		MsgType_MSG_JOB_QUEUED, MsgType_MSG_RUN_HEARTBEAT, MsgType_MSG_OWNER_HEARTBEAT, MsgType_MSG_JOB_ADOPT,
 		MsgType_MSG_JOB_RETURN, MsgType_MSG_JOB_CANCEL, MsgType_MSG_JOB_RESULT, MsgType_MSG_JOB_STATUS,
 		MsgType_MSG_MIGRATE_OFFER, MsgType_MSG_MIGRATE_REPLY, MsgType_MSG_PULL_REQUEST, MsgType_MSG_PULL_REJECT,
-		MsgType_MSG_MIGRATE_JOB, MsgType_MSG_MIGRATE_ACK, MsgType_MSG_BALLOON_ATTACH, MsgType_MSG_BALLOON_ACK:
+		MsgType_MSG_MIGRATE_JOB, MsgType_MSG_MIGRATE_ACK, MsgType_MSG_BALLOON_ATTACH, MsgType_MSG_BALLOON_ACK,
+		MsgType_MSG_DUAL_SEARCH:
 		return true
 	}
 	return false
@@ -145,6 +151,44 @@ func IsJob(t MsgType) bool {
 func IsWave(t MsgType) bool {
 	return t >= MsgType_MSG_WAVE_ROUTE && t <= MsgType_MSG_WAVE_DONE
 }
+
+// dualOffset is the distance between an overlay message type and its
+// Secondary CAN twin (MSG_JOIN .. MSG_FULL_UPDATE, MSG_DUAL_JOIN ..
+// MSG_DUAL_FULL_UPDATE).
+const dualOffset = MsgType_MSG_DUAL_JOIN - MsgType_MSG_JOIN
+
+// Dual is the Secondary CAN's type for overlay message type t (002
+// §3.1.2: Dual-CAN's second overlay runs the same protocol, counted
+// apart); false for a type that is not the overlay's.
+func Dual(t MsgType) (MsgType, bool) {
+	if t < MsgType_MSG_JOIN || t > MsgType_MSG_FULL_UPDATE {
+		return t, false
+	}
+	return t + dualOffset, true
+}
+
+// Primary is the overlay message type a Secondary CAN type twins, with
+// true; an overlay type is its own primary (true); any other type is
+// returned with false.
+func Primary(t MsgType) (MsgType, bool) {
+	switch {
+	case t >= MsgType_MSG_JOIN && t <= MsgType_MSG_FULL_UPDATE:
+		return t, true
+	case t >= MsgType_MSG_DUAL_JOIN && t <= MsgType_MSG_DUAL_FULL_UPDATE:
+		return t - dualOffset, true
+	}
+	return t, false
+}
+
+// IsDual reports whether t is a Secondary CAN overlay message (002
+// §3.1.2), for the Residue-node's overlay core.
+func IsDual(t MsgType) bool {
+	return t >= MsgType_MSG_DUAL_JOIN && t <= MsgType_MSG_DUAL_FULL_UPDATE
+}
+
+// GetJob is the job a DualSearch carries (messages carrying a job
+// profile are checked once, on arrival).
+func (x *DualSearch) GetJob() *JobSpec { return x.GetPush().GetJob() }
 
 // TypeOf returns the MsgType of a payload message, or MSG_UNSPECIFIED.
 func TypeOf(m proto.Message) MsgType {
@@ -219,6 +263,8 @@ func TypeOf(m proto.Message) MsgType {
 		return MsgType_MSG_WAVE_FAIL
 	case *WaveDone:
 		return MsgType_MSG_WAVE_DONE
+	case *DualSearch:
+		return MsgType_MSG_DUAL_SEARCH
 	}
 	return typeOfRNT(m)
 }

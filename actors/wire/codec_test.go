@@ -45,7 +45,7 @@ func TestEveryTypeHasPayloadAndName(t *testing.T) {
 		if err != nil {
 			t.Fatalf("type %d has no payload: %v", v, err)
 		}
-		if TypeOf(m) != mt {
+		if p, _ := Primary(mt); TypeOf(m) != p {
 			t.Fatalf("TypeOf(newPayload(%v)) = %v", mt, TypeOf(m))
 		}
 		if Name(mt) == "unknown" || Name(mt) == "" {
@@ -54,6 +54,35 @@ func TestEveryTypeHasPayloadAndName(t *testing.T) {
 	}
 	if Name(MsgType_MSG_HEARTBEAT) != "heartbeat" || Name(MsgType_MSG_JOIN_ACCEPT) != "join_accept" {
 		t.Fatalf("short names: %q %q", Name(MsgType_MSG_HEARTBEAT), Name(MsgType_MSG_JOIN_ACCEPT))
+	}
+}
+
+// A Secondary CAN message decodes (eagerly and lazily) to the overlay
+// payload it twins, under its own type; a DualSearch carries its job.
+func TestDualTypesTwinTheOverlays(t *testing.T) {
+	for pt := MsgType_MSG_JOIN; pt <= MsgType_MSG_FULL_UPDATE; pt++ {
+		dt, ok := Dual(pt)
+		if !ok || !IsDual(dt) || IsDual(pt) || IsJob(dt) || Name(dt) != "dual_"+Name(pt) {
+			t.Fatalf("%v: twin %v (%v), named %q", pt, dt, ok, Name(dt))
+		}
+		if back, ok := Primary(dt); !ok || back != pt {
+			t.Fatalf("Primary(%v) = %v, %v; want %v", dt, back, ok, pt)
+		}
+	}
+	if _, ok := Dual(MsgType_MSG_JOB_PUSH); ok {
+		t.Fatal("a job message has a Secondary CAN twin")
+	}
+	p, _ := MarshalPayload(sampleHeartbeat())
+	b, _ := Encode(nil, Header{Type: MsgType_MSG_DUAL_HEARTBEAT, From: 1, To: 2}, p)
+	for name, dec := range map[string]func([]byte) (Header, proto.Message, error){"eager": Decode, "lazy": DecodeLazy} {
+		h, m, err := dec(b)
+		if err != nil || h.Type != MsgType_MSG_DUAL_HEARTBEAT || !proto.Equal(m, sampleHeartbeat()) {
+			t.Fatalf("%s: %v %T %v", name, h.Type, m, err)
+		}
+	}
+	s := &DualSearch{Push: &JobPush{Job: &JobSpec{Id: 7}}}
+	if TypeOf(s) != MsgType_MSG_DUAL_SEARCH || !IsJob(MsgType_MSG_DUAL_SEARCH) || s.GetJob().GetId() != 7 || (&DualSearch{}).GetJob() != nil {
+		t.Fatalf("DualSearch: type %v, job %v", TypeOf(s), s.GetJob())
 	}
 }
 
@@ -107,6 +136,13 @@ func FuzzDecode(f *testing.F) {
 	mp, _ := MarshalPayload(&WaveMigrate{Job: &WaveJob{Id: 1, Client: 2, Runtime: 3, Remaining: 4.5, Submitted: 6, Migrations: 1, State: make([]byte, 16)}})
 	mb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_MIGRATE, From: 4, To: 5}, mp)
 	f.Add(mb)
+	// Dual-CAN: a Secondary CAN heartbeat (a Heartbeat payload under its
+	// own type) and a search of the Secondary CAN.
+	db, _ := Encode(nil, Header{Type: MsgType_MSG_DUAL_HEARTBEAT, From: 1, To: 2, Seq: 5}, p)
+	f.Add(db)
+	sp, _ := MarshalPayload(&DualSearch{Push: &JobPush{Job: &JobSpec{Id: 7, Req: []uint32{1, 2, 3}}, Owner: 4, Best: &Candidate{Id: 5, Score: 0.5}}, Hops: 2, Best: 1e9, Climbs: 1})
+	sb, _ := Encode(nil, Header{Type: MsgType_MSG_DUAL_SEARCH, From: 4, To: 6}, sp)
+	f.Add(sb)
 	f.Add([]byte{})
 	f.Add([]byte{0x08, 0x04, 0x32, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {

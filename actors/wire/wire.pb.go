@@ -134,6 +134,22 @@ const (
 	MsgType_MSG_WAVE_MIGRATE MsgType = 43
 	MsgType_MSG_WAVE_FAIL    MsgType = 44
 	MsgType_MSG_WAVE_DONE    MsgType = 45
+	// Dual-CAN (002 §3.1.2): the Secondary CAN of Residue-nodes runs the
+	// overlay protocol of the Primary CAN, its messages the same payloads
+	// (Join .. FullUpdate) under these types, so that its cost is counted
+	// apart (002 §3.1.5) and a peer hands them to its Residue-node's core.
+	MsgType_MSG_DUAL_JOIN                MsgType = 46
+	MsgType_MSG_DUAL_JOIN_ACCEPT         MsgType = 47
+	MsgType_MSG_DUAL_JOIN_REJECT         MsgType = 48
+	MsgType_MSG_DUAL_HEARTBEAT           MsgType = 49
+	MsgType_MSG_DUAL_ZONE_UPDATE         MsgType = 50
+	MsgType_MSG_DUAL_LEAVE               MsgType = 51
+	MsgType_MSG_DUAL_FULL_UPDATE_REQUEST MsgType = 52
+	MsgType_MSG_DUAL_FULL_UPDATE         MsgType = 53
+	// A job's search of the Secondary CAN at the probabilistic stop (002
+	// Algorithm 1 line 4): routed there towards the job's requirement point
+	// until a capable Residue-node is in sight (DualSearch).
+	MsgType_MSG_DUAL_SEARCH MsgType = 54
 )
 
 // Enum value maps for MsgType.
@@ -185,54 +201,72 @@ var (
 		43: "MSG_WAVE_MIGRATE",
 		44: "MSG_WAVE_FAIL",
 		45: "MSG_WAVE_DONE",
+		46: "MSG_DUAL_JOIN",
+		47: "MSG_DUAL_JOIN_ACCEPT",
+		48: "MSG_DUAL_JOIN_REJECT",
+		49: "MSG_DUAL_HEARTBEAT",
+		50: "MSG_DUAL_ZONE_UPDATE",
+		51: "MSG_DUAL_LEAVE",
+		52: "MSG_DUAL_FULL_UPDATE_REQUEST",
+		53: "MSG_DUAL_FULL_UPDATE",
+		54: "MSG_DUAL_SEARCH",
 	}
 	MsgType_value = map[string]int32{
-		"MSG_UNSPECIFIED":         0,
-		"MSG_JOIN":                1,
-		"MSG_JOIN_ACCEPT":         2,
-		"MSG_JOIN_REJECT":         3,
-		"MSG_HEARTBEAT":           4,
-		"MSG_ZONE_UPDATE":         5,
-		"MSG_LEAVE":               6,
-		"MSG_FULL_UPDATE_REQUEST": 7,
-		"MSG_FULL_UPDATE":         8,
-		"MSG_JOB_SUBMIT":          9,
-		"MSG_JOB_ROUTE":           10,
-		"MSG_JOB_PUSH":            11,
-		"MSG_JOB_ASSIGN":          12,
-		"MSG_JOB_QUEUED":          13,
-		"MSG_RUN_HEARTBEAT":       14,
-		"MSG_OWNER_HEARTBEAT":     15,
-		"MSG_JOB_ADOPT":           16,
-		"MSG_JOB_RETURN":          17,
-		"MSG_JOB_CANCEL":          18,
-		"MSG_JOB_RESULT":          19,
-		"MSG_JOB_STATUS":          20,
-		"MSG_MIGRATE_OFFER":       21,
-		"MSG_MIGRATE_REPLY":       22,
-		"MSG_PULL_REQUEST":        23,
-		"MSG_PULL_REJECT":         24,
-		"MSG_MIGRATE_JOB":         25,
-		"MSG_MIGRATE_ACK":         26,
-		"MSG_BALLOON_ATTACH":      27,
-		"MSG_BALLOON_ACK":         28,
-		"MSG_CHORD_FIND":          29,
-		"MSG_CHORD_FOUND":         30,
-		"MSG_CHORD_STABILIZE":     31,
-		"MSG_CHORD_STATE":         32,
-		"MSG_CHORD_NOTIFY":        33,
-		"MSG_CHORD_PING":          34,
-		"MSG_CHORD_PONG":          35,
-		"MSG_RNT_UP":              36,
-		"MSG_RNT_DOWN":            37,
-		"MSG_RNT_SEARCH":          38,
-		"MSG_WAVE_ROUTE":          39,
-		"MSG_WAVE_PROBE":          40,
-		"MSG_WAVE_REPLY":          41,
-		"MSG_WAVE_SHIP":           42,
-		"MSG_WAVE_MIGRATE":        43,
-		"MSG_WAVE_FAIL":           44,
-		"MSG_WAVE_DONE":           45,
+		"MSG_UNSPECIFIED":              0,
+		"MSG_JOIN":                     1,
+		"MSG_JOIN_ACCEPT":              2,
+		"MSG_JOIN_REJECT":              3,
+		"MSG_HEARTBEAT":                4,
+		"MSG_ZONE_UPDATE":              5,
+		"MSG_LEAVE":                    6,
+		"MSG_FULL_UPDATE_REQUEST":      7,
+		"MSG_FULL_UPDATE":              8,
+		"MSG_JOB_SUBMIT":               9,
+		"MSG_JOB_ROUTE":                10,
+		"MSG_JOB_PUSH":                 11,
+		"MSG_JOB_ASSIGN":               12,
+		"MSG_JOB_QUEUED":               13,
+		"MSG_RUN_HEARTBEAT":            14,
+		"MSG_OWNER_HEARTBEAT":          15,
+		"MSG_JOB_ADOPT":                16,
+		"MSG_JOB_RETURN":               17,
+		"MSG_JOB_CANCEL":               18,
+		"MSG_JOB_RESULT":               19,
+		"MSG_JOB_STATUS":               20,
+		"MSG_MIGRATE_OFFER":            21,
+		"MSG_MIGRATE_REPLY":            22,
+		"MSG_PULL_REQUEST":             23,
+		"MSG_PULL_REJECT":              24,
+		"MSG_MIGRATE_JOB":              25,
+		"MSG_MIGRATE_ACK":              26,
+		"MSG_BALLOON_ATTACH":           27,
+		"MSG_BALLOON_ACK":              28,
+		"MSG_CHORD_FIND":               29,
+		"MSG_CHORD_FOUND":              30,
+		"MSG_CHORD_STABILIZE":          31,
+		"MSG_CHORD_STATE":              32,
+		"MSG_CHORD_NOTIFY":             33,
+		"MSG_CHORD_PING":               34,
+		"MSG_CHORD_PONG":               35,
+		"MSG_RNT_UP":                   36,
+		"MSG_RNT_DOWN":                 37,
+		"MSG_RNT_SEARCH":               38,
+		"MSG_WAVE_ROUTE":               39,
+		"MSG_WAVE_PROBE":               40,
+		"MSG_WAVE_REPLY":               41,
+		"MSG_WAVE_SHIP":                42,
+		"MSG_WAVE_MIGRATE":             43,
+		"MSG_WAVE_FAIL":                44,
+		"MSG_WAVE_DONE":                45,
+		"MSG_DUAL_JOIN":                46,
+		"MSG_DUAL_JOIN_ACCEPT":         47,
+		"MSG_DUAL_JOIN_REJECT":         48,
+		"MSG_DUAL_HEARTBEAT":           49,
+		"MSG_DUAL_ZONE_UPDATE":         50,
+		"MSG_DUAL_LEAVE":               51,
+		"MSG_DUAL_FULL_UPDATE_REQUEST": 52,
+		"MSG_DUAL_FULL_UPDATE":         53,
+		"MSG_DUAL_SEARCH":              54,
 	}
 )
 
@@ -2089,6 +2123,87 @@ func (x *JobPush) GetPushes() uint32 {
 	return 0
 }
 
+// DualSearch is a job pushed into the Secondary CAN (002 Algorithm 1):
+// the push as it stopped in the Primary CAN (its best candidate there is
+// the fallback) and the search's own routing counters.
+type DualSearch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Push  *JobPush               `protobuf:"bytes,1,opt,name=push,proto3" json:"push,omitempty"`
+	// Hops in the Secondary CAN, routing progress and detours (as JobRoute).
+	Hops    uint32  `protobuf:"varint,2,opt,name=hops,proto3" json:"hops,omitempty"`
+	Best    float64 `protobuf:"fixed64,3,opt,name=best,proto3" json:"best,omitempty"`
+	Detours uint32  `protobuf:"varint,4,opt,name=detours,proto3" json:"detours,omitempty"`
+	// Climbs past the requirement point's owner towards capable nodes.
+	Climbs        uint32 `protobuf:"varint,5,opt,name=climbs,proto3" json:"climbs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DualSearch) Reset() {
+	*x = DualSearch{}
+	mi := &file_wire_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DualSearch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DualSearch) ProtoMessage() {}
+
+func (x *DualSearch) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DualSearch.ProtoReflect.Descriptor instead.
+func (*DualSearch) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DualSearch) GetPush() *JobPush {
+	if x != nil {
+		return x.Push
+	}
+	return nil
+}
+
+func (x *DualSearch) GetHops() uint32 {
+	if x != nil {
+		return x.Hops
+	}
+	return 0
+}
+
+func (x *DualSearch) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *DualSearch) GetDetours() uint32 {
+	if x != nil {
+		return x.Detours
+	}
+	return 0
+}
+
+func (x *DualSearch) GetClimbs() uint32 {
+	if x != nil {
+		return x.Climbs
+	}
+	return 0
+}
+
 type JobAssign struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           *JobSpec               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -2101,7 +2216,7 @@ type JobAssign struct {
 
 func (x *JobAssign) Reset() {
 	*x = JobAssign{}
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2113,7 +2228,7 @@ func (x *JobAssign) String() string {
 func (*JobAssign) ProtoMessage() {}
 
 func (x *JobAssign) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2126,7 +2241,7 @@ func (x *JobAssign) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAssign.ProtoReflect.Descriptor instead.
 func (*JobAssign) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{24}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobAssign) GetJob() *JobSpec {
@@ -2168,7 +2283,7 @@ type JobQueued struct {
 
 func (x *JobQueued) Reset() {
 	*x = JobQueued{}
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2295,7 @@ func (x *JobQueued) String() string {
 func (*JobQueued) ProtoMessage() {}
 
 func (x *JobQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2308,7 @@ func (x *JobQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobQueued.ProtoReflect.Descriptor instead.
 func (*JobQueued) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{25}
+	return file_wire_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *JobQueued) GetJob() *JobRef {
@@ -2222,7 +2337,7 @@ type RunHeartbeat struct {
 
 func (x *RunHeartbeat) Reset() {
 	*x = RunHeartbeat{}
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2349,7 @@ func (x *RunHeartbeat) String() string {
 func (*RunHeartbeat) ProtoMessage() {}
 
 func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2362,7 @@ func (x *RunHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHeartbeat.ProtoReflect.Descriptor instead.
 func (*RunHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{26}
+	return file_wire_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RunHeartbeat) GetHeld() []*JobRef {
@@ -2279,7 +2394,7 @@ type OwnerHeartbeat struct {
 
 func (x *OwnerHeartbeat) Reset() {
 	*x = OwnerHeartbeat{}
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2291,7 +2406,7 @@ func (x *OwnerHeartbeat) String() string {
 func (*OwnerHeartbeat) ProtoMessage() {}
 
 func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2304,7 +2419,7 @@ func (x *OwnerHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwnerHeartbeat.ProtoReflect.Descriptor instead.
 func (*OwnerHeartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{27}
+	return file_wire_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OwnerHeartbeat) GetJobs() []*JobRef {
@@ -2345,7 +2460,7 @@ type JobAdopt struct {
 
 func (x *JobAdopt) Reset() {
 	*x = JobAdopt{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2472,7 @@ func (x *JobAdopt) String() string {
 func (*JobAdopt) ProtoMessage() {}
 
 func (x *JobAdopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2485,7 @@ func (x *JobAdopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAdopt.ProtoReflect.Descriptor instead.
 func (*JobAdopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobAdopt) GetJob() *JobSpec {
@@ -2439,7 +2554,7 @@ type JobReturn struct {
 
 func (x *JobReturn) Reset() {
 	*x = JobReturn{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2566,7 @@ func (x *JobReturn) String() string {
 func (*JobReturn) ProtoMessage() {}
 
 func (x *JobReturn) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2579,7 @@ func (x *JobReturn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobReturn.ProtoReflect.Descriptor instead.
 func (*JobReturn) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobReturn) GetJobs() []*JobRef {
@@ -2490,7 +2605,7 @@ type JobCancel struct {
 
 func (x *JobCancel) Reset() {
 	*x = JobCancel{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2502,7 +2617,7 @@ func (x *JobCancel) String() string {
 func (*JobCancel) ProtoMessage() {}
 
 func (x *JobCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2515,7 +2630,7 @@ func (x *JobCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCancel.ProtoReflect.Descriptor instead.
 func (*JobCancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobCancel) GetJob() *JobRef {
@@ -2536,7 +2651,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2663,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2676,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobResult) GetId() uint64 {
@@ -2595,7 +2710,7 @@ type JobFailure struct {
 
 func (x *JobFailure) Reset() {
 	*x = JobFailure{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2722,7 @@ func (x *JobFailure) String() string {
 func (*JobFailure) ProtoMessage() {}
 
 func (x *JobFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2735,7 @@ func (x *JobFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFailure.ProtoReflect.Descriptor instead.
 func (*JobFailure) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobFailure) GetId() uint64 {
@@ -2650,7 +2765,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2662,7 +2777,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2675,7 +2790,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{33}
+	return file_wire_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobStatus) GetOwned() []uint64 {
@@ -2719,7 +2834,7 @@ type MigrateOffer struct {
 
 func (x *MigrateOffer) Reset() {
 	*x = MigrateOffer{}
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2731,7 +2846,7 @@ func (x *MigrateOffer) String() string {
 func (*MigrateOffer) ProtoMessage() {}
 
 func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2744,7 +2859,7 @@ func (x *MigrateOffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateOffer.ProtoReflect.Descriptor instead.
 func (*MigrateOffer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{34}
+	return file_wire_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MigrateOffer) GetJob() *JobRef {
@@ -2800,7 +2915,7 @@ type MigrateReply struct {
 
 func (x *MigrateReply) Reset() {
 	*x = MigrateReply{}
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2812,7 +2927,7 @@ func (x *MigrateReply) String() string {
 func (*MigrateReply) ProtoMessage() {}
 
 func (x *MigrateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2825,7 +2940,7 @@ func (x *MigrateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateReply.ProtoReflect.Descriptor instead.
 func (*MigrateReply) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{35}
+	return file_wire_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MigrateReply) GetJob() *JobRef {
@@ -2876,7 +2991,7 @@ type PullRequest struct {
 
 func (x *PullRequest) Reset() {
 	*x = PullRequest{}
-	mi := &file_wire_proto_msgTypes[36]
+	mi := &file_wire_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2888,7 +3003,7 @@ func (x *PullRequest) String() string {
 func (*PullRequest) ProtoMessage() {}
 
 func (x *PullRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[36]
+	mi := &file_wire_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2901,7 +3016,7 @@ func (x *PullRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullRequest.ProtoReflect.Descriptor instead.
 func (*PullRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{36}
+	return file_wire_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PullRequest) GetKind() MigrateKind {
@@ -2985,7 +3100,7 @@ type PullReject struct {
 
 func (x *PullReject) Reset() {
 	*x = PullReject{}
-	mi := &file_wire_proto_msgTypes[37]
+	mi := &file_wire_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2997,7 +3112,7 @@ func (x *PullReject) String() string {
 func (*PullReject) ProtoMessage() {}
 
 func (x *PullReject) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[37]
+	mi := &file_wire_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3010,7 +3125,7 @@ func (x *PullReject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullReject.ProtoReflect.Descriptor instead.
 func (*PullReject) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{37}
+	return file_wire_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PullReject) GetKind() MigrateKind {
@@ -3046,7 +3161,7 @@ type MigrateJob struct {
 
 func (x *MigrateJob) Reset() {
 	*x = MigrateJob{}
-	mi := &file_wire_proto_msgTypes[38]
+	mi := &file_wire_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3173,7 @@ func (x *MigrateJob) String() string {
 func (*MigrateJob) ProtoMessage() {}
 
 func (x *MigrateJob) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[38]
+	mi := &file_wire_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3186,7 @@ func (x *MigrateJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateJob.ProtoReflect.Descriptor instead.
 func (*MigrateJob) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{38}
+	return file_wire_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *MigrateJob) GetJob() *JobSpec {
@@ -3132,7 +3247,7 @@ type MigrateAck struct {
 
 func (x *MigrateAck) Reset() {
 	*x = MigrateAck{}
-	mi := &file_wire_proto_msgTypes[39]
+	mi := &file_wire_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3144,7 +3259,7 @@ func (x *MigrateAck) String() string {
 func (*MigrateAck) ProtoMessage() {}
 
 func (x *MigrateAck) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[39]
+	mi := &file_wire_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3157,7 +3272,7 @@ func (x *MigrateAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateAck.ProtoReflect.Descriptor instead.
 func (*MigrateAck) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{39}
+	return file_wire_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *MigrateAck) GetJob() *JobRef {
@@ -3181,7 +3296,7 @@ type ChordFind struct {
 
 func (x *ChordFind) Reset() {
 	*x = ChordFind{}
-	mi := &file_wire_proto_msgTypes[40]
+	mi := &file_wire_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3193,7 +3308,7 @@ func (x *ChordFind) String() string {
 func (*ChordFind) ProtoMessage() {}
 
 func (x *ChordFind) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[40]
+	mi := &file_wire_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3206,7 +3321,7 @@ func (x *ChordFind) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChordFind.ProtoReflect.Descriptor instead.
 func (*ChordFind) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{40}
+	return file_wire_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ChordFind) GetKey() uint64 {
@@ -3250,7 +3365,7 @@ type ChordFound struct {
 
 func (x *ChordFound) Reset() {
 	*x = ChordFound{}
-	mi := &file_wire_proto_msgTypes[41]
+	mi := &file_wire_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3262,7 +3377,7 @@ func (x *ChordFound) String() string {
 func (*ChordFound) ProtoMessage() {}
 
 func (x *ChordFound) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[41]
+	mi := &file_wire_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3275,7 +3390,7 @@ func (x *ChordFound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChordFound.ProtoReflect.Descriptor instead.
 func (*ChordFound) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{41}
+	return file_wire_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ChordFound) GetKey() uint64 {
@@ -3315,7 +3430,7 @@ type ChordStabilize struct {
 
 func (x *ChordStabilize) Reset() {
 	*x = ChordStabilize{}
-	mi := &file_wire_proto_msgTypes[42]
+	mi := &file_wire_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3327,7 +3442,7 @@ func (x *ChordStabilize) String() string {
 func (*ChordStabilize) ProtoMessage() {}
 
 func (x *ChordStabilize) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[42]
+	mi := &file_wire_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3340,7 +3455,7 @@ func (x *ChordStabilize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChordStabilize.ProtoReflect.Descriptor instead.
 func (*ChordStabilize) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{42}
+	return file_wire_proto_rawDescGZIP(), []int{43}
 }
 
 // ChordState answers ChordStabilize: the sender's predecessor (0: none)
@@ -3355,7 +3470,7 @@ type ChordState struct {
 
 func (x *ChordState) Reset() {
 	*x = ChordState{}
-	mi := &file_wire_proto_msgTypes[43]
+	mi := &file_wire_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3367,7 +3482,7 @@ func (x *ChordState) String() string {
 func (*ChordState) ProtoMessage() {}
 
 func (x *ChordState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[43]
+	mi := &file_wire_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3380,7 +3495,7 @@ func (x *ChordState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChordState.ProtoReflect.Descriptor instead.
 func (*ChordState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{43}
+	return file_wire_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ChordState) GetPred() uint64 {
@@ -3406,7 +3521,7 @@ type ChordNotify struct {
 
 func (x *ChordNotify) Reset() {
 	*x = ChordNotify{}
-	mi := &file_wire_proto_msgTypes[44]
+	mi := &file_wire_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3418,7 +3533,7 @@ func (x *ChordNotify) String() string {
 func (*ChordNotify) ProtoMessage() {}
 
 func (x *ChordNotify) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[44]
+	mi := &file_wire_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3431,7 +3546,7 @@ func (x *ChordNotify) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChordNotify.ProtoReflect.Descriptor instead.
 func (*ChordNotify) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{44}
+	return file_wire_proto_rawDescGZIP(), []int{45}
 }
 
 // ChordPing and ChordPong: check_predecessor's liveness probe.
@@ -3443,7 +3558,7 @@ type ChordPing struct {
 
 func (x *ChordPing) Reset() {
 	*x = ChordPing{}
-	mi := &file_wire_proto_msgTypes[45]
+	mi := &file_wire_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3455,7 +3570,7 @@ func (x *ChordPing) String() string {
 func (*ChordPing) ProtoMessage() {}
 
 func (x *ChordPing) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[45]
+	mi := &file_wire_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3468,7 +3583,7 @@ func (x *ChordPing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChordPing.ProtoReflect.Descriptor instead.
 func (*ChordPing) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{45}
+	return file_wire_proto_rawDescGZIP(), []int{46}
 }
 
 type ChordPong struct {
@@ -3479,7 +3594,7 @@ type ChordPong struct {
 
 func (x *ChordPong) Reset() {
 	*x = ChordPong{}
-	mi := &file_wire_proto_msgTypes[46]
+	mi := &file_wire_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3491,7 +3606,7 @@ func (x *ChordPong) String() string {
 func (*ChordPong) ProtoMessage() {}
 
 func (x *ChordPong) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[46]
+	mi := &file_wire_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3504,7 +3619,7 @@ func (x *ChordPong) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChordPong.ProtoReflect.Descriptor instead.
 func (*ChordPong) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{46}
+	return file_wire_proto_rawDescGZIP(), []int{47}
 }
 
 // RntUp is a child's subtree aggregate: the maximum of each resource over
@@ -3519,7 +3634,7 @@ type RntUp struct {
 
 func (x *RntUp) Reset() {
 	*x = RntUp{}
-	mi := &file_wire_proto_msgTypes[47]
+	mi := &file_wire_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3531,7 +3646,7 @@ func (x *RntUp) String() string {
 func (*RntUp) ProtoMessage() {}
 
 func (x *RntUp) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[47]
+	mi := &file_wire_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3544,7 +3659,7 @@ func (x *RntUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RntUp.ProtoReflect.Descriptor instead.
 func (*RntUp) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{47}
+	return file_wire_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RntUp) GetMax() []uint32 {
@@ -3572,7 +3687,7 @@ type RntDown struct {
 
 func (x *RntDown) Reset() {
 	*x = RntDown{}
-	mi := &file_wire_proto_msgTypes[48]
+	mi := &file_wire_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3584,7 +3699,7 @@ func (x *RntDown) String() string {
 func (*RntDown) ProtoMessage() {}
 
 func (x *RntDown) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[48]
+	mi := &file_wire_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3597,7 +3712,7 @@ func (x *RntDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RntDown.ProtoReflect.Descriptor instead.
 func (*RntDown) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{48}
+	return file_wire_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RntDown) GetMax() []uint32 {
@@ -3622,7 +3737,7 @@ type RntCandidate struct {
 
 func (x *RntCandidate) Reset() {
 	*x = RntCandidate{}
-	mi := &file_wire_proto_msgTypes[49]
+	mi := &file_wire_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3634,7 +3749,7 @@ func (x *RntCandidate) String() string {
 func (*RntCandidate) ProtoMessage() {}
 
 func (x *RntCandidate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[49]
+	mi := &file_wire_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3647,7 +3762,7 @@ func (x *RntCandidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RntCandidate.ProtoReflect.Descriptor instead.
 func (*RntCandidate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{49}
+	return file_wire_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RntCandidate) GetId() uint64 {
@@ -3701,7 +3816,7 @@ type RntSearch struct {
 
 func (x *RntSearch) Reset() {
 	*x = RntSearch{}
-	mi := &file_wire_proto_msgTypes[50]
+	mi := &file_wire_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3713,7 +3828,7 @@ func (x *RntSearch) String() string {
 func (*RntSearch) ProtoMessage() {}
 
 func (x *RntSearch) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[50]
+	mi := &file_wire_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3726,7 +3841,7 @@ func (x *RntSearch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RntSearch.ProtoReflect.Descriptor instead.
 func (*RntSearch) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{50}
+	return file_wire_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RntSearch) GetJob() *JobSpec {
@@ -3818,7 +3933,7 @@ type WaveJob struct {
 
 func (x *WaveJob) Reset() {
 	*x = WaveJob{}
-	mi := &file_wire_proto_msgTypes[51]
+	mi := &file_wire_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3830,7 +3945,7 @@ func (x *WaveJob) String() string {
 func (*WaveJob) ProtoMessage() {}
 
 func (x *WaveJob) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[51]
+	mi := &file_wire_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3843,7 +3958,7 @@ func (x *WaveJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveJob.ProtoReflect.Descriptor instead.
 func (*WaveJob) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{51}
+	return file_wire_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *WaveJob) GetId() uint32 {
@@ -3912,7 +4027,7 @@ type WaveSearch struct {
 
 func (x *WaveSearch) Reset() {
 	*x = WaveSearch{}
-	mi := &file_wire_proto_msgTypes[52]
+	mi := &file_wire_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +4039,7 @@ func (x *WaveSearch) String() string {
 func (*WaveSearch) ProtoMessage() {}
 
 func (x *WaveSearch) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[52]
+	mi := &file_wire_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +4052,7 @@ func (x *WaveSearch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveSearch.ProtoReflect.Descriptor instead.
 func (*WaveSearch) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{52}
+	return file_wire_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *WaveSearch) GetReq() uint64 {
@@ -3998,7 +4113,7 @@ type WaveRoute struct {
 
 func (x *WaveRoute) Reset() {
 	*x = WaveRoute{}
-	mi := &file_wire_proto_msgTypes[53]
+	mi := &file_wire_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4010,7 +4125,7 @@ func (x *WaveRoute) String() string {
 func (*WaveRoute) ProtoMessage() {}
 
 func (x *WaveRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[53]
+	mi := &file_wire_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4023,7 +4138,7 @@ func (x *WaveRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveRoute.ProtoReflect.Descriptor instead.
 func (*WaveRoute) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{53}
+	return file_wire_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *WaveRoute) GetSearch() *WaveSearch {
@@ -4080,7 +4195,7 @@ type WaveProbe struct {
 
 func (x *WaveProbe) Reset() {
 	*x = WaveProbe{}
-	mi := &file_wire_proto_msgTypes[54]
+	mi := &file_wire_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4092,7 +4207,7 @@ func (x *WaveProbe) String() string {
 func (*WaveProbe) ProtoMessage() {}
 
 func (x *WaveProbe) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[54]
+	mi := &file_wire_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4105,7 +4220,7 @@ func (x *WaveProbe) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveProbe.ProtoReflect.Descriptor instead.
 func (*WaveProbe) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{54}
+	return file_wire_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *WaveProbe) GetSearch() *WaveSearch {
@@ -4134,7 +4249,7 @@ type WaveReply struct {
 
 func (x *WaveReply) Reset() {
 	*x = WaveReply{}
-	mi := &file_wire_proto_msgTypes[55]
+	mi := &file_wire_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4146,7 +4261,7 @@ func (x *WaveReply) String() string {
 func (*WaveReply) ProtoMessage() {}
 
 func (x *WaveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[55]
+	mi := &file_wire_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4159,7 +4274,7 @@ func (x *WaveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveReply.ProtoReflect.Descriptor instead.
 func (*WaveReply) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{55}
+	return file_wire_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *WaveReply) GetReq() uint64 {
@@ -4185,7 +4300,7 @@ type WaveShip struct {
 
 func (x *WaveShip) Reset() {
 	*x = WaveShip{}
-	mi := &file_wire_proto_msgTypes[56]
+	mi := &file_wire_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4197,7 +4312,7 @@ func (x *WaveShip) String() string {
 func (*WaveShip) ProtoMessage() {}
 
 func (x *WaveShip) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[56]
+	mi := &file_wire_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4210,7 +4325,7 @@ func (x *WaveShip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveShip.ProtoReflect.Descriptor instead.
 func (*WaveShip) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{56}
+	return file_wire_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *WaveShip) GetJob() *WaveJob {
@@ -4229,7 +4344,7 @@ type WaveMigrate struct {
 
 func (x *WaveMigrate) Reset() {
 	*x = WaveMigrate{}
-	mi := &file_wire_proto_msgTypes[57]
+	mi := &file_wire_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4241,7 +4356,7 @@ func (x *WaveMigrate) String() string {
 func (*WaveMigrate) ProtoMessage() {}
 
 func (x *WaveMigrate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[57]
+	mi := &file_wire_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4254,7 +4369,7 @@ func (x *WaveMigrate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveMigrate.ProtoReflect.Descriptor instead.
 func (*WaveMigrate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{57}
+	return file_wire_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *WaveMigrate) GetJob() *WaveJob {
@@ -4275,7 +4390,7 @@ type WaveFail struct {
 
 func (x *WaveFail) Reset() {
 	*x = WaveFail{}
-	mi := &file_wire_proto_msgTypes[58]
+	mi := &file_wire_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4287,7 +4402,7 @@ func (x *WaveFail) String() string {
 func (*WaveFail) ProtoMessage() {}
 
 func (x *WaveFail) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[58]
+	mi := &file_wire_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4300,7 +4415,7 @@ func (x *WaveFail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveFail.ProtoReflect.Descriptor instead.
 func (*WaveFail) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{58}
+	return file_wire_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WaveFail) GetJob() uint32 {
@@ -4320,7 +4435,7 @@ type WaveDone struct {
 
 func (x *WaveDone) Reset() {
 	*x = WaveDone{}
-	mi := &file_wire_proto_msgTypes[59]
+	mi := &file_wire_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +4447,7 @@ func (x *WaveDone) String() string {
 func (*WaveDone) ProtoMessage() {}
 
 func (x *WaveDone) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[59]
+	mi := &file_wire_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +4460,7 @@ func (x *WaveDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaveDone.ProtoReflect.Descriptor instead.
 func (*WaveDone) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{59}
+	return file_wire_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WaveDone) GetJob() uint32 {
@@ -4495,7 +4610,14 @@ const file_wire_proto_rawDesc = "" +
 	"\x05epoch\x18\x03 \x01(\rR\x05epoch\x12\x12\n" +
 	"\x04hops\x18\x04 \x01(\rR\x04hops\x12+\n" +
 	"\x04best\x18\x05 \x01(\v2\x17.gridbed.wire.CandidateR\x04best\x12\x16\n" +
-	"\x06pushes\x18\x06 \x01(\rR\x06pushes\"t\n" +
+	"\x06pushes\x18\x06 \x01(\rR\x06pushes\"\x91\x01\n" +
+	"\n" +
+	"DualSearch\x12)\n" +
+	"\x04push\x18\x01 \x01(\v2\x15.gridbed.wire.JobPushR\x04push\x12\x12\n" +
+	"\x04hops\x18\x02 \x01(\rR\x04hops\x12\x12\n" +
+	"\x04best\x18\x03 \x01(\x01R\x04best\x12\x18\n" +
+	"\adetours\x18\x04 \x01(\rR\adetours\x12\x16\n" +
+	"\x06climbs\x18\x05 \x01(\rR\x06climbs\"t\n" +
 	"\tJobAssign\x12'\n" +
 	"\x03job\x18\x01 \x01(\v2\x15.gridbed.wire.JobSpecR\x03job\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\x04R\x05owner\x12\x14\n" +
@@ -4656,7 +4778,7 @@ const file_wire_proto_rawDesc = "" +
 	"\bWaveFail\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\rR\x03job\"\x1c\n" +
 	"\bWaveDone\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\rR\x03job*\xb9\a\n" +
+	"\x03job\x18\x01 \x01(\rR\x03job*\x97\t\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -4705,7 +4827,16 @@ const file_wire_proto_rawDesc = "" +
 	"\rMSG_WAVE_SHIP\x10*\x12\x14\n" +
 	"\x10MSG_WAVE_MIGRATE\x10+\x12\x11\n" +
 	"\rMSG_WAVE_FAIL\x10,\x12\x11\n" +
-	"\rMSG_WAVE_DONE\x10-*P\n" +
+	"\rMSG_WAVE_DONE\x10-\x12\x11\n" +
+	"\rMSG_DUAL_JOIN\x10.\x12\x18\n" +
+	"\x14MSG_DUAL_JOIN_ACCEPT\x10/\x12\x18\n" +
+	"\x14MSG_DUAL_JOIN_REJECT\x100\x12\x16\n" +
+	"\x12MSG_DUAL_HEARTBEAT\x101\x12\x18\n" +
+	"\x14MSG_DUAL_ZONE_UPDATE\x102\x12\x12\n" +
+	"\x0eMSG_DUAL_LEAVE\x103\x12 \n" +
+	"\x1cMSG_DUAL_FULL_UPDATE_REQUEST\x104\x12\x18\n" +
+	"\x14MSG_DUAL_FULL_UPDATE\x105\x12\x13\n" +
+	"\x0fMSG_DUAL_SEARCH\x106*P\n" +
 	"\vMigrateKind\x12\x17\n" +
 	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
@@ -4724,7 +4855,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -4752,42 +4883,43 @@ var file_wire_proto_goTypes = []any{
 	(*JobRoute)(nil),          // 23: gridbed.wire.JobRoute
 	(*Candidate)(nil),         // 24: gridbed.wire.Candidate
 	(*JobPush)(nil),           // 25: gridbed.wire.JobPush
-	(*JobAssign)(nil),         // 26: gridbed.wire.JobAssign
-	(*JobQueued)(nil),         // 27: gridbed.wire.JobQueued
-	(*RunHeartbeat)(nil),      // 28: gridbed.wire.RunHeartbeat
-	(*OwnerHeartbeat)(nil),    // 29: gridbed.wire.OwnerHeartbeat
-	(*JobAdopt)(nil),          // 30: gridbed.wire.JobAdopt
-	(*JobReturn)(nil),         // 31: gridbed.wire.JobReturn
-	(*JobCancel)(nil),         // 32: gridbed.wire.JobCancel
-	(*JobResult)(nil),         // 33: gridbed.wire.JobResult
-	(*JobFailure)(nil),        // 34: gridbed.wire.JobFailure
-	(*JobStatus)(nil),         // 35: gridbed.wire.JobStatus
-	(*MigrateOffer)(nil),      // 36: gridbed.wire.MigrateOffer
-	(*MigrateReply)(nil),      // 37: gridbed.wire.MigrateReply
-	(*PullRequest)(nil),       // 38: gridbed.wire.PullRequest
-	(*PullReject)(nil),        // 39: gridbed.wire.PullReject
-	(*MigrateJob)(nil),        // 40: gridbed.wire.MigrateJob
-	(*MigrateAck)(nil),        // 41: gridbed.wire.MigrateAck
-	(*ChordFind)(nil),         // 42: gridbed.wire.ChordFind
-	(*ChordFound)(nil),        // 43: gridbed.wire.ChordFound
-	(*ChordStabilize)(nil),    // 44: gridbed.wire.ChordStabilize
-	(*ChordState)(nil),        // 45: gridbed.wire.ChordState
-	(*ChordNotify)(nil),       // 46: gridbed.wire.ChordNotify
-	(*ChordPing)(nil),         // 47: gridbed.wire.ChordPing
-	(*ChordPong)(nil),         // 48: gridbed.wire.ChordPong
-	(*RntUp)(nil),             // 49: gridbed.wire.RntUp
-	(*RntDown)(nil),           // 50: gridbed.wire.RntDown
-	(*RntCandidate)(nil),      // 51: gridbed.wire.RntCandidate
-	(*RntSearch)(nil),         // 52: gridbed.wire.RntSearch
-	(*WaveJob)(nil),           // 53: gridbed.wire.WaveJob
-	(*WaveSearch)(nil),        // 54: gridbed.wire.WaveSearch
-	(*WaveRoute)(nil),         // 55: gridbed.wire.WaveRoute
-	(*WaveProbe)(nil),         // 56: gridbed.wire.WaveProbe
-	(*WaveReply)(nil),         // 57: gridbed.wire.WaveReply
-	(*WaveShip)(nil),          // 58: gridbed.wire.WaveShip
-	(*WaveMigrate)(nil),       // 59: gridbed.wire.WaveMigrate
-	(*WaveFail)(nil),          // 60: gridbed.wire.WaveFail
-	(*WaveDone)(nil),          // 61: gridbed.wire.WaveDone
+	(*DualSearch)(nil),        // 26: gridbed.wire.DualSearch
+	(*JobAssign)(nil),         // 27: gridbed.wire.JobAssign
+	(*JobQueued)(nil),         // 28: gridbed.wire.JobQueued
+	(*RunHeartbeat)(nil),      // 29: gridbed.wire.RunHeartbeat
+	(*OwnerHeartbeat)(nil),    // 30: gridbed.wire.OwnerHeartbeat
+	(*JobAdopt)(nil),          // 31: gridbed.wire.JobAdopt
+	(*JobReturn)(nil),         // 32: gridbed.wire.JobReturn
+	(*JobCancel)(nil),         // 33: gridbed.wire.JobCancel
+	(*JobResult)(nil),         // 34: gridbed.wire.JobResult
+	(*JobFailure)(nil),        // 35: gridbed.wire.JobFailure
+	(*JobStatus)(nil),         // 36: gridbed.wire.JobStatus
+	(*MigrateOffer)(nil),      // 37: gridbed.wire.MigrateOffer
+	(*MigrateReply)(nil),      // 38: gridbed.wire.MigrateReply
+	(*PullRequest)(nil),       // 39: gridbed.wire.PullRequest
+	(*PullReject)(nil),        // 40: gridbed.wire.PullReject
+	(*MigrateJob)(nil),        // 41: gridbed.wire.MigrateJob
+	(*MigrateAck)(nil),        // 42: gridbed.wire.MigrateAck
+	(*ChordFind)(nil),         // 43: gridbed.wire.ChordFind
+	(*ChordFound)(nil),        // 44: gridbed.wire.ChordFound
+	(*ChordStabilize)(nil),    // 45: gridbed.wire.ChordStabilize
+	(*ChordState)(nil),        // 46: gridbed.wire.ChordState
+	(*ChordNotify)(nil),       // 47: gridbed.wire.ChordNotify
+	(*ChordPing)(nil),         // 48: gridbed.wire.ChordPing
+	(*ChordPong)(nil),         // 49: gridbed.wire.ChordPong
+	(*RntUp)(nil),             // 50: gridbed.wire.RntUp
+	(*RntDown)(nil),           // 51: gridbed.wire.RntDown
+	(*RntCandidate)(nil),      // 52: gridbed.wire.RntCandidate
+	(*RntSearch)(nil),         // 53: gridbed.wire.RntSearch
+	(*WaveJob)(nil),           // 54: gridbed.wire.WaveJob
+	(*WaveSearch)(nil),        // 55: gridbed.wire.WaveSearch
+	(*WaveRoute)(nil),         // 56: gridbed.wire.WaveRoute
+	(*WaveProbe)(nil),         // 57: gridbed.wire.WaveProbe
+	(*WaveReply)(nil),         // 58: gridbed.wire.WaveReply
+	(*WaveShip)(nil),          // 59: gridbed.wire.WaveShip
+	(*WaveMigrate)(nil),       // 60: gridbed.wire.WaveMigrate
+	(*WaveFail)(nil),          // 61: gridbed.wire.WaveFail
+	(*WaveDone)(nil),          // 62: gridbed.wire.WaveDone
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -4818,37 +4950,38 @@ var file_wire_proto_depIdxs = []int32{
 	18, // 25: gridbed.wire.JobRoute.job:type_name -> gridbed.wire.JobSpec
 	18, // 26: gridbed.wire.JobPush.job:type_name -> gridbed.wire.JobSpec
 	24, // 27: gridbed.wire.JobPush.best:type_name -> gridbed.wire.Candidate
-	18, // 28: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
-	19, // 29: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
-	19, // 30: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
-	19, // 31: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
-	19, // 32: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
-	19, // 33: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
-	18, // 34: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
-	19, // 35: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
-	19, // 36: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
-	19, // 37: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
-	34, // 38: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
-	19, // 39: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
-	1,  // 40: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
-	19, // 41: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
-	1,  // 42: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 43: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
-	1,  // 44: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
-	18, // 45: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
-	1,  // 46: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
-	19, // 47: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
-	18, // 48: gridbed.wire.RntSearch.job:type_name -> gridbed.wire.JobSpec
-	51, // 49: gridbed.wire.RntSearch.cands:type_name -> gridbed.wire.RntCandidate
-	54, // 50: gridbed.wire.WaveRoute.search:type_name -> gridbed.wire.WaveSearch
-	54, // 51: gridbed.wire.WaveProbe.search:type_name -> gridbed.wire.WaveSearch
-	53, // 52: gridbed.wire.WaveShip.job:type_name -> gridbed.wire.WaveJob
-	53, // 53: gridbed.wire.WaveMigrate.job:type_name -> gridbed.wire.WaveJob
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	25, // 28: gridbed.wire.DualSearch.push:type_name -> gridbed.wire.JobPush
+	18, // 29: gridbed.wire.JobAssign.job:type_name -> gridbed.wire.JobSpec
+	19, // 30: gridbed.wire.JobQueued.job:type_name -> gridbed.wire.JobRef
+	19, // 31: gridbed.wire.RunHeartbeat.held:type_name -> gridbed.wire.JobRef
+	19, // 32: gridbed.wire.RunHeartbeat.done:type_name -> gridbed.wire.JobRef
+	19, // 33: gridbed.wire.OwnerHeartbeat.jobs:type_name -> gridbed.wire.JobRef
+	19, // 34: gridbed.wire.OwnerHeartbeat.disowned:type_name -> gridbed.wire.JobRef
+	18, // 35: gridbed.wire.JobAdopt.job:type_name -> gridbed.wire.JobSpec
+	19, // 36: gridbed.wire.JobReturn.jobs:type_name -> gridbed.wire.JobRef
+	19, // 37: gridbed.wire.JobReturn.done:type_name -> gridbed.wire.JobRef
+	19, // 38: gridbed.wire.JobCancel.job:type_name -> gridbed.wire.JobRef
+	35, // 39: gridbed.wire.JobStatus.failed:type_name -> gridbed.wire.JobFailure
+	19, // 40: gridbed.wire.MigrateOffer.job:type_name -> gridbed.wire.JobRef
+	1,  // 41: gridbed.wire.MigrateOffer.kind:type_name -> gridbed.wire.MigrateKind
+	19, // 42: gridbed.wire.MigrateReply.job:type_name -> gridbed.wire.JobRef
+	1,  // 43: gridbed.wire.MigrateReply.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 44: gridbed.wire.PullRequest.kind:type_name -> gridbed.wire.MigrateKind
+	1,  // 45: gridbed.wire.PullReject.kind:type_name -> gridbed.wire.MigrateKind
+	18, // 46: gridbed.wire.MigrateJob.job:type_name -> gridbed.wire.JobSpec
+	1,  // 47: gridbed.wire.MigrateJob.kind:type_name -> gridbed.wire.MigrateKind
+	19, // 48: gridbed.wire.MigrateAck.job:type_name -> gridbed.wire.JobRef
+	18, // 49: gridbed.wire.RntSearch.job:type_name -> gridbed.wire.JobSpec
+	52, // 50: gridbed.wire.RntSearch.cands:type_name -> gridbed.wire.RntCandidate
+	55, // 51: gridbed.wire.WaveRoute.search:type_name -> gridbed.wire.WaveSearch
+	55, // 52: gridbed.wire.WaveProbe.search:type_name -> gridbed.wire.WaveSearch
+	54, // 53: gridbed.wire.WaveShip.job:type_name -> gridbed.wire.WaveJob
+	54, // 54: gridbed.wire.WaveMigrate.job:type_name -> gridbed.wire.WaveJob
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -4863,7 +4996,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   60,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -101,6 +101,8 @@ type Ledger struct {
 	migrations map[string]uint64 // received migrations by mechanism
 	// keepHistory bounds the per-job history (0: unlimited).
 	keepHistory int
+	// second is Dual-CAN's Manager node (manager.go).
+	second manager
 }
 
 // New returns an empty ledger. alive tells whether a peer is a current
