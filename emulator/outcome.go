@@ -73,7 +73,7 @@ func (s *Summary) decide(interrupted string) {
 		}
 	}
 	overloaded := len(machine) > 0
-	s.OutcomeReasons = append(append(lost, machine...), protocol...)
+	s.OutcomeReasons = append(append(append([]string{}, lost...), machine...), protocol...) // [] in JSON when none
 	switch {
 	case interrupted != "":
 		s.Outcome = OutcomeInterrupted
