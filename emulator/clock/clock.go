@@ -7,6 +7,7 @@
 package clock
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -47,6 +48,23 @@ func (c *Clock) Now() time.Duration {
 // up, so that Now() at that instant is not before t).
 func (c *Clock) WallAt(t time.Duration) time.Time {
 	return c.start.Add(time.Duration(math.Ceil(float64(t-c.origin) / c.scale)))
+}
+
+// Await blocks until the clock reaches emulated time t or ctx ends (then
+// ctx's error); a t already passed returns at once.
+func (c *Clock) Await(ctx context.Context, t time.Duration) error {
+	wait := time.Until(c.WallAt(t))
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(wait)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Timers runs callbacks at emulated deadlines on one goroutine. Callbacks

@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"context"
+	"errors"
 	"math"
 	"sync"
 	"testing"
@@ -104,5 +106,24 @@ func TestSkewRoundTrip(t *testing.T) {
 	s := Skew{Drift: -0.3}
 	if got, want := s.Emulated(30*time.Second), time.Duration(math.Ceil(30e9/0.7)); got != want {
 		t.Fatalf("Emulated(30s) on a clock 30%% slow = %v, want %v", got, want)
+	}
+}
+
+// Await returns once the clock has reached t (then Now is not before t),
+// at once for a t already passed, and with the context's error when the
+// context ends first.
+func TestAwait(t *testing.T) {
+	c := New(1000) // an emulated second per wall millisecond
+	if err := c.Await(context.Background(), 0); err != nil {
+		t.Fatalf("a passed deadline: %v", err)
+	}
+	at := c.Now() + 20*time.Millisecond*1000
+	if err := c.Await(context.Background(), at); err != nil || c.Now() < at {
+		t.Fatalf("Await(%v) = %v with Now %v", at, err, c.Now())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Await(ctx, c.Now()+time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled context: %v", err)
 	}
 }

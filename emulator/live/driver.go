@@ -387,18 +387,7 @@ func (d *Driver) StartPeerNow(id core.NodeID) bool {
 
 // AdvanceTo waits until the scaled clock reaches emulated time t.
 func (d *Driver) AdvanceTo(ctx context.Context, t time.Duration) error {
-	wait := time.Until(d.clock.WallAt(t))
-	if wait <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(wait)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return d.clock.Await(ctx, t)
 }
 
 // Now is the current emulated time.

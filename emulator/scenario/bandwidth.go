@@ -48,37 +48,26 @@ var bandwidthFields = []field{
 // rateField is a bandwidth.Rate written as a rate (1Mbit); example is a
 // valid non-default value for messages.
 func rateField(key string, p func(*Scenario) *bandwidth.Rate, example, doc string) field {
-	want := bandwidth.RateSyntax
-	return field{
-		key: key, doc: doc, want: want,
-		reset: func(s *Scenario) { *p(s) = 0 },
-		decode: func(s *Scenario, n *yaml.Node) string {
-			r, err := bandwidth.ParseRate(n.Value)
-			if err != nil {
-				_, name := splitKey(key)
-				return err.Error() + ", e.g. " + name + ": " + example
-			}
-			*p(s) = r
-			return ""
-		},
-		encode: func(s *Scenario) *yaml.Node { return strNode(p(s).String()) },
-		check: func(s *Scenario) string {
-			if *p(s) < 0 {
-				return fmt.Sprintf("a negative rate — write %s", want)
-			}
-			return ""
-		},
-	}
+	return unitField(key, p, bandwidth.ParseRate, bandwidth.RateSyntax, "rate", example, doc)
 }
 
 // sizeField is a bandwidth.Size written as a size (64KB).
 func sizeField(key string, p func(*Scenario) *bandwidth.Size, example, doc string) field {
-	want := bandwidth.SizeSyntax
+	return unitField(key, p, bandwidth.ParseSize, bandwidth.SizeSyntax, "size", example, doc)
+}
+
+// unitField is a non-negative quantity written with its unit (a rate, a
+// size), read by parse; want says how to write one, what names it in
+// messages.
+func unitField[T interface {
+	~int64
+	String() string
+}](key string, p func(*Scenario) *T, parse func(string) (T, error), want, what, example, doc string) field {
 	return field{
 		key: key, doc: doc, want: want,
 		reset: func(s *Scenario) { *p(s) = 0 },
 		decode: func(s *Scenario, n *yaml.Node) string {
-			v, err := bandwidth.ParseSize(n.Value)
+			v, err := parse(n.Value)
 			if err != nil {
 				_, name := splitKey(key)
 				return err.Error() + ", e.g. " + name + ": " + example
@@ -86,10 +75,10 @@ func sizeField(key string, p func(*Scenario) *bandwidth.Size, example, doc strin
 			*p(s) = v
 			return ""
 		},
-		encode: func(s *Scenario) *yaml.Node { return strNode(p(s).String()) },
+		encode: func(s *Scenario) *yaml.Node { return strNode((*p(s)).String()) },
 		check: func(s *Scenario) string {
 			if *p(s) < 0 {
-				return fmt.Sprintf("a negative size — write %s", want)
+				return fmt.Sprintf("a negative %s — write %s", what, want)
 			}
 			return ""
 		},

@@ -530,18 +530,7 @@ func (c *Coordinator) WrapBus(wrap func(bus.Bus) bus.Bus) { _ = wrap(nullBus{c})
 
 // AdvanceTo waits until the scaled clock reaches emulated time t.
 func (c *Coordinator) AdvanceTo(ctx context.Context, t time.Duration) error {
-	wait := time.Until(c.clock.WallAt(t))
-	if wait <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(wait)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.clock.Await(ctx, t)
 }
 
 // Now is the run's emulated time.
