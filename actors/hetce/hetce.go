@@ -88,21 +88,7 @@ type Upper struct {
 func Aggregate(own can.Zone, nbrs []Upper) []load.Agg {
 	ai := make([]load.Agg, len(own.Lo))
 	for _, u := range nbrs {
-		for d := range ai {
-			of := load.OverlapFraction(own, u.Zone, d)
-			if of == 0 {
-				continue
-			}
-			a := load.Agg{Nodes: 1, Cores: max(u.Units, 0), Queue: u.Required}
-			if d < len(u.AI) {
-				a.Nodes += u.AI[d].Nodes
-				a.Cores += u.AI[d].Cores
-				a.Queue += u.AI[d].Queue
-			}
-			ai[d].Nodes += a.Nodes * of
-			ai[d].Cores += a.Cores * of
-			ai[d].Queue += a.Queue * of
-		}
+		load.AddUpper(ai, own, u.Zone, load.Agg{Nodes: 1, Cores: max(u.Units, 0), Queue: u.Required}, u.AI)
 	}
 	return ai
 }

@@ -82,23 +82,31 @@ func OverlapFraction(n, u can.Zone, d int) float64 {
 func Aggregate(own can.Zone, nbrs []Upper) []Agg {
 	ai := make([]Agg, len(own.Lo))
 	for _, u := range nbrs {
-		for d := range ai {
-			of := OverlapFraction(own, u.Zone, d)
-			if of == 0 {
-				continue
-			}
-			a := Agg{Nodes: 1, Cores: max(u.Cores, 1), Queue: u.Queue}
-			if d < len(u.AI) {
-				a.Nodes += u.AI[d].Nodes
-				a.Cores += u.AI[d].Cores
-				a.Queue += u.AI[d].Queue
-			}
-			ai[d].Nodes += a.Nodes * of
-			ai[d].Cores += a.Cores * of
-			ai[d].Queue += a.Queue * of
-		}
+		AddUpper(ai, own, u.Zone, Agg{Nodes: 1, Cores: max(u.Cores, 1), Queue: u.Queue}, u.AI)
 	}
 	return ai
+}
+
+// AddUpper adds one upper neighbor's share to ai (003 Eq 1's term): along
+// every dimension d where its zone overlaps own, (AI_d(u) + I(u)) ×
+// OF_d(own, u), with I(u) = self and AI_d(u) = above[d] (none when above
+// is shorter: a neighbor whose aggregate is unknown counts with I(u)).
+func AddUpper(ai []Agg, own, zone can.Zone, self Agg, above []Agg) {
+	for d := range ai {
+		of := OverlapFraction(own, zone, d)
+		if of == 0 {
+			continue
+		}
+		a := self
+		if d < len(above) {
+			a.Nodes += above[d].Nodes
+			a.Cores += above[d].Cores
+			a.Queue += above[d].Queue
+		}
+		ai[d].Nodes += a.Nodes * of
+		ai[d].Cores += a.Cores * of
+		ai[d].Queue += a.Queue * of
+	}
 }
 
 // Objective is F_d(u) = AI_d(u).SumOfJobQueueSizes / AI_d(u).NumberOfNodes²
