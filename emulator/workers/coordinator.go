@@ -44,10 +44,14 @@ type Options struct {
 	// Wait bounds how long the run waits for its workers to join; 0
 	// means a minute.
 	Wait time.Duration
-	// Deadline is how long a worker may stay silent before it is declared
-	// dead; 0 means DefaultDeadline.
+	// Deadline is how long a worker whose control connection to the
+	// coordinator's server has closed may stay silent before it is
+	// declared dead; 0 means DefaultDeadline.
 	Deadline time.Duration
-	Logger   *slog.Logger
+	// HungDeadline is how long a worker still connected may stay silent
+	// (a hung or starved process); 0 means DefaultHungDeadline.
+	HungDeadline time.Duration
+	Logger       *slog.Logger
 }
 
 // Coordinator is the driver of a run whose peers live on workers: the
@@ -81,6 +85,7 @@ type Coordinator struct {
 	origin   time.Duration
 	failures []string
 	closed   bool
+	closing  bool // Close has begun: its requests judge the workers
 	final    live.Settlement
 }
 
@@ -113,6 +118,10 @@ func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordin
 	if opts.Deadline == 0 {
 		opts.Deadline = DefaultDeadline
 	}
+	if opts.HungDeadline == 0 {
+		opts.HungDeadline = DefaultHungDeadline
+	}
+	opts.HungDeadline = max(opts.HungDeadline, opts.Deadline)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -285,7 +294,11 @@ func (c *Coordinator) onBeat(msg *nats.Msg) {
 	c.mu.Unlock()
 }
 
-// watch declares dead the workers silent past the deadline.
+// watch declares dead the workers silent past the deadline: a worker
+// whose control connection has closed after Options.Deadline, one still
+// connected (hung, or starved of CPU on an overloaded machine) after
+// Options.HungDeadline. Once Close has begun its requests judge the
+// workers instead.
 func (c *Coordinator) watch() {
 	defer c.wg.Done()
 	tick := time.NewTicker(BeatInterval / 2)
@@ -296,18 +309,39 @@ func (c *Coordinator) watch() {
 			return
 		case <-tick.C:
 		}
+		type quiet struct {
+			i      int
+			cid    uint64
+			silent time.Duration
+		}
+		var silent []quiet
 		c.mu.Lock()
-		var silent []int
 		for i, w := range c.workers {
-			if !w.dead && time.Since(w.lastBeat) > c.opts.Deadline {
-				silent = append(silent, i)
+			if d := time.Since(w.lastBeat); !w.dead && !c.closing && d > c.opts.Deadline {
+				silent = append(silent, quiet{i, w.hello.CID, d})
 			}
 		}
 		c.mu.Unlock()
-		for _, i := range silent {
-			c.lose(i, fmt.Sprintf("sent no heartbeat for %v", c.opts.Deadline))
+		for _, q := range silent {
+			switch {
+			case !c.connected(q.cid):
+				c.lose(q.i, fmt.Sprintf("sent no heartbeat for %v and its connection closed", c.opts.Deadline))
+			case q.silent > c.opts.HungDeadline:
+				c.lose(q.i, fmt.Sprintf("sent no heartbeat for %v though still connected (hung)", c.opts.HungDeadline))
+			}
 		}
 	}
+}
+
+// connected reports whether the control connection with server id cid
+// is open on the coordinator's server (a worker that gave none counts as
+// connected: its silence alone judges it).
+func (c *Coordinator) connected(cid uint64) bool {
+	if cid == 0 {
+		return true
+	}
+	cz, err := c.srv.Connz(&server.ConnzOptions{CID: cid, State: server.ConnOpen})
+	return err != nil || (cz != nil && len(cz.Conns) > 0 && cz.Conns[0].Cid == cid)
 }
 
 // lose declares worker i dead: its peers crash (they depart as failed
@@ -316,7 +350,7 @@ func (c *Coordinator) watch() {
 func (c *Coordinator) lose(i int, why string) {
 	c.mu.Lock()
 	w := c.workers[i]
-	if w.dead || c.closed {
+	if w.dead || c.closed || c.closing {
 		c.mu.Unlock()
 		return
 	}
@@ -714,6 +748,7 @@ func (c *Coordinator) Close() error {
 		c.mu.Unlock()
 		return nil
 	}
+	c.closing = true
 	c.mu.Unlock()
 	c.timers.Stop()
 	var first error

@@ -46,9 +46,14 @@ func readySubject(run string) string           { return "gbw." + run + ".ready" 
 const (
 	// BeatInterval is how often a worker tells the coordinator it lives.
 	BeatInterval = 200 * time.Millisecond
-	// DefaultDeadline is how long a worker may stay silent before the
-	// coordinator declares it dead.
+	// DefaultDeadline is how long a worker whose control connection has
+	// closed may stay silent before the coordinator declares it dead.
 	DefaultDeadline = 3 * time.Second
+	// DefaultHungDeadline is how long a worker still connected may stay
+	// silent: a process starved of CPU (an overloaded machine, the race
+	// detector) keeps its connection but sends its beats late, so
+	// silence alone is weak evidence of death.
+	DefaultHungDeadline = 30 * time.Second
 	// requestTimeout bounds a control request that does not wait for the
 	// peers (spawn, start, halt...).
 	requestTimeout = 10 * time.Second
@@ -58,6 +63,9 @@ const (
 type Hello struct {
 	Host string
 	PID  int
+	// CID is the server's id of its control connection: while that
+	// connection is open the worker's process lives.
+	CID uint64
 	// Metrics is the address its /metrics listens on (in Ready).
 	Metrics string
 }

@@ -52,6 +52,7 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	defer nc.Close()
 	host, _ := os.Hostname()
 	hello := Hello{Host: host, PID: os.Getpid()}
+	hello.CID, _ = nc.GetClientID()
 	msg, err := nc.Request(helloSubject, encode(hello), requestTimeout)
 	if err != nil {
 		return fmt.Errorf("worker: the coordinator at %s did not answer: %w", url, err)
