@@ -14,16 +14,23 @@ import (
 // jobs.
 func hetScenario(t *testing.T, seed uint64, peers int, timeScale float64, scheme, extra string) scenario.Scenario {
 	t.Helper()
+	return hetScenarioSized(t, seed, peers, timeScale, scheme, extra, "3h", 150, "20m")
+}
+
+// hetScenarioSized is hetScenario with its duration, job count and job
+// runtime given.
+func hetScenarioSized(t *testing.T, seed uint64, peers int, timeScale float64, scheme, extra, duration string, jobs int, runtime string) scenario.Scenario {
+	t.Helper()
 	doc := fmt.Sprintf(`
 seed: %d
-duration: 3h
+duration: %s
 time_scale: %g
 peers: {count: %d, population: mixed, bootstrap: direct, ces: {gpu_types: 2, gpu_fraction: 0.5}}
 overlay: {dimensions: 10}
 link: {latency: {dist: exponential, mean: 50ms}}
-workload: {jobs: 150, interarrival: 60s, runtime: 20m, kind: mixed, classes: nodes, constraint_ratio: 0.5, ces: {gpu_fraction: 0.3}, start: 5m}
+workload: {jobs: %d, interarrival: 60s, runtime: %s, kind: mixed, classes: nodes, constraint_ratio: 0.5, ces: {gpu_fraction: 0.3}, start: 5m}
 matchmaking: {scheme: %s}
-%s`, seed, timeScale, peers, scheme, extra)
+%s`, seed, duration, timeScale, peers, jobs, runtime, scheme, extra)
 	sc, err := scenario.Parse("het.yaml", []byte(doc))
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
@@ -44,13 +51,19 @@ func TestHetSchemesSurviveDepartures(t *testing.T) {
   - {at: 60m, crash: {fraction: 0.1}}
   - {at: 90m, leave: {fraction: 0.1}}
 `
+	// The emulator's runs are shorter: 75 minutes, jobs of 10 minutes
+	// until 55m, the departures at 25m and 35m while most jobs run.
+	liveFaults := `faults:
+  - {at: 25m, crash: {fraction: 0.1}}
+  - {at: 35m, leave: {fraction: 0.1}}
+`
 	for _, driver := range []string{emulator.DriverSim, emulator.DriverLive} {
 		for _, scheme := range []string{"can-het", "can-hom", "cent-het"} {
-			// The emulator runs 40 peers at 300× (36 s a run) to keep up on
+			// The emulator runs 40 peers at 300× (15 s a run) to keep up on
 			// two shared cores; the simulator 60.
 			sc := hetScenario(t, seed, 60, 1200, scheme, faults)
 			if driver == emulator.DriverLive {
-				sc = hetScenario(t, seed, 40, 300, scheme, faults)
+				sc = hetScenarioSized(t, seed, 40, 300, scheme, liveFaults, "75m", 50, "10m")
 			}
 			s := runScenario(t, sc, driver).Summary
 			j := s.Jobs
