@@ -438,6 +438,33 @@ wave: {strategy: wave-adaptive, engine: actors, runtime_min: 2h, runtime_max: 4h
 			reg[name] = f
 		}
 	}
+	// The heterogeneous CEs' series (gridbed_job_ce_*) come from a run
+	// whose peers hold GPUs (002 §4.1).
+	hsc, err := scenario.Parse("het.yaml", []byte(`
+name: grafana-het
+seed: 4
+duration: 1h
+peers: {count: 30, population: mixed, bootstrap: direct, ces: {gpu_types: 2, gpu_fraction: 0.5}}
+overlay: {dimensions: 10}
+workload: {jobs: 30, interarrival: 60s, runtime: 10m, kind: mixed, classes: nodes, constraint_ratio: 0.5, ces: {gpu_fraction: 0.3}, start: 2m}
+matchmaking: {scheme: can-het}
+`))
+	if err != nil {
+		return nil, err
+	}
+	hm := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: hsc.Overlay.Heartbeat.Mode.String(), Population: hsc.Peers.Population})
+	if _, err := emulator.Run(ctx, hsc, emulator.Options{Driver: emulator.DriverSim, Metrics: hm}); err != nil {
+		return nil, err
+	}
+	hreg, err := registryOf(hm)
+	if err != nil {
+		return nil, err
+	}
+	for name, f := range hreg {
+		if _, ok := reg[name]; !ok {
+			reg[name] = f
+		}
+	}
 	return reg, nil
 }
 
