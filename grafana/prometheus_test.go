@@ -375,11 +375,12 @@ faults:
 				switch {
 				case err != nil:
 					t.Errorf("%s\n\tPrometheus: %v", q, err)
-				case len(r) == 0 && (strings.Contains(expr, "gridbed_wave_") || strings.Contains(expr, "gridbed_job_ce_")):
+				case len(r) == 0 && (strings.Contains(expr, "gridbed_wave_") || strings.Contains(expr, "gridbed_job_ce_") || strings.Contains(expr, "gridbed_allocation_")):
 					// The Wave row's series exist in Wave runs only, the
-					// CE row's in runs with peers.ces (this run has
-					// neither); promql_test.go checks those panels against
-					// such runs' registries.
+					// CE row's in runs with peers.ces, the allocation
+					// row's in 004 runs (this run is none of them);
+					// promql_test.go checks those panels against such
+					// runs' registries.
 				case len(r) == 0:
 					t.Errorf("%s\n\treturns nothing: the panel would show \"No data\" (evaluated as %s)", q, expr)
 				case !slices.ContainsFunc(r, func(s apiResult) bool { return !math.IsNaN(s.float()) }):

@@ -465,6 +465,29 @@ matchmaking: {scheme: can-het}
 			reg[name] = f
 		}
 	}
+	// The allocation series (gridbed_allocation_*) come from a 004 run.
+	asc, err := scenario.Parse("alloc.yaml", []byte(`
+name: grafana-allocation
+seed: 4
+duration: 100h
+allocation: {grid: synthetic, jobset: 0, allocator: greedy, relocator: same, theta: 0.1, max_moves: 3}
+`))
+	if err != nil {
+		return nil, err
+	}
+	am := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim})
+	if _, err := emulator.Run(ctx, asc, emulator.Options{Driver: emulator.DriverSim, Metrics: am}); err != nil {
+		return nil, err
+	}
+	areg, err := registryOf(am)
+	if err != nil {
+		return nil, err
+	}
+	for name, f := range areg {
+		if _, ok := reg[name]; !ok {
+			reg[name] = f
+		}
+	}
 	return reg, nil
 }
 
