@@ -12,6 +12,7 @@ package peer
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,6 +67,11 @@ type BatchPublisher interface {
 	Batched() bool
 	PublishBatch(envs []Envelope)
 }
+
+// envelopeSlack bounds what an envelope adds to its payload: the header's
+// tags and varints (type, from, to, seq, sent-at), the payload's tag and
+// length, and the frame check.
+const envelopeSlack = 64
 
 // encodeBufs lends publish its encoding buffer when the IO copies.
 var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
@@ -391,13 +397,20 @@ func publishAs(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msg
 		}
 	}
 	var offs []int // where each batched envelope ends in *buf
-	for _, out := range msgs {
+	for i, out := range msgs {
 		if out.Msg != last {
 			var err error
 			if payload, err = wire.MarshalPayload(out.Msg); err != nil {
 				continue // cannot happen for our own messages; nothing sensible to send
 			}
 			last = out.Msg
+			if batch != nil {
+				// Room for the rest of the batch at this payload's size,
+				// at once: a vanilla heartbeat to every neighbor is one
+				// payload many times, and growing the buffer by doubling
+				// copied it over and over (BENCHMARKS.md, 100,000 peers).
+				*buf = slices.Grow(*buf, (len(msgs)-i)*(len(payload)+envelopeSlack))
+			}
 		}
 		*seq++
 		typ := wire.TypeOf(out.Msg)
