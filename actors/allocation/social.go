@@ -146,10 +146,13 @@ func socialBetter(r Reading, f, bestF, tau, bestTau float64) bool {
 // c over the machines ms (Relative), memoized: a grid has few
 // compositions.
 func bestCosts(ms []Machine) func(Vector) float64 {
-	memo := map[Vector]float64{}
+	var memo map[Vector]float64 // made on first use: only Relative asks
 	return func(c Vector) float64 {
 		if b, ok := memo[c]; ok {
 			return b
+		}
+		if memo == nil {
+			memo = map[Vector]float64{}
 		}
 		b := math.Inf(1)
 		for i := range ms {
