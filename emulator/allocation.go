@@ -2,8 +2,13 @@ package emulator
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	alloc "github.com/gridbed/gridbed/actors/allocation"
@@ -20,6 +25,9 @@ type AllocationSummary struct {
 	Jobset    int    `json:"jobset"`
 	Order     int    `json:"order"`
 	Allocator string `json:"allocator"`
+	// SocialScore is the reading of the SOCIAL score
+	// (allocation.social_score); only the social allocator reads it.
+	SocialScore string `json:"social_score"`
 	// Relocator is the relocator that ran (allocation.relocator same:
 	// the allocator's scheme).
 	Relocator string  `json:"relocator"`
@@ -38,6 +46,18 @@ type AllocationSummary struct {
 	Migrated    int `json:"migrated"`
 	// RelocationsPerJob is Relocations over Jobs.
 	RelocationsPerJob float64 `json:"relocations_per_job"`
+	// RelocatedOffLoaded counts the relocations out of a machine whose
+	// owner load was above 0 (004 Fig 2: jobs leaving the machine its
+	// owner took).
+	RelocatedOffLoaded int `json:"relocated_off_loaded"`
+	// SpikeShare is the share of the allocated jobs that were on the
+	// machine whose owner load rose first, when it rose (004 Fig 2: the
+	// C_4 jobs on S_3 at 1500 s); null when no owner load rose.
+	SpikeShare *float64 `json:"spike_share"`
+	// DrainedShare is RelocatedOffLoaded over the jobs on that machine
+	// when its load rose (004 Fig 2: the relocator moving jobs off it);
+	// null when no owner load rose or it held no job.
+	DrainedShare *float64 `json:"drained_share"`
 	// Crash is present when the allocator crashed (allocation.crash_at).
 	Crash *AllocationCrash `json:"crash,omitempty"`
 }
@@ -65,8 +85,8 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	am := m.EnableAllocation()
 	cfg := allocrun.Config{
 		Speeds: alloc.Grid(a.Grid), Jobs: alloc.JobSet(a.Jobset, a.Order, allocrun.Rand(sc.Seed)), Spikes: spikes,
-		Allocator: a.AllocatorScheme(), Relocator: a.RelocatorScheme(), Theta: a.Theta, MaxMoves: a.MaxMoves,
-		Limit: sc.Duration, CrashAt: a.CrashAt, DownFor: a.CrashDownFor,
+		Allocator: a.AllocatorScheme(), Relocator: a.RelocatorScheme(), Social: a.SocialReading(), Theta: a.Theta, MaxMoves: a.MaxMoves,
+		Limit: sc.Duration, Sample: a.Sample, CrashAt: a.CrashAt, DownFor: a.CrashDownFor,
 		Relocated: func(n int) { am.Relocations.Add(float64(n)) },
 		Completed: func(at time.Duration) { am.Completed.Inc(); am.Makespan.Set(max(0, at.Seconds())) },
 	}
@@ -94,10 +114,19 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	s.Messages.DecodeErrors = uint64(res.DecodeErrors)
 	s.Bus.Published = res.Messages
 	as := &AllocationSummary{Grid: a.Grid, Machines: len(cfg.Speeds), Jobset: a.Jobset, Order: a.Order,
-		Allocator: a.Allocator, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
+		Allocator: a.Allocator, SocialScore: a.SocialScore, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
 		Jobs: res.Jobs, Completed: res.Completed, Relocations: res.Relocations, Migrated: res.Migrated}
 	if res.Jobs > 0 {
 		as.RelocationsPerJob = float64(res.Relocations) / float64(res.Jobs)
+	}
+	as.RelocatedOffLoaded = res.OffLoaded
+	if res.SpikeShare >= 0 {
+		sh := res.SpikeShare
+		as.SpikeShare = &sh
+		if res.SpikeJobs > 0 {
+			d := float64(res.OffLoaded) / float64(res.SpikeJobs)
+			as.DrainedShare = &d
+		}
 	}
 	if res.Crashed {
 		as.Crash = &AllocationCrash{AtSeconds: a.CrashAt.Seconds(), DownForSeconds: a.CrashDownFor.Seconds(), Restarted: true, LostMessages: res.Unroutable}
@@ -123,7 +152,46 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 		s.Outcome = OutcomeFailed
 		s.OutcomeReasons = []string{fmt.Sprintf("%d of %d jobs completed by the end of the run (duration %v) — make duration longer", res.Completed, res.Jobs, sc.Duration)}
 	}
-	return &Result{Summary: s, Scenario: sc}, nil
+	var series *AllocationSeries
+	if len(res.Series) > 0 {
+		series = &AllocationSeries{Interval: a.Sample, Jobs: res.Series}
+	}
+	return &Result{Summary: s, Scenario: sc, Allocation: series}, nil
+}
+
+// AllocationSeries is an allocation run's jobs-per-machine series (004
+// Fig 2; allocation.sample): Jobs[k][i] is the number of jobs running on
+// machine i at (k+1)·Interval.
+type AllocationSeries struct {
+	Interval time.Duration
+	Jobs     [][]int
+}
+
+// WriteCSV writes the series as allocation.csv: t_seconds, then one column
+// per machine, jobs_m0 … (bounded by the grid: 4 or 70 machines).
+func (as *AllocationSeries) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if len(as.Jobs) == 0 {
+		return nil
+	}
+	head := []string{"t_seconds"}
+	for i := range as.Jobs[0] {
+		head = append(head, "jobs_m"+strconv.Itoa(i))
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for k, row := range as.Jobs {
+		rec := []string{strconv.FormatFloat((time.Duration(k+1) * as.Interval).Seconds(), 'f', -1, 64)}
+		for _, n := range row {
+			rec = append(rec, strconv.Itoa(n))
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // printRows writes an allocation run's rows of the summary table.
@@ -139,4 +207,21 @@ func (as *AllocationSummary) printRows(row func(string, any)) {
 	if c := as.Crash; c != nil {
 		row("allocator crash", fmt.Sprintf("at %.0f s for %.0f s, restarted from the machines' state; %d messages to it lost", c.AtSeconds, c.DownForSeconds, c.LostMessages))
 	}
+}
+
+// writeAllocation writes dir/allocation.csv when the run has an
+// allocation series.
+func (r *Result) writeAllocation(dir string) error {
+	if r.Allocation == nil {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(dir, "allocation.csv"))
+	if err != nil {
+		return err
+	}
+	if err := r.Allocation.WriteCSV(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

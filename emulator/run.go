@@ -204,6 +204,9 @@ type Result struct {
 	// Jobs is the per-job table (jobs.csv), in job order; nil without a
 	// workload.
 	Jobs []JobRow
+	// Allocation is a 004 allocation run's jobs-per-machine series
+	// (allocation.csv); nil unless allocation.sample is set.
+	Allocation *AllocationSeries
 }
 
 // Run executes scenario sc to its end and returns its results. Cancelling

@@ -345,7 +345,10 @@ func (r *Result) WriteFiles(dir string) error {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil || r.Jobs == nil {
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := r.writeAllocation(dir); err != nil || r.Jobs == nil {
 		return err
 	}
 	f, err = os.Create(filepath.Join(dir, "jobs.csv"))

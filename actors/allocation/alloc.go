@@ -63,42 +63,27 @@ func (m *Machine) newAffinity(c Vector) float64 {
 	return Affinity(c, m.Speed, m.Load, len(m.Jobs))
 }
 
-// inverseCosts is Σ_{k ∈ J_m} 1 / Σ_i W[i]C_k[i]/S_m[i]: with it the sum
-// of the affinities of m's jobs is one product (socialSum).
-func (m *Machine) inverseCosts() float64 {
-	s := 0.0
-	for _, k := range m.Jobs {
-		s += 1 / Cost(k.Comp, m.Speed)
-	}
-	return s
-}
-
-// socialSum is Σ_k τ(k, m) over count jobs whose inverse costs add up to
-// inv, each affinity evaluated with n_m = count, the n_m of a job about to
-// join (gridbed's reading of SOCIAL, docs/ALLOCATION.md):
-// (1 − λ_m) · inv / (count + 1).
-func (m *Machine) socialSum(inv float64, count int) float64 {
-	if count <= 0 || !m.available() {
-		return 0
-	}
-	return (1 - m.Load) * inv / float64(count+1)
-}
-
 // available reports whether m can take grid jobs at all (004 §2.1,
 // footnote 1: not when λ_m = 1).
 func (m *Machine) available() bool { return m.Load < 1 }
 
 // Score is the allocator's score f(j, m) for a new job of composition c on
 // m: GREEDY's τ(j, m) and SOCIAL's τ(j, m) − Σ_{k∈J_m} τ(k, m)/(n_m + 1)
-// (004 §2.2), every affinity evaluated with the same n_m = |J_m|
-// (docs/ALLOCATION.md); MIN-NUM's −|J_m| (004 §3).
-func Score(s Scheme, m *Machine, c Vector) float64 {
+// (004 §2.2), the affinities τ(k, m) read as r says (social.score);
+// MIN-NUM's −|J_m| (004 §3).
+//
+// Under Relative the affinities are relative to each job's best machine
+// among grid (bestCosts).
+func Score(s Scheme, r Reading, grid []Machine, m *Machine, c Vector) float64 {
+	return score(s, r, m, c, bestCosts(grid))
+}
+
+func score(s Scheme, r Reading, m *Machine, c Vector, best func(Vector) float64) float64 {
 	switch s {
 	case Greedy:
 		return m.newAffinity(c)
 	case Social:
-		n := len(m.Jobs)
-		return m.newAffinity(c) - m.socialSum(m.inverseCosts(), n)/float64(n+1)
+		return social{r, best}.score(m, c)
 	case MinNum:
 		return -float64(len(m.Jobs))
 	}
@@ -107,16 +92,19 @@ func Score(s Scheme, m *Machine, c Vector) float64 {
 
 // Allocate is the allocator of 004 §2.2 (GREEDY, SOCIAL) or §3 (MIN-NUM):
 // the index of the machine maximizing the scheme's score f(j, m) for a new
-// job of composition c, the lowest index among ties; −1 when no machine is
-// available.
-func Allocate(s Scheme, ms []Machine, c Vector) int {
-	best, bestF := -1, math.Inf(-1)
+// job of composition c, the lowest index among ties (SOCIAL: as reading r
+// breaks them, socialBetter); −1 when no machine is available.
+func Allocate(s Scheme, r Reading, ms []Machine, c Vector) int {
+	best, bestF, bestTau := -1, math.Inf(-1), 0.0
+	costs := bestCosts(ms)
 	for i := range ms {
-		if !ms[i].available() || (s != MinNum && ms[i].newAffinity(c) == 0) {
+		tau := ms[i].newAffinity(c)
+		if !ms[i].available() || (s != MinNum && tau == 0) {
 			continue
 		}
-		if f := Score(s, &ms[i], c); best < 0 || f > bestF {
-			best, bestF = i, f
+		f := score(s, r, &ms[i], c, costs)
+		if best < 0 || (s == Social && socialBetter(r, f, bestF, tau, bestTau)) || (s != Social && f > bestF) {
+			best, bestF, bestTau = i, f, tau
 		}
 	}
 	return best
@@ -126,20 +114,22 @@ func Allocate(s Scheme, ms []Machine, c Vector) int {
 // in J_m) to m' (004 §2.3): GREEDY's relative affinity increment
 // (τ(j, m') − τ(j, m)) / τ(j, m) and SOCIAL's
 // (α₀(Σ_m − Σ'_m) + α₁(Σ_m' − Σ'_m')) / (Σ_m + Σ'_m), with Σ' the sums of
-// affinities before the move and Σ after it (socialSum), and
-// α₀ = |J_m| / (|J_m| + |J_m'|), α₁ = |J_m'| / (|J_m| + |J_m'|) counted
+// affinities before the move and Σ after it, read as r says (social.sum),
+// and α₀ = |J_m| / (|J_m| + |J_m'|), α₁ = |J_m'| / (|J_m| + |J_m'|) counted
 // after the move (docs/ALLOCATION.md: before it, α₁ would be 0 for an idle
-// m' and SOCIAL would never relocate to an idle machine).
-func Gain(s Scheme, m, to *Machine, k int) float64 {
-	var invM, invTo float64
+// m' and SOCIAL would never relocate to an idle machine). grid is the
+// whole grid (Relative's best machines).
+func Gain(s Scheme, r Reading, grid []Machine, m, to *Machine, k int) float64 {
+	sv := newSocial(r, grid)
+	var wM, wTo float64
 	if s == Social {
-		invM, invTo = m.inverseCosts(), to.inverseCosts()
+		wM, wTo = sv.weights(m), sv.weights(to)
 	}
-	return gain(s, m, to, k, invM, invTo)
+	return gain(s, sv, m, to, k, wM, wTo)
 }
 
-// gain is Gain with the machines' inverse costs (SOCIAL) computed once.
-func gain(s Scheme, m, to *Machine, k int, invM, invTo float64) float64 {
+// gain is Gain with the machines' SOCIAL weights computed once.
+func gain(s Scheme, sv social, m, to *Machine, k int, wM, wTo float64) float64 {
 	j := m.Jobs[k]
 	switch s {
 	case Greedy:
@@ -150,8 +140,8 @@ func gain(s Scheme, m, to *Machine, k int, invM, invTo float64) float64 {
 		return (to.newAffinity(j.Comp) - here) / here
 	case Social:
 		nm, nto := len(m.Jobs), len(to.Jobs)
-		beforeM, afterM := m.socialSum(invM, nm), m.socialSum(invM-1/Cost(j.Comp, m.Speed), nm-1)
-		beforeTo, afterTo := to.socialSum(invTo, nto), to.socialSum(invTo+1/Cost(j.Comp, to.Speed), nto+1)
+		beforeM, afterM := sv.sum(m, wM, nm), sv.sum(m, wM-sv.weight(j.Comp, m), nm-1)
+		beforeTo, afterTo := sv.sum(to, wTo, nto), sv.sum(to, wTo+sv.weight(j.Comp, to), nto+1)
 		a0 := float64(nm-1) / float64(nm+nto)
 		a1 := float64(nto+1) / float64(nm+nto)
 		den := afterM + beforeM
@@ -191,7 +181,9 @@ const (
 // §3); θ is not defined for it, and gridbed moves only when the two
 // machines' job counts differ by at least two (a move that merely swaps
 // the counts would undo itself at the next event).
-func Relocate(s Scheme, ms []Machine, m int, ev Event, theta float64, maxMoves int) []Move {
+//
+// SOCIAL's sums of affinities are read as r says (social.sum).
+func Relocate(s Scheme, r Reading, ms []Machine, m int, ev Event, theta float64, maxMoves int) []Move {
 	var moves []Move
 	for len(moves) < maxMoves {
 		var mv Move
@@ -199,7 +191,7 @@ func Relocate(s Scheme, ms []Machine, m int, ev Event, theta float64, maxMoves i
 		if s == MinNum {
 			mv, ok = minNumMove(ms, m, ev)
 		} else {
-			mv, ok = bestMove(s, ms, m, ev, theta)
+			mv, ok = bestMove(s, newSocial(r, ms), ms, m, ev, theta)
 		}
 		if !ok {
 			break
@@ -213,12 +205,12 @@ func Relocate(s Scheme, ms []Machine, m int, ev Event, theta float64, maxMoves i
 // bestMove is one step of the GREEDY or SOCIAL relocator: the (job,
 // machine) pair of maximal gain above theta; ties go to the lowest machine,
 // then the earliest job.
-func bestMove(s Scheme, ms []Machine, m int, ev Event, theta float64) (Move, bool) {
+func bestMove(s Scheme, sv social, ms []Machine, m int, ev Event, theta float64) (Move, bool) {
 	best, bestF, found := Move{}, theta, false
 	inv := make([]float64, len(ms))
 	if s == Social {
 		for i := range ms {
-			inv[i] = ms[i].inverseCosts()
+			inv[i] = sv.weights(&ms[i])
 		}
 	}
 	consider := func(from, to int) {
@@ -229,7 +221,7 @@ func bestMove(s Scheme, ms []Machine, m int, ev Event, theta float64) (Move, boo
 			if ms[to].newAffinity(j.Comp) == 0 {
 				continue
 			}
-			if f := gain(s, &ms[from], &ms[to], k, inv[from], inv[to]); f > bestF {
+			if f := gain(s, sv, &ms[from], &ms[to], k, inv[from], inv[to]); f > bestF {
 				best, bestF, found = Move{Job: j.ID, From: from, To: to}, f, true
 			}
 		}

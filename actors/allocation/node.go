@@ -114,8 +114,10 @@ func (n *Node) Ready() (out []Out, timer time.Duration, ok bool) {
 // (Relocate) by ordering the machine holding each to hand it over.
 type Allocator struct {
 	Allocator, Relocator Scheme
-	Theta                float64
-	MaxMoves             int
+	// Social is the reading of SOCIAL's score (allocation.social_score).
+	Social   Reading
+	Theta    float64
+	MaxMoves int
 
 	view []Machine
 	out  []Out
@@ -128,8 +130,17 @@ type Allocator struct {
 	pending   []pendingJob
 
 	Submitted, Completed int
-	// Relocations counts the moves ordered.
-	Relocations int
+	// Relocations counts the moves ordered; OffLoaded those out of a
+	// machine whose owner load was above 0 (004 Fig 2: off the machine
+	// its owner took).
+	Relocations, OffLoaded int
+	// AtRise is the allocator's view when an owner load first rose (004
+	// Fig 2's spike): the jobs on that machine and on the whole grid;
+	// Rose is false until then.
+	AtRise struct {
+		Rose          bool
+		Machine, Grid int
+	}
 	// Makespan is the latest completion instant reported.
 	Makespan time.Duration
 }
@@ -160,7 +171,7 @@ func (a *Allocator) Submit(now time.Duration, j Job, ops float64) bool {
 		a.pending = append(a.pending, pendingJob{j, ops})
 		return true
 	}
-	m := Allocate(a.Allocator, a.view, j.Comp)
+	m := Allocate(a.Allocator, a.Social, a.view, j.Comp)
 	if m < 0 {
 		return false
 	}
@@ -196,6 +207,12 @@ func (a *Allocator) Step(now time.Duration, msg Msg) {
 		}
 		switch {
 		case msg.Load > old:
+			if !a.AtRise.Rose {
+				a.AtRise.Rose, a.AtRise.Machine = true, len(a.view[m].Jobs)
+				for i := range a.view {
+					a.AtRise.Grid += len(a.view[i].Jobs)
+				}
+			}
 			a.relocate(m, LoadUp)
 		case msg.Load < old:
 			a.relocate(m, LoadDown)
@@ -271,8 +288,11 @@ func (a *Allocator) relocate(m int, ev Event) {
 	if a.Relocator == None || a.syncing > 0 {
 		return
 	}
-	for _, mv := range Relocate(a.Relocator, a.view, m, ev, a.Theta, a.MaxMoves) {
+	for _, mv := range Relocate(a.Relocator, a.Social, a.view, m, ev, a.Theta, a.MaxMoves) {
 		a.Relocations++
+		if a.view[mv.From].Load > 0 {
+			a.OffLoaded++
+		}
 		a.out = append(a.out, Out{To: MachineAddr(mv.From), Msg: Msg{Kind: MsgMigrate, From: AllocatorAddr, Job: mv.Job, To: MachineAddr(mv.To)}})
 	}
 }

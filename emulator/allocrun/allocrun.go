@@ -27,8 +27,10 @@ type Config struct {
 	Jobs                 []alloc.Spec
 	Spikes               []alloc.Spike
 	Allocator, Relocator alloc.Scheme
-	Theta                float64
-	MaxMoves             int
+	// Social is the reading of the SOCIAL score (allocation.social_score).
+	Social   alloc.Reading
+	Theta    float64
+	MaxMoves int
 	// Limit is the emulated instant the run gives up at, jobs unfinished.
 	Limit time.Duration
 	// Sample is the interval of the jobs-per-machine series (0: none).
@@ -66,8 +68,14 @@ type Result struct {
 	// Relocations counts the moves the allocator ordered; Migrated the
 	// jobs' states that arrived at their new machine.
 	Relocations, Migrated int
-	Messages              uint64
-	DecodeErrors          int
+	// OffLoaded counts the relocations out of a machine whose owner load
+	// was above 0; SpikeShare is the share of the allocated jobs that were
+	// on the machine whose owner load rose first, when it rose (−1: no
+	// owner load rose), SpikeJobs their number. 004 Fig 2.
+	OffLoaded, SpikeJobs int
+	SpikeShare           float64
+	Messages             uint64
+	DecodeErrors         int
 	// Crashed is true when the allocator crashed and restarted;
 	// Unroutable counts the messages that found no endpoint (sent to the
 	// allocator while it was down).
@@ -104,6 +112,7 @@ func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x004a110c
 // job has completed.
 func start(cfg Config, h Host) (*run, error) {
 	r := &run{cfg: cfg, h: h, a: alloc.NewAllocator(cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves, cfg.Speeds), done: make(chan struct{})}
+	r.a.Social = cfg.Social
 	if err := h.Register(bus.Address(alloc.AllocatorAddr), r.onAllocator); err != nil {
 		return nil, err
 	}
@@ -218,6 +227,10 @@ func (r *run) result(series [][]int) Result {
 		Messages: r.h.Stats().Published, Series: series, Crashed: r.crashed, Unroutable: r.h.Stats().Unroutable}
 	for _, n := range r.nodes {
 		res.Migrated += n.Received
+	}
+	res.OffLoaded, res.SpikeShare = r.a.OffLoaded, -1
+	if at := r.a.AtRise; at.Rose && at.Grid > 0 {
+		res.SpikeShare, res.SpikeJobs = float64(at.Machine)/float64(at.Grid), at.Machine
 	}
 	return res
 }

@@ -65,6 +65,7 @@ func TestSimDeterministic(t *testing.T) {
 // other machines free up, while MIN-NUM keeps every machine's count equal.
 // (SOCIAL's relocator barely moves any: docs/fidelity/004.md.)
 func TestFig2Spike(t *testing.T) {
+	runs := map[alloc.Scheme]Result{}
 	series := func(s alloc.Scheme) [][]int {
 		cfg := cfgFor(alloc.GridSynthetic, 1, 1, s, s, alloc.SpikesFig2, 1)
 		cfg.Sample = 100 * time.Second
@@ -75,6 +76,7 @@ func TestFig2Spike(t *testing.T) {
 		if len(res.Series) < 100 {
 			t.Fatalf("%v, seed 1: %d samples, makespan %.0f s", s, len(res.Series), res.Makespan)
 		}
+		runs[s] = res
 		return res.Series
 	}
 	g, m := series(alloc.Greedy), series(alloc.MinNum)
@@ -90,6 +92,17 @@ func TestFig2Spike(t *testing.T) {
 		if d := m[13][i] - m[13][3]; d > 5 || d < -5 {
 			t.Errorf("seed 1: MIN-NUM's counts are not balanced at 1400 s: %v", m[13])
 		}
+	}
+	// The summary's view of the same (emulator: spike_share,
+	// relocated_off_loaded): S_3's share of the jobs when its load rose,
+	// and GREEDY's relocations off it.
+	gr, mr := runs[alloc.Greedy], runs[alloc.MinNum]
+	t.Logf("S_3's share at the spike: greedy %.2f (%d jobs), min-num %.2f; relocations off it: greedy %d, min-num %d", gr.SpikeShare, gr.SpikeJobs, mr.SpikeShare, gr.OffLoaded, mr.OffLoaded)
+	if !(gr.SpikeShare > 1.5*mr.SpikeShare) || mr.SpikeShare < 0.2 || mr.SpikeShare > 0.3 {
+		t.Errorf("seed 1: S_3's share of the jobs at the spike: greedy %.2f, min-num %.2f (want greedy above 1.5× min-num's, min-num about 1/4)", gr.SpikeShare, mr.SpikeShare)
+	}
+	if gr.OffLoaded < gr.SpikeJobs/2 || gr.OffLoaded > gr.Relocations {
+		t.Errorf("seed 1: GREEDY relocated %d jobs off S_3 of the %d it held at the spike (%d relocations in all)", gr.OffLoaded, gr.SpikeJobs, gr.Relocations)
 	}
 }
 

@@ -28,11 +28,12 @@ const topTypes = 8
 // run's results; call it after res.WriteFiles(dir), whose files it links.
 func WriteRun(dir string, res *emulator.Result) (*Page, error) {
 	page := runPage(res)
-	page.Links = files(dir, "summary.json", "timeseries.csv", "scenario.yaml")
+	page.Links = files(dir, "summary.json", "timeseries.csv", "allocation.csv", "scenario.yaml")
 	var figs []*figure
 	for _, build := range []func(*emulator.Result) (*figure, Omitted){
 		waitCDF, trafficFigure(false), trafficFigure(true), overlayFigure, jobsFigure, staleFigure, migrationsFigure, mechanismsFigure,
 		waveDayFigure, waveZonesFigure, // the Wave scheduler (001), wave.go
+		allocationFigure, // 004 allocation runs, allocation.go
 	} {
 		f, o := build(res)
 		if f != nil {

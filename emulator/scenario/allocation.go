@@ -18,9 +18,13 @@ type Allocation struct {
 	Order     int    // 004 Table 4's permutation of job set 2's bursts, 1 to 24
 	Allocator string
 	Relocator string
-	Theta     float64 // θ, the relocators' relative-gain threshold (004 §2.3)
-	MaxMoves  int     // N, the most relocations after one event (004 §2.3)
-	Spikes    string  // the owner-load spikes: none, fig2, fig4
+	// SocialScore is the reading of SOCIAL's score (alloc.Reading).
+	SocialScore string
+	Theta       float64 // θ, the relocators' relative-gain threshold (004 §2.3)
+	MaxMoves    int     // N, the most relocations after one event (004 §2.3)
+	Spikes      string  // the owner-load spikes: none, fig2, fig4
+	// Sample is the interval of the jobs-per-machine series (0: none).
+	Sample time.Duration
 	// CrashAt, if positive, crashes the allocator then for CrashDownFor.
 	CrashAt, CrashDownFor time.Duration
 }
@@ -47,6 +51,9 @@ var allocationFields = []field{
 	enumField("allocation.allocator", func(s *Scenario) *string { return &s.Allocation.Allocator }, "greedy",
 		allocationSchemes, "an allocator",
 		"The allocator every arriving job goes through: greedy (the machine of the highest affinity τ(j, m), 004 §2.2), social (τ(j, m) minus the affinity the jobs already there lose, 004 §2.2) or min-num (the machine with the fewest jobs, 004 §3)."),
+	enumField("allocation.social_score", func(s *Scenario) *string { return &s.Allocation.SocialScore }, alloc.Readings()[0],
+		alloc.Readings(), "a reading of the SOCIAL score",
+		"How the social allocator (and relocator) reads 004 §2.2's score τ(j, m) − Σ_{k∈J_m} τ(k, m)/(n_m + 1), written with one n_m for every job (docs/ALLOCATION.md, gridbed's readings): joining (every τ(k, m) with the joining job's n_m = |J_m|), own (each job's own n_m = |J_m| − 1: the exact loss of affinity 004 describes, so the score is the change of the sum of all affinities; equal scores go to the lowest machine index), own-greedy (own, equal scores going to the machine of the largest τ(j, m)) or relative (joining, every affinity relative to the job's affinity alone on the machine of the grid that suits it best; not in 004: a what-if making the affinities of different compositions comparable). The social relocator reads its sums of affinities the same way. Only social reads it."),
 	enumField("allocation.relocator", func(s *Scenario) *string { return &s.Allocation.Relocator }, "none",
 		append([]string{"none", "same"}, allocationSchemes...), "a relocator",
 		"The relocator run when a job ends or an owner load changes: none, same (the allocator's own scheme, as 004 §3 pairs them), greedy (the job of the largest relative affinity gain, 004 §2.3), social (the gain in the two machines' affinity sums, 004 §2.3) or min-num (between the machines with the most and the fewest jobs, 004 §3). Each relocation preempts the job and sends its state to the new machine over the bus."),
@@ -67,6 +74,9 @@ var allocationFields = []field{
 			}
 			return ""
 		}, "allocation.grid"),
+	durationField("allocation.sample", func(s *Scenario) *time.Duration { return &s.Allocation.Sample }, 0,
+		"The interval of the jobs-per-machine series (004 Fig 2): every machine's count of running jobs at every multiple of it until the last job completes, written to allocation.csv and drawn in the run's report (grids of at most 8 machines). 0s (default): no series.",
+		nonNegative("sampling interval", 100*time.Second)),
 	durationField("allocation.crash_at", func(s *Scenario) *time.Duration { return &s.Allocation.CrashAt }, 0,
 		"A fault: the allocator crashes at this emulated instant — off the bus, its view of the machines, its count of completed jobs and its makespan lost — and restarts allocation.crash_down_for later, rebuilding them from the machines (every machine answers with its load, its jobs and the jobs it completed); jobs arriving meanwhile wait at their source. 0s: no crash. The summary reports it (allocation.crash).",
 		nonNegative("crash instant", 50*time.Second)),
@@ -77,6 +87,12 @@ var allocationFields = []field{
 
 // AllocatorScheme is allocation.allocator as a scheme.
 func (a Allocation) AllocatorScheme() alloc.Scheme { s, _ := alloc.ParseScheme(a.Allocator); return s }
+
+// SocialReading is allocation.social_score as a reading.
+func (a Allocation) SocialReading() alloc.Reading {
+	r, _ := alloc.ParseReading(a.SocialScore)
+	return r
+}
 
 // RelocatorScheme is allocation.relocator as a scheme (same: the
 // allocator's).
