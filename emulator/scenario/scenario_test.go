@@ -137,7 +137,7 @@ func TestLoadFull(t *testing.T) {
 		Emulator:    Emulator{Overload: OverloadWarn, LagTolerance: 0.05},
 		Oracle:      Oracle{Interval: time.Minute},
 		Invariants:  Invariants{ReconvergePeriods: 30},
-		Allocation:  Allocation{Grid: "aeolus", Jobset: 1, Order: 7, Allocator: "social", SocialScore: "own-greedy", Relocator: "min-num", Theta: 0.05, MaxMoves: 5, Spikes: "fig4", CrashAt: 10 * time.Minute, CrashDownFor: time.Minute},
+		Allocation:  Allocation{Grid: "aeolus", Jobset: 1, Order: 7, Allocator: "social", SocialScore: "own-greedy", Relocator: "min-num", Theta: 0.05, MaxMoves: 5, Spikes: "fig4", CrashAt: 10 * time.Minute, CrashDownFor: time.Minute, Sample: 250 * time.Second},
 		Departures:  Departures{Fraction: 0.2, Start: 40 * time.Minute, Stop: 50 * time.Minute, Events: 3},
 		Clock:       Clock{Start: 22 * time.Hour},
 		Wave: Wave{Strategy: "wave-adaptive", Discovery: "random", DayFree: 0.15, Clients: 0.3, RuntimeMin: 10 * time.Hour, RuntimeMax: 20 * time.Hour,
