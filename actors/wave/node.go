@@ -290,6 +290,10 @@ func (n *Node) Step(now time.Duration, from core.NodeID, m proto.Message) {
 		n.take(now, from, m.Job, true)
 	case *wire.WaveAck:
 		n.onAck(now, m)
+	case *wire.WaveRelease:
+		if n.hold.req == m.GetReq() && n.hold.origin == from {
+			n.hold = hold{}
+		}
 	case *wire.WaveFail, *wire.WaveDone:
 		// The client learns its job's end; the job-history check has it
 		// from the host.
@@ -688,7 +692,9 @@ func (n *Node) onReply(now time.Duration, from core.NodeID, m *wire.WaveReply) {
 		}
 	}
 	if d == nil {
-		return // late: the query timed out, or another host answered first
+		// Late: the query timed out, or another host answered first.
+		n.release(from, m)
+		return
 	}
 	if !m.GetOk() {
 		n.miss(now, d)
@@ -705,7 +711,8 @@ func (n *Node) onReply(now time.Duration, from core.NodeID, m *wire.WaveReply) {
 	}
 	j := n.job
 	if j == nil || !j.migrating {
-		return // the job finished meanwhile
+		n.release(from, m) // the job finished meanwhile
+		return
 	}
 	n.accrue(now)
 	spec := proto.Clone(j.spec).(*wire.WaveJob)
@@ -714,6 +721,21 @@ func (n *Node) onReply(now time.Duration, from core.NodeID, m *wire.WaveReply) {
 	n.event(Event{Kind: Left, Job: spec.Id, At: now, Work: j.work})
 	n.job = nil
 	n.send(now, &transfer{spec: spec, to: from, migration: true})
+}
+
+// release frees a host whose yes (r) we do not take from the promise it
+// made (gridbed's choice: 001 §IV takes the first host found and says
+// nothing of the others; without it, every other host of an expanding
+// ring that answered yes would refuse every other discovery for twice
+// the timeout).
+func (n *Node) release(from core.NodeID, r *wire.WaveReply) {
+	switch {
+	case !r.GetOk():
+	case from != n.id:
+		n.out.Send(from, &wire.WaveRelease{Req: r.GetReq()})
+	case n.hold.req == r.GetReq() && n.hold.origin == n.id:
+		n.hold = hold{} // our own yes
+	}
 }
 
 // send sends a job to its next host and keeps it until that host

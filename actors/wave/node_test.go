@@ -275,3 +275,30 @@ func TestNodeTransferUnderLoss(t *testing.T) {
 		})
 	}
 }
+
+// An expanding ring's hosts that answered yes and were not taken are
+// released at once (WaveRelease): once the jobs are placed, no host still
+// holds itself for a finished discovery, so the next discovery can take
+// it. Ten clients submit a minute apart, by day at their ring's centre
+// and at night two hops away.
+func TestNodeRingReleasesUnchosen(t *testing.T) {
+	const seed = 3
+	cfg := Config{Strategy: MigrationImmediate, Discovery: DiscoveryRing, Profile: Profile{Seed: seed, DayFree: 0}, MigrationBytes: 64}
+	jobs := map[core.NodeID][]Job{}
+	for i := range 10 {
+		c := core.NodeID(20 + 2*i)
+		jobs[c] = []Job{{ID: uint32(i), Runtime: 20 * time.Hour, Submit: 30*time.Minute + time.Duration(i)*time.Minute}}
+	}
+	w := newWorld(48, cfg, jobs)
+	w.run(45 * time.Minute)
+	k, _ := tally(w.events)
+	if k[Placed] == 0 || w.sent[wire.MsgType_MSG_WAVE_RELEASE] == 0 {
+		t.Fatalf("seed %d: %d placed, %d released of %d yes answers", seed, k[Placed], w.sent[wire.MsgType_MSG_WAVE_RELEASE], w.sent[wire.MsgType_MSG_WAVE_REPLY])
+	}
+	for id, n := range w.nodes {
+		if n.hold.req != 0 {
+			t.Fatalf("seed %d: host %d still holds itself for request %d of %d", seed, id, n.hold.req, n.hold.origin)
+		}
+	}
+	t.Logf("seed %d: %d placed, %d yes answers, %d released", seed, k[Placed], w.sent[wire.MsgType_MSG_WAVE_REPLY], w.sent[wire.MsgType_MSG_WAVE_RELEASE])
+}

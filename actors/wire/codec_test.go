@@ -139,6 +139,9 @@ func FuzzDecode(f *testing.F) {
 	ap, _ := MarshalPayload(&WaveAck{Job: 1, Migrations: 2, Ok: true})
 	ab, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_ACK, From: 5, To: 4}, ap)
 	f.Add(ab)
+	lp, _ := MarshalPayload(&WaveRelease{Req: 9})
+	lb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_RELEASE, From: 4, To: 5}, lp)
+	f.Add(lb)
 	// Dual-CAN: a Secondary CAN heartbeat (a Heartbeat payload under its
 	// own type) and a search of the Secondary CAN.
 	db, _ := Encode(nil, Header{Type: MsgType_MSG_DUAL_HEARTBEAT, From: 1, To: 2, Seq: 5}, p)
