@@ -147,8 +147,8 @@ func TestWaveActorsChaosLive(t *testing.T) {
 	s := runScenario(t, sc, emulator.DriverLive).Summary
 	checkWaveChaos(t, sc, s)
 	w := s.Wave
-	t.Logf("seed %d: %d jobs: %d completed, %d failed, %d unfinished, %d lost (%d unacknowledged); %d discovery timeouts, %d resent, %d duplicates, %d given up; lag p99 %v s, outcome %s",
-		seed, w.Jobs, w.Completed, w.Failed, w.Unfinished, w.Lost, w.LostUnacked, w.DiscoveryTimeouts, w.TransfersResent, w.TransfersDuplicate, w.TransfersUnacked, s.Clock.LagSeconds.P99, s.Outcome)
+	t.Logf("seed %d: %d jobs: %d completed, %d failed, %d unfinished, %d lost (%d unacknowledged); %d discovery timeouts, %d resent, %d duplicates, %d given up; lag p99 %v s, outcome %s %v",
+		seed, w.Jobs, w.Completed, w.Failed, w.Unfinished, w.Lost, w.LostUnacked, w.DiscoveryTimeouts, w.TransfersResent, w.TransfersDuplicate, w.TransfersUnacked, s.Clock.LagSeconds.P99, s.Outcome, s.OutcomeReasons)
 }
 
 // TestWaveActorsClockSkew: a Wave host's notion of the time of day

@@ -86,9 +86,6 @@ const (
 	ReasonNoHost   = "no host to migrate to" // … or at a migration
 	ReasonDeparted = "host departed"         // the host left gracefully holding the job
 	ReasonBusy     = "host busy on arrival"  // the job reached a host that had taken another
-	// ReasonUnacked is a job whose last transfer was never acknowledged
-	// (the ledger's reason for a job lost that way).
-	ReasonUnacked = "transfer unacknowledged"
 )
 
 // Event is one step of a job's history, reported outside the bus.
@@ -766,7 +763,7 @@ func (n *Node) transmit(now time.Duration, tr *transfer) {
 // TransferSends sends, the transfer given up. The sender cannot tell a
 // lost job from a lost acknowledgment, so it neither runs the job again
 // nor fails it (either could make the job end twice); the job-history
-// check finds where it is: on its receiver, or lost (ReasonUnacked).
+// check finds where it is: on its receiver, or lost with that reason.
 func (n *Node) resend(now, t time.Duration, tr *transfer) {
 	if tr.sends < TransferSends {
 		n.event(Event{Kind: Resent, Job: tr.spec.Id, At: t})
