@@ -43,6 +43,16 @@ type Config struct {
 // against a message's delay and short against an hourly slot.
 const DefaultTimeout = 10 * time.Minute
 
+// TransferSends is how many times a peer sends a job (WaveShip or
+// WaveMigrate) before it gives the transfer up unacknowledged: the first
+// send and four resends, Timeout, then twice, four and eight times
+// Timeout apart (150 emulated minutes in all at the default Timeout, then
+// 160 more for the last answer). gridbed's choice: 001 §II-A has the
+// client wait for the host's acknowledgment before it ships the job, and
+// says nothing of a job lost on its way; gridbed acknowledges the
+// transfer too, so that a job is never lost silently to a lost message.
+const TransferSends = 5
+
 // Job is a job a client submits (001 §V-A: one per client, at a random
 // time of the day, runtime U(12, 24) h).
 type Job struct {
@@ -62,6 +72,12 @@ const (
 	Completed                  // the job finished on its host (Work done there)
 	Failed                     // the job was given up (Reason)
 	Searched                   // a discovery for one criterion ended (Found)
+	// The transfers' and discoveries' bookkeeping under message loss
+	// (TransferSends; docs/WAVE.md).
+	TimedOut  // a discovery query got no answer within Timeout
+	Resent    // a transfer was not acknowledged within its timeout: sent again
+	Duplicate // a host received a job it holds or held before: acknowledged, not run again
+	Unacked   // a transfer was given up after TransferSends sends without an acknowledgment
 )
 
 // Failure reasons (Event.Reason).
@@ -132,7 +148,24 @@ type Node struct {
 	discs   []*discovery
 	pending []Job // own jobs not yet submitted, by Submit
 	seen    map[seenKey]time.Duration
-	armed   time.Duration // the earliest TimerWave asked for and not yet fired (0: none)
+	armed   time.Duration              // the earliest TimerWave asked for and not yet fired (0: none)
+	sends   []*transfer                // jobs sent and not yet acknowledged
+	taken   map[takenKey]time.Duration // jobs this host took, by id and migrations: a resent copy is acknowledged, not run again
+}
+
+// transfer is a job this peer sent — shipped as its client, or migrated
+// as its last host — and keeps, with its state, until the receiver
+// acknowledges it (TransferSends).
+type transfer struct {
+	spec      *wire.WaveJob // the job as sent, state included
+	to        core.NodeID
+	migration bool
+	sends     int
+	deadline  time.Duration
+}
+
+type takenKey struct {
+	job, migrations uint32
 }
 
 type held struct {
@@ -177,7 +210,7 @@ func New(view View, cfg Config, tz int, jobs []Job, rng *rand.Rand) *Node {
 	}
 	p := slices.Clone(jobs)
 	slices.SortStableFunc(p, func(a, b Job) int { return int(a.Submit - b.Submit) })
-	return &Node{cfg: cfg, view: view, id: view.ID(), tz: tz, rng: rng, pending: p, seen: map[seenKey]time.Duration{}}
+	return &Node{cfg: cfg, view: view, id: view.ID(), tz: tz, rng: rng, pending: p, seen: map[seenKey]time.Duration{}, taken: map[takenKey]time.Duration{}}
 }
 
 // Joined starts the core once its peer is a member of the timezone CAN:
@@ -232,7 +265,7 @@ func (n *Node) Leave(now time.Duration) {
 		n.fail(now, ReasonDeparted)
 	}
 	n.left = true
-	n.discs, n.pending = nil, nil
+	n.discs, n.pending, n.sends = nil, nil, nil
 }
 
 // Step handles a Wave message from peer from.
@@ -249,9 +282,15 @@ func (n *Node) Step(now time.Duration, from core.NodeID, m proto.Message) {
 	case *wire.WaveReply:
 		n.onReply(now, from, m)
 	case *wire.WaveShip:
-		n.take(now, m.Job, false)
+		n.take(now, from, m.Job, false)
 	case *wire.WaveMigrate:
-		n.take(now, m.Job, true)
+		n.take(now, from, m.Job, true)
+	case *wire.WaveAck:
+		n.onAck(now, m)
+	case *wire.WaveRelease:
+		if n.hold.req == m.GetReq() && n.hold.origin == from {
+			n.hold = hold{}
+		}
 	case *wire.WaveFail, *wire.WaveDone:
 		// The client learns its job's end; the job-history check has it
 		// from the host.
@@ -285,7 +324,15 @@ func (n *Node) due(now time.Duration) {
 		case dlDiscovery:
 			for _, d := range n.discs {
 				if d.deadline == t {
+					n.event(Event{Kind: TimedOut, Job: d.jobID(n), At: t})
 					n.miss(now, d)
+					break
+				}
+			}
+		case dlTransfer:
+			for _, tr := range n.sends {
+				if tr.deadline == t {
+					n.resend(now, t, tr)
 					break
 				}
 			}
@@ -307,6 +354,7 @@ const (
 	dlHour
 	dlWait
 	dlDiscovery
+	dlTransfer
 	dlSubmit
 )
 
@@ -330,6 +378,9 @@ func (n *Node) earliest() (time.Duration, deadline) {
 	}
 	for _, d := range n.discs {
 		consider(d.deadline, dlDiscovery)
+	}
+	for _, tr := range n.sends {
+		consider(tr.deadline, dlTransfer)
 	}
 	if len(n.pending) > 0 {
 		consider(n.pending[0].Submit, dlSubmit)
@@ -473,12 +524,7 @@ func (n *Node) try(now time.Duration, d *discovery) {
 	n.reqs++
 	d.req = n.reqs
 	d.deadline = now + n.cfg.Timeout
-	s := &wire.WaveSearch{Req: d.req, Origin: uint64(n.id), Lo: d.region.Lo, Hi: d.region.Hi, Criterion: uint32(d.crits[d.ci])}
-	if d.job != nil {
-		s.Job = d.job.Id
-	} else {
-		s.Job = n.job.spec.Id
-	}
+	s := &wire.WaveSearch{Req: d.req, Origin: uint64(n.id), Lo: d.region.Lo, Hi: d.region.Hi, Criterion: uint32(d.crits[d.ci]), Job: d.jobID(n)}
 	m := &wire.WaveRoute{Search: s, Point: Label(n.rng, d.region)}
 	if n.cfg.Discovery == DiscoveryRing {
 		m.Ring = RingHops
@@ -518,6 +564,18 @@ func (n *Node) miss(now time.Duration, d *discovery) {
 		return
 	}
 	n.fail(now, ReasonNoHost)
+}
+
+// jobID is the job discovery d is for: the client's, or the host's held
+// job.
+func (d *discovery) jobID(n *Node) uint32 {
+	if d.job != nil {
+		return d.job.Id
+	}
+	if n.job != nil {
+		return n.job.spec.Id
+	}
+	return 0
 }
 
 func (n *Node) drop(d *discovery) {
@@ -596,6 +654,20 @@ func (n *Node) accepts(now time.Duration, s *wire.WaveSearch) bool {
 	return Criterion(s.GetCriterion()) == Unclaimed || n.slot.Available
 }
 
+// rememberTaken records a job the host took, for as long as its sender
+// may resend it.
+func (n *Node) rememberTaken(now time.Duration, k takenKey) {
+	if len(n.taken) >= 64 {
+		window := n.cfg.Timeout << TransferSends
+		for o, t := range n.taken {
+			if now-t > window {
+				delete(n.taken, o)
+			}
+		}
+	}
+	n.taken[k] = now
+}
+
 func (n *Node) remember(now time.Duration, k seenKey) {
 	if len(n.seen) >= 64 {
 		for o, t := range n.seen {
@@ -617,7 +689,9 @@ func (n *Node) onReply(now time.Duration, from core.NodeID, m *wire.WaveReply) {
 		}
 	}
 	if d == nil {
-		return // late: the query timed out, or another host answered first
+		// Late: the query timed out, or another host answered first.
+		n.release(from, m)
+		return
 	}
 	if !m.GetOk() {
 		n.miss(now, d)
@@ -629,35 +703,129 @@ func (n *Node) onReply(now time.Duration, from core.NodeID, m *wire.WaveReply) {
 	if d.job != nil {
 		j := proto.Clone(d.job).(*wire.WaveJob)
 		j.State = state
-		n.out.Send(from, &wire.WaveShip{Job: j})
+		n.send(now, &transfer{spec: j, to: from})
 		return
 	}
 	j := n.job
 	if j == nil || !j.migrating {
-		return // the job finished meanwhile
+		n.release(from, m) // the job finished meanwhile
+		return
 	}
 	n.accrue(now)
 	spec := proto.Clone(j.spec).(*wire.WaveJob)
 	spec.Migrations++
 	spec.State = state
-	n.out.Send(from, &wire.WaveMigrate{Job: spec})
 	n.event(Event{Kind: Left, Job: spec.Id, At: now, Work: j.work})
 	n.job = nil
+	n.send(now, &transfer{spec: spec, to: from, migration: true})
+}
+
+// release frees a host whose yes (r) we do not take from the promise it
+// made (gridbed's choice: 001 §IV takes the first host found and says
+// nothing of the others; without it, every other host of an expanding
+// ring that answered yes would refuse every other discovery for twice
+// the timeout).
+func (n *Node) release(from core.NodeID, r *wire.WaveReply) {
+	switch {
+	case !r.GetOk():
+	case from != n.id:
+		n.out.Send(from, &wire.WaveRelease{Req: r.GetReq()})
+	case n.hold.req == r.GetReq() && n.hold.origin == n.id:
+		n.hold = hold{} // our own yes
+	}
+}
+
+// send sends a job to its next host and keeps it until that host
+// acknowledges it (TransferSends: gridbed's choice, after 001 §II-A's
+// acknowledged scheduling).
+func (n *Node) send(now time.Duration, tr *transfer) {
+	n.sends = append(n.sends, tr)
+	n.transmit(now, tr)
+}
+
+// transmit sends tr once more and sets its next deadline: Timeout after
+// the first send, doubling with each resend.
+func (n *Node) transmit(now time.Duration, tr *transfer) {
+	tr.sends++
+	tr.deadline = now + n.cfg.Timeout<<(tr.sends-1)
+	spec := tr.spec
+	if tr.sends > 1 {
+		spec = proto.Clone(tr.spec).(*wire.WaveJob) // the outbox keeps the message until Advance
+	}
+	if tr.migration {
+		n.out.Send(tr.to, &wire.WaveMigrate{Job: spec})
+	} else {
+		n.out.Send(tr.to, &wire.WaveShip{Job: spec})
+	}
+}
+
+// resend handles a transfer's timeout at t: the job again, or, after
+// TransferSends sends, the transfer given up. The sender cannot tell a
+// lost job from a lost acknowledgment, so it neither runs the job again
+// nor fails it (either could make the job end twice); the job-history
+// check finds where it is: on its receiver, or lost with that reason.
+func (n *Node) resend(now, t time.Duration, tr *transfer) {
+	if tr.sends < TransferSends {
+		n.event(Event{Kind: Resent, Job: tr.spec.Id, At: t})
+		n.transmit(now, tr)
+		return
+	}
+	n.dropSend(tr)
+	n.event(Event{Kind: Unacked, Job: tr.spec.Id, At: t})
+}
+
+func (n *Node) dropSend(tr *transfer) {
+	if i := slices.Index(n.sends, tr); i >= 0 {
+		n.sends = slices.Delete(n.sends, i, i+1)
+	}
+}
+
+// onAck is the receiver's answer to one of our transfers: ok, the job is
+// there; not ok, the host had taken another job meanwhile (its promise
+// expired), and the job fails (host busy on arrival) — the sender tells
+// the client, as the receiver would have.
+func (n *Node) onAck(now time.Duration, m *wire.WaveAck) {
+	var tr *transfer
+	for _, x := range n.sends {
+		if x.spec.Id == m.GetJob() && x.spec.Migrations == m.GetMigrations() {
+			tr = x
+		}
+	}
+	if tr == nil {
+		return // an acknowledgment of a resent copy, or after we gave up
+	}
+	n.dropSend(tr)
+	if m.GetOk() {
+		return
+	}
+	if c := core.NodeID(tr.spec.Client); c != n.id {
+		n.out.Send(c, &wire.WaveFail{Job: tr.spec.Id})
+	}
+	n.event(Event{Kind: Failed, Job: tr.spec.Id, At: now, Reason: ReasonBusy})
 }
 
 // take is a job arriving at the host, shipped by its client or migrated
-// from its last host.
-func (n *Node) take(now time.Duration, spec *wire.WaveJob, migrated bool) {
+// from its last host (from), which it acknowledges: a copy of a job it
+// took before (a resend, or a duplicate on the link) is acknowledged and
+// not run again; a job that finds the host holding another (its promise
+// expired and another job came first) is refused.
+func (n *Node) take(now time.Duration, from core.NodeID, spec *wire.WaveJob, migrated bool) {
 	if spec == nil {
 		return
 	}
 	spec.State = nil // the state is the job's checkpoint: its bytes were the message
-	if n.job != nil {
-		// Our promise expired and another job came first: give it up.
-		n.out.Send(core.NodeID(spec.Client), &wire.WaveFail{Job: spec.Id})
-		n.event(Event{Kind: Failed, Job: spec.Id, At: now, Reason: ReasonBusy})
+	k := takenKey{spec.Id, spec.Migrations}
+	if _, ok := n.taken[k]; ok {
+		n.event(Event{Kind: Duplicate, Job: spec.Id, At: now})
+		n.out.Send(from, &wire.WaveAck{Job: spec.Id, Migrations: spec.Migrations, Ok: true})
 		return
 	}
+	if n.job != nil {
+		n.out.Send(from, &wire.WaveAck{Job: spec.Id, Migrations: spec.Migrations})
+		return
+	}
+	n.rememberTaken(now, k)
+	n.out.Send(from, &wire.WaveAck{Job: spec.Id, Migrations: spec.Migrations, Ok: true})
 	n.hold = hold{}
 	n.job = &held{spec: spec, accrued: now}
 	n.event(Event{Kind: Placed, Job: spec.Id, At: now, Migration: migrated})

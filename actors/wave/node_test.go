@@ -64,6 +64,10 @@ type world struct {
 	timers map[core.NodeID][]time.Duration
 	events []Event
 	sent   map[wire.MsgType]int
+	// drop, when set, loses the messages it returns true for (a lossy
+	// link: they are sent, counted, and never delivered).
+	drop func(m msg) bool
+	lost map[wire.MsgType]int
 }
 
 type msg struct {
@@ -94,6 +98,10 @@ func (w *world) run(until time.Duration) {
 			m := q[0]
 			q = q[1:]
 			w.now += time.Millisecond
+			if w.drop != nil && w.drop(m) {
+				w.lost[wire.TypeOf(m.m)]++
+				continue
+			}
 			w.nodes[m.to].Step(w.now, m.from, m.m)
 			w.flush(m.to, &q)
 		}
@@ -123,7 +131,7 @@ func (w *world) run(until time.Duration) {
 }
 
 func newWorld(n int, cfg Config, jobs map[core.NodeID][]Job) *world {
-	w := &world{nodes: map[core.NodeID]*Node{}, timers: map[core.NodeID][]time.Duration{}, sent: map[wire.MsgType]int{}}
+	w := &world{nodes: map[core.NodeID]*Node{}, timers: map[core.NodeID][]time.Duration{}, sent: map[wire.MsgType]int{}, lost: map[wire.MsgType]int{}}
 	l := line{n}
 	for id := core.NodeID(1); int(id) <= n; id++ {
 		v := lineView{l, id}
@@ -184,4 +192,113 @@ func TestNodeJobLifecycle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tally counts a run's events by kind, and the work done on hosts.
+func tally(events []Event) (kinds map[EventKind]int, work float64) {
+	kinds = map[EventKind]int{}
+	for _, e := range events {
+		kinds[e.Kind]++
+		if e.Kind == Left || e.Kind == Completed {
+			work += e.Work
+		}
+	}
+	return kinds, work
+}
+
+// A job's transfers are acknowledged (TransferSends): a lost WaveShip or
+// WaveMigrate is sent again, a lost acknowledgment makes the receiver
+// see the job twice and run it once, a receiver that never answers makes
+// the sender give the transfer up after TransferSends sends and say so —
+// the job is never lost silently nor run twice.
+func TestNodeTransferUnderLoss(t *testing.T) {
+	const seed = 3
+	ship, migrate, ack := wire.MsgType_MSG_WAVE_SHIP, wire.MsgType_MSG_WAVE_MIGRATE, wire.MsgType_MSG_WAVE_ACK
+	for _, tc := range []struct {
+		name string
+		// drop loses the n-th message (from 1) of each type it names.
+		drop      map[wire.MsgType]func(n int) bool
+		completed int
+		resent    bool
+		duplicate bool
+		unacked   int
+	}{
+		{"no loss", nil, 1, false, false, 0},
+		{"first two ships lost", map[wire.MsgType]func(int) bool{ship: func(n int) bool { return n <= 2 }}, 1, true, false, 0},
+		{"every other migration lost", map[wire.MsgType]func(int) bool{migrate: func(n int) bool { return n%2 == 1 }}, 1, true, false, 0},
+		{"first three acks lost", map[wire.MsgType]func(int) bool{ack: func(n int) bool { return n <= 3 }}, 1, true, true, 0},
+		{"every ship lost", map[wire.MsgType]func(int) bool{ship: func(int) bool { return true }}, 0, true, false, 1},
+		{"every ack lost", map[wire.MsgType]func(int) bool{ack: func(int) bool { return true }}, 1, true, true, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Strategy: MigrationAdaptive, Discovery: DiscoveryRandom, Profile: Profile{Seed: seed, DayFree: 0}, MigrationBytes: 64}
+			w := newWorld(48, cfg, map[core.NodeID][]Job{5: {{ID: 0, Runtime: 20 * time.Hour, Submit: 30 * time.Minute}}})
+			seen := map[wire.MsgType]int{}
+			w.drop = func(m msg) bool {
+				typ := wire.TypeOf(m.m)
+				seen[typ]++
+				f := tc.drop[typ]
+				return f != nil && f(seen[typ])
+			}
+			w.run(10 * Day)
+			k, work := tally(w.events)
+			if k[Completed] != tc.completed {
+				t.Fatalf("seed %d: %d completed, want %d; events %v, lost %v", seed, k[Completed], tc.completed, k, w.lost)
+			}
+			// Run once: one Placed per host the job ran on, its work once.
+			if k[Placed] != k[Left]+tc.completed || k[Failed] != 0 {
+				t.Fatalf("seed %d: %d placed, %d left, %d failed: events %v", seed, k[Placed], k[Left], k[Failed], k)
+			}
+			if d := work - float64(tc.completed)*(20*time.Hour).Seconds(); d > 1 || d < -1 {
+				t.Fatalf("seed %d: work %.1f s", seed, work)
+			}
+			if (k[Resent] > 0) != tc.resent || (k[Duplicate] > 0) != tc.duplicate {
+				t.Fatalf("seed %d: %d resent, %d duplicates; lost %v", seed, k[Resent], k[Duplicate], w.lost)
+			}
+			if tc.unacked >= 0 && k[Unacked] != tc.unacked || tc.unacked < 0 && k[Unacked] == 0 {
+				t.Fatalf("seed %d: %d transfers given up, want %d", seed, k[Unacked], tc.unacked)
+			}
+			// Every send whose job or acknowledgment was lost timed out:
+			// the job was sent again, or the transfer given up after
+			// TransferSends sends; every duplicate is a copy whose
+			// acknowledgment was lost before.
+			if lost := w.lost[ship] + w.lost[migrate] + w.lost[ack]; k[Resent]+k[Unacked] != lost {
+				t.Fatalf("seed %d: %d job messages and acknowledgments lost, %d resent, %d given up", seed, lost, k[Resent], k[Unacked])
+			}
+			if k[Duplicate] > w.lost[ack] {
+				t.Fatalf("seed %d: %d duplicates with %d acknowledgments lost", seed, k[Duplicate], w.lost[ack])
+			}
+			if k[Unacked] > 0 && w.sent[ship]+w.sent[migrate] < TransferSends {
+				t.Fatalf("seed %d: given up after %d sends", seed, w.sent[ship]+w.sent[migrate])
+			}
+			t.Logf("seed %d: events %v, sent %v, lost %v", seed, k, w.sent, w.lost)
+		})
+	}
+}
+
+// An expanding ring's hosts that answered yes and were not taken are
+// released at once (WaveRelease): once the jobs are placed, no host still
+// holds itself for a finished discovery, so the next discovery can take
+// it. Ten clients submit a minute apart, by day at their ring's centre
+// and at night two hops away.
+func TestNodeRingReleasesUnchosen(t *testing.T) {
+	const seed = 3
+	cfg := Config{Strategy: MigrationImmediate, Discovery: DiscoveryRing, Profile: Profile{Seed: seed, DayFree: 0}, MigrationBytes: 64}
+	jobs := map[core.NodeID][]Job{}
+	for i := range 10 {
+		c := core.NodeID(20 + 2*i)
+		jobs[c] = []Job{{ID: uint32(i), Runtime: 20 * time.Hour, Submit: 30*time.Minute + time.Duration(i)*time.Minute}}
+	}
+	w := newWorld(48, cfg, jobs)
+	w.run(45 * time.Minute)
+	k, _ := tally(w.events)
+	if k[Placed] == 0 || w.sent[wire.MsgType_MSG_WAVE_RELEASE] == 0 {
+		t.Fatalf("seed %d: %d placed, %d released of %d yes answers", seed, k[Placed], w.sent[wire.MsgType_MSG_WAVE_RELEASE], w.sent[wire.MsgType_MSG_WAVE_REPLY])
+	}
+	for id, n := range w.nodes {
+		if n.hold.req != 0 {
+			t.Fatalf("seed %d: host %d still holds itself for request %d of %d", seed, id, n.hold.req, n.hold.origin)
+		}
+	}
+	t.Logf("seed %d: %d placed, %d yes answers, %d released", seed, k[Placed], w.sent[wire.MsgType_MSG_WAVE_REPLY], w.sent[wire.MsgType_MSG_WAVE_RELEASE])
 }

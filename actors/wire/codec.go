@@ -119,6 +119,10 @@ func newPayload(t MsgType) (proto.Message, error) {
 		return &WaveFail{}, nil
 	case MsgType_MSG_WAVE_DONE:
 		return &WaveDone{}, nil
+	case MsgType_MSG_WAVE_ACK:
+		return &WaveAck{}, nil
+	case MsgType_MSG_WAVE_RELEASE:
+		return &WaveRelease{}, nil
 	case MsgType_MSG_DUAL_SEARCH:
 		return &DualSearch{}, nil
 	}
@@ -149,7 +153,7 @@ func IsJob(t MsgType) bool {
 // IsWave reports whether messages of type t belong to the Wave scheduler
 // (001 §IV).
 func IsWave(t MsgType) bool {
-	return t >= MsgType_MSG_WAVE_ROUTE && t <= MsgType_MSG_WAVE_DONE
+	return t >= MsgType_MSG_WAVE_ROUTE && t <= MsgType_MSG_WAVE_DONE || t == MsgType_MSG_WAVE_ACK || t == MsgType_MSG_WAVE_RELEASE
 }
 
 // dualOffset is the distance between an overlay message type and its
@@ -263,6 +267,10 @@ func TypeOf(m proto.Message) MsgType {
 		return MsgType_MSG_WAVE_FAIL
 	case *WaveDone:
 		return MsgType_MSG_WAVE_DONE
+	case *WaveAck:
+		return MsgType_MSG_WAVE_ACK
+	case *WaveRelease:
+		return MsgType_MSG_WAVE_RELEASE
 	case *DualSearch:
 		return MsgType_MSG_DUAL_SEARCH
 	}

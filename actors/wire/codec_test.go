@@ -136,6 +136,12 @@ func FuzzDecode(f *testing.F) {
 	mp, _ := MarshalPayload(&WaveMigrate{Job: &WaveJob{Id: 1, Client: 2, Runtime: 3, Remaining: 4.5, Submitted: 6, Migrations: 1, State: make([]byte, 16)}})
 	mb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_MIGRATE, From: 4, To: 5}, mp)
 	f.Add(mb)
+	ap, _ := MarshalPayload(&WaveAck{Job: 1, Migrations: 2, Ok: true})
+	ab, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_ACK, From: 5, To: 4}, ap)
+	f.Add(ab)
+	lp, _ := MarshalPayload(&WaveRelease{Req: 9})
+	lb, _ := Encode(nil, Header{Type: MsgType_MSG_WAVE_RELEASE, From: 4, To: 5}, lp)
+	f.Add(lb)
 	// Dual-CAN: a Secondary CAN heartbeat (a Heartbeat payload under its
 	// own type) and a search of the Secondary CAN.
 	db, _ := Encode(nil, Header{Type: MsgType_MSG_DUAL_HEARTBEAT, From: 1, To: 2, Seq: 5}, p)

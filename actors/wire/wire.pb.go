@@ -150,6 +150,15 @@ const (
 	// Algorithm 1 line 4): routed there towards the job's requirement point
 	// until a capable Residue-node is in sight (DualSearch).
 	MsgType_MSG_DUAL_SEARCH MsgType = 54
+	// The Wave scheduler's transfer acknowledgment (docs/WAVE.md): a host
+	// that receives a WaveShip or WaveMigrate answers its sender (WaveAck)
+	// — ok, it holds the job (now or already); not ok, it is busy and did
+	// not take it. The sender keeps the job and resends it until then.
+	MsgType_MSG_WAVE_ACK MsgType = 55
+	// A discovery's origin frees a host that answered yes too late — the
+	// job went to another host, or the query had timed out — from its
+	// promise (WaveRelease; docs/WAVE.md).
+	MsgType_MSG_WAVE_RELEASE MsgType = 56
 )
 
 // Enum value maps for MsgType.
@@ -210,6 +219,8 @@ var (
 		52: "MSG_DUAL_FULL_UPDATE_REQUEST",
 		53: "MSG_DUAL_FULL_UPDATE",
 		54: "MSG_DUAL_SEARCH",
+		55: "MSG_WAVE_ACK",
+		56: "MSG_WAVE_RELEASE",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_UNSPECIFIED":              0,
@@ -267,6 +278,8 @@ var (
 		"MSG_DUAL_FULL_UPDATE_REQUEST": 52,
 		"MSG_DUAL_FULL_UPDATE":         53,
 		"MSG_DUAL_SEARCH":              54,
+		"MSG_WAVE_ACK":                 55,
+		"MSG_WAVE_RELEASE":             56,
 	}
 )
 
@@ -4470,6 +4483,116 @@ func (x *WaveDone) GetJob() uint32 {
 	return 0
 }
 
+// WaveAck acknowledges a WaveShip or WaveMigrate of job after migrations
+// migrations: ok, the sender of the ack holds it (or held it: a resent
+// copy is acknowledged, never run twice); not ok, it was busy with
+// another job and did not take this one.
+type WaveAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           uint32                 `protobuf:"varint,1,opt,name=job,proto3" json:"job,omitempty"`
+	Migrations    uint32                 `protobuf:"varint,2,opt,name=migrations,proto3" json:"migrations,omitempty"`
+	Ok            bool                   `protobuf:"varint,3,opt,name=ok,proto3" json:"ok,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveAck) Reset() {
+	*x = WaveAck{}
+	mi := &file_wire_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveAck) ProtoMessage() {}
+
+func (x *WaveAck) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveAck.ProtoReflect.Descriptor instead.
+func (*WaveAck) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *WaveAck) GetJob() uint32 {
+	if x != nil {
+		return x.Job
+	}
+	return 0
+}
+
+func (x *WaveAck) GetMigrations() uint32 {
+	if x != nil {
+		return x.Migrations
+	}
+	return 0
+}
+
+func (x *WaveAck) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+// WaveRelease frees the receiver from the promise it made to request req
+// of the sender (its yes was not taken).
+type WaveRelease struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Req           uint64                 `protobuf:"varint,1,opt,name=req,proto3" json:"req,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveRelease) Reset() {
+	*x = WaveRelease{}
+	mi := &file_wire_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveRelease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveRelease) ProtoMessage() {}
+
+func (x *WaveRelease) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveRelease.ProtoReflect.Descriptor instead.
+func (*WaveRelease) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *WaveRelease) GetReq() uint64 {
+	if x != nil {
+		return x.Req
+	}
+	return 0
+}
+
 var File_wire_proto protoreflect.FileDescriptor
 
 const file_wire_proto_rawDesc = "" +
@@ -4778,7 +4901,15 @@ const file_wire_proto_rawDesc = "" +
 	"\bWaveFail\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\rR\x03job\"\x1c\n" +
 	"\bWaveDone\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\rR\x03job*\x97\t\n" +
+	"\x03job\x18\x01 \x01(\rR\x03job\"K\n" +
+	"\aWaveAck\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\rR\x03job\x12\x1e\n" +
+	"\n" +
+	"migrations\x18\x02 \x01(\rR\n" +
+	"migrations\x12\x0e\n" +
+	"\x02ok\x18\x03 \x01(\bR\x02ok\"\x1f\n" +
+	"\vWaveRelease\x12\x10\n" +
+	"\x03req\x18\x01 \x01(\x04R\x03req*\xbf\t\n" +
 	"\aMsgType\x12\x13\n" +
 	"\x0fMSG_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMSG_JOIN\x10\x01\x12\x13\n" +
@@ -4836,7 +4967,9 @@ const file_wire_proto_rawDesc = "" +
 	"\x0eMSG_DUAL_LEAVE\x103\x12 \n" +
 	"\x1cMSG_DUAL_FULL_UPDATE_REQUEST\x104\x12\x18\n" +
 	"\x14MSG_DUAL_FULL_UPDATE\x105\x12\x13\n" +
-	"\x0fMSG_DUAL_SEARCH\x106*P\n" +
+	"\x0fMSG_DUAL_SEARCH\x106\x12\x10\n" +
+	"\fMSG_WAVE_ACK\x107\x12\x14\n" +
+	"\x10MSG_WAVE_RELEASE\x108*P\n" +
 	"\vMigrateKind\x12\x17\n" +
 	"\x13MIGRATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MIGRATE_INTERNODE\x10\x01\x12\x11\n" +
@@ -4855,7 +4988,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_wire_proto_goTypes = []any{
 	(MsgType)(0),              // 0: gridbed.wire.MsgType
 	(MigrateKind)(0),          // 1: gridbed.wire.MigrateKind
@@ -4920,6 +5053,8 @@ var file_wire_proto_goTypes = []any{
 	(*WaveMigrate)(nil),       // 60: gridbed.wire.WaveMigrate
 	(*WaveFail)(nil),          // 61: gridbed.wire.WaveFail
 	(*WaveDone)(nil),          // 62: gridbed.wire.WaveDone
+	(*WaveAck)(nil),           // 63: gridbed.wire.WaveAck
+	(*WaveRelease)(nil),       // 64: gridbed.wire.WaveRelease
 }
 var file_wire_proto_depIdxs = []int32{
 	0,  // 0: gridbed.wire.Envelope.type:type_name -> gridbed.wire.MsgType
@@ -4996,7 +5131,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   61,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

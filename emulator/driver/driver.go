@@ -22,6 +22,7 @@ import (
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wave"
 	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/emulator/joinorder"
 	"github.com/gridbed/gridbed/emulator/members"
@@ -142,11 +143,16 @@ type ClockSpread struct {
 // offset is 0: their state was built on emulated time). The same seed and
 // id give the same clock under either driver.
 func (b *Base[E]) Skew(id core.NodeID, anchor time.Duration, adopted bool) clock.Skew {
-	c := b.opts.Clock
+	return b.opts.Clock.Skew(b.opts.Seed, id, anchor, adopted)
+}
+
+// Skew is the clock c draws for peer id in a run with the given seed
+// (Base.Skew; tests recompute a peer's clock with it).
+func (c ClockSpread) Skew(seed uint64, id core.NodeID, anchor time.Duration, adopted bool) clock.Skew {
 	if c.Drift == 0 && c.Offset == 0 {
 		return clock.Skew{}
 	}
-	r := rand.New(rand.NewPCG(b.opts.Seed^StreamClock, uint64(id)))
+	r := rand.New(rand.NewPCG(seed^StreamClock, uint64(id)))
 	sk := clock.Skew{Drift: c.Drift * (2*r.Float64() - 1), Anchor: anchor}
 	if off := r.Float64(); !adopted {
 		sk.Offset = time.Duration(off * float64(c.Offset))
@@ -335,8 +341,14 @@ func (b *Base[E]) addPeer(p *peer.Peer, io peer.IO, sk clock.Skew) (E, error) {
 		}
 		p.EnableJobs(js, JobRand(b.opts.Seed, p.ID()))
 	}
-	if b.opts.Wave != nil {
-		p.EnableWave(b.opts.Wave)
+	if ws := b.opts.Wave; ws != nil {
+		if !sk.Zero() && ws.Sink != nil {
+			// The Wave job-history check keeps emulated time too.
+			own := *ws
+			own.Sink = skewedWaveSink{ws.Sink, sk}
+			ws = &own
+		}
+		p.EnableWave(ws)
 	}
 	ep, err := b.host.AddPeer(p, io)
 	if err != nil {
@@ -561,6 +573,18 @@ type skewedSink struct {
 
 func (s skewedSink) JobEvent(at time.Duration, e jobs.Event) {
 	s.JobSink.JobEvent(s.sk.Emulated(at), e)
+}
+
+// skewedWaveSink hands a skewed peer's Wave events to the job-history
+// check at emulated time (the Wave core reports them at its own clock's).
+type skewedWaveSink struct {
+	peer.WaveSink
+	sk clock.Skew
+}
+
+func (s skewedWaveSink) WaveEvent(e wave.Event) {
+	e.At = s.sk.Emulated(e.At)
+	s.WaveSink.WaveEvent(e)
 }
 
 // CELoad passes CE loads on (peer.CESink) when the sink follows them.

@@ -10,6 +10,7 @@ import (
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wave"
 	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -154,5 +155,27 @@ func TestBaseOneClient(t *testing.T) {
 	}
 	if err := b.AddClient(jobs.ClientConfig{}); err == nil || h.clients != 1 {
 		t.Fatalf("second client: err %v, %d hosted", err, h.clients)
+	}
+}
+
+type waveEvents []wave.Event
+
+func (w *waveEvents) WaveEvent(e wave.Event) { *w = append(*w, e) }
+
+// A skewed peer's Wave events reach the job-history check at emulated
+// time: the instant its clock read the event's time (clock.Skew.Emulated).
+func TestSkewedWaveSink(t *testing.T) {
+	for _, sk := range []clock.Skew{
+		{Offset: time.Hour},
+		{Drift: 0.05, Offset: 10 * time.Minute, Anchor: 2 * time.Hour},
+		{Drift: -0.3, Anchor: time.Hour},
+	} {
+		var got waveEvents
+		s := skewedWaveSink{&got, sk}
+		local := 7*time.Hour + 13*time.Second
+		s.WaveEvent(wave.Event{Kind: wave.Placed, Job: 3, At: local})
+		if len(got) != 1 || got[0].Job != 3 || got[0].At != sk.Emulated(local) || sk.Local(got[0].At) < local || got[0].At == local {
+			t.Fatalf("%+v: event at local %v reached the sink as %+v, want emulated %v", sk, local, got, sk.Emulated(local))
+		}
 	}
 }

@@ -50,6 +50,7 @@ type ljob struct {
 	migrations int
 	hosts      int
 	reason     string
+	unacked    bool // its last transfer was given up unacknowledged
 }
 
 // NewLedger returns the ledger of a run with jobs (in job-id order).
@@ -84,6 +85,17 @@ func (l *Ledger) WaveEvent(e wave.Event) {
 		if e.Found {
 			l.res.DiscoveriesFound++
 		}
+	case wave.TimedOut:
+		l.res.DiscoveryTimeouts++
+	case wave.Resent:
+		l.res.TransfersResent++
+	case wave.Duplicate:
+		l.res.TransfersDuplicate++
+	case wave.Unacked:
+		// The job is wherever the transfer left it: on its receiver (the
+		// acknowledgments were lost) or nowhere (Finish: lost).
+		l.res.TransfersUnacked++
+		j.unacked = true
 	case wave.Submitted:
 		if j.state != lUnsubmitted {
 			l.note(fmt.Sprintf("job %d submitted twice", e.Job))
@@ -190,6 +202,9 @@ func (l *Ledger) Finish(end time.Duration, live map[core.NodeID]wave.Snapshot, d
 			}
 		case lTransit, lScheduling:
 			res.Lost++
+			if j.unacked {
+				res.LostUnacked++
+			}
 		case lUnsubmitted:
 			res.Withdrawn++
 		}

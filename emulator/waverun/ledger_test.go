@@ -9,7 +9,9 @@ import (
 )
 
 // The ledger accounts for every job once and catches a duplicate, a job
-// on two hosts, a host with two jobs and a job lost without a cause.
+// on two hosts, a host with two jobs and a job lost without a cause; a
+// transfer given up unacknowledged leaves the job where it went — lost
+// with that reason, or on the host it reached.
 func TestLedger(t *testing.T) {
 	h := time.Hour
 	sub := func(j uint32) wave.Event {
@@ -36,6 +38,9 @@ func TestLedger(t *testing.T) {
 		{"lost without a cause", []wave.Event{sub(0), place(0, 2, false, 0)}, nil, false, false, 0, 1},
 		{"unfinished on its live host", []wave.Event{sub(0), place(0, 2, false, 0)}, map[core.NodeID]wave.Snapshot{2: {On: true, Holding: true, Job: 0}}, false, true, 0, 0},
 		{"on two live hosts", []wave.Event{sub(0), place(0, 2, false, 0)}, map[core.NodeID]wave.Snapshot{2: {On: true, Holding: true, Job: 0}, 3: {On: true, Holding: true, Job: 0}}, false, false, 0, 1},
+		{"ship given up, never arrived: lost with its reason", []wave.Event{sub(0), {Kind: wave.Unacked, Job: 0, Host: 1, At: h}}, nil, true, true, 0, 1},
+		{"migration given up, arrived: on its host", []wave.Event{sub(0), place(0, 2, false, 0), {Kind: wave.Left, Job: 0, Host: 2, Work: 3600, At: h},
+			place(0, 3, true, h), {Kind: wave.Unacked, Job: 0, Host: 2, At: 2 * h}}, map[core.NodeID]wave.Snapshot{3: {On: true, Holding: true, Job: 0}}, true, true, 0, 0},
 		{"too little work", []wave.Event{sub(0), place(0, 2, false, 0), {Kind: wave.Completed, Job: 0, Host: 2, Work: 3600, At: 2 * h}}, nil, false, false, 1, 0},
 	} {
 		jobs := 0
@@ -47,6 +52,15 @@ func TestLedger(t *testing.T) {
 			l.WaveEvent(e)
 		}
 		res := l.Finish(3*h, tc.live, tc.departures)
+		unacked := 0
+		for _, e := range tc.events {
+			if e.Kind == wave.Unacked && tc.lost > 0 {
+				unacked++
+			}
+		}
+		if res.LostUnacked != unacked {
+			t.Errorf("%s: %d lost unacknowledged, want %d", tc.name, res.LostUnacked, unacked)
+		}
 		if res.Conservation != tc.ok || res.Completed != tc.completed || res.Lost != tc.lost {
 			t.Errorf("%s: conservation %v (notes %v), %d completed, %d lost; want %v, %d, %d", tc.name, res.Conservation, res.ConservationNotes, res.Completed, res.Lost, tc.ok, tc.completed, tc.lost)
 		}

@@ -52,6 +52,7 @@ const (
 	MsgMigrate = "wave_migrate" // a host moves a job to the next host (state bytes)
 	MsgFail    = "wave_fail"    // a host tells the job's client it gave up
 	MsgDone    = "wave_done"    // a host returns the finished job to its client
+	MsgAck     = "wave_ack"     // a host acknowledges a job it received (wave.engine actors only)
 )
 
 // Count is a message type's messages and bytes.
@@ -84,6 +85,19 @@ type Result struct {
 	Lost           int    `json:"lost,omitempty"`
 	FailedDeparted int    `json:"failed_departed,omitempty"`
 	Withdrawn      int    `json:"withdrawn,omitempty"`
+	// Under message loss (Engine "actors"; docs/WAVE.md): discovery
+	// queries that got no answer within their timeout (the next query,
+	// criterion or no host followed); jobs sent again because their
+	// transfer (WaveShip, WaveMigrate) or its acknowledgment was lost;
+	// copies of a job that reached a host that had taken it already
+	// (acknowledged, not run again); transfers given up after
+	// wave.TransferSends sends, and the lost jobs among them (the rest
+	// had arrived, their acknowledgments lost).
+	DiscoveryTimeouts  uint64 `json:"discovery_timeouts,omitempty"`
+	TransfersResent    uint64 `json:"transfers_resent,omitempty"`
+	TransfersDuplicate uint64 `json:"transfers_duplicate,omitempty"`
+	TransfersUnacked   uint64 `json:"transfers_unacked,omitempty"`
+	LostUnacked        int    `json:"lost_unacked,omitempty"`
 	// FailureRate is Failed / Jobs (001 §V-B, % of jobs that fail).
 	FailureRate float64 `json:"failure_rate"`
 	// SlowdownMean is the mean over completed jobs of turnaround (from
