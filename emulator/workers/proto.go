@@ -10,8 +10,11 @@
 // oracle's snapshots), quiesce, close. Workers report joins and ask for
 // bootstrap contacts the same way, and heartbeat: a worker silent past
 // the deadline is declared dead, its peers crash, and the run's outcome
-// says so. docs/WORKERS.md tells why clients of one server and not a
-// cluster of servers.
+// says so. In a run with a workload one worker hosts the job client, and
+// every worker sends what its peers tell the oracle in batches, which the
+// coordinator merges into its job ledger in emulated-time order (jobs.go).
+// docs/WORKERS.md tells why clients of one server and not a cluster of
+// servers.
 package workers
 
 import (
