@@ -201,3 +201,36 @@ faults:
 	passedOrMachineSlow(t, sc.Seed, s)
 	t.Logf("outcome %s; dropped %v; events %+v", s.Outcome, s.Faults.Dropped, s.Faults.Events)
 }
+
+// TestMigratingWorkloadOnTwoWorkers: examples/scheduling-nats.yaml
+// (dynamic scheduling, liq-pull: jobs migrate between run nodes — from
+// one worker's peer to the other's as often as not — and a tenth of the
+// peers crash at 2h) scaled to 400 jobs and 5 emulated hours at ×600
+// (30 s): every job is accounted for though its events came from two
+// workers, and jobs did migrate.
+func TestMigratingWorkloadOnTwoWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 30 s emulator run")
+	}
+	sc := load(t, "../../examples/scheduling-nats.yaml")
+	if err := sc.SetAll("workload.jobs=400", "duration=5h"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	s := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	passedOrMachineSlow(t, sc.Seed, s)
+	jobsAccounted(t, "2 workers", sc, s)
+	m := s.Jobs.Migrations
+	if m.InternodePush+m.InternodePull+m.QueuePush+m.QueuePull == 0 {
+		t.Errorf("seed %d: no job migrated: %+v", sc.Seed, m)
+	}
+	t.Logf("outcome %s; jobs %d completed, %d failed, %d unfinished; migrations %+v; wait mean %.1f s", s.Outcome,
+		s.Jobs.Completed, s.Jobs.Failed, s.Jobs.Unfinished, m, *s.Jobs.WaitSeconds.Mean)
+}
