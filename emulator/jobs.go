@@ -171,40 +171,53 @@ func (r resources) Residue(p []uint32, res jobs.Vec) []uint32 {
 	return q
 }
 
-// setup is what the drivers need to give peers a job core.
+// setup is what the drivers need to give peers a job core: the peers'
+// setup (JobSetupFor) with the ledger as their sink and CENT's global
+// view, which it tells what jobs demand and the peers' combinations.
 func (j *jobRun) setup() *peer.JobSetup {
 	if j == nil {
 		return nil
 	}
-	scheme, sf, mode := j.sc.JobSchemes()
-	dims := j.sc.Overlay.Dimensions
+	js := JobSetupFor(j.sc)
+	res := resources{dims: j.sc.Overlay.Dimensions}
+	j.ledger.SetDemand(res.Demand)
+	if scheme, _, _ := j.sc.JobSchemes(); j.sc.CEsOn() && scheme == jobs.SchemeCENTHet {
+		j.ledger.SetCEs(ceModel{types: j.sc.Peers.CEs.GpuTypes})
+	}
+	j.ledger.SetCombo(comboOf(j.sc))
+	js.Central, js.Sink = j.ledger, j.ledger
+	return js
+}
+
+// JobSetupFor is the job setup of scenario sc's peers without a sink or
+// a global view (Central and Sink nil): what a worker of a run split
+// across processes (emulator/workers) gives its peers, with a sink that
+// forwards their events to the coordinator's ledger.
+func JobSetupFor(sc scenario.Scenario) *peer.JobSetup {
+	scheme, sf, mode := sc.JobSchemes()
+	dims := sc.Overlay.Dimensions
 	res := resources{dims: dims}
 	cfg := jobs.Config{
 		Scheme: scheme, StoppingFactor: sf,
-		Period: j.sc.Overlay.Heartbeat.Period, FailAfter: j.sc.Overlay.Heartbeat.FailAfter,
-		StatusEvery: j.sc.Jobs.ClientTimeout / 3,
-		Res:         res, Mode: mode, SchedPeriod: j.sc.Scheduling.Period, Contention: j.sc.Scheduling.Contention,
-		PullReach:   j.sc.Scheduling.PullReach,
-		PullTarget:  j.sc.Scheduling.PullTarget,
-		QueueLoad:   j.sc.Scheduling.QueueLoad,
-		Residue:     j.sc.Matchmaking.Residue,
-		LoadView:    j.sc.Matchmaking.LoadView,
-		StopNodes:   j.sc.Matchmaking.StopNodes,
-		Categorical: jobs.CategoricalMode(j.sc.Matchmaking.Categorical),
-		SubCAN:      subCAN(j.sc),
+		Period: sc.Overlay.Heartbeat.Period, FailAfter: sc.Overlay.Heartbeat.FailAfter,
+		StatusEvery: sc.Jobs.ClientTimeout / 3,
+		Res:         res, Mode: mode, SchedPeriod: sc.Scheduling.Period, Contention: sc.Scheduling.Contention,
+		PullReach:   sc.Scheduling.PullReach,
+		PullTarget:  sc.Scheduling.PullTarget,
+		QueueLoad:   sc.Scheduling.QueueLoad,
+		Residue:     sc.Matchmaking.Residue,
+		LoadView:    sc.Matchmaking.LoadView,
+		StopNodes:   sc.Matchmaking.StopNodes,
+		Categorical: jobs.CategoricalMode(sc.Matchmaking.Categorical),
+		SubCAN:      subCAN(sc),
 	}
-	j.ledger.SetDemand(res.Demand)
-	if j.sc.CEsOn() {
-		cfg.CEs = ceModel{types: j.sc.Peers.CEs.GpuTypes} // 002 §4.1
-		if scheme == jobs.SchemeCENTHet {
-			j.ledger.SetCEs(cfg.CEs)
-		}
+	if sc.CEsOn() {
+		cfg.CEs = ceModel{types: sc.Peers.CEs.GpuTypes} // 002 §4.1
 	}
-	combo := j.comboOf()
-	j.ledger.SetCombo(combo)
+	combo := comboOf(sc)
 	var rntSetup *peer.RNTSetup
 	if scheme == jobs.SchemeRNT {
-		rntSetup = rntSetupOf(j.sc)
+		rntSetup = rntSetupOf(sc)
 	}
 	return &peer.JobSetup{
 		RNT: rntSetup,
@@ -218,24 +231,46 @@ func (j *jobRun) setup() *peer.JobSetup {
 			c.Combo = combo(p)
 			return c
 		},
-		Central: j.ledger,
-		Sink:    j.ledger,
 	}
+}
+
+// SplitJobs says whether scenario sc's workload can run split across
+// processes (emulator/workers), whose peers have no in-process global
+// view: not under the schemes and options that read it — CENT's
+// matchmakers (003 §5.2, 000 §V-A, 002 §4.3.1), matchmaking.load_view
+// oracle, and Dual-CAN's Manager node (002 §3.1.2).
+func SplitJobs(sc scenario.Scenario) error {
+	if !sc.Workload.On() {
+		return nil
+	}
+	scheme, _, _ := sc.JobSchemes()
+	var why string
+	switch {
+	case scheme == jobs.SchemeCENT || scheme == jobs.SchemeCENTQueue || scheme == jobs.SchemeCENTHet:
+		why = fmt.Sprintf("matchmaking scheme %s (scheduling.mode %s) picks run nodes from the oracle's global view", sc.SchemeName(), sc.Scheduling.Mode)
+	case sc.Matchmaking.LoadView == jobs.LoadViewOracle:
+		why = "matchmaking.load_view oracle reads the loads from the oracle's global view"
+	case sc.Matchmaking.Residue == jobs.ResidueDualCAN:
+		why = "matchmaking.residue dual-can keeps the Secondary CAN's directory in the oracle's global view"
+	default:
+		return nil
+	}
+	return fmt.Errorf("--workers: %s, which lives in the coordinator's process only; run it in one process, or split a run with a decentralized scheme (can, can-p, mp, can-het, can-hom, rnt) and load_view heartbeat", why)
 }
 
 // comboOf is how a peer's combination of categorical values (plus one; 0:
 // none) follows from its point: population.Combination under
 // peers.categorical, its sub-CAN along the transform dimension under
 // subcan (population.PlaceOnT put it there), none without.
-func (j *jobRun) comboOf() func(p can.Point) uint32 {
-	pc := j.sc.Peers.Categorical
+func comboOf(sc scenario.Scenario) func(p can.Point) uint32 {
+	pc := sc.Peers.Categorical
 	if !pc.On() {
 		return func(can.Point) uint32 { return 0 }
 	}
-	if t := subCAN(j.sc); t != nil {
+	if t := subCAN(sc); t != nil {
 		return func(p can.Point) uint32 { return uint32(t.CombinationAt(p[len(p)-1]) + 1) }
 	}
-	seed := j.sc.Seed
+	seed := sc.Seed
 	return func(p can.Point) uint32 { return uint32(population.Combination(pc.InUse(), seed, p) + 1) }
 }
 

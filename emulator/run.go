@@ -181,6 +181,10 @@ type WorkersSetup struct {
 	// BootPoints are the initial population's points when the overlay is
 	// built in-process (peers.bootstrap: direct); nil otherwise.
 	BootPoints []can.Point
+	// Jobs is the oracle's job ledger in a run with a workload (nil
+	// without): the workers' peers and job client report their job
+	// events to it through the coordinator (JobSetupFor, SplitJobs).
+	Jobs peer.JobSink
 }
 
 // workerFailures is a driver whose run is split across processes: it
@@ -411,10 +415,13 @@ func (r *run) prepare() (*Result, error) {
 	r.wallStart = time.Now()
 	switch {
 	case opts.Workers != nil && opts.Driver == DriverLive:
-		if r.jr != nil {
-			return nil, fmt.Errorf("--workers: a run with a workload cannot be split over workers yet (its job client and job ledger live in one process); run it in one process")
+		if err := SplitJobs(sc); err != nil {
+			return nil, err
 		}
 		setup := WorkersSetup{Scenario: sc, Overlay: r.ocfg, Metrics: r.m, Logger: opts.Logger, Eager: opts.EagerDecoding, Clock: clockSpread(sc)}
+		if js := r.jr.setup(); js != nil {
+			setup.Jobs = js.Sink // the workers' peers report to the ledger through the coordinator
+		}
 		if r.boot != nil {
 			for _, n := range r.nodes[:sc.Peers.Count] {
 				setup.BootPoints = append(setup.BootPoints, n.Point)

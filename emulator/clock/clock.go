@@ -10,21 +10,34 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/heap"
 )
 
-// Clock is the scaled emulated clock of one run.
+// Clock is the scaled emulated clock of one run. Safe for concurrent
+// use: a worker of a run split across processes restarts its clock from
+// the coordinator's epoch while messages from workers that started first
+// may already reach its peers.
 type Clock struct {
+	scale float64
+	e     atomic.Pointer[epoch]
+}
+
+// epoch is when the clock (re)started and the emulated time then.
+type epoch struct {
 	start  time.Time
-	scale  float64
-	origin time.Duration // emulated time at start
+	origin time.Duration
 }
 
 // New starts an emulated clock at 0 now, running scale times faster than
 // wall time.
-func New(scale float64) *Clock { return &Clock{start: time.Now(), scale: scale} }
+func New(scale float64) *Clock {
+	c := &Clock{scale: scale}
+	c.e.Store(&epoch{start: time.Now()})
+	return c
+}
 
 // Restart sets emulated time 0 to now. Call it before any timer is set.
 func (c *Clock) Restart() { c.RestartAt(0) }
@@ -32,22 +45,26 @@ func (c *Clock) Restart() { c.RestartAt(0) }
 // RestartAt sets emulated time origin to now: the run goes on from there
 // (an overlay built outside the bus hands over at origin). Call it before
 // any timer is set.
-func (c *Clock) RestartAt(origin time.Duration) { c.start, c.origin = time.Now(), origin }
+func (c *Clock) RestartAt(origin time.Duration) { c.RestartFrom(time.Now(), origin) }
 
 // RestartFrom sets emulated time origin to wall instant start: the
 // processes of a run split across processes (emulator/workers) share one
 // epoch, the coordinator's. Call it before any timer is set.
-func (c *Clock) RestartFrom(start time.Time, origin time.Duration) { c.start, c.origin = start, origin }
+func (c *Clock) RestartFrom(start time.Time, origin time.Duration) {
+	c.e.Store(&epoch{start: start, origin: origin})
+}
 
 // Now is the emulated time since the start.
 func (c *Clock) Now() time.Duration {
-	return c.origin + time.Duration(float64(time.Since(c.start))*c.scale)
+	e := c.e.Load()
+	return e.origin + time.Duration(float64(time.Since(e.start))*c.scale)
 }
 
 // WallAt is the wall instant at which emulated time t is reached (rounded
 // up, so that Now() at that instant is not before t).
 func (c *Clock) WallAt(t time.Duration) time.Time {
-	return c.start.Add(time.Duration(math.Ceil(float64(t-c.origin) / c.scale)))
+	e := c.e.Load()
+	return e.start.Add(time.Duration(math.Ceil(float64(t-e.origin) / c.scale)))
 }
 
 // Await blocks until the clock reaches emulated time t or ctx ends (then

@@ -12,7 +12,7 @@ import (
 func TestClockScale(t *testing.T) {
 	c := New(1000)
 	w := c.WallAt(5 * time.Second)
-	if d := w.Sub(c.start); d != 5*time.Millisecond {
+	if d := w.Sub(c.e.Load().start); d != 5*time.Millisecond {
 		t.Fatalf("5 emulated seconds at scale 1000 map to %v wall, want 5ms", d)
 	}
 }

@@ -407,11 +407,9 @@ func (b *Base[E]) AddClient(cfg jobs.ClientConfig) error {
 	if b.opts.Jobs != nil {
 		sink = b.opts.Jobs.Sink
 	}
-	inj := rand.New(rand.NewPCG(b.opts.Seed, StreamInject))
-	inject := func() core.NodeID {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.members.Pick(inj)
+	inject := b.Injector()
+	if r, ok := b.opts.Remote.(RemoteInjector); ok {
+		inject = r.Inject // the run's members are the coordinator's
 	}
 	io := b.host.IO(peer.ClientAddress, clock.Skew{})
 	if err := b.host.AddClient(peer.NewClient(cfg, inject, io, sink, b.opts.Traffic), io); err != nil {
@@ -421,6 +419,25 @@ func (b *Base[E]) AddClient(cfg jobs.ClientConfig) error {
 	b.client = true
 	b.mu.Unlock()
 	return nil
+}
+
+// Injector draws the member the job client submits through: a random
+// current member (StreamInject), 0 when there is none. A coordinator of
+// workers answers its client's worker with it (RemoteInjector).
+func (b *Base[E]) Injector() jobs.Injector {
+	inj := rand.New(rand.NewPCG(b.opts.Seed, StreamInject))
+	return func() core.NodeID {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.members.Pick(inj)
+	}
+}
+
+// RemoteInjector is a Membership that also draws the member the job
+// client submits through (the coordinator's Injector): a worker hosting
+// the run's client knows only its own peers.
+type RemoteInjector interface {
+	Inject() core.NodeID
 }
 
 // Depart makes a random current member leave (gracefully, or by crashing

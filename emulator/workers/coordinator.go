@@ -52,6 +52,10 @@ type Options struct {
 	// (a hung or starved process); 0 means DefaultHungDeadline.
 	HungDeadline time.Duration
 	Logger       *slog.Logger
+	// Jobs is the oracle's job ledger of a run with a workload (nil
+	// without): the workers' peers and job client report to it through
+	// the coordinator (jobMerge).
+	Jobs peer.JobSink
 }
 
 // Coordinator is the driver of a run whose peers live on workers: the
@@ -87,6 +91,9 @@ type Coordinator struct {
 	closed   bool
 	closing  bool // Close has begun: its requests judge the workers
 	final    live.Settlement
+	inject   jobs.Injector // the job client's draws (AddClient)
+
+	merge *jobMerge // the workers' job events on their way to Options.Jobs; nil without
 }
 
 // remote is the coordinator's view of one worker.
@@ -153,7 +160,13 @@ func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordin
 		c.shutdown()
 		return nil, err
 	}
-	for subj, h := range map[string]nats.MsgHandler{helloSubject: c.onHello, bootSubject(st.Run): c.onBoot, joinedSubject(st.Run): c.onJoined, beatSubject(st.Run): c.onBeat, readySubject(st.Run): c.onReady} {
+	handlers := map[string]nats.MsgHandler{helloSubject: c.onHello, bootSubject(st.Run): c.onBoot, joinedSubject(st.Run): c.onJoined, beatSubject(st.Run): c.onBeat, readySubject(st.Run): c.onReady}
+	if opts.Jobs != nil {
+		c.merge = newJobMerge(opts.Jobs, opts.Workers)
+		handlers[jobsSubject(st.Run)] = c.onJobs
+		handlers[injectSubject(st.Run)] = c.onInject
+	}
+	for subj, h := range handlers {
 		sub, err := c.nc.Subscribe(subj, h)
 		if err != nil {
 			c.shutdown()
@@ -275,6 +288,50 @@ func (c *Coordinator) onJoined(msg *nats.Msg) {
 	}
 }
 
+// onJobs takes a worker's batch of job events (with its heartbeat).
+func (c *Coordinator) onJobs(msg *nats.Msg) {
+	var b JobBatch
+	if decode(msg.Data, &b) == nil {
+		c.merge.add(&b)
+	}
+}
+
+// jobsWait bounds how long the coordinator waits for a batch of job
+// events a worker's answer names (it was published just before the
+// answer, on the same connection: it is normally here already).
+const jobsWait = 5 * time.Second
+
+// awaitJobs waits until the batches of job events the workers' answers
+// name have arrived and the ledger has what it can be given.
+func (c *Coordinator) awaitJobs(reps []Report) {
+	if c.merge == nil {
+		return
+	}
+	seqs := make([]uint64, len(reps))
+	for i, r := range reps {
+		seqs[i] = r.JobsSeq
+	}
+	if !c.merge.await(seqs, jobsWait) {
+		c.log.Warn("a worker's job events did not arrive in time; the ledger goes on without them", "wait", jobsWait)
+	}
+}
+
+// onInject answers the job client's worker with the member a submission
+// goes through: the coordinator's draw from the run's members
+// (driver.Base.Injector), as a one-process run draws it.
+func (c *Coordinator) onInject(msg *nats.Msg) {
+	c.mu.Lock()
+	inject := c.inject
+	c.mu.Unlock()
+	var id core.NodeID
+	if inject != nil {
+		id = inject()
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(id))
+	_ = msg.Respond(b[:])
+}
+
 func (c *Coordinator) onBeat(msg *nats.Msg) {
 	var b Beat
 	if decode(msg.Data, &b) != nil {
@@ -356,6 +413,7 @@ func (c *Coordinator) lose(i int, why string) {
 	}
 	w.dead = true
 	c.mu.Unlock()
+	c.merge.lose(i)
 	now := c.clock.Now()
 	gone := c.DepartPicked(func(members []core.NodeID) []core.NodeID {
 		var out []core.NodeID
@@ -463,9 +521,10 @@ func (h *chost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) {
 	return id, err
 }
 
-// AddClient implements driver.Host.
+// AddClient implements driver.Host: never called, the Coordinator's
+// AddClient has the client hosted on its worker.
 func (h *chost) AddClient(*peer.Client, peer.IO) error {
-	return errors.New("workers: runs with a workload cannot be split over workers yet (the job client and the oracle's job ledger live in one process)")
+	return errors.New("workers: the job client lives on a worker (Coordinator.AddClient)")
 }
 
 // StartAt implements driver.Host.
@@ -585,6 +644,7 @@ func (c *Coordinator) Collect(ctx context.Context) ([]peer.State, error) {
 	reps, errs := c.all(Cmd{Op: opCollect, Wait: wait}, wait+c.opts.Deadline)
 	var out []peer.State
 	var slow error
+	c.awaitJobs(reps)
 	for i, r := range reps {
 		err := errs[i]
 		switch {
@@ -732,11 +792,35 @@ func (c *Coordinator) Settlement() live.Settlement {
 
 // Member, Alive, ... come from driver.Base.
 
-// AddClient refuses: see chost.AddClient.
-func (c *Coordinator) AddClient(cfg jobs.ClientConfig) error { return c.Base.AddClient(cfg) }
+// AddClient has the run's job client hosted on its worker
+// (ClientWorker), an actor on that worker's driver as in a one-process
+// run: its messages travel on the run's bus and count in that worker's
+// books. It submits through the members the coordinator draws
+// (onInject), and reports to the ledger as the peers do (jobMerge).
+func (c *Coordinator) AddClient(cfg jobs.ClientConfig) error {
+	if c.merge == nil {
+		return errors.New("workers: a job client without the run's job ledger (Options.Jobs)")
+	}
+	c.mu.Lock()
+	c.inject = c.Base.Injector()
+	c.mu.Unlock()
+	_, err := c.request(ClientWorker(c.opts.Workers), Cmd{Op: opClient, Client: cfg}, requestTimeout)
+	return err
+}
 
-// Submit is never called: AddClient refuses.
-func (c *Coordinator) Submit(*wire.JobSpec) {}
+// Submit hands a job to the client on its worker.
+func (c *Coordinator) Submit(spec *wire.JobSpec) {
+	c.send(ClientWorker(c.opts.Workers), Cmd{Op: opSubmit, Job: jobOf(spec)})
+}
+
+// ForwardTriggered has every worker apply triggered fault entry j at
+// emulated time at to its own fault layer (timeline.Forwarder): the link
+// model runs on the workers.
+func (c *Coordinator) ForwardTriggered(j int, at time.Duration) {
+	for i := range c.opts.Workers {
+		c.send(i, Cmd{Op: opTrigger, Index: j, At: at})
+	}
+}
 
 // Close ends the run on every worker in two steps — all quiesce (no peer
 // publishes any more), then all close their buses — so that a message
@@ -757,6 +841,10 @@ func (c *Coordinator) Close() error {
 		first = cmpErr(first, err)
 	}
 	reps, errs := c.all(Cmd{Op: opClose}, 2*time.Minute)
+	// Every worker has closed (or is lost): the ledger gets the rest
+	// before the oracle's last tally.
+	c.awaitJobs(reps)
+	c.merge.flush()
 	c.mu.Lock()
 	c.closed = true // no worker is lost from here on
 	c.mu.Unlock()

@@ -10,8 +10,11 @@
 // oracle's snapshots), quiesce, close. Workers report joins and ask for
 // bootstrap contacts the same way, and heartbeat: a worker silent past
 // the deadline is declared dead, its peers crash, and the run's outcome
-// says so. docs/WORKERS.md tells why clients of one server and not a
-// cluster of servers.
+// says so. In a run with a workload one worker hosts the job client, and
+// every worker sends what its peers tell the oracle in batches, which the
+// coordinator merges into its job ledger in emulated-time order (jobs.go).
+// docs/WORKERS.md tells why clients of one server and not a cluster of
+// servers.
 package workers
 
 import (
@@ -22,8 +25,11 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/hetce"
+	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
@@ -41,6 +47,8 @@ func bootSubject(run string) string            { return "gbw." + run + ".boot" }
 func joinedSubject(run string) string          { return "gbw." + run + ".joined" }
 func beatSubject(run string) string            { return "gbw." + run + ".beat" }
 func readySubject(run string) string           { return "gbw." + run + ".ready" }
+func jobsSubject(run string) string            { return "gbw." + run + ".jobs" }
+func injectSubject(run string) string          { return "gbw." + run + ".inject" }
 
 // Timing of the control protocol.
 const (
@@ -124,7 +132,15 @@ const (
 	opFreeze   = "freeze"
 	opQuiesce  = "quiesce"
 	opClose    = "close"
+	opClient   = "client"  // host the run's job client (Client)
+	opSubmit   = "submit"  // the client submits Job
+	opTrigger  = "trigger" // triggered fault entry Index fires at At
 )
+
+// ClientWorker is the worker hosting the run's job client: the one whose
+// bus shards hold peer.ClientAddress (OwnsShard), so that the client's
+// messages arrive where it lives.
+func ClientWorker(count int) int { return Owner(peer.ClientAddress, count) }
 
 // Cmd is one command of the coordinator to a worker.
 type Cmd struct {
@@ -138,6 +154,30 @@ type Cmd struct {
 	Origin time.Duration
 	// Wait bounds a collect.
 	Wait time.Duration
+	// Client configures the job client (client); Job is a submission
+	// (submit).
+	Client jobs.ClientConfig
+	Job    *Job
+	// Index is a triggered fault entry's, among the triggered entries
+	// (trigger).
+	Index int
+}
+
+// Job is a submission's wire.JobSpec, as the client receives it from the
+// run's timeline (jobRun.start sets these fields).
+type Job struct {
+	ID   uint64
+	Req  []uint32
+	Work int64
+	CID  []uint64
+}
+
+func jobOf(s *wire.JobSpec) *Job {
+	return &Job{ID: s.Id, Req: s.Req, Work: s.Work, CID: s.Cid}
+}
+
+func (j *Job) spec() *wire.JobSpec {
+	return &wire.JobSpec{Id: j.ID, Req: j.Req, Work: j.Work, Cid: j.CID}
 }
 
 // Report is a worker's counters, with its answer to collect, quiesce and
@@ -156,6 +196,55 @@ type Report struct {
 	Link   link.ChainStats
 	Slow   slow.Stats
 	Outage uint64
+	// JobsSeq is the Seq of the batch of job events the worker published
+	// just before this answer (a run with a workload; 0 without): the
+	// coordinator waits for it before the oracle reads the ledger.
+	JobsSeq uint64
+}
+
+// JobBatch is what a worker's peers and job client told the oracle's
+// sink (peer.JobSink) since its previous batch, in the order they told
+// it. A worker publishes one on the jobs subject with every heartbeat and
+// before its answers to collect, quiesce and close (which name it,
+// Report.JobsSeq); the coordinator puts a worker's batches back in Seq
+// order and merges the workers' items by Key before its ledger sees them
+// (jobMerge).
+type JobBatch struct {
+	Index int
+	Seq   uint64 // 1, 2, … per worker
+	// Through is the worker's emulated time when it cut the batch: every
+	// item it reports later has a Key at or after it.
+	Through time.Duration
+	// Final: the worker closed; no batch follows.
+	Final bool
+	Items []JobItem
+}
+
+// Kinds of JobItem: the peer.JobSink (and peer.CESink) call it carries.
+const (
+	itemEvent uint8 = iota + 1
+	itemQueueLen
+	itemResidual
+	itemNodeJoined
+	itemCELoad
+)
+
+// JobItem is one call of a worker's job sink.
+type JobItem struct {
+	// Key orders the items of a worker: the emulated time of the call,
+	// raised to the previous item's (never decreasing).
+	Key  time.Duration
+	Kind uint8
+	// At and Event are a job event's (itemEvent).
+	At    time.Duration
+	Event jobs.Event
+	// Node and the others are the global view's updates.
+	Node  core.NodeID
+	N     int // queue length (itemQueueLen), cores (itemNodeJoined)
+	Vec   jobs.Vec
+	Point can.Point
+	Speed float64
+	Loads []hetce.Load
 }
 
 // Ready is a worker's word that its driver listens for commands.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/gridbed/gridbed/actors/can"
 	"github.com/gridbed/gridbed/actors/core"
+	"github.com/gridbed/gridbed/actors/peer"
+	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -77,24 +79,36 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 		ready.Metrics = srv.Addr()
 	}
 	w := &worker{nc: nc, st: st, log: log.With("worker", st.Index), m: m, done: make(chan struct{})}
+	var sc *scenario.Scenario
+	var js *peer.JobSetup
+	if len(st.YAML) > 0 {
+		s, err := scenario.Parse("coordinator", st.YAML)
+		if err != nil {
+			return fmt.Errorf("worker %d: the coordinator's scenario: %w", st.Index, err)
+		}
+		sc = &s
+		if s.Workload.On() {
+			// The peers' job cores as in a one-process run; what they
+			// tell the oracle goes to the coordinator's ledger.
+			w.jobs = &jobSink{index: st.Index, now: func() time.Duration { return w.drv.Now() }}
+			js = emulator.JobSetupFor(s)
+			js.Sink = w.jobs
+		}
+	}
 	w.drv, err = live.New(live.Options{
 		Seed: st.Seed, TimeScale: st.TimeScale, Overlay: st.Overlay, Metrics: m,
 		BusURL: url, Connections: st.Connections, Run: st.Run, Logger: log,
-		EagerDecoding: st.Eager, Clock: st.Clock, Batched: st.Batched,
+		EagerDecoding: st.Eager, Clock: st.Clock, Batched: st.Batched, Jobs: js,
 		Worker: &live.WorkerOptions{Membership: w, Subscribe: func(k int) bool { return OwnsShard(k, st.Index, st.Count) }},
 	})
 	if err != nil {
 		return fmt.Errorf("worker %d: %w", st.Index, err)
 	}
-	if len(st.YAML) > 0 {
+	if sc != nil {
 		// The fault layer before any peer exists, its timed entries on
-		// the worker's clock (the coordinator's epoch).
-		sc, err := scenario.Parse("coordinator", st.YAML)
-		if err != nil {
-			w.drv.Close()
-			return fmt.Errorf("worker %d: the coordinator's scenario: %w", st.Index, err)
-		}
-		w.tl = timeline.New(sc, faultHost{w.drv}, m, noIDs{}, log)
+		// the worker's clock (the coordinator's epoch); the triggered
+		// ones when the coordinator says they fire (opTrigger).
+		w.tl = timeline.New(*sc, faultHost{w.drv}, m, noIDs{}, log)
 		w.tl.Schedule()
 	}
 	sub, err := nc.Subscribe(cmdSubject(st.Run, st.Index), w.handle)
@@ -147,7 +161,8 @@ type worker struct {
 	boot     *sim.Bootstrapped
 	bootErr  error
 
-	tl *timeline.Timeline // the fault layer, nil without a scenario
+	tl   *timeline.Timeline // the fault layer, nil without a scenario
+	jobs *jobSink           // the job events on their way to the coordinator; nil without a workload
 
 	closing atomic.Bool // the coordinator asked it to close
 
@@ -158,6 +173,32 @@ type worker struct {
 
 func (w *worker) beat() {
 	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure()}))
+	if !w.closing.Load() {
+		w.sendJobs(false) // closing: the close's answer sends the last
+	}
+}
+
+// sendJobs publishes the job events told since the previous batch (final:
+// the last batch) and returns its Seq; 0 without a workload.
+func (w *worker) sendJobs(final bool) uint64 {
+	if w.jobs == nil {
+		return 0
+	}
+	b := w.jobs.batch(final)
+	_ = w.nc.Publish(jobsSubject(w.st.Run), encode(b))
+	return b.Seq
+}
+
+// Inject asks the coordinator for the member the job client submits
+// through (driver.RemoteInjector): the run's members are the
+// coordinator's.
+func (w *worker) Inject() core.NodeID {
+	msg, err := w.nc.Request(injectSubject(w.st.Run), nil, requestTimeout/3)
+	if err != nil || len(msg.Data) != 8 {
+		w.log.Warn("injection request to the coordinator failed", "err", err)
+		return 0
+	}
+	return core.NodeID(binary.BigEndian.Uint64(msg.Data))
 }
 
 // Bootstrap asks the coordinator for a member to join through
@@ -242,6 +283,20 @@ func (w *worker) handle(msg *nats.Msg) {
 		w.drv.HaltHosted(c.ID, c.Fail)
 	case opStart:
 		w.drv.StartFrom(time.Unix(0, c.Epoch))
+	case opClient:
+		if w.jobs == nil {
+			err = errors.New("a job client in a run without a workload")
+			break
+		}
+		err = w.drv.AddClient(c.Client)
+	case opSubmit:
+		if c.Job != nil {
+			w.drv.Submit(c.Job.spec())
+		}
+	case opTrigger:
+		if w.tl != nil {
+			w.tl.FireTriggered(c.Index, c.At)
+		}
 	case opFreeze:
 		w.drv.Freeze()
 	case opCollect:
@@ -252,6 +307,7 @@ func (w *worker) handle(msg *nats.Msg) {
 			states, err := w.drv.Collect(ctx)
 			r := w.report()
 			r.States = states
+			r.JobsSeq = w.sendJobs(false)
 			if err != nil {
 				r.Err = err.Error()
 			}
@@ -260,11 +316,18 @@ func (w *worker) handle(msg *nats.Msg) {
 		return
 	case opQuiesce:
 		_, err = w.drv.Quiesce()
+		r := Report{JobsSeq: w.sendJobs(false)}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		w.reply(msg, r)
+		return
 	case opClose:
 		w.closing.Store(true)
 		err = w.drv.Close()
 		r := w.report()
 		r.Settlement = w.drv.Settlement()
+		r.JobsSeq = w.sendJobs(true)
 		if err != nil {
 			r.Err = err.Error()
 		}

@@ -83,7 +83,8 @@ type Timeline struct {
 	byKind map[string]uint64
 
 	// triggers are the entries waiting for a protocol event (when:);
-	// read and written on the run's goroutine only (Fire).
+	// read and written on the run's goroutine only (Fire; on a worker
+	// of a split run, FireTriggered on its command goroutine).
 	triggers []*trigger
 }
 
@@ -218,7 +219,7 @@ func (c *Timeline) Schedule() {
 // of the disturbances they start, and whether any fired. Call it on the
 // run's goroutine.
 func (c *Timeline) Fire(now time.Duration, count func(event string) uint64) (until time.Duration, fired bool) {
-	for _, t := range c.triggers {
+	for j, t := range c.triggers {
 		if t.done || count(t.f.When) < t.f.Count {
 			continue
 		}
@@ -226,9 +227,49 @@ func (c *Timeline) Fire(now time.Duration, count func(event string) uint64) (unt
 		f := t.f
 		f.At = now
 		c.host.At(now, func() { c.apply(t.i, f) })
+		if fw, ok := c.host.(Forwarder); ok && Forwarded(f.Kind) {
+			fw.ForwardTriggered(j, now)
+		}
 		until = max(until, f.At+f.RestartAfter+f.DownFor+f.Length)
 	}
 	return until, fired
+}
+
+// Forwarder is a Host whose peers publish through fault layers of their
+// own in other processes (the coordinator of a run split across workers,
+// emulator/workers): it is told of every triggered entry that changes
+// the link as the entry fires — j is its index among the triggered
+// entries, at the emulated time it fires — so that each process applies
+// it to its own fault layer (FireTriggered).
+type Forwarder interface {
+	ForwardTriggered(j int, at time.Duration)
+}
+
+// Forwarded reports whether a triggered entry of kind acts on the fault
+// layer of the process whose peers send (the link, the slow peers'
+// service) and so must reach every worker: crashes and leaves act
+// through the coordinator's driver, and bus_restart on its own bus.
+func Forwarded(kind string) bool {
+	switch kind {
+	case scenario.FaultCrash, scenario.FaultLeave, scenario.FaultBusRestart:
+		return false
+	}
+	return true
+}
+
+// FireTriggered applies triggered entry j (its index among the triggered
+// entries) at emulated time at, once: the coordinator of a run split
+// across workers decided it fired (Forwarder), and this is a worker's
+// fault layer. An index out of range is ignored.
+func (c *Timeline) FireTriggered(j int, at time.Duration) {
+	if j < 0 || j >= len(c.triggers) || c.triggers[j].done {
+		return
+	}
+	t := c.triggers[j]
+	t.done = true
+	f := t.f
+	f.At = at
+	c.host.At(at, func() { c.apply(t.i, f) })
 }
 
 // PartitionName is the name of partition entry i of the sorted timeline.

@@ -1,0 +1,236 @@
+package workers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/scenario"
+)
+
+// smallJobs is examples/jobs.yaml scaled down to keep up on two shared
+// cores split over two workers: 150 peers built in-process, 300 jobs of
+// 40 minutes at the example's load (about three quarters of the peers
+// busy), 2h30m emulated at ×300 (30 s); sets change it further.
+func smallJobs(t *testing.T, sets ...string) scenario.Scenario {
+	t.Helper()
+	sc := load(t, "../../examples/jobs.yaml")
+	all := append([]string{"peers.count=150", "peers.bootstrap=direct", "workload.jobs=300", "workload.interarrival=22s",
+		"duration=2h30m", "time_scale=300", "emulator.lag_tolerance=0.1"}, sets...)
+	if err := sc.SetAll(all...); err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// jobsAccounted checks a workload run's books: every job of the workload
+// submitted and accounted for (completed, failed or unfinished — none
+// lost or duplicated), the client's submissions among the run's messages,
+// every message accounted for, and the job invariants held.
+func jobsAccounted(t *testing.T, name string, sc scenario.Scenario, s emulator.Summary) {
+	t.Helper()
+	j := s.Jobs
+	if j == nil {
+		t.Fatalf("seed %d, %s: no jobs section", sc.Seed, name)
+	}
+	if j.Submitted != uint64(sc.Workload.Jobs) || j.Lost != 0 || j.Duplicated != 0 || j.Completed+j.Failed+j.Unfinished != j.Submitted || j.Completed == 0 {
+		t.Errorf("seed %d, %s: %d of %d jobs submitted: %d completed, %d failed, %d unfinished, %d lost, %d duplicated", sc.Seed, name,
+			j.Submitted, sc.Workload.Jobs, j.Completed, j.Failed, j.Unfinished, j.Lost, j.Duplicated)
+	}
+	if n := s.Messages.ByType["job_submit"].Count; n < uint64(sc.Workload.Jobs) {
+		t.Errorf("seed %d, %s: %d job_submit messages in the books, want at least the %d submissions", sc.Seed, name, n, sc.Workload.Jobs)
+	}
+	if s.Accounting.Unaccounted != 0 {
+		t.Errorf("seed %d, %s: %d messages unaccounted", sc.Seed, name, s.Accounting.Unaccounted)
+	}
+	for _, c := range s.Invariants.Checks {
+		switch c.Name {
+		case "jobs_conserved", "jobs_ran", "messages_accounted":
+			if !c.OK {
+				t.Errorf("seed %d, %s: %s: %s", sc.Seed, name, c.Name, c.Detail)
+			}
+		}
+	}
+}
+
+// TestWorkloadOnTwoWorkersAgreesWithOneProcess: a workload split over two
+// workers (the client on one of them, the peers' job events merged into
+// the coordinator's ledger) passes with every job accounted for, and its
+// mean wait over all jobs is within 10% of the same scenario and seed in
+// one process. The two runs are not deterministic (actors read a scaled
+// wall clock), but under CAN-P the jobs go where the seeded matchmaking
+// sends them, and the waits are queueing behind 40-minute jobs: timing
+// moves them by emulated seconds against a mean of minutes (measured
+// here: 580.7 s against 580.6 s), so 10% fails only if jobs went
+// elsewhere, were held up, or their events were lost or misordered.
+func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 30 s emulator runs")
+	}
+	sc := smallJobs(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	two := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer rcancel()
+	oneRes, err := emulator.Run(rctx, sc, emulator.Options{Driver: emulator.DriverLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := oneRes.Summary
+	for _, r := range []struct {
+		name string
+		s    emulator.Summary
+	}{{"2 workers", two}, {"1 process", one}} {
+		passedOrMachineSlow(t, sc.Seed, r.s)
+		jobsAccounted(t, r.name, sc, r.s)
+		j := r.s.Jobs
+		t.Logf("%s: %d completed, %d failed, %d unfinished; wait mean %.1f s (completed %.1f s), matchmaking %.2f s; kept up %v",
+			r.name, j.Completed, j.Failed, j.Unfinished, *j.WaitSeconds.Mean, *j.WaitSecondsCompleted.Mean, *j.Matchmaking.SecondsMean, r.s.Emulator.KeptUp)
+	}
+	if !two.Emulator.KeptUp || !one.Emulator.KeptUp {
+		t.Logf("seed %d: a run did not keep up with its time scale: its waits are not compared", sc.Seed)
+		return
+	}
+	within(t, sc.Seed, "mean wait over all jobs (s)", *two.Jobs.WaitSeconds.Mean, *one.Jobs.WaitSeconds.Mean, 0.10)
+}
+
+// TestSmallWorkloadOnTwoWorkers: a short workload over two in-process
+// workers (the race detector's pass) keeps its books: every job
+// accounted for, every message too.
+func TestSmallWorkloadOnTwoWorkers(t *testing.T) {
+	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	s := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	passedOrMachineSlow(t, sc.Seed, s)
+	jobsAccounted(t, "2 workers", sc, s)
+	j := s.Jobs
+	t.Logf("outcome %s; jobs %d submitted: %d completed, %d failed, %d unfinished", s.Outcome, j.Submitted, j.Completed, j.Failed, j.Unfinished)
+}
+
+// TestWorkloadOnWorkerProcesses: the same short workload over two real
+// worker processes keeps its books.
+func TestWorkloadOnWorkerProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gridbed and runs two worker processes")
+	}
+	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m")
+	p := &processes{t: t, bin: gridbedBinary(t), n: 2}
+	s := runOn(t, sc, 2, p.start).Summary
+	for i, err := range p.wait() {
+		if err != nil {
+			t.Errorf("worker process %d: %v\n%s", i, err, p.logs[i])
+		}
+	}
+	passedOrMachineSlow(t, sc.Seed, s)
+	jobsAccounted(t, "2 worker processes", sc, s)
+}
+
+// TestCentralSchemeRefused: a workload whose scheme reads the oracle's
+// global view (CENT) is refused over workers, naming the schemes that
+// work, before any worker is waited for.
+func TestCentralSchemeRefused(t *testing.T) {
+	sc := smallJobs(t, "matchmaking.scheme=cent")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := emulator.Run(ctx, sc, emulator.Options{Workers: func(emulator.WorkersSetup) (emulator.Driver, error) {
+		t.Fatal("the workers were opened")
+		return nil, nil
+	}})
+	if err == nil || !strings.Contains(err.Error(), "cent") || !strings.Contains(err.Error(), "can-p") {
+		t.Errorf("err = %v, want a refusal naming cent and the schemes that work", err)
+	}
+}
+
+// TestTriggeredPartitionOnWorkers: a partition triggered by a protocol
+// event (when: every peer of the initial population has joined) reaches
+// the workers' fault layers as it fires — their peers' messages across
+// it are dropped — and a timed heal ends it within the failure detector's
+// 90 s; the overlay stays exact (120 peers, 15 emulated minutes at ×60).
+// (Held past fail_after just after the joins, such a partition of a
+// two-dimensional overlay leaves overlaps in one process too.)
+func TestTriggeredPartitionOnWorkers(t *testing.T) {
+	sc, err := scenario.Parse("triggered.yaml", []byte(`name: triggered
+seed: 3
+time_scale: 60
+duration: 15m
+peers: {count: 120, population: mixed, join_window: 1m}
+overlay: {dimensions: 2, heartbeat: {period: 30s, fail_after: 3}}
+oracle: {interval: 30s}
+invariants: {reconverge_periods: 20}
+faults:
+  - {when: {event: join_owned, count: 119}, partition: {name: cut, fraction: 0.3}}
+  - {at: 2m, heal: {name: cut}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	s := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	if s.Faults.Dropped["partition"] == 0 {
+		t.Errorf("seed %d: no message dropped by the triggered partition: it did not reach the workers (events %+v)", sc.Seed, s.Faults.Events)
+	}
+	if s.Faults.ByKind["partition"] != 1 || s.Faults.ByKind["heal"] != 1 {
+		t.Errorf("seed %d: faults applied %v, want one partition and one heal", sc.Seed, s.Faults.ByKind)
+	}
+	if s.Accounting.Unaccounted != 0 {
+		t.Errorf("seed %d: %d messages unaccounted", sc.Seed, s.Accounting.Unaccounted)
+	}
+	passedOrMachineSlow(t, sc.Seed, s)
+	t.Logf("outcome %s; dropped %v; events %+v", s.Outcome, s.Faults.Dropped, s.Faults.Events)
+}
+
+// TestMigratingWorkloadOnTwoWorkers: examples/scheduling-nats.yaml
+// (dynamic scheduling, liq-pull: jobs migrate between run nodes — from
+// one worker's peer to the other's as often as not — and a tenth of the
+// peers crash at 2h) scaled to 400 jobs and 5 emulated hours at ×600
+// (30 s): every job is accounted for though its events came from two
+// workers, and jobs did migrate.
+func TestMigratingWorkloadOnTwoWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 30 s emulator run")
+	}
+	sc := load(t, "../../examples/scheduling-nats.yaml")
+	if err := sc.SetAll("workload.jobs=400", "duration=5h"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	s := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	passedOrMachineSlow(t, sc.Seed, s)
+	jobsAccounted(t, "2 workers", sc, s)
+	m := s.Jobs.Migrations
+	if m.InternodePush+m.InternodePull+m.QueuePush+m.QueuePull == 0 {
+		t.Errorf("seed %d: no job migrated: %+v", sc.Seed, m)
+	}
+	t.Logf("outcome %s; jobs %d completed, %d failed, %d unfinished; migrations %+v; wait mean %.1f s", s.Outcome,
+		s.Jobs.Completed, s.Jobs.Failed, s.Jobs.Unfinished, m, *s.Jobs.WaitSeconds.Mean)
+}
