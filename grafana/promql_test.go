@@ -411,9 +411,11 @@ faults:
 	if err != nil {
 		return nil, err
 	}
-	// The Wave scheduler's series come from a Wave run with its peers on
-	// the bus (docs/WAVE.md).
-	wsc, err := scenario.Parse("wave.yaml", []byte(`
+	// The series only some runs have: the Wave scheduler's (its peers on
+	// the bus, docs/WAVE.md), the heterogeneous CEs' (gridbed_job_ce_*,
+	// peers holding GPUs, 002 §4.1) and allocation's (a 004 run).
+	for _, r := range []struct{ name, doc string }{
+		{"wave.yaml", `
 name: grafana-wave
 seed: 4
 duration: 30h
@@ -421,26 +423,8 @@ peers: {count: 30, bootstrap: direct}
 overlay: {dimensions: 1, heartbeat: {period: 10m}}
 oracle: {interval: 1h}
 wave: {strategy: wave-adaptive, engine: actors, runtime_min: 2h, runtime_max: 4h, submit_window: 6h, migration_bytes: 1024}
-`))
-	if err != nil {
-		return nil, err
-	}
-	wm := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: wsc.Overlay.Heartbeat.Mode.String(), Population: wsc.Peers.Population})
-	if _, err := emulator.Run(ctx, wsc, emulator.Options{Driver: emulator.DriverSim, Metrics: wm}); err != nil {
-		return nil, err
-	}
-	wreg, err := registryOf(wm)
-	if err != nil {
-		return nil, err
-	}
-	for name, f := range wreg {
-		if _, ok := reg[name]; !ok {
-			reg[name] = f
-		}
-	}
-	// The heterogeneous CEs' series (gridbed_job_ce_*) come from a run
-	// whose peers hold GPUs (002 §4.1).
-	hsc, err := scenario.Parse("het.yaml", []byte(`
+`},
+		{"het.yaml", `
 name: grafana-het
 seed: 4
 duration: 1h
@@ -448,47 +432,42 @@ peers: {count: 30, population: mixed, bootstrap: direct, ces: {gpu_types: 2, gpu
 overlay: {dimensions: 10}
 workload: {jobs: 30, interarrival: 60s, runtime: 10m, kind: mixed, classes: nodes, constraint_ratio: 0.5, ces: {gpu_fraction: 0.3}, start: 2m}
 matchmaking: {scheme: can-het}
-`))
-	if err != nil {
-		return nil, err
-	}
-	hm := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: hsc.Overlay.Heartbeat.Mode.String(), Population: hsc.Peers.Population})
-	if _, err := emulator.Run(ctx, hsc, emulator.Options{Driver: emulator.DriverSim, Metrics: hm}); err != nil {
-		return nil, err
-	}
-	hreg, err := registryOf(hm)
-	if err != nil {
-		return nil, err
-	}
-	for name, f := range hreg {
-		if _, ok := reg[name]; !ok {
-			reg[name] = f
-		}
-	}
-	// The allocation series (gridbed_allocation_*) come from a 004 run.
-	asc, err := scenario.Parse("alloc.yaml", []byte(`
+`},
+		{"alloc.yaml", `
 name: grafana-allocation
 seed: 4
 duration: 100h
 allocation: {grid: synthetic, jobset: 0, allocator: greedy, relocator: same, theta: 0.1, max_moves: 3}
-`))
-	if err != nil {
-		return nil, err
-	}
-	am := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim})
-	if _, err := emulator.Run(ctx, asc, emulator.Options{Driver: emulator.DriverSim, Metrics: am}); err != nil {
-		return nil, err
-	}
-	areg, err := registryOf(am)
-	if err != nil {
-		return nil, err
-	}
-	for name, f := range areg {
-		if _, ok := reg[name]; !ok {
-			reg[name] = f
+`},
+	} {
+		if err := mergeRun(ctx, reg, r.name, r.doc); err != nil {
+			return nil, err
 		}
 	}
 	return reg, nil
+}
+
+// mergeRun runs the scenario doc on the deterministic driver with a
+// registry of its own and adds to reg the families reg does not have.
+func mergeRun(ctx context.Context, reg registry, name, doc string) error {
+	sc, err := scenario.Parse(name, []byte(doc))
+	if err != nil {
+		return err
+	}
+	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	if _, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverSim, Metrics: m}); err != nil {
+		return err
+	}
+	r, err := registryOf(m)
+	if err != nil {
+		return err
+	}
+	for k, f := range r {
+		if _, ok := reg[k]; !ok {
+			reg[k] = f
+		}
+	}
+	return nil
 }
 
 // The checker itself must catch the mistakes it is there for.

@@ -45,6 +45,22 @@ func runOn(t *testing.T, sc scenario.Scenario, n int, start func(url string) err
 	return res
 }
 
+// runInProcess runs sc over n workers started as goroutines of the test
+// and reports any worker's error.
+func runInProcess(t *testing.T, sc scenario.Scenario, n int) *emulator.Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, n)
+	res := runOn(t, sc, n, inProcess(ctx, n, errs))
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	return res
+}
+
 // passedOrMachineSlow: the run passed — or it could not keep up with its
 // time scale (two workers cost three times one process's CPU; the race
 // detector several times more) and nothing but the machine's checks
@@ -78,19 +94,10 @@ func within(t *testing.T, seed uint64, what string, a, b, tol float64) {
 func TestTwoWorkersInProcess(t *testing.T) {
 	sc := load(t, "../../examples/quickstart.yaml")
 	sc.Peers.Count, sc.Duration = 120, 4*time.Minute
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errs := make(chan error, 2)
-	res := runOn(t, sc, 2, inProcess(ctx, 2, errs))
-	s := res.Summary
+	s := runInProcess(t, sc, 2).Summary
 	passedOrMachineSlow(t, sc.Seed, s)
 	if s.Peers.Final != sc.Peers.Count || s.Overlay.ZoneGaps != 0 || s.Overlay.ZoneOverlaps != 0 {
 		t.Errorf("seed %d: %d of %d peers, gaps %d overlaps %d", sc.Seed, s.Peers.Final, sc.Peers.Count, s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps)
-	}
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
-		}
 	}
 	t.Logf("summary: outcome %s peers %d neighbors %.2f msgs %d accounting %+v", s.Outcome, s.Peers.Final, s.Overlay.NeighborsMean, s.Messages.Total, s.Accounting)
 }
@@ -105,15 +112,7 @@ func TestChaosOnTwoWorkers(t *testing.T) {
 		t.Skip("a 90 s emulator run")
 	}
 	sc := load(t, "../../examples/chaos.yaml")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errs := make(chan error, 2)
-	res := runOn(t, sc, 2, inProcess(ctx, 2, errs))
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	}
+	res := runInProcess(t, sc, 2)
 	s := res.Summary
 	if s.Accounting.Unaccounted != 0 {
 		t.Errorf("seed %d: %d messages unaccounted", sc.Seed, s.Accounting.Unaccounted)

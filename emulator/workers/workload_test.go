@@ -70,15 +70,7 @@ func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 		t.Skip("two 30 s emulator runs")
 	}
 	sc := smallJobs(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errs := make(chan error, 2)
-	two := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	}
+	two := runInProcess(t, sc, 2).Summary
 	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer rcancel()
 	oneRes, err := emulator.Run(rctx, sc, emulator.Options{Driver: emulator.DriverLive})
@@ -108,15 +100,7 @@ func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 // accounted for, every message too.
 func TestSmallWorkloadOnTwoWorkers(t *testing.T) {
 	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errs := make(chan error, 2)
-	s := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	}
+	s := runInProcess(t, sc, 2).Summary
 	passedOrMachineSlow(t, sc.Seed, s)
 	jobsAccounted(t, "2 workers", sc, s)
 	j := s.Jobs
@@ -180,15 +164,7 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errs := make(chan error, 2)
-	s := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	}
+	s := runInProcess(t, sc, 2).Summary
 	if s.Faults.Dropped["partition"] == 0 {
 		t.Errorf("seed %d: no message dropped by the triggered partition: it did not reach the workers (events %+v)", sc.Seed, s.Faults.Events)
 	}
@@ -216,15 +192,7 @@ func TestMigratingWorkloadOnTwoWorkers(t *testing.T) {
 	if err := sc.SetAll("workload.jobs=400", "duration=5h"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errs := make(chan error, 2)
-	s := runOn(t, sc, 2, inProcess(ctx, 2, errs)).Summary
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	}
+	s := runInProcess(t, sc, 2).Summary
 	passedOrMachineSlow(t, sc.Seed, s)
 	jobsAccounted(t, "2 workers", sc, s)
 	m := s.Jobs.Migrations
