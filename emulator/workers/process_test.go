@@ -131,13 +131,7 @@ func TestQuickstartOnTwoWorkerProcessesAgreesWithOneProcess(t *testing.T) {
 			workersCPU += st.UserTime() + st.SystemTime()
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	oneRes, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := oneRes.Summary
+	one := runOneProcess(t, sc)
 	// The figures docs/BENCHMARKS.md records (2 workers vs 1 process).
 	for _, r := range []struct {
 		name string

@@ -61,6 +61,19 @@ func runInProcess(t *testing.T, sc scenario.Scenario, n int) *emulator.Result {
 	return res
 }
 
+// runOneProcess runs sc in this process on the emulator driver, the run
+// a split one is compared with.
+func runOneProcess(t *testing.T, sc scenario.Scenario) emulator.Summary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive})
+	if err != nil {
+		t.Fatalf("seed %d, one process: %v", sc.Seed, err)
+	}
+	return res.Summary
+}
+
 // passedOrMachineSlow: the run passed — or it could not keep up with its
 // time scale (two workers cost three times one process's CPU; the race
 // detector several times more) and nothing but the machine's checks

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -71,13 +70,7 @@ func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 	}
 	sc := smallJobs(t)
 	two := runInProcess(t, sc, 2).Summary
-	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer rcancel()
-	oneRes, err := emulator.Run(rctx, sc, emulator.Options{Driver: emulator.DriverLive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := oneRes.Summary
+	one := runOneProcess(t, sc)
 	for _, r := range []struct {
 		name string
 		s    emulator.Summary
