@@ -234,28 +234,26 @@ func JobSetupFor(sc scenario.Scenario) *peer.JobSetup {
 	}
 }
 
-// SplitJobs says whether scenario sc's workload can run split across
-// processes (emulator/workers), whose peers have no in-process global
-// view: not under the schemes and options that read it — CENT's
-// matchmakers (003 §5.2, 000 §V-A, 002 §4.3.1), matchmaking.load_view
-// oracle, and Dual-CAN's Manager node (002 §3.1.2).
-func SplitJobs(sc scenario.Scenario) error {
+// GlobalView names what scenario sc's workload reads of the oracle's
+// global view — CENT's matchmakers (003 §5.2, 000 §V-A, 002 §4.3.1),
+// matchmaking.load_view oracle, Dual-CAN's Manager node (002 §3.1.2) —
+// and is "" when it reads none of it. A run split across processes
+// (emulator/workers) serves that view from the coordinator's ledger: its
+// workers' peers consult it by request (WorkersSetup.Central).
+func GlobalView(sc scenario.Scenario) string {
 	if !sc.Workload.On() {
-		return nil
+		return ""
 	}
 	scheme, _, _ := sc.JobSchemes()
-	var why string
 	switch {
 	case scheme == jobs.SchemeCENT || scheme == jobs.SchemeCENTQueue || scheme == jobs.SchemeCENTHet:
-		why = fmt.Sprintf("matchmaking scheme %s (scheduling.mode %s) picks run nodes from the oracle's global view", sc.SchemeName(), sc.Scheduling.Mode)
+		return fmt.Sprintf("matchmaking scheme %s (scheduling.mode %s)", sc.SchemeName(), sc.Scheduling.Mode)
 	case sc.Matchmaking.LoadView == jobs.LoadViewOracle:
-		why = "matchmaking.load_view oracle reads the loads from the oracle's global view"
+		return "matchmaking.load_view oracle"
 	case sc.Matchmaking.Residue == jobs.ResidueDualCAN:
-		why = "matchmaking.residue dual-can keeps the Secondary CAN's directory in the oracle's global view"
-	default:
-		return nil
+		return "matchmaking.residue dual-can"
 	}
-	return fmt.Errorf("--workers: %s, which lives in the coordinator's process only; run it in one process, or split a run with a decentralized scheme (can, can-p, mp, can-het, can-hom, rnt) and load_view heartbeat", why)
+	return ""
 }
 
 // comboOf is how a peer's combination of categorical values (plus one; 0:

@@ -183,8 +183,12 @@ type WorkersSetup struct {
 	BootPoints []can.Point
 	// Jobs is the oracle's job ledger in a run with a workload (nil
 	// without): the workers' peers and job client report their job
-	// events to it through the coordinator (JobSetupFor, SplitJobs).
+	// events to it through the coordinator (JobSetupFor).
 	Jobs peer.JobSink
+	// Central is the ledger as the global view of the schemes that read
+	// one (GlobalView; nil for the others): the workers' peers ask the
+	// coordinator, which answers from it (emulator/workers, central.go).
+	Central jobs.Central
 }
 
 // workerFailures is a driver whose run is split across processes: it
@@ -415,12 +419,12 @@ func (r *run) prepare() (*Result, error) {
 	r.wallStart = time.Now()
 	switch {
 	case opts.Workers != nil && opts.Driver == DriverLive:
-		if err := SplitJobs(sc); err != nil {
-			return nil, err
-		}
 		setup := WorkersSetup{Scenario: sc, Overlay: r.ocfg, Metrics: r.m, Logger: opts.Logger, Eager: opts.EagerDecoding, Clock: clockSpread(sc)}
 		if js := r.jr.setup(); js != nil {
 			setup.Jobs = js.Sink // the workers' peers report to the ledger through the coordinator
+			if GlobalView(sc) != "" {
+				setup.Central = js.Central // and consult its global view by request
+			}
 		}
 		if r.boot != nil {
 			for _, n := range r.nodes[:sc.Peers.Count] {

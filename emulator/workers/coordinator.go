@@ -56,6 +56,10 @@ type Options struct {
 	// without): the workers' peers and job client report to it through
 	// the coordinator (jobMerge).
 	Jobs peer.JobSink
+	// Central is the global view of a workload whose scheme reads one
+	// (emulator.GlobalView; nil otherwise): the workers' peers consult it
+	// by request on centralSubject (central.go).
+	Central jobs.Central
 }
 
 // Coordinator is the driver of a run whose peers live on workers: the
@@ -165,6 +169,10 @@ func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordin
 		c.merge = newJobMerge(opts.Jobs, opts.Workers)
 		handlers[jobsSubject(st.Run)] = c.onJobs
 		handlers[injectSubject(st.Run)] = c.onInject
+	}
+	if opts.Central != nil && c.merge != nil {
+		c.merge.central = opts.Central
+		handlers[centralSubject(st.Run)] = c.onCentral
 	}
 	for subj, h := range handlers {
 		sub, err := c.nc.Subscribe(subj, h)

@@ -90,6 +90,10 @@ type jobMerge struct {
 	mu      sync.Mutex
 	arrived *sync.Cond // on mu: a batch was put in order
 	w       []mergeWorker
+	// central is the global view the workers' peers ask (central.go);
+	// picked, each node's latest pick's emulated instant.
+	central jobs.Central
+	picked  map[core.NodeID]time.Duration
 }
 
 // mergeWorker is one worker's stream of batches.
@@ -241,13 +245,17 @@ func (m *jobMerge) apply(it JobItem) {
 	case itemEvent:
 		m.sink.JobEvent(it.At, it.Event)
 	case itemQueueLen:
-		m.sink.QueueLen(it.Node, it.N)
+		if !m.stale(it.Node, it.Key) {
+			m.sink.QueueLen(it.Node, it.N)
+		}
 	case itemResidual:
-		m.sink.Residual(it.Node, it.Vec)
+		if !m.stale(it.Node, it.Key) {
+			m.sink.Residual(it.Node, it.Vec)
+		}
 	case itemNodeJoined:
 		m.sink.NodeJoined(it.Node, it.Point, it.Speed, it.N)
 	case itemCELoad:
-		if cs, ok := m.sink.(peer.CESink); ok {
+		if cs, ok := m.sink.(peer.CESink); ok && !m.stale(it.Node, it.Key) {
 			cs.CELoad(it.Node, it.Loads)
 		}
 	}

@@ -16,7 +16,7 @@ func Opener(ctx context.Context, opts Options) func(emulator.WorkersSetup) (emul
 		if opts.Logger == nil {
 			opts.Logger = ws.Logger
 		}
-		opts.Jobs = ws.Jobs
+		opts.Jobs, opts.Central = ws.Jobs, ws.Central
 		st := Setup{
 			Scenario: sc.Name, Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: ws.Overlay,
 			Connections: sc.Bus.Connections, Batched: sc.Bus.Fanout == scenario.FanoutBatched, Eager: ws.Eager,

@@ -93,6 +93,11 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 			w.jobs = &jobSink{index: st.Index, now: func() time.Duration { return w.drv.Now() }}
 			js = emulator.JobSetupFor(s)
 			js.Sink = w.jobs
+			if emulator.GlobalView(s) != "" {
+				// The scheme reads the global view: the coordinator's
+				// ledger answers (central.go).
+				js.Central = &remoteView{nc: nc, subj: centralSubject(st.Run), now: w.jobs.now, log: log}
+			}
 		}
 	}
 	w.drv, err = live.New(live.Options{
