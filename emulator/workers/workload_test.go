@@ -169,6 +169,7 @@ func TestGlobalViewSchemesOnTwoWorkers(t *testing.T) {
 		{"cent-queue", []string{"matchmaking.scheme=cent-queue"}},
 		{"load_view oracle", []string{"matchmaking.load_view=oracle"}},
 		{"dual-can", []string{"matchmaking.residue=dual-can"}},
+		{"cent-het", []string{"matchmaking.scheme=cent-het", "overlay.dimensions=10", "peers.ces.gpu_types=2", "peers.ces.gpu_fraction=0.5", "workload.ces.gpu_fraction=0.3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := smallJobs(t, append([]string{"peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m"}, tc.sets...)...)
