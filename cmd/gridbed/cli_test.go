@@ -114,6 +114,7 @@ func TestFlagValuesChecked(t *testing.T) {
 		{[]string{"bench", "--metrics-addr", "9464"}, "write --metrics-addr :9464"},
 		{[]string{"bench", "--peers", "-5"}, "--peers must be positive"},
 		{[]string{"bench", "--ceiling-duration", "0s"}, "--ceiling-duration must be positive"},
+		{[]string{"bench", "--ceiling-trials", "0"}, "--ceiling-trials must be positive"},
 		{[]string{"run", q, "--strict=maybe"}, `invalid argument "maybe" for "--strict"`},
 		{[]string{"sweep", q, "--vary", "overlay.dimensions=2,3", "--seeds", "0"}, "--seeds 0: write 1 or more"},
 		{[]string{"sweep", q, "--vary", "seed=1,2", "--seeds", "2"}, "write --seeds N"},

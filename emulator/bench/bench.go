@@ -211,7 +211,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 		if co.Connections <= 0 {
 			co.Connections = sc.Bus.Connections
 		}
-		c, err := Ceiling(ctx, co)
+		c, err := Ceilings(ctx, co)
 		if err != nil {
 			return nil, fmt.Errorf("bench: ceiling: %w", err)
 		}
@@ -241,6 +241,9 @@ func (r *Report) PrintTable(w io.Writer) {
 	if c := r.Ceiling; c != nil {
 		row("ceiling", "%.0f msgs/s raw actor → NATS → actor (%d actors, %d in flight, %d B, %d connections; %d dropped)",
 			c.MessagesPerSecond, c.Options.Actors, c.Options.InFlight, c.Options.Size, c.Options.Connections, c.Dropped)
+		if len(c.Trials) > 1 {
+			row("ceiling trials", "median of %d: %.0f–%.0f msgs/s", len(c.Trials), c.Min, c.Max)
+		}
 		row("ratio to ceiling", "%.1f%%", 100*r.CeilingRatio)
 	}
 	if r.Driver == emulator.DriverLive {

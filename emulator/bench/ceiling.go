@@ -5,12 +5,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +39,10 @@ type CeilingOptions struct {
 	// Warmup is run before measuring (default 1 s), Duration measured
 	// (default 5 s).
 	Warmup, Duration time.Duration
+	// Trials is how many times Ceilings measures (default 3): one 5-s
+	// measurement moved by half between runs on this machine
+	// (docs/BENCHMARKS.md), the median of several less.
+	Trials int
 }
 
 func (o *CeilingOptions) defaults() {
@@ -55,6 +61,9 @@ func (o *CeilingOptions) defaults() {
 	if o.Duration <= 0 {
 		o.Duration = 5 * time.Second
 	}
+	if o.Trials <= 0 {
+		o.Trials = 3
+	}
 }
 
 // CeilingResult is what Ceiling measured.
@@ -64,6 +73,35 @@ type CeilingResult struct {
 	Seconds           float64       `json:"seconds"`
 	Dropped           uint64        `json:"dropped"` // slow-consumer drops over the whole measurement
 	Options           CeilingResOpt `json:"options"`
+	// Trials are every measurement's rate when Ceilings took several
+	// (MessagesPerSecond is then their median; Delivered and Seconds the
+	// median trial's); Min and Max their range.
+	Trials []float64 `json:"trials_messages_per_second,omitempty"`
+	Min    float64   `json:"min_messages_per_second,omitempty"`
+	Max    float64   `json:"max_messages_per_second,omitempty"`
+}
+
+// Ceilings measures the ceiling opts.Trials times, each on a bus and
+// actors of its own, and reports the median trial with every trial's
+// rate beside it.
+func Ceilings(ctx context.Context, opts CeilingOptions) (CeilingResult, error) {
+	opts.defaults()
+	var all []CeilingResult
+	for range opts.Trials {
+		c, err := Ceiling(ctx, opts)
+		if err != nil {
+			return c, err
+		}
+		all = append(all, c)
+	}
+	slices.SortFunc(all, func(a, b CeilingResult) int { return cmp.Compare(a.MessagesPerSecond, b.MessagesPerSecond) })
+	res := all[len(all)/2]
+	for _, c := range all {
+		res.Trials = append(res.Trials, c.MessagesPerSecond)
+		res.Dropped = max(res.Dropped, c.Dropped)
+	}
+	res.Min, res.Max = all[0].MessagesPerSecond, all[len(all)-1].MessagesPerSecond
+	return res, nil
 }
 
 // CeilingResOpt echoes the options a ceiling was measured with.
