@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
@@ -200,10 +199,12 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Report, erro
 	}
 
 	if opts.Driver == emulator.DriverLive && !opts.NoCeiling && s.Outcome != emulator.OutcomeInterrupted {
-		// Free the scenario's heap first: the ceiling gets the machine
-		// the scenario had.
+		// Collect the scenario's heap first, so that the ceiling's heap
+		// goal is its own — but keep the memory: returning it to the
+		// system (debug.FreeOSMemory) made the first measurement fault
+		// it back in, page by page, and lose two thirds of its rate to
+		// the kernel (docs/BENCHMARKS.md, 2026-11-26 night).
 		runtime.GC()
-		debug.FreeOSMemory()
 		co := opts.Ceiling
 		if co.Size <= 0 {
 			co.Size = max(1, int(rep.MessageBytesMean+0.5))
