@@ -192,3 +192,18 @@ func (r *run) neighborsResult(series [][]int) Result {
 	}
 	return res
 }
+
+// TypeLabel is the message type label of an allocation message kind in
+// the summary's messages.by_type and gridbed_messages_total{type}:
+// "alloc_assign", …, "alloc_gossip" — the overlay's own types are named
+// without the prefix.
+func TypeLabel(k alloc.Kind) string { return "alloc_" + k.String() }
+
+// TypeLabels are every kind's TypeLabel, in kind order (index k − 1).
+func TypeLabels() []string {
+	var ls []string
+	for _, k := range alloc.Kinds() {
+		ls = append(ls, TypeLabel(k))
+	}
+	return ls
+}
