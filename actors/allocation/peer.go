@@ -84,13 +84,14 @@ type Peer struct {
 	Makespan  time.Duration
 }
 
-// NewPeer is machine index of speed s whose CAN neighbours are neighbors
-// (ascending), of speeds speeds[k]: a machine learns its neighbours'
+// NewPeer is machine index of speed s whose CAN neighbours are neighbors,
+// of speeds speeds[k]: a machine learns its neighbours'
 // speed vectors as it learns of them; their owner loads are 0 and they
 // run no job until they say otherwise.
 func NewPeer(index int, s Vector, neighbors []int, speeds []Vector, alloc, reloc Scheme, theta float64, maxMoves int) *Peer {
 	p := &Peer{Node: NewNode(index, s), Allocator: alloc, Relocator: reloc, Theta: theta, MaxMoves: maxMoves,
 		Neighbors: slices.Clone(neighbors)}
+	slices.Sort(p.Neighbors)
 	for _, k := range p.Neighbors {
 		p.view = append(p.view, Machine{Speed: speeds[k]})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,55 +144,98 @@ func TestNeighborsCostAeolus(t *testing.T) {
 	}
 }
 
-// TestNeighborsTable writes docs/ALLOCATION.md's table of the cost of
+// TestNeighborsTable writes docs/ALLOCATION.md's tables of the cost of
 // decentralizing: on the AEOLUS grid, job set 2, every order of 004
 // Table 4 and seeds 1–5, each allocator with and without its relocator,
-// the mean over runs of the makespan ratio neighbors/central and the
-// messages a job under each placement. Run it with
-// GRIDBED_ALLOCDEC_TABLE=1 (about 3 minutes).
+// the makespan ratio neighbors/central (median, mean and range over the
+// runs) and the messages and bytes a job under each placement; then
+// GREEDY with its relocator under gossip periods of 2 s, 10 s and 30 s.
+// Run it with GRIDBED_ALLOCDEC_TABLE=1 (about 4 minutes).
 func TestNeighborsTable(t *testing.T) {
 	if os.Getenv("GRIDBED_ALLOCDEC_TABLE") == "" {
 		t.Skip("set GRIDBED_ALLOCDEC_TABLE=1 to measure the table")
 	}
+	row := func(b *strings.Builder, s, rl alloc.Scheme, gossip time.Duration) {
+		var ratios []float64
+		var slower int
+		var cm, nm, ng, cb, nbb float64
+		for seed := uint64(1); seed <= 5; seed++ {
+			for order := 1; order <= 24; order++ {
+				c, err := RunSim(context.Background(), cfgFor(alloc.GridAeolus, 2, order, s, rl, alloc.SpikesNone, seed), seed)
+				if err != nil {
+					t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
+				}
+				ncfg := neighborsCfg(alloc.GridAeolus, 2, order, s, rl, alloc.SpikesNone, seed)
+				ncfg.GossipPeriod = gossip
+				n, err := RunSim(context.Background(), ncfg, seed)
+				if err != nil {
+					t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
+				}
+				r := n.Makespan / c.Makespan
+				ratios = append(ratios, r)
+				if r > 1 {
+					slower++
+				}
+				jobs := float64(c.Jobs)
+				cm += float64(c.Messages) / jobs
+				nm += float64(n.Messages) / jobs
+				ng += float64(n.ByKind[alloc.MsgGossip].Count) / jobs
+				var by, bn uint64
+				for k := range c.ByKind {
+					by, bn = by+c.ByKind[k].Bytes, bn+n.ByKind[k].Bytes
+				}
+				cb += float64(by) / jobs
+				nbb += float64(bn) / jobs
+			}
+		}
+		slices.Sort(ratios)
+		f, sum := float64(len(ratios)), 0.0
+		for _, r := range ratios {
+			sum += r
+		}
+		fmt.Fprintf(b, "| %v | %v | %v | %.2f | %.2f (%.2f–%.2f) | %d of %d | %.1f | %.1f (%.1f) | %.0f B | %.1f KiB |\n",
+			s, rl, gossip, ratios[len(ratios)/2], sum/f, ratios[0], ratios[len(ratios)-1], slower, len(ratios), cm/f, nm/f, ng/f, cb/f, nbb/f/1024)
+	}
 	var b strings.Builder
-	b.WriteString("| allocator | relocator | makespan neighbors/central (mean, min–max) | neighbors slower in | messages a job, central | messages a job, neighbors (gossip) | bytes a job, central | bytes a job, neighbors |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| allocator | relocator | gossip | makespan neighbors/central, median | mean (min–max) | neighbors slower in | messages a job, central | messages a job, neighbors (gossip) | bytes a job, central | bytes a job, neighbors |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range []alloc.Scheme{alloc.Greedy, alloc.Social, alloc.MinNum} {
 		for _, rl := range []alloc.Scheme{alloc.None, s} {
-			var sum, lo, hi float64
-			lo = 1e9
-			var runs, slower int
-			var cm, nm, ng, cb, nbb float64
-			for seed := uint64(1); seed <= 5; seed++ {
-				for order := 1; order <= 24; order++ {
-					c, err := RunSim(context.Background(), cfgFor(alloc.GridAeolus, 2, order, s, rl, alloc.SpikesNone, seed), seed)
-					if err != nil {
-						t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
-					}
-					n, err := RunSim(context.Background(), neighborsCfg(alloc.GridAeolus, 2, order, s, rl, alloc.SpikesNone, seed), seed)
-					if err != nil {
-						t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
-					}
-					r := n.Makespan / c.Makespan
-					sum, lo, hi, runs = sum+r, min(lo, r), max(hi, r), runs+1
-					if r > 1 {
-						slower++
-					}
-					jobs := float64(c.Jobs)
-					cm += float64(c.Messages) / jobs
-					nm += float64(n.Messages) / jobs
-					ng += float64(n.ByKind[alloc.MsgGossip].Count) / jobs
-					var by, bn uint64
-					for k := range c.ByKind {
-						by, bn = by+c.ByKind[k].Bytes, bn+n.ByKind[k].Bytes
-					}
-					cb += float64(by) / jobs
-					nbb += float64(bn) / jobs
-				}
-			}
-			f := float64(runs)
-			fmt.Fprintf(&b, "| %v | %v | %.2f (%.2f–%.2f) | %d of %d | %.1f | %.1f (%.1f) | %.0f B | %.1f KiB |\n",
-				s, rl, sum/f, lo, hi, slower, runs, cm/f, nm/f, ng/f, cb/f, nbb/f/1024)
+			row(&b, s, rl, 10*time.Second)
 		}
 	}
+	for _, g := range []time.Duration{2 * time.Second, 30 * time.Second} {
+		row(&b, alloc.Greedy, alloc.Greedy, g)
+	}
 	t.Logf("\n%s", b.String())
+}
+
+// TestNeighborsLive: placement neighbors over NATS at scaled wall time:
+// every job is placed and completes, the machines gossip and nobody
+// reports to an allocator, every message is counted by kind, and the
+// makespan is close to the deterministic driver's.
+func TestNeighborsLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("NATS at scaled wall time")
+	}
+	cfg := neighborsCfg(alloc.GridAeolus, 2, 10, alloc.Greedy, alloc.Greedy, alloc.SpikesFig4, 1)
+	live, err := RunLive(context.Background(), cfg, LiveOptions{TimeScale: 200})
+	if err != nil {
+		t.Fatalf("seed 1: %v", err)
+	}
+	sim, err := RunSim(context.Background(), cfg, 1)
+	if err != nil {
+		t.Fatalf("seed 1: %v", err)
+	}
+	k := live.ByKind
+	t.Logf("greedy/greedy under neighbors: live %.0f s (%d relocations, %d messages, %d gossip), sim %.0f s (%d messages)",
+		live.Makespan, live.Relocations, live.Messages, k[alloc.MsgGossip].Count, sim.Makespan, sim.Messages)
+	if live.Completed != live.Jobs || live.Submitted != live.Jobs || live.DecodeErrors != 0 || live.Relocations == 0 {
+		t.Fatalf("seed 1, live: %d of %d placed, %d completed, %d decode errors, %d relocations", live.Submitted, live.Jobs, live.Completed, live.DecodeErrors, live.Relocations)
+	}
+	if k[alloc.MsgGossip].Count == 0 || k[alloc.MsgEnded].Count != 0 || total(live) != live.Messages {
+		t.Fatalf("seed 1, live: messages by kind %+v, %d on the bus", k, live.Messages)
+	}
+	if r := live.Makespan / sim.Makespan; r < 0.8 || r > 1.25 {
+		t.Errorf("seed 1: live makespan %.0f s, deterministic driver's %.0f s", live.Makespan, sim.Makespan)
+	}
 }
