@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	alloc "github.com/gridbed/gridbed/actors/allocation"
@@ -60,6 +62,18 @@ type AllocationSummary struct {
 	DrainedShare *float64 `json:"drained_share"`
 	// Crash is present when the allocator crashed (allocation.crash_at).
 	Crash *AllocationCrash `json:"crash,omitempty"`
+
+	// Placement is allocation.placement: central, or neighbors (every
+	// machine allocates from its CAN neighbours' view); under neighbors
+	// GossipPeriodSeconds is allocation.gossip_period and NeighborsMean
+	// the mean number of CAN neighbours of a machine.
+	Placement           string   `json:"placement"`
+	GossipPeriodSeconds *float64 `json:"gossip_period_seconds,omitempty"`
+	NeighborsMean       *float64 `json:"neighbors_mean,omitempty"`
+	// MessagesPerJob is every allocation message sent (messages.total,
+	// by type in messages.by_type) over Jobs: what placing, relocating
+	// and (under neighbors) gossiping cost a job.
+	MessagesPerJob float64 `json:"messages_per_job"`
 }
 
 // AllocationCrash reports the allocator's crash: when, for how long, and
@@ -83,12 +97,23 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	}
 	m.Identify(sc.Name, sc.Seed)
 	am := m.EnableAllocation()
+	sent := m.EnableAllocationMessages(allocrun.TypeLabels())
+	var mkMu sync.Mutex
+	var mk float64
 	cfg := allocrun.Config{
 		Speeds: alloc.Grid(a.Grid), Jobs: alloc.JobSet(a.Jobset, a.Order, allocrun.Rand(sc.Seed)), Spikes: spikes,
 		Allocator: a.AllocatorScheme(), Relocator: a.RelocatorScheme(), Social: a.SocialReading(), Theta: a.Theta, MaxMoves: a.MaxMoves,
 		Limit: sc.Duration, Sample: a.Sample, CrashAt: a.CrashAt, DownFor: a.CrashDownFor,
 		Relocated: func(n int) { am.Relocations.Add(float64(n)) },
-		Completed: func(at time.Duration) { am.Completed.Inc(); am.Makespan.Set(max(0, at.Seconds())) },
+		Completed: func(at time.Duration) {
+			am.Completed.Inc()
+			mkMu.Lock() // under neighbors every machine reports its own
+			mk = max(mk, at.Seconds())
+			am.Makespan.Set(mk)
+			mkMu.Unlock()
+		},
+		Placement: a.PlacementMode(), GossipPeriod: a.GossipPeriod, Seed: sc.Seed,
+		Sent: func(k alloc.Kind, n int) { sent.Sent(int(k)-1, n) },
 	}
 	start := time.Now()
 	var res allocrun.Result
@@ -113,11 +138,23 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	s.Messages.Total = res.Messages
 	s.Messages.DecodeErrors = uint64(res.DecodeErrors)
 	s.Bus.Published = res.Messages
+	s.Messages.ByType = map[string]TypeCount{}
+	for _, k := range alloc.Kinds() {
+		c := res.ByKind[k]
+		s.Messages.ByType[allocrun.TypeLabel(k)] = TypeCount{Count: c.Count, Bytes: c.Bytes}
+		s.Messages.Bytes += c.Bytes
+	}
 	as := &AllocationSummary{Grid: a.Grid, Machines: len(cfg.Speeds), Jobset: a.Jobset, Order: a.Order,
 		Allocator: a.Allocator, SocialScore: a.SocialScore, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
 		Jobs: res.Jobs, Completed: res.Completed, Relocations: res.Relocations, Migrated: res.Migrated}
 	if res.Jobs > 0 {
 		as.RelocationsPerJob = float64(res.Relocations) / float64(res.Jobs)
+		as.MessagesPerJob = float64(res.Messages) / float64(res.Jobs)
+	}
+	as.Placement = a.PlacementMode().String()
+	if a.PlacementMode() == alloc.Neighbors {
+		g, nb := a.GossipPeriod.Seconds(), res.NeighborsMean
+		as.GossipPeriodSeconds, as.NeighborsMean = &g, &nb
 	}
 	as.RelocatedOffLoaded = res.OffLoaded
 	if res.SpikeShare >= 0 {
@@ -204,6 +241,10 @@ func (as *AllocationSummary) printRows(row func(string, any)) {
 	}
 	row("makespan", mk)
 	row("jobs", fmt.Sprintf("%d of %d completed; %d relocations (%d job states moved over the bus)", as.Completed, as.Jobs, as.Relocations, as.Migrated))
+	if as.NeighborsMean != nil && as.GossipPeriodSeconds != nil {
+		row("placement", fmt.Sprintf("neighbors: each machine allocates among itself and its %.1f CAN neighbours (mean), gossip every %g s; %.1f messages a job",
+			*as.NeighborsMean, *as.GossipPeriodSeconds, as.MessagesPerJob))
+	}
 	if c := as.Crash; c != nil {
 		row("allocator crash", fmt.Sprintf("at %.0f s for %.0f s, restarted from the machines' state; %d messages to it lost", c.AtSeconds, c.DownForSeconds, c.LostMessages))
 	}
@@ -224,4 +265,22 @@ func (r *Result) writeAllocation(dir string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// printAllocationMessages writes an allocation run's message rows: the
+// total, each type sent (alloc_assign, …) and the bus.
+func (s Summary) printAllocationMessages(row func(string, any)) {
+	row("messages", fmt.Sprintf("%d (%s)", s.Messages.Total, humanBytes(s.Messages.Bytes)))
+	types := make([]string, 0, len(s.Messages.ByType))
+	for k, v := range s.Messages.ByType {
+		if v.Count > 0 {
+			types = append(types, k)
+		}
+	}
+	slices.Sort(types)
+	for _, k := range types {
+		v := s.Messages.ByType[k]
+		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
+	}
+	row("bus", fmt.Sprintf("published %d", s.Bus.Published))
 }

@@ -473,7 +473,7 @@ func (s Summary) PrintTable(w io.Writer) {
 	row("time", fmt.Sprintf("%.0f s emulated in %.1f s wall (time scale %g)", s.EmulatedSeconds, s.WallSeconds, s.TimeScale))
 	if as := s.Allocation; as != nil { // a 004 allocation run has no overlay
 		as.printRows(row)
-		row("bus", fmt.Sprintf("published %d", s.Bus.Published))
+		s.printAllocationMessages(row)
 		tw.Flush()
 		return
 	}

@@ -1,6 +1,10 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Allocation are the series of a 004 allocation run (docs/ALLOCATION.md).
 type Allocation struct {
@@ -32,4 +36,35 @@ func (r *Run) EnableAllocation() *Allocation {
 	}
 	r.Registry.MustRegister(a.Relocations, a.Completed, a.Makespan)
 	return a
+}
+
+// AllocationMessages counts an allocation run's messages and their
+// encoded bytes by type, exported as gridbed_messages_total and
+// gridbed_message_bytes_total with the overlay's message types (the
+// allocation messages have a codec of their own, not wire.MsgType). Safe
+// for concurrent use.
+type AllocationMessages struct {
+	types    []string
+	msgs, bs []atomic.Uint64
+}
+
+// EnableAllocationMessages adds the allocation message types — a fixed,
+// bounded list of labels such as "alloc_assign" — to
+// gridbed_messages_total and gridbed_message_bytes_total, every one a
+// series from the start.
+func (r *Run) EnableAllocationMessages(types []string) *AllocationMessages {
+	m := &AllocationMessages{types: types, msgs: make([]atomic.Uint64, len(types)), bs: make([]atomic.Uint64, len(types))}
+	r.mu.Lock()
+	r.allocMsgs = m
+	r.mu.Unlock()
+	return m
+}
+
+// Sent counts one message of types[i] of n bytes.
+func (m *AllocationMessages) Sent(i, n int) {
+	if i < 0 || i >= len(m.types) {
+		return
+	}
+	m.msgs[i].Add(1)
+	m.bs[i].Add(uint64(n))
 }

@@ -54,6 +54,10 @@ type Run struct {
 	// Rejected messages by reason, and the link's corrupted ones.
 	rejectedDesc, corruptDesc *prometheus.Desc
 	elsewhere                 bool // PeersElsewhere: the traffic series are the workers'
+
+	// allocMsgs are an allocation run's messages by type
+	// (EnableAllocationMessages), exported with msgDesc and bytesDesc.
+	allocMsgs *AllocationMessages
 }
 
 // PeersElsewhere says that the run's peers live in other processes (the
@@ -290,6 +294,15 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.msgDesc, prometheus.CounterValue, float64(s.Count[t]), name)
 		ch <- prometheus.MustNewConstMetric(c.bytesDesc, prometheus.CounterValue, float64(s.Bytes[t]), name)
 		ch <- prometheus.MustNewConstMetric(c.entriesDesc, prometheus.CounterValue, float64(s.Entries[t]), name)
+	}
+	c.mu.Lock()
+	am := c.allocMsgs
+	c.mu.Unlock()
+	if am != nil {
+		for i, typ := range am.types {
+			ch <- prometheus.MustNewConstMetric(c.msgDesc, prometheus.CounterValue, float64(am.msgs[i].Load()), typ)
+			ch <- prometheus.MustNewConstMetric(c.bytesDesc, prometheus.CounterValue, float64(am.bs[i].Load()), typ)
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.decodeDesc, prometheus.CounterValue, float64(s.DecodeErrors))
 	for i, reason := range wire.RejectReasons {

@@ -31,6 +31,10 @@ const (
 	// MsgSynced: machine → allocator, the answer: the owner load (Load),
 	// the jobs running (List) and every job ended here (List, Ended).
 	MsgSynced
+	// MsgGossip: machine → neighbouring machine under
+	// allocation.placement neighbors (peer.go), the sender's owner load
+	// (Load) and the jobs it runs (List).
+	MsgGossip
 	maxKind
 )
 

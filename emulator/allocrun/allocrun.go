@@ -45,6 +45,20 @@ type Config struct {
 	// allocator's context (metrics).
 	Relocated func(n int)
 	Completed func(at time.Duration)
+
+	// Placement is where jobs are placed (allocation.placement): by the
+	// central allocator, or under Neighbors by every machine among
+	// itself and its CAN neighbours (neighbors.go), which tell each other
+	// their state every GossipPeriod (0: DefaultGossipPeriod). Seed draws
+	// the machines' points in the CAN and the machine each job arrives
+	// at; Neighbors, if set, replaces the CAN's neighbour lists (tests).
+	Placement    alloc.Placement
+	GossipPeriod time.Duration
+	Seed         uint64
+	Neighbors    [][]int
+	// Sent, if set, is told of every message sent, its kind and encoded
+	// size, in the sender's context (metrics).
+	Sent func(k alloc.Kind, bytes int)
 }
 
 // Host is where the endpoints live: a bus, and a way to run a function at
@@ -84,7 +98,16 @@ type Result struct {
 	// Series is the jobs on each machine at every Sample instant (004
 	// Fig 2): Series[k][i] for machine i at (k+1)·Sample.
 	Series [][]int
+	// ByKind counts the messages sent and their encoded bytes, by kind
+	// (indexed by alloc.Kind); they add up to Messages.
+	ByKind [alloc.NumKinds]KindCount
+	// NeighborsMean is the mean number of CAN neighbours of a machine
+	// under allocation.placement neighbors (0 under central).
+	NeighborsMean float64
 }
+
+// KindCount is the messages of one kind sent and their encoded bytes.
+type KindCount struct{ Count, Bytes uint64 }
 
 // run is one run's endpoints; each is touched only from its own context.
 type run struct {
@@ -102,6 +125,13 @@ type run struct {
 	down    bool
 	crashed bool
 	held    []alloc.Spec
+	// sent counts the messages and bytes by kind (any context).
+	sent [alloc.NumKinds]struct{ n, b atomic.Uint64 }
+	// Under allocation.placement neighbors (neighbors.go): the peers,
+	// and the completions and relocations of each already accounted for
+	// (its own context).
+	peers       []*alloc.Peer
+	seen, moves []int
 }
 
 // Rand is the job-set stream of a run seed.
@@ -111,6 +141,9 @@ func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x004a110c
 // owner-load spikes and the allocator's crash; r.done is closed once every
 // job has completed.
 func start(cfg Config, h Host) (*run, error) {
+	if cfg.Placement == alloc.Neighbors {
+		return startNeighbors(cfg, h)
+	}
 	r := &run{cfg: cfg, h: h, a: alloc.NewAllocator(cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves, cfg.Speeds), done: make(chan struct{})}
 	r.a.Social = cfg.Social
 	if err := h.Register(bus.Address(alloc.AllocatorAddr), r.onAllocator); err != nil {
@@ -206,14 +239,27 @@ func (r *run) onMachine(n *alloc.Node, data []byte) {
 
 func (r *run) flushAllocator() {
 	for _, o := range r.a.Ready() {
-		r.h.Publish(bus.Address(o.To), o.Msg.Encode(nil))
+		r.publish(o)
 	}
+}
+
+// publish sends o, counting it by kind.
+func (r *run) publish(o alloc.Out) {
+	b := o.Msg.Encode(nil)
+	if k := int(o.Msg.Kind); k < alloc.NumKinds {
+		r.sent[k].n.Add(1)
+		r.sent[k].b.Add(uint64(len(b)))
+	}
+	if f := r.cfg.Sent; f != nil {
+		f(o.Msg.Kind, len(b))
+	}
+	r.h.Publish(bus.Address(o.To), b)
 }
 
 func (r *run) flushNode(n *alloc.Node) {
 	out, at, ok := n.Ready()
 	for _, o := range out {
-		r.h.Publish(bus.Address(o.To), o.Msg.Encode(nil))
+		r.publish(o)
 	}
 	if ok {
 		r.h.At(bus.Address(alloc.MachineAddr(n.Index)), at, func() { n.Tick(r.h.Now()); r.flushNode(n) })
@@ -222,6 +268,20 @@ func (r *run) flushNode(n *alloc.Node) {
 
 // result reads the run's figures; call it once the endpoints are quiet.
 func (r *run) result(series [][]int) Result {
+	var res Result
+	if r.a == nil {
+		res = r.neighborsResult(series)
+	} else {
+		res = r.centralResult(series)
+	}
+	for k := range res.ByKind {
+		res.ByKind[k] = KindCount{Count: r.sent[k].n.Load(), Bytes: r.sent[k].b.Load()}
+	}
+	return res
+}
+
+// centralResult is result under the central allocator.
+func (r *run) centralResult(series [][]int) Result {
 	res := Result{Jobs: len(r.cfg.Jobs), Submitted: r.a.Submitted, Completed: r.a.Completed,
 		Makespan: r.a.Makespan.Seconds(), Relocations: r.a.Relocations, DecodeErrors: int(r.decodeEr.Load()),
 		Messages: r.h.Stats().Published, Series: series, Crashed: r.crashed, Unroutable: r.h.Stats().Unroutable}

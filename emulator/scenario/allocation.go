@@ -27,6 +27,11 @@ type Allocation struct {
 	Sample time.Duration
 	// CrashAt, if positive, crashes the allocator then for CrashDownFor.
 	CrashAt, CrashDownFor time.Duration
+	// Placement is central (004's allocator) or neighbors (every
+	// machine allocates from its CAN neighbours' view, which they gossip
+	// every GossipPeriod); alloc.Placement.
+	Placement    string
+	GossipPeriod time.Duration
 }
 
 // GridNone is allocation.grid's default: no allocation run.
@@ -83,6 +88,19 @@ var allocationFields = []field{
 	durationField("allocation.crash_down_for", func(s *Scenario) *time.Duration { return &s.Allocation.CrashDownFor }, 30*time.Second,
 		"How long the crashed allocator stays down (allocation.crash_at); a positive duration.",
 		positive("downtime", 30*time.Second)),
+	// allocation.placement neighbors: a gridbed extension (allocdec).
+	enumField("allocation.placement", func(s *Scenario) *string { return &s.Allocation.Placement }, alloc.Placements()[0],
+		alloc.Placements(), "a placement",
+		"Where jobs are placed: central (default; 004's one allocator sees every machine) or neighbors (a gridbed extension, not in 004: no allocator; the machines are laid out in a 2-dimensional CAN from the seed, each knows only its CAN neighbours, which tell it their owner load and jobs every allocation.gossip_period; a job arrives at a machine drawn uniformly from the seed, which places it on the best of itself and its neighbours by the same allocator score, and relocates among them with the same relocator, θ and N). Under neighbors there is no allocator to crash: allocation.crash_at is ignored. docs/ALLOCATION.md, Decentralized placement."),
+	durationField("allocation.gossip_period", func(s *Scenario) *time.Duration { return &s.Allocation.GossipPeriod }, 10*time.Second,
+		"Under allocation.placement neighbors, how often every machine sends each CAN neighbour its owner load and jobs (an allocation gossip message): its neighbours' view of it is stale by up to this long. Default 10s: the overlay's heartbeat period, and shorter than the 25 s between job set 2's bursts. A positive duration; central ignores it.",
+		positive("gossip period", 10*time.Second)),
+}
+
+// PlacementMode is allocation.placement as a placement.
+func (a Allocation) PlacementMode() alloc.Placement {
+	p, _ := alloc.ParsePlacement(a.Placement)
+	return p
 }
 
 // AllocatorScheme is allocation.allocator as a scheme.

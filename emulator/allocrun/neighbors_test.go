@@ -1,0 +1,241 @@
+package allocrun
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	alloc "github.com/gridbed/gridbed/actors/allocation"
+)
+
+// neighborsCfg is cfgFor under allocation.placement neighbors, the CAN
+// drawn from seed.
+func neighborsCfg(grid string, set, order int, a, rl alloc.Scheme, spikes string, seed uint64) Config {
+	cfg := cfgFor(grid, set, order, a, rl, spikes, seed)
+	cfg.Placement, cfg.Seed = alloc.Neighbors, seed
+	return cfg
+}
+
+// total is the messages counted by kind.
+func total(res Result) (n uint64) {
+	for _, c := range res.ByKind {
+		n += c.Count
+	}
+	return n
+}
+
+// TestNeighborsDeterministic: under placement neighbors the same
+// configuration and seed give the same result, series included; every job
+// is placed and completes, no machine writes to an allocator (there is
+// none: no end or load report), the machines gossip, and the messages
+// counted by kind add up to the bus's.
+func TestNeighborsDeterministic(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		grid   string
+		set    int
+		a, rl  alloc.Scheme
+		spikes string
+	}{
+		{"synthetic greedy/greedy fig 2", alloc.GridSynthetic, 1, alloc.Greedy, alloc.Greedy, alloc.SpikesFig2},
+		{"aeolus social/social fig 4", alloc.GridAeolus, 2, alloc.Social, alloc.Social, alloc.SpikesFig4},
+		{"aeolus min-num/min-num", alloc.GridAeolus, 2, alloc.MinNum, alloc.MinNum, alloc.SpikesNone},
+		{"aeolus greedy/none", alloc.GridAeolus, 2, alloc.Greedy, alloc.None, alloc.SpikesNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := neighborsCfg(tc.grid, tc.set, 3, tc.a, tc.rl, tc.spikes, 7)
+			cfg.Sample = 100 * time.Second
+			first, err := RunSim(context.Background(), cfg, 7)
+			if err != nil {
+				t.Fatalf("seed 7: %v", err)
+			}
+			second, err := RunSim(context.Background(), cfg, 7)
+			if err != nil {
+				t.Fatalf("seed 7: %v", err)
+			}
+			if !reflect.DeepEqual(first, second) {
+				t.Fatalf("seed 7: two runs differ:\n%+v\n%+v", first, second)
+			}
+			if first.Completed != first.Jobs || first.Submitted != first.Jobs || first.DecodeErrors != 0 || first.Unroutable != 0 {
+				t.Fatalf("seed 7: %d of %d jobs placed, %d completed, %d decode errors, %d unroutable", first.Submitted, first.Jobs, first.Completed, first.DecodeErrors, first.Unroutable)
+			}
+			k := first.ByKind
+			if k[alloc.MsgEnded].Count+k[alloc.MsgLoad].Count+k[alloc.MsgSync].Count+k[alloc.MsgSynced].Count != 0 || k[alloc.MsgGossip].Count == 0 ||
+				total(first) != first.Messages || first.NeighborsMean < 1 {
+				t.Fatalf("seed 7: messages by kind %+v, %d on the bus, %.1f neighbours a machine", k, first.Messages, first.NeighborsMean)
+			}
+			if (tc.rl == alloc.None) != (first.Relocations == 0) || first.Migrated > first.Relocations || len(first.Series) == 0 || first.Makespan <= 0 {
+				t.Fatalf("seed 7: %d relocations, %d migrated, makespan %v, %d samples", first.Relocations, first.Migrated, first.Makespan, len(first.Series))
+			}
+		})
+	}
+}
+
+// mesh is the neighbour lists of a grid of n machines where every machine
+// neighbours every other.
+func mesh(n int) [][]int {
+	nbs := make([][]int, n)
+	for i := range nbs {
+		for k := range n {
+			if k != i {
+				nbs[i] = append(nbs[i], k)
+			}
+		}
+	}
+	return nbs
+}
+
+// TestNeighborsMeshAsCentral: on the 4-machine synthetic grid with every
+// machine neighbouring every other, each machine sees the whole grid —
+// stale by up to a gossip period, and blind to the other sources'
+// placements in the same burst — and the makespan is within 6% of the
+// central allocator's under every scheme with its relocator (job set 2).
+func TestNeighborsMeshAsCentral(t *testing.T) {
+	for _, s := range []alloc.Scheme{alloc.Greedy, alloc.Social, alloc.MinNum} {
+		for _, seed := range []uint64{1, 2} {
+			central, err := RunSim(context.Background(), cfgFor(alloc.GridSynthetic, 2, 3, s, s, alloc.SpikesNone, seed), seed)
+			if err != nil {
+				t.Fatalf("%v, seed %d: %v", s, seed, err)
+			}
+			cfg := neighborsCfg(alloc.GridSynthetic, 2, 3, s, s, alloc.SpikesNone, seed)
+			cfg.Neighbors = mesh(4)
+			nb, err := RunSim(context.Background(), cfg, seed)
+			if err != nil {
+				t.Fatalf("%v, seed %d: %v", s, seed, err)
+			}
+			r := nb.Makespan / central.Makespan
+			t.Logf("%v, seed %d: makespan central %.0f s, neighbors (mesh) %.0f s (%.3f); messages %d, %d", s, seed, central.Makespan, nb.Makespan, r, central.Messages, nb.Messages)
+			if r < 0.94 || r > 1.06 {
+				t.Errorf("%v, seed %d: neighbors on the full mesh %.0f s, central %.0f s: not within 6%%", s, seed, nb.Makespan, central.Makespan)
+			}
+		}
+	}
+}
+
+// TestNeighborsCostAeolus: on the AEOLUS grid (70 machines, about 4.5 CAN
+// neighbours each) every job completes under both placements, and the
+// neighbors placement costs more messages a job than the central one —
+// the gossip — on a few orders of 004 Fig 3 (job set 2), each allocator
+// with its relocator. The makespans are logged (docs/ALLOCATION.md has
+// the table over every order and 5 seeds, TestNeighborsTable).
+func TestNeighborsCostAeolus(t *testing.T) {
+	for _, s := range []alloc.Scheme{alloc.Greedy, alloc.Social, alloc.MinNum} {
+		for _, order := range []int{1, 10, 20} {
+			central, err := RunSim(context.Background(), cfgFor(alloc.GridAeolus, 2, order, s, s, alloc.SpikesNone, 1), 1)
+			if err != nil {
+				t.Fatalf("%v order %d, seed 1: %v", s, order, err)
+			}
+			nb, err := RunSim(context.Background(), neighborsCfg(alloc.GridAeolus, 2, order, s, s, alloc.SpikesNone, 1), 1)
+			if err != nil {
+				t.Fatalf("%v order %d, seed 1: %v", s, order, err)
+			}
+			jobs := float64(central.Jobs)
+			t.Logf("%v order %d: makespan central %.0f s, neighbors %.0f s (%.2f); messages a job %.1f, %.1f (gossip %.1f)", s, order,
+				central.Makespan, nb.Makespan, nb.Makespan/central.Makespan, float64(central.Messages)/jobs, float64(nb.Messages)/jobs, float64(nb.ByKind[alloc.MsgGossip].Count)/jobs)
+			if nb.Messages <= central.Messages || nb.ByKind[alloc.MsgGossip].Count == 0 {
+				t.Errorf("%v order %d, seed 1: %d messages under neighbors, %d under central", s, order, nb.Messages, central.Messages)
+			}
+		}
+	}
+}
+
+// TestNeighborsTable writes docs/ALLOCATION.md's tables of the cost of
+// decentralizing: on the AEOLUS grid, job set 2, every order of 004
+// Table 4 and seeds 1–5, each allocator with and without its relocator,
+// the makespan ratio neighbors/central (median, mean and range over the
+// runs) and the messages and bytes a job under each placement; then
+// GREEDY with its relocator under gossip periods of 2 s, 10 s and 30 s.
+// Run it with GRIDBED_ALLOCDEC_TABLE=1 (about 4 minutes).
+func TestNeighborsTable(t *testing.T) {
+	if os.Getenv("GRIDBED_ALLOCDEC_TABLE") == "" {
+		t.Skip("set GRIDBED_ALLOCDEC_TABLE=1 to measure the table")
+	}
+	row := func(b *strings.Builder, s, rl alloc.Scheme, gossip time.Duration) {
+		var ratios []float64
+		var slower int
+		var cm, nm, ng, cb, nbb float64
+		for seed := uint64(1); seed <= 5; seed++ {
+			for order := 1; order <= 24; order++ {
+				c, err := RunSim(context.Background(), cfgFor(alloc.GridAeolus, 2, order, s, rl, alloc.SpikesNone, seed), seed)
+				if err != nil {
+					t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
+				}
+				ncfg := neighborsCfg(alloc.GridAeolus, 2, order, s, rl, alloc.SpikesNone, seed)
+				ncfg.GossipPeriod = gossip
+				n, err := RunSim(context.Background(), ncfg, seed)
+				if err != nil {
+					t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
+				}
+				r := n.Makespan / c.Makespan
+				ratios = append(ratios, r)
+				if r > 1 {
+					slower++
+				}
+				jobs := float64(c.Jobs)
+				cm += float64(c.Messages) / jobs
+				nm += float64(n.Messages) / jobs
+				ng += float64(n.ByKind[alloc.MsgGossip].Count) / jobs
+				var by, bn uint64
+				for k := range c.ByKind {
+					by, bn = by+c.ByKind[k].Bytes, bn+n.ByKind[k].Bytes
+				}
+				cb += float64(by) / jobs
+				nbb += float64(bn) / jobs
+			}
+		}
+		slices.Sort(ratios)
+		f, sum := float64(len(ratios)), 0.0
+		for _, r := range ratios {
+			sum += r
+		}
+		fmt.Fprintf(b, "| %v | %v | %v | %.2f | %.2f (%.2f–%.2f) | %d of %d | %.1f | %.1f (%.1f) | %.0f B | %.1f KiB |\n",
+			s, rl, gossip, ratios[len(ratios)/2], sum/f, ratios[0], ratios[len(ratios)-1], slower, len(ratios), cm/f, nm/f, ng/f, cb/f, nbb/f/1024)
+	}
+	var b strings.Builder
+	b.WriteString("| allocator | relocator | gossip | makespan neighbors/central, median | mean (min–max) | neighbors slower in | messages a job, central | messages a job, neighbors (gossip) | bytes a job, central | bytes a job, neighbors |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range []alloc.Scheme{alloc.Greedy, alloc.Social, alloc.MinNum} {
+		for _, rl := range []alloc.Scheme{alloc.None, s} {
+			row(&b, s, rl, 10*time.Second)
+		}
+	}
+	for _, g := range []time.Duration{2 * time.Second, 30 * time.Second} {
+		row(&b, alloc.Greedy, alloc.Greedy, g)
+	}
+	t.Logf("\n%s", b.String())
+}
+
+// TestNeighborsLive: placement neighbors over NATS at scaled wall time:
+// every job is placed and completes, the machines gossip and nobody
+// reports to an allocator, every message is counted by kind, and the
+// makespan is close to the deterministic driver's.
+func TestNeighborsLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("NATS at scaled wall time")
+	}
+	cfg := neighborsCfg(alloc.GridAeolus, 2, 10, alloc.Greedy, alloc.Greedy, alloc.SpikesFig4, 1)
+	live, err := RunLive(context.Background(), cfg, LiveOptions{TimeScale: 200})
+	if err != nil {
+		t.Fatalf("seed 1: %v", err)
+	}
+	sim, err := RunSim(context.Background(), cfg, 1)
+	if err != nil {
+		t.Fatalf("seed 1: %v", err)
+	}
+	k := live.ByKind
+	t.Logf("greedy/greedy under neighbors: live %.0f s (%d relocations, %d messages, %d gossip), sim %.0f s (%d messages)",
+		live.Makespan, live.Relocations, live.Messages, k[alloc.MsgGossip].Count, sim.Makespan, sim.Messages)
+	if live.Completed != live.Jobs || live.Submitted != live.Jobs || live.DecodeErrors != 0 || live.Relocations == 0 {
+		t.Fatalf("seed 1, live: %d of %d placed, %d completed, %d decode errors, %d relocations", live.Submitted, live.Jobs, live.Completed, live.DecodeErrors, live.Relocations)
+	}
+	if k[alloc.MsgGossip].Count == 0 || k[alloc.MsgEnded].Count != 0 || total(live) != live.Messages {
+		t.Fatalf("seed 1, live: messages by kind %+v, %d on the bus", k, live.Messages)
+	}
+	if r := live.Makespan / sim.Makespan; r < 0.8 || r > 1.25 {
+		t.Errorf("seed 1: live makespan %.0f s, deterministic driver's %.0f s", live.Makespan, sim.Makespan)
+	}
+}
