@@ -178,16 +178,24 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	s.Allocation = as
 	check := InvariantCheck{Name: "allocation_jobs_completed", OK: res.Completed == res.Jobs && res.Submitted == res.Jobs,
 		Detail: fmt.Sprintf("%d of %d jobs allocated, %d completed by %v", res.Submitted, res.Jobs, res.Completed, sc.Duration)}
-	s.Invariants = InvariantsSummary{OK: check.OK, Checks: []InvariantCheck{check}}
+	s.Accounting = allocationBooks(res)
+	s.Bus.Delivered, s.Bus.Unroutable, s.Bus.Dropped, s.Bus.Discarded = res.Bus.Delivered, res.Bus.Unroutable, res.Bus.Dropped, res.Bus.Discarded
+	books := s.Accounting.Check()
+	s.Invariants = InvariantsSummary{OK: check.OK && books.OK, Checks: []InvariantCheck{check, books}}
 	switch {
 	case interrupted:
 		s.Outcome = OutcomeInterrupted
 		s.OutcomeReasons = []string{"the run was interrupted before every job completed"}
-	case check.OK:
+	case s.Invariants.OK:
 		s.Outcome = OutcomePassed
 	default:
 		s.Outcome = OutcomeFailed
-		s.OutcomeReasons = []string{fmt.Sprintf("%d of %d jobs completed by the end of the run (duration %v) — make duration longer", res.Completed, res.Jobs, sc.Duration)}
+		if !check.OK {
+			s.OutcomeReasons = append(s.OutcomeReasons, fmt.Sprintf("%d of %d jobs completed by the end of the run (duration %v) — make duration longer", res.Completed, res.Jobs, sc.Duration))
+		}
+		if !books.OK {
+			s.OutcomeReasons = append(s.OutcomeReasons, "messages_accounted: "+books.Detail)
+		}
 	}
 	var series *AllocationSeries
 	if len(res.Series) > 0 {
@@ -283,4 +291,29 @@ func (s Summary) printAllocationMessages(row func(string, any)) {
 		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
 	}
 	row("bus", fmt.Sprintf("published %d", s.Bus.Published))
+}
+
+// allocationBooks are an allocation run's message books
+// (AccountingIdentity) from its bus's counters: every allocation message
+// published, delivered to an endpoint, unroutable (an endpoint down: the
+// allocator's crash), dropped or lost by the transport, or still on it
+// at the end. Allocation runs have no link faults, so the identity's
+// fault terms are 0.
+func allocationBooks(res allocrun.Result) Accounting {
+	b := res.Bus
+	a := Accounting{
+		Identity:      AccountingIdentity,
+		Sent:          b.Published + b.PublishErrs,
+		Delivered:     b.Delivered,
+		Dropped:       AccountingDrops{SlowConsumer: b.Dropped},
+		Refused:       b.Refused,
+		PublishFailed: b.PublishErrs - min(b.Refused, b.PublishErrs),
+		Unroutable:    b.Unroutable,
+		Lost:          b.Lost - min(b.Refused, b.Lost),
+	}
+	a.InFlightAtEnd.Bus = b.Discarded + res.InFlight
+	a.InFlightAtEnd.Total = a.InFlightAtEnd.Bus
+	out := a.Delivered + a.Dropped.SlowConsumer + a.Refused + a.PublishFailed + a.Unroutable + a.Lost + a.InFlightAtEnd.Total
+	a.Unaccounted = int64(a.Sent) - int64(out)
+	return a
 }

@@ -71,3 +71,36 @@ func TestAllocationIncomplete(t *testing.T) {
 		t.Fatalf("outcome %s, makespan %v, invariants %+v", s.Outcome, s.Allocation.MakespanSeconds, s.Invariants)
 	}
 }
+
+// TestAllocationBooks: an allocation run's message books close on both
+// drivers, and an allocator crash's lost messages are in them as
+// unroutable — the books count what the crash block reports.
+func TestAllocationBooks(t *testing.T) {
+	for _, drv := range []string{emulator.DriverSim, emulator.DriverLive} {
+		sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.SetAll("allocation.crash_at=30s", "allocation.crash_down_for=20s", "time_scale=400"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: drv})
+		if err != nil {
+			t.Fatalf("seed %d, %s: %v", sc.Seed, drv, err)
+		}
+		s := res.Summary
+		a, c := s.Accounting, s.Allocation.Crash
+		if c == nil || c.LostMessages == 0 {
+			t.Fatalf("seed %d, %s: crash %+v, want messages to the allocator lost while it was down", sc.Seed, drv, c)
+		}
+		var books *emulator.InvariantCheck
+		for i := range s.Invariants.Checks {
+			if s.Invariants.Checks[i].Name == "messages_accounted" {
+				books = &s.Invariants.Checks[i]
+			}
+		}
+		if books == nil || !books.OK || a.Unaccounted != 0 || a.Sent != s.Messages.Total || a.Unroutable != c.LostMessages || a.Delivered == 0 {
+			t.Errorf("seed %d, %s: books %+v, accounting %+v, %d messages, %d lost to the crash", sc.Seed, drv, books, a, s.Messages.Total, c.LostMessages)
+		}
+	}
+}

@@ -104,6 +104,11 @@ type Result struct {
 	// NeighborsMean is the mean number of CAN neighbours of a machine
 	// under allocation.placement neighbors (0 under central).
 	NeighborsMean float64
+	// Bus is the bus's counters when the run ended (the emulator driver's
+	// after its bus closed), InFlight the messages the deterministic
+	// driver's event queue still held: the run's message books.
+	Bus      bus.Stats
+	InFlight uint64
 }
 
 // KindCount is the messages of one kind sent and their encoded bytes.
@@ -276,6 +281,10 @@ func (r *run) result(series [][]int) Result {
 	}
 	for k := range res.ByKind {
 		res.ByKind[k] = KindCount{Count: r.sent[k].n.Load(), Bytes: r.sent[k].b.Load()}
+	}
+	res.Bus = r.h.Stats()
+	if q, ok := r.h.(interface{ InFlight() uint64 }); ok {
+		res.InFlight = q.InFlight()
 	}
 	return res
 }

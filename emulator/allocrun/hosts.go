@@ -22,6 +22,9 @@ func (s simHost) At(_ bus.Address, t time.Duration, fn func())   { s.w.At(t, fn)
 func (s simHost) Now() time.Duration                             { return s.w.Now() }
 func (s simHost) Stats() bus.Stats                               { return s.w.Stats() }
 
+// InFlight is the messages still in the event queue.
+func (s simHost) InFlight() uint64 { return s.w.InFlight() }
+
 // SimLatency is the delay of every message on the deterministic driver's
 // bus.
 const SimLatency = time.Millisecond
