@@ -29,6 +29,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	alloc "github.com/gridbed/gridbed/actors/allocation"
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/report"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -255,7 +256,15 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	bar := newProgressBar(stderr, f.progress)
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	fmt.Fprintf(stderr, "running %s: %d peers, %v emulated, driver %s, time scale %g\n", args[0], sc.Peers.Count, sc.Duration, f.driver, sc.TimeScale)
+	who := fmt.Sprintf("%d peers", sc.Peers.Count)
+	if sc.Allocation.On() {
+		// The overlay's peers.count does not apply.
+		who = fmt.Sprintf("%d machines (%s grid) and the allocator", len(alloc.Grid(sc.Allocation.Grid)), sc.Allocation.Grid)
+		if sc.Allocation.PlacementMode() == alloc.Neighbors {
+			who = fmt.Sprintf("%d machines (%s grid), each placing among its CAN neighbors", len(alloc.Grid(sc.Allocation.Grid)), sc.Allocation.Grid)
+		}
+	}
+	fmt.Fprintf(stderr, "running %s: %s, %v emulated, driver %s, time scale %g\n", args[0], who, sc.Duration, f.driver, sc.TimeScale)
 	if e := sc.Experiment; e != nil {
 		fmt.Fprintf(stderr, "this file is an experiment (%s %s %s, %d findings): run measures one point of it; `gridbed reproduce %s` runs its sweep and judges the findings\n",
 			e.Paper, e.Section, e.Figure, len(e.Findings), args[0])
