@@ -45,6 +45,10 @@ type Config struct {
 	// allocator's context (metrics).
 	Relocated func(n int)
 	Completed func(at time.Duration)
+
+	// SocialGain is the SOCIAL relocator's normalization
+	// (allocation.social_gain).
+	SocialGain alloc.SocialGain
 }
 
 // Host is where the endpoints live: a bus, and a way to run a function at
@@ -113,6 +117,7 @@ func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x004a110c
 func start(cfg Config, h Host) (*run, error) {
 	r := &run{cfg: cfg, h: h, a: alloc.NewAllocator(cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves, cfg.Speeds), done: make(chan struct{})}
 	r.a.Social = cfg.Social
+	r.a.SocialGain = cfg.SocialGain
 	if err := h.Register(bus.Address(alloc.AllocatorAddr), r.onAllocator); err != nil {
 		return nil, err
 	}
