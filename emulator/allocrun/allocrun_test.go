@@ -189,10 +189,11 @@ var simDelays = []time.Duration{time.Millisecond, 3 * time.Millisecond, 10 * tim
 //
 // Without relocation the emulator's delays (not one delay but a spread
 // over each burst's 500 messages) can land beyond the band — order 4's
-// MIN-NUM 22% above it, order 10's SOCIAL 7–9% — so no tolerance is
-// asserted for them, and SOCIAL's lead over GREEDY without relocation on
-// these orders (5–10%, within the band) is not an ordering either driver
-// keeps under other delays. docs/fidelity/004.md has the measured table.
+// MIN-NUM 24% above it, order 10's SOCIAL 7–15% — so no tolerance is
+// asserted for them, and SOCIAL's lead over GREEDY without relocation
+// (bands 5–7% apart on these orders) is not asserted: the emulator loses
+// it on some runs of order 10. docs/fidelity/004.md has the measured
+// table.
 func TestLiveOrdering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("NATS at scaled wall time")
