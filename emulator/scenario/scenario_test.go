@@ -38,7 +38,7 @@ func TestDefault(t *testing.T) {
 		Oracle:      Oracle{Interval: 30 * time.Second},
 		Departures:  Departures{Start: time.Hour, Events: 4},
 		Invariants:  Invariants{ReconvergePeriods: 20},
-		Allocation:  Allocation{Grid: GridNone, Jobset: 2, Order: 1, Allocator: "greedy", SocialScore: "joining", Relocator: "none", Theta: 0.1, MaxMoves: 3, Spikes: "none", CrashDownFor: 30 * time.Second},
+		Allocation:  Allocation{Grid: GridNone, Jobset: 2, Order: 1, Allocator: "greedy", SocialScore: "joining", SocialGain: "sums", Relocator: "none", Theta: 0.1, MaxMoves: 3, Spikes: "none", CrashDownFor: 30 * time.Second},
 		Wave: Wave{Strategy: WaveOff, Discovery: "ring", DayFree: 0.5, Clients: 0.2, RuntimeMin: 12 * time.Hour, RuntimeMax: 24 * time.Hour,
 			SubmitWindow: 24 * time.Hour, MigrationBytes: 1 << 20, Engine: WaveEngineAuto},
 	}
@@ -137,7 +137,7 @@ func TestLoadFull(t *testing.T) {
 		Emulator:    Emulator{Overload: OverloadWarn, LagTolerance: 0.05},
 		Oracle:      Oracle{Interval: time.Minute},
 		Invariants:  Invariants{ReconvergePeriods: 30},
-		Allocation:  Allocation{Grid: "aeolus", Jobset: 1, Order: 7, Allocator: "social", SocialScore: "own-greedy", Relocator: "min-num", Theta: 0.05, MaxMoves: 5, Spikes: "fig4", CrashAt: 10 * time.Minute, CrashDownFor: time.Minute, Sample: 250 * time.Second},
+		Allocation:  Allocation{Grid: "aeolus", Jobset: 1, Order: 7, Allocator: "social", SocialScore: "own-greedy", SocialGain: "job", Relocator: "min-num", Theta: 0.05, MaxMoves: 5, Spikes: "fig4", CrashAt: 10 * time.Minute, CrashDownFor: time.Minute, Sample: 250 * time.Second},
 		Departures:  Departures{Fraction: 0.2, Start: 40 * time.Minute, Stop: 50 * time.Minute, Events: 3},
 		Clock:       Clock{Start: 22 * time.Hour},
 		Wave: Wave{Strategy: "wave-adaptive", Discovery: "random", DayFree: 0.15, Clients: 0.3, RuntimeMin: 10 * time.Hour, RuntimeMax: 20 * time.Hour,
