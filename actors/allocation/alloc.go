@@ -83,7 +83,7 @@ func score(s Scheme, r Reading, m *Machine, c Vector, best func(Vector) float64)
 	case Greedy:
 		return m.newAffinity(c)
 	case Social:
-		return social{r, best}.score(m, c)
+		return social{r: r, best: best}.score(m, c)
 	case MinNum:
 		return -float64(len(m.Jobs))
 	}
@@ -117,10 +117,11 @@ func Allocate(s Scheme, r Reading, ms []Machine, c Vector) int {
 // affinities before the move and Σ after it, read as r says (social.sum),
 // and α₀ = |J_m| / (|J_m| + |J_m'|), α₁ = |J_m'| / (|J_m| + |J_m'|) counted
 // after the move (docs/ALLOCATION.md: before it, α₁ would be 0 for an idle
-// m' and SOCIAL would never relocate to an idle machine). grid is the
-// whole grid (Relative's best machines).
-func Gain(s Scheme, r Reading, grid []Machine, m, to *Machine, k int) float64 {
-	sv := newSocial(r, grid)
+// m' and SOCIAL would never relocate to an idle machine). g chooses
+// SOCIAL's denominator (SocialGain: 004's Σ_m + Σ'_m, or the moved job's
+// own affinity). grid is the whole grid (Relative's best machines).
+func Gain(s Scheme, r Reading, g SocialGain, grid []Machine, m, to *Machine, k int) float64 {
+	sv := newSocial(r, g, grid)
 	var wM, wTo float64
 	if s == Social {
 		wM, wTo = sv.weights(m), sv.weights(to)
@@ -144,7 +145,7 @@ func gain(s Scheme, sv social, m, to *Machine, k int, wM, wTo float64) float64 {
 		beforeTo, afterTo := sv.sum(to, wTo, nto), sv.sum(to, wTo+sv.weight(j.Comp, to), nto+1)
 		a0 := float64(nm-1) / float64(nm+nto)
 		a1 := float64(nto+1) / float64(nm+nto)
-		den := afterM + beforeM
+		den := sv.gainBase(m, j.Comp, nm, beforeM, afterM)
 		if den == 0 {
 			return math.Inf(1)
 		}
@@ -182,8 +183,9 @@ const (
 // machines' job counts differ by at least two (a move that merely swaps
 // the counts would undo itself at the next event).
 //
-// SOCIAL's sums of affinities are read as r says (social.sum).
-func Relocate(s Scheme, r Reading, ms []Machine, m int, ev Event, theta float64, maxMoves int) []Move {
+// SOCIAL's sums of affinities are read as r says (social.sum), its gain
+// normalized as g says (SocialGain).
+func Relocate(s Scheme, r Reading, g SocialGain, ms []Machine, m int, ev Event, theta float64, maxMoves int) []Move {
 	var moves []Move
 	for len(moves) < maxMoves {
 		var mv Move
@@ -191,7 +193,7 @@ func Relocate(s Scheme, r Reading, ms []Machine, m int, ev Event, theta float64,
 		if s == MinNum {
 			mv, ok = minNumMove(ms, m, ev)
 		} else {
-			mv, ok = bestMove(s, newSocial(r, ms), ms, m, ev, theta)
+			mv, ok = bestMove(s, newSocial(r, g, ms), ms, m, ev, theta)
 		}
 		if !ok {
 			break

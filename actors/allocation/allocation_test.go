@@ -106,7 +106,7 @@ func TestGain(t *testing.T) {
 	ms := grid([]int{0, 4})
 	tauC4 := 1 / (2 * 8.01e-4) // on S0 with two jobs
 	// GREEDY (004 §2.3): (τ(C4, S3) − τ(C4, S0)) / τ(C4, S0)
-	if got, want := Gain(Greedy, Joining, ms, &ms[0], &ms[3], 1), (1/1.04e-4-tauC4)/tauC4; !near(got, want) {
+	if got, want := Gain(Greedy, Joining, GainSums, ms, &ms[0], &ms[3], 1), (1/1.04e-4-tauC4)/tauC4; !near(got, want) {
 		t.Errorf("GREEDY gain = %v, want %v", got, want)
 	}
 	// SOCIAL, every affinity with n_m = |J_m| (a job's sum over k jobs of
@@ -114,7 +114,7 @@ func TestGain(t *testing.T) {
 	inv := 1/5e-6 + 1/8.01e-4
 	before, after := inv/3, (1/5e-6)/2
 	afterTo := (1 / 1.04e-4) / 2
-	if got, want := Gain(Social, Joining, ms, &ms[0], &ms[3], 1), (0.5*(after-before)+0.5*afterTo)/(after+before); !near(got, want) {
+	if got, want := Gain(Social, Joining, GainSums, ms, &ms[0], &ms[3], 1), (0.5*(after-before)+0.5*afterTo)/(after+before); !near(got, want) {
 		t.Errorf("SOCIAL gain = %v, want %v", got, want)
 	}
 	// SOCIAL into S3 holding a C4: α₀ = 1/3, α₁ = 2/3.
@@ -122,7 +122,7 @@ func TestGain(t *testing.T) {
 	invTo := 1 / 1.04e-4
 	beforeTo, afterTo := invTo/2, 2*invTo/3
 	want := (1.0/3*(after-before) + 2.0/3*(afterTo-beforeTo)) / (after + before)
-	if got := Gain(Social, Joining, ms, &ms[0], &ms[3], 1); !near(got, want) {
+	if got := Gain(Social, Joining, GainSums, ms, &ms[0], &ms[3], 1); !near(got, want) {
 		t.Errorf("SOCIAL gain into S3 = %v, want %v", got, want)
 	}
 }
@@ -160,7 +160,7 @@ func TestRelocate(t *testing.T) {
 		{"social: θ above the gain", Social, grid([]int{0, 0, 0}), 1, LoadDown, 0.02, 3, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Relocate(tc.scheme, Joining, tc.ms, tc.m, tc.ev, tc.theta, tc.maxMoves)
+			got := Relocate(tc.scheme, Joining, GainSums, tc.ms, tc.m, tc.ev, tc.theta, tc.maxMoves)
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("Relocate = %v, want %v", got, tc.want)
 			}

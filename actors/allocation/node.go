@@ -143,6 +143,10 @@ type Allocator struct {
 	}
 	// Makespan is the latest completion instant reported.
 	Makespan time.Duration
+
+	// SocialGain is the SOCIAL relocator's normalization
+	// (allocation.social_gain).
+	SocialGain SocialGain
 }
 
 // NewAllocator is the allocator of a grid of the given speed vectors, all
@@ -288,7 +292,7 @@ func (a *Allocator) relocate(m int, ev Event) {
 	if a.Relocator == None || a.syncing > 0 {
 		return
 	}
-	for _, mv := range Relocate(a.Relocator, a.Social, a.view, m, ev, a.Theta, a.MaxMoves) {
+	for _, mv := range Relocate(a.Relocator, a.Social, a.SocialGain, a.view, m, ev, a.Theta, a.MaxMoves) {
 		a.Relocations++
 		if a.view[mv.From].Load > 0 {
 			a.OffLoaded++

@@ -66,8 +66,11 @@ type Peer struct {
 	*Node
 	Allocator, Relocator Scheme
 	Social               Reading
-	Theta                float64
-	MaxMoves             int
+	// SocialGain is the SOCIAL relocator's normalization, as the
+	// central allocator's.
+	SocialGain SocialGain
+	Theta      float64
+	MaxMoves   int
 
 	// Neighbors are the machines whose zones abut this one's, ascending;
 	// view[k] is what the peer knows of Neighbors[k].
@@ -248,7 +251,7 @@ func (p *Peer) relocate(now time.Duration, ev Event) {
 		return
 	}
 	ms, idx, self := p.local()
-	for _, mv := range Relocate(p.Relocator, p.Social, ms, self, ev, p.Theta, p.MaxMoves) {
+	for _, mv := range Relocate(p.Relocator, p.Social, p.SocialGain, ms, self, ev, p.Theta, p.MaxMoves) {
 		p.Relocations++
 		if ms[mv.From].Load > 0 {
 			p.OffLoaded++

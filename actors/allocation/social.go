@@ -65,15 +65,68 @@ func ParseReading(name string) (Reading, bool) {
 	return Joining, false
 }
 
+// SocialGain is what the SOCIAL relocator's gain f(j, m, m') of 004 §2.3
+// is relative to (allocation.social_gain). 004 writes
+//
+//	f(j, m, m') = (α₀(Σ_m − Σ'_m) + α₁(Σ_m' − Σ'_m')) / (Σ_m + Σ'_m)
+//
+// and calls f "a relative gain with respect to the previous system
+// state", compared with a θ that "aims at modeling the cost of job
+// migration" — the cost of moving one job.
+type SocialGain uint8
+
+// Normalizations of the SOCIAL relocator's gain.
+const (
+	// GainSums divides by Σ_m + Σ'_m, the source machine's sums of
+	// affinities after and before the move, as 004 §2.3 writes it. The
+	// numerator is one job's worth, the denominator a whole machine's:
+	// moving one of n jobs of one composition to an idle machine as fast
+	// gains about 1/(4n) (Joining) or 1/(2n) (Own), below θ = 10% once a
+	// machine holds a few jobs.
+	GainSums SocialGain = iota
+	// GainJob divides by the moved job's own affinity τ(j, m) before the
+	// move, counted as the sums count it (its term of Σ'_m) — the
+	// denominator of GREEDY's relative gain, so that θ compares one job's
+	// gain with one job's migration cost under both relocators. Not 004's
+	// formula: a what-if (docs/fidelity/004.md).
+	GainJob
+)
+
+var gainNames = [...]string{GainSums: "sums", GainJob: "job"}
+
+func (g SocialGain) String() string {
+	if int(g) < len(gainNames) {
+		return gainNames[g]
+	}
+	return fmt.Sprintf("gain(%d)", uint8(g))
+}
+
+// SocialGains are the names allocation.social_gain accepts, default first.
+func SocialGains() []string { return gainNames[:] }
+
+// ParseSocialGain reads a normalization name as the scenario spells it.
+func ParseSocialGain(name string) (SocialGain, bool) {
+	for i, n := range gainNames {
+		if n == name {
+			return SocialGain(i), true
+		}
+	}
+	return GainSums, false
+}
+
 // social evaluates SOCIAL's affinities under a reading: best(c) is the
-// least cost of composition c on the grid (consulted only under Relative).
+// least cost of composition c on the grid (consulted only under Relative);
+// g is the relocator's normalization.
 type social struct {
 	r    Reading
 	best func(Vector) float64
+	g    SocialGain
 }
 
-// newSocial is reading r on the grid ms.
-func newSocial(r Reading, ms []Machine) social { return social{r, bestCosts(ms)} }
+// newSocial is reading r and gain normalization g on the grid ms.
+func newSocial(r Reading, g SocialGain, ms []Machine) social {
+	return social{r: r, best: bestCosts(ms), g: g}
+}
 
 // weight is what one job of composition c adds to Σ_k τ(k, m) before the
 // factor (1 − λ_m)/(count + 1): 1/c_k(m), or best(c)/c_k(m) under Relative.
@@ -121,6 +174,18 @@ func (sv social) score(m *Machine, c Vector) float64 {
 		tau *= sv.best(c)
 	}
 	return tau - sv.sum(m, sv.weights(m), n)/float64(n+1)
+}
+
+// gainBase is the denominator of the SOCIAL relocator's gain (004 §2.3,
+// SocialGain) for moving a job of composition c off m, whose count jobs'
+// weights add up to w, with before and after the sums Σ'_m and Σ_m:
+// their total under GainSums; under GainJob the moved job's term of
+// Σ'_m, sum(m, weight(c, m), count) — its affinity as the sums count it.
+func (sv social) gainBase(m *Machine, c Vector, count int, before, after float64) float64 {
+	if sv.g == GainJob {
+		return sv.sum(m, sv.weight(c, m), count)
+	}
+	return before + after
 }
 
 // socialBetter reports whether SOCIAL's score f on machine i beats the

@@ -104,3 +104,56 @@ func TestSocialReadings(t *testing.T) {
 		}
 	}
 }
+
+// TestSocialGainNormalization: moving one of n C0 jobs from S_1 to the
+// idle S_2 (the same speeds), the SOCIAL relocator's gain (004 §2.3) over
+// the source machine's sums (GainSums, 004's formula) is one job's worth
+// over a whole machine's — below θ = 10% once n is a few — while over the
+// moved job's own affinity (GainJob) it stays well above θ. With
+// c = Σ_i W[i]C_0[i]/S_1[i]:
+//
+//	Joining: Σ'_m = n/(c(n+1)), Σ_m = (n−1)/(cn), Σ_m' = 1/(2c),
+//	         α₀ = (n−1)/n, α₁ = 1/n; the job's term of Σ'_m 1/(c(n+1)).
+//	Own:     Σ'_m = Σ_m = 1/c, Σ_m' = 1/c; the job's term 1/(cn):
+//	         GainSums 1/(2n), GainJob 1.
+func TestSocialGainNormalization(t *testing.T) {
+	for _, tc := range []struct {
+		r    Reading
+		g    SocialGain
+		n    int
+		want func(n float64) float64
+		move bool // above θ = 0.1
+	}{
+		{Joining, GainSums, 3, joiningNum(func(n float64) float64 { return n/(n+1) + (n-1)/n }), false},
+		{Joining, GainSums, 28, joiningNum(func(n float64) float64 { return n/(n+1) + (n-1)/n }), false},
+		{Joining, GainJob, 3, joiningNum(func(n float64) float64 { return 1 / (n + 1) }), true},
+		{Joining, GainJob, 28, joiningNum(func(n float64) float64 { return 1 / (n + 1) }), true},
+		{Own, GainSums, 3, func(n float64) float64 { return 1 / (2 * n) }, true},
+		{Own, GainSums, 28, func(n float64) float64 { return 1 / (2 * n) }, false},
+		{Own, GainJob, 28, func(float64) float64 { return 1 }, true},
+		{Relative, GainJob, 28, joiningNum(func(n float64) float64 { return 1 / (n + 1) }), true},
+	} {
+		ms := make([]Machine, len(Synthetic))
+		for i := range ms {
+			ms[i].Speed = Synthetic[i]
+		}
+		for i := range tc.n {
+			ms[1].Jobs = append(ms[1].Jobs, Job{ID: uint64(i + 1), Comp: Compositions[0]})
+		}
+		got := Gain(Social, tc.r, tc.g, ms, &ms[1], &ms[2], 0)
+		if want := tc.want(float64(tc.n)); !near(got, want) {
+			t.Errorf("%v/%v, %d jobs: gain %v, want %v", tc.r, tc.g, tc.n, got, want)
+		}
+		if moved := len(Relocate(Social, tc.r, tc.g, ms, 2, LoadDown, 0.1, 1)) == 1; moved != tc.move {
+			t.Errorf("%v/%v, %d jobs: gain %.4f, a move at θ = 0.1: %v, want %v", tc.r, tc.g, tc.n, got, moved, tc.move)
+		}
+	}
+}
+
+// joiningNum is the Joining gain of TestSocialGainNormalization over the
+// denominator den(n) (in units of 1/c).
+func joiningNum(den func(n float64) float64) func(n float64) float64 {
+	return func(n float64) float64 {
+		return (-(n-1)/(n*n*(n+1)) + 1/(2*n)) / den(n)
+	}
+}

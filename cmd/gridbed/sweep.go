@@ -147,6 +147,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 	schema := emulator.Summary{Jobs: &emulator.JobsSummary{}, Staleness: &emulator.StalenessSummary{},
 		Emulator: &emulator.LiveSummary{}, Sim: &emulator.SimSummary{}}
 	schema.Faults.Bandwidth = &emulator.BandwidthSummary{} // link.bandwidth's figures
+	schema.Allocation = &emulator.AllocationSummary{}      // an allocation run's (004)
 	for _, c := range cols {
 		if err := sweep.CheckPath(schema, c); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: --columns %s: %v (docs/RESULTS.md lists them)\n", c, err)

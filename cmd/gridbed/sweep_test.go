@@ -141,3 +141,25 @@ func TestSweepCSVFullPrecision(t *testing.T) {
 		t.Errorf("sweep.md:\n%s", md)
 	}
 }
+
+// TestSweepAllocationColumns: an allocation run's figures (summary.json
+// "allocation") are columns a sweep can tabulate.
+func TestSweepAllocationColumns(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := gridbed(t, "sweep", "../../examples/papers/004-fig3.yaml", "--driver", "sim", "--out", dir, "--report=false",
+		"--vary", "allocation.allocator=greedy,min-num", "--columns", "allocation.makespan_seconds,allocation.relocations")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c, _ := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	lines := strings.Split(strings.TrimSpace(string(c)), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "allocation.makespan_seconds") {
+		t.Fatalf("sweep.csv:\n%s", c)
+	}
+	for _, l := range lines[1:] {
+		cells := strings.Split(l, ",")
+		if v, err := strconv.ParseFloat(cells[len(cells)-2], 64); err != nil || v <= 0 {
+			t.Errorf("sweep.csv row %q: no makespan", l)
+		}
+	}
+}

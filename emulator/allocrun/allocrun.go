@@ -59,6 +59,9 @@ type Config struct {
 	// Sent, if set, is told of every message sent, its kind and encoded
 	// size, in the sender's context (metrics).
 	Sent func(k alloc.Kind, bytes int)
+	// SocialGain is the SOCIAL relocator's normalization
+	// (allocation.social_gain).
+	SocialGain alloc.SocialGain
 }
 
 // Host is where the endpoints live: a bus, and a way to run a function at
@@ -151,6 +154,7 @@ func start(cfg Config, h Host) (*run, error) {
 	}
 	r := &run{cfg: cfg, h: h, a: alloc.NewAllocator(cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves, cfg.Speeds), done: make(chan struct{})}
 	r.a.Social = cfg.Social
+	r.a.SocialGain = cfg.SocialGain
 	if err := h.Register(bus.Address(alloc.AllocatorAddr), r.onAllocator); err != nil {
 		return nil, err
 	}

@@ -1,8 +1,11 @@
 package allocrun
 
 import (
+	"cmp"
 	"context"
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -150,4 +153,103 @@ func TestLive(t *testing.T) {
 	if !(rw.Makespan < simWo.Makespan/2) {
 		t.Errorf("seed 1: live makespan with relocation %.0f s is not below half the deterministic driver's without (%.0f s)", rw.Makespan, simWo.Makespan)
 	}
+}
+
+// liveSchemes are 004 Fig 3's six schemes: each allocator without
+// relocation and with its own relocator.
+var liveSchemes = []struct{ a, rl alloc.Scheme }{
+	{alloc.Greedy, alloc.None}, {alloc.Social, alloc.None}, {alloc.MinNum, alloc.None},
+	{alloc.Greedy, alloc.Greedy}, {alloc.Social, alloc.Social}, {alloc.MinNum, alloc.MinNum},
+}
+
+// simDelays are the message delays of the deterministic driver's band
+// (TestLiveOrdering): from its own 1 ms to 1 s, the range the emulator's
+// delays (NATS, mailboxes, timers at a scaled clock) span in emulated
+// time.
+var simDelays = []time.Duration{time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond,
+	30 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond, time.Second}
+
+// TestLiveOrdering: 004 Fig 3's six schemes on the emulator driver (NATS,
+// every endpoint in its own mailbox, emulated time 400 times wall time)
+// order as on the deterministic driver. Seed 1, orders 9, 10 and 19 of
+// the bursts (SOCIAL's makespans there are short enough to run in wall
+// time: about 50 s in all).
+//
+// One seed's makespan is not one number on the deterministic driver
+// either: which job ends the allocator has heard of when a burst arrives
+// depends on the message delay, and without relocation the placement —
+// and the machine whose last job sets the makespan — follows from it.
+// Between delays of 1 ms and 1 s (simDelays) the deterministic driver's
+// makespans span a band, up to 17% wide here without relocation (66% on
+// order 5), 0–4% for GREEDY and MIN-NUM with it. The test asserts, for
+// every order:
+//   - with relocation, the emulator's makespan within 10% of the band;
+//   - any two schemes whose bands are apart by more than 10% in the same
+//     order on the emulator.
+//
+// Without relocation the emulator's delays (not one delay but a spread
+// over each burst's 500 messages) can land beyond the band — order 4's
+// MIN-NUM 24% above it, order 10's SOCIAL 7–15% — so no tolerance is
+// asserted for them, and SOCIAL's lead over GREEDY without relocation
+// (bands 5–7% apart on these orders) is not asserted: the emulator loses
+// it on some runs of order 10. docs/fidelity/004.md has the measured
+// table.
+func TestLiveOrdering(t *testing.T) {
+	if testing.Short() {
+		t.Skip("NATS at scaled wall time")
+	}
+	const seed, scale, tol = 1, 400, 0.10
+	for _, order := range []int{9, 10, 19} {
+		var lo, hi, live [6]float64
+		for i, s := range liveSchemes {
+			cfg := cfgFor(alloc.GridAeolus, 2, order, s.a, s.rl, alloc.SpikesNone, seed)
+			lo[i] = math.Inf(1)
+			for _, d := range simDelays {
+				rs, err := runSim(context.Background(), cfg, seed, d)
+				if err != nil {
+					t.Fatalf("order %d, %v/%v, seed %d, sim with %v delays: %v", order, s.a, s.rl, seed, d, err)
+				}
+				lo[i], hi[i] = min(lo[i], rs.Makespan), max(hi[i], rs.Makespan)
+			}
+			cfg.Limit = time.Duration(3*hi[i]) * time.Second
+			rl, err := RunLive(context.Background(), cfg, LiveOptions{TimeScale: scale})
+			if err != nil {
+				t.Fatalf("order %d, %v/%v, seed %d, live: %v", order, s.a, s.rl, seed, err)
+			}
+			if rl.DecodeErrors != 0 || (s.rl != alloc.None) != (rl.Relocations > 0) {
+				t.Fatalf("order %d, %v/%v, seed %d, live: %d decode errors, %d relocations", order, s.a, s.rl, seed, rl.DecodeErrors, rl.Relocations)
+			}
+			live[i] = rl.Makespan
+			t.Logf("order %d, %v/%v: sim [%.0f, %.0f] s, live %.0f s (%d relocations, %d migrated)",
+				order, s.a, s.rl, lo[i], hi[i], rl.Makespan, rl.Relocations, rl.Migrated)
+			if s.rl != alloc.None && (live[i] < lo[i]*(1-tol) || live[i] > hi[i]*(1+tol)) {
+				t.Errorf("order %d, seed %d: %v/%v's makespan live %.0f s, beyond %.0f%% of the deterministic driver's [%.0f, %.0f] s",
+					order, seed, s.a, s.rl, live[i], 100*tol, lo[i], hi[i])
+			}
+		}
+		t.Logf("order %d: live from the shortest makespan: %v", order, ranking(live[:]))
+		for i := range live {
+			for j := range live {
+				if hi[i]*(1+tol) < lo[j] && live[i] >= live[j] {
+					t.Errorf("order %d, seed %d: %v/%v before %v/%v on the deterministic driver ([%.0f, %.0f] s, [%.0f, %.0f] s), not live (%.0f s, %.0f s)",
+						order, seed, liveSchemes[i].a, liveSchemes[i].rl, liveSchemes[j].a, liveSchemes[j].rl, lo[i], hi[i], lo[j], hi[j], live[i], live[j])
+				}
+			}
+		}
+	}
+}
+
+// ranking names the schemes from the shortest makespan to the longest.
+func ranking(ms []float64) []string {
+	idx := make([]int, len(ms))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ms[a], ms[b]) })
+	var out []string
+	for _, i := range idx {
+		s := liveSchemes[i]
+		out = append(out, s.a.String()+"/"+s.rl.String())
+	}
+	return out
 }

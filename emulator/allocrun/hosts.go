@@ -33,7 +33,12 @@ const SimLatency = time.Millisecond
 // bus, events at one instant in an order drawn from seed. The same seed
 // gives the same result.
 func RunSim(ctx context.Context, cfg Config, seed uint64) (Result, error) {
-	w := sim.New(seed, SimLatency)
+	return runSim(ctx, cfg, seed, SimLatency)
+}
+
+// runSim is RunSim with every message delayed by latency.
+func runSim(ctx context.Context, cfg Config, seed uint64, latency time.Duration) (Result, error) {
+	w := sim.New(seed, latency)
 	r, err := start(cfg, simHost{w})
 	if err != nil {
 		return Result{}, err

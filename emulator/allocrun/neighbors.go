@@ -68,7 +68,7 @@ func startNeighbors(cfg Config, h Host) (*run, error) {
 	r.seen, r.moves = make([]int, len(cfg.Speeds)), make([]int, len(cfg.Speeds))
 	for i, s := range cfg.Speeds {
 		p := alloc.NewPeer(i, s, nbs[i], cfg.Speeds, cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves)
-		p.Social = cfg.Social
+		p.Social, p.SocialGain = cfg.Social, cfg.SocialGain
 		r.peers, r.nodes = append(r.peers, p), append(r.nodes, p.Node)
 		if err := h.Register(bus.Address(alloc.MachineAddr(i)), func(_ bus.Address, data []byte) { r.onPeer(p, data) }); err != nil {
 			return nil, err

@@ -32,6 +32,8 @@ type Allocation struct {
 	// every GossipPeriod); alloc.Placement.
 	Placement    string
 	GossipPeriod time.Duration
+	// SocialGain is the SOCIAL relocator's normalization (alloc.SocialGain).
+	SocialGain string
 }
 
 // GridNone is allocation.grid's default: no allocation run.
@@ -59,6 +61,9 @@ var allocationFields = []field{
 	enumField("allocation.social_score", func(s *Scenario) *string { return &s.Allocation.SocialScore }, alloc.Readings()[0],
 		alloc.Readings(), "a reading of the SOCIAL score",
 		"How the social allocator (and relocator) reads 004 §2.2's score τ(j, m) − Σ_{k∈J_m} τ(k, m)/(n_m + 1), written with one n_m for every job (docs/ALLOCATION.md, gridbed's readings): joining (every τ(k, m) with the joining job's n_m = |J_m|), own (each job's own n_m = |J_m| − 1: the exact loss of affinity 004 describes, so the score is the change of the sum of all affinities; equal scores go to the lowest machine index), own-greedy (own, equal scores going to the machine of the largest τ(j, m)) or relative (joining, every affinity relative to the job's affinity alone on the machine of the grid that suits it best; not in 004: a what-if making the affinities of different compositions comparable). The social relocator reads its sums of affinities the same way. Only social reads it."),
+	enumField("allocation.social_gain", func(s *Scenario) *string { return &s.Allocation.SocialGain }, alloc.SocialGains()[0],
+		alloc.SocialGains(), "a normalization of the SOCIAL relocator's gain",
+		"What the social relocator's gain f(j, m, m') = (α₀(Σ_m − Σ'_m) + α₁(Σ_m' − Σ'_m')) / D is relative to (004 §2.3; docs/ALLOCATION.md, gridbed's readings): sums (default, 004's formula: D = Σ_m + Σ'_m, the source machine's sums of affinities after and before the move — one job's worth over a whole machine's, so the gain falls below θ once a machine holds a few jobs) or job (D = the moved job's own affinity on the source machine before the move, as GREEDY's gain divides by it; not 004's formula: a what-if, docs/fidelity/004.md). Only the social relocator reads it."),
 	enumField("allocation.relocator", func(s *Scenario) *string { return &s.Allocation.Relocator }, "none",
 		append([]string{"none", "same"}, allocationSchemes...), "a relocator",
 		"The relocator run when a job ends or an owner load changes: none, same (the allocator's own scheme, as 004 §3 pairs them), greedy (the job of the largest relative affinity gain, 004 §2.3), social (the gain in the two machines' affinity sums, 004 §2.3) or min-num (between the machines with the most and the fewest jobs, 004 §3). Each relocation preempts the job and sends its state to the new machine over the bus."),
@@ -110,6 +115,12 @@ func (a Allocation) AllocatorScheme() alloc.Scheme { s, _ := alloc.ParseScheme(a
 func (a Allocation) SocialReading() alloc.Reading {
 	r, _ := alloc.ParseReading(a.SocialScore)
 	return r
+}
+
+// SocialGainNorm is allocation.social_gain as a normalization.
+func (a Allocation) SocialGainNorm() alloc.SocialGain {
+	g, _ := alloc.ParseSocialGain(a.SocialGain)
+	return g
 }
 
 // RelocatorScheme is allocation.relocator as a scheme (same: the
