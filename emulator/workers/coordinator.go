@@ -69,7 +69,9 @@ type Coordinator struct {
 	st     Setup
 	m      *metrics.Run
 	log    *slog.Logger
-	srv    *server.Server
+	srv    *server.Server // guarded by mu: a bus_restart replaces it
+	host   string         // where srv listens, for a restart
+	port   int
 	url    string
 	nc     *nats.Conn
 	subs   []*nats.Subscription
@@ -94,6 +96,18 @@ type Coordinator struct {
 	inject   jobs.Injector // the job client's draws (AddClient)
 
 	merge *jobMerge // the workers' job events on their way to Options.Jobs; nil without
+
+	// The bus outages (outage.go). ctl serialises stopServer and
+	// startServer; back (guarded by mu) is non-nil, and closed when it
+	// ends, from a server stop until every worker is back; held are the
+	// commands sent meanwhile; transitLost what the outages destroyed on
+	// the server, known at Close.
+	ctl         sync.Mutex
+	back        chan struct{}
+	stoppedAt   time.Time
+	outages     uint64
+	held        []heldCmd
+	transitLost uint64
 }
 
 // remote is the coordinator's view of one worker.
@@ -154,9 +168,12 @@ func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordin
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{opts: opts, st: st, m: m, log: log, srv: srv, url: srv.ClientURL(), stop: make(chan struct{}), joinedCh: make(chan struct{})}
+	c := &Coordinator{opts: opts, st: st, m: m, log: log, srv: srv, host: host, port: listenPort(srv), url: srv.ClientURL(), stop: make(chan struct{}), joinedCh: make(chan struct{})}
 	c.Init("workers", (*chost)(c), driver.Options{Seed: st.Seed, Overlay: st.Overlay, Traffic: metrics.NewTraffic(), Clock: st.Clock})
-	if c.nc, err = nats.Connect(c.url, nats.Name("gridbed-coordinator")); err != nil {
+	// Through a bus_restart the connection reconnects at once, and
+	// refuses publishes meanwhile (the commands are held, outage.go).
+	if c.nc, err = nats.Connect(c.url, nats.Name("gridbed-coordinator"), nats.MaxReconnects(-1),
+		nats.ReconnectWait(5*time.Millisecond), nats.ReconnectJitter(0, 0), nats.ReconnectBufSize(-1)); err != nil {
 		c.shutdown()
 		return nil, err
 	}
@@ -341,6 +358,9 @@ func (c *Coordinator) onBeat(msg *nats.Msg) {
 	if b.Index >= 0 && b.Index < len(c.workers) {
 		w := c.workers[b.Index]
 		w.lastBeat = time.Now()
+		if b.CID != 0 {
+			w.hello.CID = b.CID
+		}
 		// The window since the coordinator's last Pressure: the worst
 		// lag, all timers; the levels as last reported.
 		p, q := &w.window, b.Pressure
@@ -374,7 +394,9 @@ func (c *Coordinator) watch() {
 		var silent []quiet
 		c.mu.Lock()
 		for i, w := range c.workers {
-			if d := time.Since(w.lastBeat); !w.dead && !c.closing && d > c.opts.Deadline {
+			// During a bus outage nobody beats: startServer restarts
+			// the count once every worker is back.
+			if d := time.Since(w.lastBeat); !w.dead && !c.closing && c.back == nil && d > c.opts.Deadline {
 				silent = append(silent, quiet{i, w.hello.CID, d})
 			}
 		}
@@ -397,7 +419,10 @@ func (c *Coordinator) connected(cid uint64) bool {
 	if cid == 0 {
 		return true
 	}
-	cz, err := c.srv.Connz(&server.ConnzOptions{CID: cid, State: server.ConnOpen})
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	cz, err := srv.Connz(&server.ConnzOptions{CID: cid, State: server.ConnOpen})
 	return err != nil || (cz != nil && len(cz.Conns) > 0 && cz.Conns[0].Cid == cid)
 }
 
@@ -454,22 +479,44 @@ func (c *Coordinator) alive(i int) bool {
 }
 
 // send hands worker i a command that needs no answer; commands to one
-// worker arrive in the order sent.
+// worker arrive in the order sent. During a bus outage it is held and
+// sent once every worker is back (outage.go).
 func (c *Coordinator) send(i int, cmd Cmd) {
-	if c.alive(i) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.workers[i].dead:
+	case c.back != nil:
+		c.held = append(c.held, heldCmd{i, cmd})
+	default:
 		_ = c.nc.Publish(cmdSubject(c.st.Run, i), encode(cmd))
 	}
 }
 
-// request hands worker i a command and waits for its answer.
+// request hands worker i a command and waits for its answer. During a
+// bus outage it waits for the workers to be back first (at most
+// timeout); one an outage interrupted is asked again (the worker's
+// commands that may be asked twice do their work once).
 func (c *Coordinator) request(i int, cmd Cmd, timeout time.Duration) (Report, error) {
 	var r Report
-	if !c.alive(i) {
-		return r, fmt.Errorf("worker %d is dead", i)
-	}
-	msg, err := c.nc.Request(cmdSubject(c.st.Run, i), encode(cmd), timeout)
-	if err != nil {
-		return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
+	var msg *nats.Msg
+	for attempt := 0; ; attempt++ {
+		if !c.alive(i) {
+			return r, fmt.Errorf("worker %d is dead", i)
+		}
+		k, err := c.awaitUp(timeout)
+		if err != nil {
+			return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
+		}
+		msg, err = c.nc.Request(cmdSubject(c.st.Run, i), encode(cmd), timeout)
+		if err != nil && c.interrupted(k) && attempt < 3 {
+			c.log.Info("a request met a bus outage: asking again", "worker", i, "op", cmd.Op, "err", err)
+			continue
+		}
+		if err != nil {
+			return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
+		}
+		break
 	}
 	if err := decode(msg.Data, &r); err != nil {
 		return r, err
@@ -513,6 +560,14 @@ func (h *chost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) {
 	cmd := Cmd{Op: opSpawn, ID: id, Point: p.State().Snapshot.Point}
 	if c.adopting {
 		cmd = Cmd{Op: opAdopt, ID: id, At: c.adoptAt}
+	}
+	if down, _ := c.down(); down {
+		// A join during a bus outage (churn, a restart) comes from the
+		// coordinator's timer goroutine, which must not wait for the
+		// end of the outage (it ends it): the spawn is held in order,
+		// and its failure, if any, is the worker's log's.
+		c.send(Owner(id, c.opts.Workers), cmd)
+		return id, nil
 	}
 	_, err := c.request(Owner(id, c.opts.Workers), cmd, requestTimeout)
 	if err != nil && !c.alive(Owner(id, c.opts.Workers)) {
@@ -616,9 +671,10 @@ func (c *Coordinator) At(t time.Duration, fn func()) {
 }
 
 // WrapBus gives the coordinator's fault layer a bus no peer publishes on:
-// its crashes and restarts act through the driver, while the link model
-// and the timed link faults run on every worker's bus (Setup.YAML), whose
-// counters RemoteFaults sums.
+// its crashes and restarts act through the driver, its bus_restart stops
+// the run's server (outage.go), while the link model and the timed link
+// faults run on every worker's bus (Setup.YAML), whose counters
+// RemoteFaults sums.
 func (c *Coordinator) WrapBus(wrap func(bus.Bus) bus.Bus) { _ = wrap(nullBus{c}) }
 
 // AdvanceTo waits until the scaled clock reaches emulated time t.
@@ -648,7 +704,7 @@ func (c *Coordinator) Collect(ctx context.Context) ([]peer.State, error) {
 	for i, r := range reps {
 		err := errs[i]
 		switch {
-		case err != nil && r.Err == "" && !errors.Is(err, nats.ErrTimeout):
+		case err != nil && r.Err == "" && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, errBusDown):
 			c.lose(i, "did not answer the oracle ("+err.Error()+")")
 			continue
 		case err != nil && r.Err == "":
@@ -704,6 +760,8 @@ func (c *Coordinator) BusStats() bus.Stats {
 		s.Discarded += b.Discarded
 		s.Transport += b.Transport
 	}
+	s.Outages += c.outages
+	s.Lost += c.transitLost
 	return s
 }
 
@@ -833,8 +891,16 @@ func (c *Coordinator) Close() error {
 		return nil
 	}
 	c.closing = true
+	down := c.back != nil
 	c.mu.Unlock()
 	c.timers.Stop()
+	if down {
+		// The run ends during a bus outage (its end timer stopped with
+		// the others): the server comes back for the end's requests.
+		if err := c.startServer(); err != nil && !errors.Is(err, bus.ErrServerRunning) {
+			c.log.Error("bus_restart: the server could not restart for the end of the run", "err", err)
+		}
+	}
 	var first error
 	_, errs := c.all(Cmd{Op: opQuiesce}, 2*time.Minute)
 	for _, err := range errs {
@@ -850,6 +916,21 @@ func (c *Coordinator) Close() error {
 	c.mu.Unlock()
 	close(c.stop)
 	c.wg.Wait()
+	final := make([]bus.Stats, 0, len(reps))
+	for i, r := range reps {
+		if errs[i] == nil {
+			final = append(final, r.Bus)
+		}
+	}
+	if _, k := c.down(); k > 0 {
+		if lost, ok := lostInTransit(final); ok && len(final) == c.opts.Workers {
+			c.mu.Lock()
+			c.transitLost = lost
+			c.mu.Unlock()
+		} else {
+			c.log.Error("bus_restart: the messages the outages destroyed on the server are not known (a worker's final counters are missing or do not add up)", "workers_closed", len(final))
+		}
+	}
 	for i, r := range reps {
 		if errs[i] != nil && r.Traffic.Count == nil {
 			first = cmpErr(first, errs[i])
@@ -882,8 +963,11 @@ func (c *Coordinator) shutdown() {
 	if c.nc != nil {
 		c.nc.Close()
 	}
-	c.srv.Shutdown()
-	c.srv.WaitForShutdown()
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	srv.Shutdown()
+	srv.WaitForShutdown()
 }
 
 // nullBus is the bus the coordinator's fault layer wraps: no peer of the

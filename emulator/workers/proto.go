@@ -135,6 +135,7 @@ const (
 	opClient   = "client"  // host the run's job client (Client)
 	opSubmit   = "submit"  // the client submits Job
 	opTrigger  = "trigger" // triggered fault entry Index fires at At
+	opResume   = "resume"  // the coordinator's server is back after outage Index (bus_restart)
 )
 
 // ClientWorker is the worker hosting the run's job client: the one whose
@@ -159,7 +160,7 @@ type Cmd struct {
 	Client jobs.ClientConfig
 	Job    *Job
 	// Index is a triggered fault entry's, among the triggered entries
-	// (trigger).
+	// (trigger), or an outage's number (resume).
 	Index int
 }
 
@@ -200,6 +201,9 @@ type Report struct {
 	// just before this answer (a run with a workload; 0 without): the
 	// coordinator waits for it before the oracle reads the ledger.
 	JobsSeq uint64
+	// CID is the server's id of the worker's control connection, with
+	// its answer to resume (a restarted server gives new ids).
+	CID uint64
 }
 
 // JobBatch is what a worker's peers and job client told the oracle's
@@ -260,6 +264,9 @@ type Beat struct {
 	// Pressure is its emulator driver's since its previous beat, for the
 	// coordinator's overload guard.
 	Pressure live.Pressure
+	// CID is the server's id of its control connection (it changes when
+	// the connection reconnects after a bus_restart).
+	CID uint64
 }
 
 // Joined is a worker's report that a peer became a member.

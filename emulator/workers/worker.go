@@ -18,6 +18,7 @@ import (
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -46,7 +47,19 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	nc, err := nats.Connect(url, nats.Name("gridbed-worker"), nats.MaxReconnects(0),
+	w := &worker{log: log, done: make(chan struct{})}
+	// The control connection rides out a bus_restart of the
+	// coordinator's server (reconnecting, holding what it would publish
+	// meanwhile, outage.go); in a scenario without one, losing the
+	// server means the coordinator is gone.
+	nc, err := nats.Connect(url, nats.Name("gridbed-worker"), nats.MaxReconnects(-1),
+		nats.ReconnectWait(50*time.Millisecond), nats.ReconnectBufSize(-1),
+		nats.DisconnectErrHandler(func(*nats.Conn, error) {
+			if w.cut() == 0 {
+				cancel(errors.New("the connection to the coordinator closed"))
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { w.reconnected() }),
 		nats.ClosedHandler(func(*nats.Conn) { cancel(errors.New("the connection to the coordinator closed")) }))
 	if err != nil {
 		return fmt.Errorf("worker: connect to the coordinator at %s: %w", url, err)
@@ -78,7 +91,7 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 		defer srv.Close()
 		ready.Metrics = srv.Addr()
 	}
-	w := &worker{nc: nc, st: st, log: log.With("worker", st.Index), m: m, done: make(chan struct{})}
+	w.nc, w.st, w.log, w.m = nc, st, log.With("worker", st.Index), m
 	var sc *scenario.Scenario
 	var js *peer.JobSetup
 	if len(st.YAML) > 0 {
@@ -87,6 +100,7 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 			return fmt.Errorf("worker %d: the coordinator's scenario: %w", st.Index, err)
 		}
 		sc = &s
+		w.setGrace(outageGrace(s))
 		if s.Workload.On() {
 			// The peers' job cores as in a one-process run; what they
 			// tell the oracle goes to the coordinator's ledger.
@@ -132,6 +146,10 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	for {
 		select {
 		case <-beat.C:
+			if d := w.cutFor(); d > w.grace() {
+				w.drv.Close()
+				return fmt.Errorf("worker %d: cut off from the coordinator's server for %v, longer than any bus_restart of the run", st.Index, d.Round(time.Second))
+			}
 			w.beat()
 		case <-w.done:
 			return nil
@@ -166,13 +184,19 @@ type worker struct {
 
 	closing atomic.Bool // the coordinator asked it to close
 
+	hold // the control path through a bus_restart (outage_worker.go)
+
 	mu      sync.Mutex
 	lastLag metrics.QuantilesState
 	closed  bool
 }
 
 func (w *worker) beat() {
-	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure()}))
+	if w.paused() {
+		return // a bus outage: silent until the coordinator says resume
+	}
+	cid, _ := w.nc.GetClientID()
+	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure(), CID: cid}))
 	if !w.closing.Load() {
 		w.sendJobs(false) // closing: the close's answer sends the last
 	}
@@ -185,7 +209,7 @@ func (w *worker) sendJobs(final bool) uint64 {
 		return 0
 	}
 	b := w.jobs.batch(final)
-	_ = w.nc.Publish(jobsSubject(w.st.Run), encode(b))
+	w.publish(jobsSubject(w.st.Run), encode(b))
 	return b.Seq
 }
 
@@ -193,6 +217,7 @@ func (w *worker) sendJobs(final bool) uint64 {
 // through (driver.RemoteInjector): the run's members are the
 // coordinator's.
 func (w *worker) Inject() core.NodeID {
+	w.awaitResumed()
 	msg, err := w.nc.Request(injectSubject(w.st.Run), nil, requestTimeout/3)
 	if err != nil || len(msg.Data) != 8 {
 		w.log.Warn("injection request to the coordinator failed", "err", err)
@@ -207,6 +232,7 @@ func (w *worker) Bootstrap(id core.NodeID) core.NodeID {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(id))
 	for range 3 {
+		w.awaitResumed()
 		msg, err := w.nc.Request(bootSubject(w.st.Run), b[:], requestTimeout/3)
 		if err == nil && len(msg.Data) == 8 {
 			return core.NodeID(binary.BigEndian.Uint64(msg.Data))
@@ -218,7 +244,7 @@ func (w *worker) Bootstrap(id core.NodeID) core.NodeID {
 
 // Joined tells the coordinator that id became a member (driver.Membership).
 func (w *worker) Joined(id core.NodeID, at time.Duration) {
-	_ = w.nc.Publish(joinedSubject(w.st.Run), encode(Joined{ID: id, At: at}))
+	w.publish(joinedSubject(w.st.Run), encode(Joined{ID: id, At: at}))
 }
 
 // report reads the worker's counters; the clock lags are those since the
@@ -261,8 +287,14 @@ func (w *worker) handle(msg *nats.Msg) {
 	var err error
 	switch c.Op {
 	case opSpawn:
+		if _, ok := w.drv.Endpoint(c.ID); ok {
+			break // asked again after a bus outage: done already
+		}
 		err = w.drv.Spawn(c.ID, c.Point, 0)
 	case opAdopt:
+		if _, ok := w.drv.Endpoint(c.ID); ok {
+			break
+		}
 		w.bootOnce.Do(func() {
 			w.boot, w.bootErr = sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: w.st.Seed, Overlay: w.st.Overlay, Points: w.st.BootPoints, JoinWindow: w.st.JoinWindow})
 		})
@@ -299,6 +331,10 @@ func (w *worker) handle(msg *nats.Msg) {
 		}
 	case opFreeze:
 		w.drv.Freeze()
+	case opResume:
+		w.reply(msg, w.resume())
+		w.beat()
+		return
 	case opCollect:
 		// The oracle's wait runs beside the commands that follow.
 		go func() {
@@ -316,6 +352,14 @@ func (w *worker) handle(msg *nats.Msg) {
 		return
 	case opQuiesce:
 		_, err = w.drv.Quiesce()
+		// Nothing publishes any more: what the bus accepted reaches the
+		// server before any worker closes, so the books at the end see
+		// it received (and an outage's losses are exact, outage.go).
+		if f, ok := w.drv.Bus().(interface{ Flush() error }); ok {
+			if e := f.Flush(); err == nil && e != nil && !errors.Is(e, bus.ErrClosed) {
+				err = e
+			}
+		}
 		r := Report{JobsSeq: w.sendJobs(false)}
 		if err != nil {
 			r.Err = err.Error()
