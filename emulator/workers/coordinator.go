@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -52,6 +53,9 @@ type Options struct {
 	// (a hung or starved process); 0 means DefaultHungDeadline.
 	HungDeadline time.Duration
 	Logger       *slog.Logger
+	// ChunkBytes bounds each chunk of a worker's peer states in its
+	// answer to collect; 0 means DefaultChunkBytes.
+	ChunkBytes int
 	// Jobs is the oracle's job ledger of a run with a workload (nil
 	// without): the workers' peers and job client report to it through
 	// the coordinator (jobMerge).
@@ -108,6 +112,14 @@ type Coordinator struct {
 	outages     uint64
 	held        []heldCmd
 	transitLost uint64
+
+	chunks atomic.Uint64 // chunks of peer states received (collect)
+
+	// hosting are the peers of the run's setup not yet sent, per worker
+	// (guarded by mu): the setup hosts them in batches (hostBatch, and
+	// the rest as the run starts); hosted says the setup is over.
+	hosting [][]PeerSpec
+	hosted  bool
 }
 
 // remote is the coordinator's view of one worker.
@@ -483,6 +495,12 @@ func (c *Coordinator) alive(i int) bool {
 // sent once every worker is back (outage.go).
 func (c *Coordinator) send(i int, cmd Cmd) {
 	c.mu.Lock()
+	pending := c.hosting != nil && len(c.hosting[i]) > 0
+	c.mu.Unlock()
+	if pending {
+		c.flushHosting(i) // the peers it names come first
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.workers[i].dead:
@@ -557,9 +575,14 @@ func (h *chost) IO(core.NodeID, clock.Skew) peer.IO { return idleIO{(*Coordinato
 func (h *chost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) {
 	c := (*Coordinator)(h)
 	id := p.ID()
-	cmd := Cmd{Op: opSpawn, ID: id, Point: p.State().Snapshot.Point}
+	spec := PeerSpec{ID: id, Point: p.State().Snapshot.Point}
+	cmd := Cmd{Op: opSpawn, ID: id, Point: spec.Point}
 	if c.adopting {
+		spec = PeerSpec{ID: id, At: c.adoptAt, Adopt: true}
 		cmd = Cmd{Op: opAdopt, ID: id, At: c.adoptAt}
+	}
+	if c.batch(spec) {
+		return id, nil
 	}
 	if down, _ := c.down(); down {
 		// A join during a bus outage (churn, a restart) comes from the
@@ -574,6 +597,63 @@ func (h *chost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) {
 		err = nil // a dead worker's peers are crashed peers, not an error
 	}
 	return id, err
+}
+
+// batch adds a peer of the run's setup to its worker's next host command,
+// which it sends once it holds hostBatch peers; false once the setup is
+// over (a churn join, after Start, is hosted at once: its start-now
+// follows).
+func (c *Coordinator) batch(p PeerSpec) bool {
+	i := Owner(p.ID, c.opts.Workers)
+	c.mu.Lock()
+	if c.hosted {
+		c.mu.Unlock()
+		return false
+	}
+	if c.hosting == nil {
+		c.hosting = make([][]PeerSpec, c.opts.Workers)
+	}
+	c.hosting[i] = append(c.hosting[i], p)
+	full := len(c.hosting[i]) >= hostBatch
+	c.mu.Unlock()
+	if full {
+		c.flushHosting(i)
+	}
+	return true
+}
+
+// flushHosting sends worker i the peers of the setup it has not been
+// sent yet, as one host command; a worker that fails to host them is
+// lost (its peers crash), as one that fails to start.
+func (c *Coordinator) flushHosting(i int) {
+	c.mu.Lock()
+	var peers []PeerSpec
+	if c.hosting != nil {
+		peers = c.hosting[i]
+		c.hosting[i] = nil
+	}
+	c.mu.Unlock()
+	if len(peers) == 0 {
+		return
+	}
+	// The first adopt builds the overlay in-process on the worker: the
+	// answer may take a while.
+	if _, err := c.request(i, Cmd{Op: opHost, Peers: peers}, hostTimeout); err != nil {
+		c.lose(i, "did not host its peers: "+err.Error())
+	}
+}
+
+// endSetup sends every worker the rest of the setup's peers, at once,
+// and hosts the peers that come later one by one.
+func (c *Coordinator) endSetup() {
+	c.mu.Lock()
+	c.hosted = true
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range c.opts.Workers {
+		wg.Go(func() { c.flushHosting(i) })
+	}
+	wg.Wait()
 }
 
 // AddClient implements driver.Host: never called, the Coordinator's
@@ -636,6 +716,9 @@ func (c *Coordinator) Adopt(m driver.Member, at time.Duration) error {
 // Start starts the run's clock, on every worker from the same wall
 // instant, and the join sequence.
 func (c *Coordinator) Start() {
+	start := time.Now()
+	c.endSetup()
+	c.log.Info("workers host their peers", "peers", c.Started(), "wall", time.Since(start).Round(time.Millisecond))
 	c.mu.Lock()
 	origin := c.origin
 	c.mu.Unlock()
@@ -697,13 +780,24 @@ func (c *Coordinator) Collect(ctx context.Context) ([]peer.State, error) {
 	if wait <= 0 {
 		return nil, fmt.Errorf("workers: the oracle asked no peer: its wait had ended at emulated %v", c.clock.Now().Round(time.Second))
 	}
-	reps, errs := c.all(Cmd{Op: opCollect, Wait: wait}, wait+c.opts.Deadline)
+	start := time.Now()
+	n := c.opts.Workers
+	reps, errs, states := make([]Report, n), make([]error, n), make([][]peer.State, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		if c.alive(i) {
+			wg.Go(func() { reps[i], states[i], errs[i] = c.collectFrom(i, wait) })
+		}
+	}
+	wg.Wait()
 	var out []peer.State
 	var slow error
 	c.awaitJobs(reps)
 	for i, r := range reps {
 		err := errs[i]
 		switch {
+		case errors.Is(err, errChunks):
+			slow = err // the worker answered; its states did not all arrive
 		case err != nil && r.Err == "" && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, errBusDown):
 			c.lose(i, "did not answer the oracle ("+err.Error()+")")
 			continue
@@ -717,13 +811,49 @@ func (c *Coordinator) Collect(ctx context.Context) ([]peer.State, error) {
 			slow = err
 		}
 		c.absorb(i, r)
-		for _, s := range r.States {
+		for _, s := range states[i] {
 			out = append(out, c.Observed(s))
 		}
 	}
 	slices.SortFunc(out, func(a, b peer.State) int { return int(a.Snapshot.ID) - int(b.Snapshot.ID) })
+	c.log.Debug("collect", "states", len(out), "wall", time.Since(start).Round(time.Microsecond))
 	return out, slow
 }
+
+// errChunks marks a collect whose answer came but not all its chunks.
+var errChunks = errors.New("the states did not all arrive")
+
+// collectFrom asks worker i for its peers' states (the oracle waits at
+// most wait for them): the answer carries the counters, the states come
+// in chunks beside it (chunks.go).
+func (c *Coordinator) collectFrom(i int, wait time.Duration) (Report, []peer.State, error) {
+	set := newChunkSet()
+	subj := nats.NewInbox()
+	sub, err := c.nc.Subscribe(subj, func(m *nats.Msg) {
+		set.add(m.Data)
+		c.chunks.Add(1)
+	})
+	if err != nil {
+		return Report{}, nil, fmt.Errorf("worker %d: collect: %w", i, err)
+	}
+	defer sub.Unsubscribe()
+	// The chunks of a large population must not be dropped as a slow
+	// consumer's while they are decoded.
+	_ = sub.SetPendingLimits(-1, -1)
+	r, err := c.request(i, Cmd{Op: opCollect, Wait: wait, Chunks: subj, ChunkBytes: c.opts.ChunkBytes}, wait+c.opts.Deadline)
+	if err != nil && r.Err == "" {
+		return r, nil, err
+	}
+	states, cerr := set.wait(r.Chunks, chunkWait)
+	if cerr != nil {
+		return r, nil, fmt.Errorf("workers: collect from worker %d: %w: %w", i, errChunks, cerr)
+	}
+	return r, states, err
+}
+
+// CollectChunks is how many chunks of peer states the coordinator has
+// received (every collect of every worker).
+func (c *Coordinator) CollectChunks() uint64 { return c.chunks.Load() }
 
 // absorb adds what worker i counted since its last report to the run's
 // counters.
@@ -735,7 +865,6 @@ func (c *Coordinator) absorb(i int, r Report) {
 		prev = metrics.TrafficSnapshot{}
 	}
 	w.last, w.seen = r, true
-	w.last.States = nil
 	c.mu.Unlock()
 	c.m.Traffic.Add(r.Traffic.Sub(prev))
 	c.m.Lag.Add(r.Lag)

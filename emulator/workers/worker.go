@@ -277,6 +277,30 @@ type noIDs struct{}
 func (noIDs) Next(can.Point) core.NodeID  { return 0 }
 func (noIDs) Point(core.NodeID) can.Point { return nil }
 
+// host hosts peer p: spawned at its point, or adopted from the overlay
+// built in-process (which the first adopt builds). A peer already hosted
+// is done already (a command asked again after a bus outage).
+func (w *worker) host(p PeerSpec) error {
+	if _, ok := w.drv.Endpoint(p.ID); ok {
+		return nil
+	}
+	if !p.Adopt {
+		return w.drv.Spawn(p.ID, p.Point, 0)
+	}
+	w.bootOnce.Do(func() {
+		w.boot, w.bootErr = sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: w.st.Seed, Overlay: w.st.Overlay, Points: w.st.BootPoints, JoinWindow: w.st.JoinWindow})
+	})
+	switch {
+	case w.bootErr != nil:
+		return w.bootErr
+	case int(p.ID) > len(w.boot.Members):
+		return fmt.Errorf("no peer %d in the overlay built in-process (%d peers)", p.ID, len(w.boot.Members))
+	}
+	err := w.drv.Adopt(w.boot.Members[p.ID-1], p.At)
+	w.boot.Members[p.ID-1] = driver.Member{} // the driver owns the core now
+	return err
+}
+
 // handle carries out one command of the coordinator.
 func (w *worker) handle(msg *nats.Msg) {
 	var c Cmd
@@ -287,25 +311,15 @@ func (w *worker) handle(msg *nats.Msg) {
 	var err error
 	switch c.Op {
 	case opSpawn:
-		if _, ok := w.drv.Endpoint(c.ID); ok {
-			break // asked again after a bus outage: done already
-		}
-		err = w.drv.Spawn(c.ID, c.Point, 0)
+		err = w.host(PeerSpec{ID: c.ID, Point: c.Point})
 	case opAdopt:
-		if _, ok := w.drv.Endpoint(c.ID); ok {
-			break
-		}
-		w.bootOnce.Do(func() {
-			w.boot, w.bootErr = sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: w.st.Seed, Overlay: w.st.Overlay, Points: w.st.BootPoints, JoinWindow: w.st.JoinWindow})
-		})
-		switch {
-		case w.bootErr != nil:
-			err = w.bootErr
-		case int(c.ID) > len(w.boot.Members):
-			err = fmt.Errorf("no peer %d in the overlay built in-process (%d peers)", c.ID, len(w.boot.Members))
-		default:
-			err = w.drv.Adopt(w.boot.Members[c.ID-1], c.At)
-			w.boot.Members[c.ID-1] = driver.Member{} // the driver owns the core now
+		err = w.host(PeerSpec{ID: c.ID, At: c.At, Adopt: true})
+	case opHost:
+		for k, p := range c.Peers {
+			if err = w.host(p); err != nil {
+				err = fmt.Errorf("peer %d (%d of %d in the batch): %w", p.ID, k+1, len(c.Peers), err)
+				break
+			}
 		}
 	case opStartAt:
 		w.drv.StartPeerAt(c.ID, c.At)
@@ -342,10 +356,14 @@ func (w *worker) handle(msg *nats.Msg) {
 			defer cancel()
 			states, err := w.drv.Collect(ctx)
 			r := w.report()
-			r.States = states
+			n, perr := publishChunks(w.nc, c.Chunks, states, c.ChunkBytes)
+			r.Chunks = n
 			r.JobsSeq = w.sendJobs(false)
-			if err != nil {
+			switch {
+			case err != nil:
 				r.Err = err.Error()
+			case perr != nil:
+				r.Err = "publish the states: " + perr.Error()
 			}
 			w.reply(msg, r)
 		}()
