@@ -856,8 +856,13 @@ func (c *Coordinator) collectFrom(i int, wait time.Duration) (Report, []peer.Sta
 func (c *Coordinator) CollectChunks() uint64 { return c.chunks.Load() }
 
 // absorb adds what worker i counted since its last report to the run's
-// counters.
+// counters. A report no worker filled (a worker already dead, skipped by
+// the collect or the close) changes nothing: its counters stay as last
+// reported.
 func (c *Coordinator) absorb(i int, r Report) {
+	if r.Traffic.Count == nil {
+		return
+	}
 	c.mu.Lock()
 	w := c.workers[i]
 	prev := w.last.Traffic

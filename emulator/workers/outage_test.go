@@ -6,6 +6,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/metrics"
 )
 
 func TestOutageGrace(t *testing.T) {
@@ -52,5 +53,22 @@ func TestLostInTransit(t *testing.T) {
 				t.Errorf("lostInTransit = (%d, %v), want (%d, %v)", lost, ok, tc.lost, tc.ok)
 			}
 		})
+	}
+}
+
+// TestDeadWorkersCountersKept: once a worker is dead the collect and
+// the close skip it, and the report they leave empty for it must not
+// wipe what it last reported (nor subtract it from the run's traffic).
+func TestDeadWorkersCountersKept(t *testing.T) {
+	c := &Coordinator{m: metrics.NewRun(metrics.RunInfo{}), workers: []*remote{{}}}
+	r := Report{Traffic: metrics.NewTraffic().Snapshot(), Bus: bus.Stats{Published: 5, Delivered: 4}}
+	r.Traffic.Received = 10
+	c.absorb(0, r)
+	c.absorb(0, Report{}) // the worker died: nobody filled its report
+	if got := c.m.Traffic.Snapshot().Received; got != 10 {
+		t.Errorf("received %d after an empty report, want the 10 it had reported", got)
+	}
+	if b := c.BusStats(); b.Published != 5 || b.Delivered != 4 {
+		t.Errorf("bus %+v after an empty report, want its last counters (5 published, 4 delivered)", b)
 	}
 }
