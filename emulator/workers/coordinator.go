@@ -106,8 +106,13 @@ type Coordinator struct {
 	// ends, from a server stop until every worker is back; held are the
 	// commands sent meanwhile; transitLost what the outages destroyed on
 	// the server, known at Close.
-	ctl         sync.Mutex
-	back        chan struct{}
+	ctl  sync.Mutex
+	back chan struct{}
+	// outCtx is cancelled when the next outage begins: requests in
+	// flight then are asked again once every worker is back (their
+	// answers died with the server).
+	outCtx      context.Context
+	outCancel   context.CancelFunc
 	stoppedAt   time.Time
 	outages     uint64
 	held        []heldCmd
@@ -181,6 +186,7 @@ func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordin
 		return nil, err
 	}
 	c := &Coordinator{opts: opts, st: st, m: m, log: log, srv: srv, host: host, port: listenPort(srv), url: srv.ClientURL(), stop: make(chan struct{}), joinedCh: make(chan struct{})}
+	c.outCtx, c.outCancel = context.WithCancel(context.Background())
 	c.Init("workers", (*chost)(c), driver.Options{Seed: st.Seed, Overlay: st.Overlay, Traffic: metrics.NewTraffic(), Clock: st.Clock})
 	// Through a bus_restart the connection reconnects at once, and
 	// refuses publishes meanwhile (the commands are held, outage.go).
@@ -522,11 +528,19 @@ func (c *Coordinator) request(i int, cmd Cmd, timeout time.Duration) (Report, er
 		if !c.alive(i) {
 			return r, fmt.Errorf("worker %d is dead", i)
 		}
-		k, err := c.awaitUp(timeout)
+		k, octx, err := c.awaitUp(timeout)
 		if err != nil {
 			return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
 		}
-		msg, err = c.nc.Request(cmdSubject(c.st.Run, i), encode(cmd), timeout)
+		rctx, cancel := context.WithTimeout(octx, timeout)
+		msg, err = c.nc.RequestWithContext(rctx, cmdSubject(c.st.Run, i), encode(cmd))
+		cancel()
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			err = nats.ErrTimeout // the worker's silence, as Request says it
+		case errors.Is(err, context.Canceled):
+			err = errBusDown // an outage began: its answer died with the server
+		}
 		if err != nil && c.interrupted(k) && attempt < 3 {
 			c.log.Info("a request met a bus outage: asking again", "worker", i, "op", cmd.Op, "err", err)
 			continue

@@ -22,6 +22,7 @@ package workers
 // See docs/WORKERS.md, "bus_restart".
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -123,6 +124,8 @@ func (c *Coordinator) stopServer() error {
 		return bus.ErrServerStopped
 	}
 	c.back = make(chan struct{})
+	c.outCancel() // the requests in flight are asked again after it
+	c.outCtx, c.outCancel = context.WithCancel(context.Background())
 	c.outages++
 	c.stoppedAt = time.Now()
 	k, srv := c.outages, c.srv
@@ -218,23 +221,25 @@ func (c *Coordinator) resume(i int, k uint64, deadline time.Time) {
 }
 
 // awaitUp waits (at most wait) until the coordinator's server is up and
-// every worker back; it returns the number of outages so far.
-func (c *Coordinator) awaitUp(wait time.Duration) (uint64, error) {
+// every worker back; it returns the number of outages so far and the
+// context the next outage cancels.
+func (c *Coordinator) awaitUp(wait time.Duration) (uint64, context.Context, error) {
 	c.mu.Lock()
-	back, k := c.back, c.outages
+	back, k, ctx := c.back, c.outages, c.outCtx
 	c.mu.Unlock()
 	if back == nil {
-		return k, nil
+		return k, ctx, nil
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-back:
 	case <-t.C:
-		return 0, fmt.Errorf("%w for more than %v", errBusDown, wait)
+		return 0, nil, fmt.Errorf("%w for more than %v", errBusDown, wait)
 	}
-	_, k = c.down()
-	return k, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.outages, c.outCtx, nil
 }
 
 // interrupted reports whether an outage began since the k-th.
