@@ -198,3 +198,27 @@ func pollUntil(timeout time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// AwaitConnected waits (at most timeout) until every connection of the bus
+// is connected to its server, then flushes them all: when it returns nil
+// the server has processed every connection's subscription, so messages
+// published from anywhere from then on reach this bus. A bus on an
+// external server whose server restarted (a run split across processes,
+// emulator/workers, whose coordinator's server had a bus_restart) calls it
+// before its process says it is back. It returns ErrClosed after Close.
+func (b *NATSBus) AwaitConnected(timeout time.Duration) error {
+	if b.closed.Load() {
+		return ErrClosed
+	}
+	if !pollUntil(timeout, func() bool {
+		for _, s := range b.shards {
+			if !s.nc.IsConnected() {
+				return false
+			}
+		}
+		return true
+	}) {
+		return fmt.Errorf("bus: connections not reconnected after %s", timeout)
+	}
+	return b.Flush()
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -52,6 +53,9 @@ type Options struct {
 	// (a hung or starved process); 0 means DefaultHungDeadline.
 	HungDeadline time.Duration
 	Logger       *slog.Logger
+	// ChunkBytes bounds each chunk of a worker's peer states in its
+	// answer to collect; 0 means DefaultChunkBytes.
+	ChunkBytes int
 	// Jobs is the oracle's job ledger of a run with a workload (nil
 	// without): the workers' peers and job client report to it through
 	// the coordinator (jobMerge).
@@ -73,7 +77,9 @@ type Coordinator struct {
 	st     Setup
 	m      *metrics.Run
 	log    *slog.Logger
-	srv    *server.Server
+	srv    *server.Server // guarded by mu: a bus_restart replaces it
+	host   string         // where srv listens, for a restart
+	port   int
 	url    string
 	nc     *nats.Conn
 	subs   []*nats.Subscription
@@ -98,6 +104,31 @@ type Coordinator struct {
 	inject   jobs.Injector // the job client's draws (AddClient)
 
 	merge *jobMerge // the workers' job events on their way to Options.Jobs; nil without
+
+	// The bus outages (outage.go). ctl serialises stopServer and
+	// startServer; back (guarded by mu) is non-nil, and closed when it
+	// ends, from a server stop until every worker is back; held are the
+	// commands sent meanwhile; transitLost what the outages destroyed on
+	// the server, known at Close.
+	ctl  sync.Mutex
+	back chan struct{}
+	// outCtx is cancelled when the next outage begins: requests in
+	// flight then are asked again once every worker is back (their
+	// answers died with the server).
+	outCtx      context.Context
+	outCancel   context.CancelFunc
+	stoppedAt   time.Time
+	outages     uint64
+	held        []heldCmd
+	transitLost uint64
+
+	chunks atomic.Uint64 // chunks of peer states received (collect)
+
+	// hosting are the peers of the run's setup not yet sent, per worker
+	// (guarded by mu): the setup hosts them in batches (hostBatch, and
+	// the rest as the run starts); hosted says the setup is over.
+	hosting [][]PeerSpec
+	hosted  bool
 }
 
 // remote is the coordinator's view of one worker.
@@ -158,9 +189,13 @@ func Open(ctx context.Context, opts Options, st Setup, m *metrics.Run) (*Coordin
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{opts: opts, st: st, m: m, log: log, srv: srv, url: srv.ClientURL(), stop: make(chan struct{}), joinedCh: make(chan struct{})}
+	c := &Coordinator{opts: opts, st: st, m: m, log: log, srv: srv, host: host, port: listenPort(srv), url: srv.ClientURL(), stop: make(chan struct{}), joinedCh: make(chan struct{})}
+	c.outCtx, c.outCancel = context.WithCancel(context.Background())
 	c.Init("workers", (*chost)(c), driver.Options{Seed: st.Seed, Overlay: st.Overlay, Traffic: metrics.NewTraffic(), Clock: st.Clock})
-	if c.nc, err = nats.Connect(c.url, nats.Name("gridbed-coordinator")); err != nil {
+	// Through a bus_restart the connection reconnects at once, and
+	// refuses publishes meanwhile (the commands are held, outage.go).
+	if c.nc, err = nats.Connect(c.url, nats.Name("gridbed-coordinator"), nats.MaxReconnects(-1),
+		nats.ReconnectWait(5*time.Millisecond), nats.ReconnectJitter(0, 0), nats.ReconnectBufSize(-1)); err != nil {
 		c.shutdown()
 		return nil, err
 	}
@@ -349,6 +384,9 @@ func (c *Coordinator) onBeat(msg *nats.Msg) {
 	if b.Index >= 0 && b.Index < len(c.workers) {
 		w := c.workers[b.Index]
 		w.lastBeat = time.Now()
+		if b.CID != 0 {
+			w.hello.CID = b.CID
+		}
 		// The window since the coordinator's last Pressure: the worst
 		// lag, all timers; the levels as last reported.
 		p, q := &w.window, b.Pressure
@@ -382,7 +420,9 @@ func (c *Coordinator) watch() {
 		var silent []quiet
 		c.mu.Lock()
 		for i, w := range c.workers {
-			if d := time.Since(w.lastBeat); !w.dead && !c.closing && d > c.opts.Deadline {
+			// During a bus outage nobody beats: startServer restarts
+			// the count once every worker is back.
+			if d := time.Since(w.lastBeat); !w.dead && !c.closing && c.back == nil && d > c.opts.Deadline {
 				silent = append(silent, quiet{i, w.hello.CID, d})
 			}
 		}
@@ -405,7 +445,10 @@ func (c *Coordinator) connected(cid uint64) bool {
 	if cid == 0 {
 		return true
 	}
-	cz, err := c.srv.Connz(&server.ConnzOptions{CID: cid, State: server.ConnOpen})
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	cz, err := srv.Connz(&server.ConnzOptions{CID: cid, State: server.ConnOpen})
 	return err != nil || (cz != nil && len(cz.Conns) > 0 && cz.Conns[0].Cid == cid)
 }
 
@@ -462,22 +505,58 @@ func (c *Coordinator) alive(i int) bool {
 }
 
 // send hands worker i a command that needs no answer; commands to one
-// worker arrive in the order sent.
+// worker arrive in the order sent. During a bus outage it is held and
+// sent once every worker is back (outage.go).
 func (c *Coordinator) send(i int, cmd Cmd) {
-	if c.alive(i) {
+	c.mu.Lock()
+	pending := c.hosting != nil && len(c.hosting[i]) > 0
+	c.mu.Unlock()
+	if pending {
+		c.flushHosting(i) // the peers it names come first
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.workers[i].dead:
+	case c.back != nil:
+		c.held = append(c.held, heldCmd{i, cmd})
+	default:
 		_ = c.nc.Publish(cmdSubject(c.st.Run, i), encode(cmd))
 	}
 }
 
-// request hands worker i a command and waits for its answer.
+// request hands worker i a command and waits for its answer. During a
+// bus outage it waits for the workers to be back first (at most
+// timeout); one an outage interrupted is asked again (the worker's
+// commands that may be asked twice do their work once).
 func (c *Coordinator) request(i int, cmd Cmd, timeout time.Duration) (Report, error) {
 	var r Report
-	if !c.alive(i) {
-		return r, fmt.Errorf("worker %d is dead", i)
-	}
-	msg, err := c.nc.Request(cmdSubject(c.st.Run, i), encode(cmd), timeout)
-	if err != nil {
-		return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
+	var msg *nats.Msg
+	for attempt := 0; ; attempt++ {
+		if !c.alive(i) {
+			return r, fmt.Errorf("worker %d is dead", i)
+		}
+		k, octx, err := c.awaitUp(timeout)
+		if err != nil {
+			return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
+		}
+		rctx, cancel := context.WithTimeout(octx, timeout)
+		msg, err = c.nc.RequestWithContext(rctx, cmdSubject(c.st.Run, i), encode(cmd))
+		cancel()
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			err = nats.ErrTimeout // the worker's silence, as Request says it
+		case errors.Is(err, context.Canceled):
+			err = errBusDown // an outage began: its answer died with the server
+		}
+		if err != nil && c.interrupted(k) && attempt < 3 {
+			c.log.Info("a request met a bus outage: asking again", "worker", i, "op", cmd.Op, "err", err)
+			continue
+		}
+		if err != nil {
+			return r, fmt.Errorf("worker %d: %s: %w", i, cmd.Op, err)
+		}
+		break
 	}
 	if err := decode(msg.Data, &r); err != nil {
 		return r, err
@@ -518,15 +597,85 @@ func (h *chost) IO(core.NodeID, clock.Skew) peer.IO { return idleIO{(*Coordinato
 func (h *chost) AddPeer(p *peer.Peer, _ peer.IO) (core.NodeID, error) {
 	c := (*Coordinator)(h)
 	id := p.ID()
-	cmd := Cmd{Op: opSpawn, ID: id, Point: p.State().Snapshot.Point}
+	spec := PeerSpec{ID: id, Point: p.State().Snapshot.Point}
+	cmd := Cmd{Op: opSpawn, ID: id, Point: spec.Point}
 	if c.adopting {
+		spec = PeerSpec{ID: id, At: c.adoptAt, Adopt: true}
 		cmd = Cmd{Op: opAdopt, ID: id, At: c.adoptAt}
+	}
+	if c.batch(spec) {
+		return id, nil
+	}
+	if down, _ := c.down(); down {
+		// A join during a bus outage (churn, a restart) comes from the
+		// coordinator's timer goroutine, which must not wait for the
+		// end of the outage (it ends it): the spawn is held in order,
+		// and its failure, if any, is the worker's log's.
+		c.send(Owner(id, c.opts.Workers), cmd)
+		return id, nil
 	}
 	_, err := c.request(Owner(id, c.opts.Workers), cmd, requestTimeout)
 	if err != nil && !c.alive(Owner(id, c.opts.Workers)) {
 		err = nil // a dead worker's peers are crashed peers, not an error
 	}
 	return id, err
+}
+
+// batch adds a peer of the run's setup to its worker's next host command,
+// which it sends once it holds hostBatch peers; false once the setup is
+// over (a churn join, after Start, is hosted at once: its start-now
+// follows).
+func (c *Coordinator) batch(p PeerSpec) bool {
+	i := Owner(p.ID, c.opts.Workers)
+	c.mu.Lock()
+	if c.hosted {
+		c.mu.Unlock()
+		return false
+	}
+	if c.hosting == nil {
+		c.hosting = make([][]PeerSpec, c.opts.Workers)
+	}
+	c.hosting[i] = append(c.hosting[i], p)
+	full := len(c.hosting[i]) >= hostBatch
+	c.mu.Unlock()
+	if full {
+		c.flushHosting(i)
+	}
+	return true
+}
+
+// flushHosting sends worker i the peers of the setup it has not been
+// sent yet, as one host command; a worker that fails to host them is
+// lost (its peers crash), as one that fails to start.
+func (c *Coordinator) flushHosting(i int) {
+	c.mu.Lock()
+	var peers []PeerSpec
+	if c.hosting != nil {
+		peers = c.hosting[i]
+		c.hosting[i] = nil
+	}
+	c.mu.Unlock()
+	if len(peers) == 0 {
+		return
+	}
+	// The first adopt builds the overlay in-process on the worker: the
+	// answer may take a while.
+	if _, err := c.request(i, Cmd{Op: opHost, Peers: peers}, hostTimeout); err != nil {
+		c.lose(i, "did not host its peers: "+err.Error())
+	}
+}
+
+// endSetup sends every worker the rest of the setup's peers, at once,
+// and hosts the peers that come later one by one.
+func (c *Coordinator) endSetup() {
+	c.mu.Lock()
+	c.hosted = true
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range c.opts.Workers {
+		wg.Go(func() { c.flushHosting(i) })
+	}
+	wg.Wait()
 }
 
 // AddClient implements driver.Host: never called, the Coordinator's
@@ -589,6 +738,9 @@ func (c *Coordinator) Adopt(m driver.Member, at time.Duration) error {
 // Start starts the run's clock, on every worker from the same wall
 // instant, and the join sequence.
 func (c *Coordinator) Start() {
+	start := time.Now()
+	c.endSetup()
+	c.log.Info("workers host their peers", "peers", c.Started(), "wall", time.Since(start).Round(time.Millisecond))
 	c.mu.Lock()
 	origin := c.origin
 	c.mu.Unlock()
@@ -624,9 +776,10 @@ func (c *Coordinator) At(t time.Duration, fn func()) {
 }
 
 // WrapBus gives the coordinator's fault layer a bus no peer publishes on:
-// its crashes and restarts act through the driver, while the link model
-// and the timed link faults run on every worker's bus (Setup.YAML), whose
-// counters RemoteFaults sums.
+// its crashes and restarts act through the driver, its bus_restart stops
+// the run's server (outage.go), while the link model and the timed link
+// faults run on every worker's bus (Setup.YAML), whose counters
+// RemoteFaults sums.
 func (c *Coordinator) WrapBus(wrap func(bus.Bus) bus.Bus) { _ = wrap(nullBus{c}) }
 
 // AdvanceTo waits until the scaled clock reaches emulated time t.
@@ -649,14 +802,25 @@ func (c *Coordinator) Collect(ctx context.Context) ([]peer.State, error) {
 	if wait <= 0 {
 		return nil, fmt.Errorf("workers: the oracle asked no peer: its wait had ended at emulated %v", c.clock.Now().Round(time.Second))
 	}
-	reps, errs := c.all(Cmd{Op: opCollect, Wait: wait}, wait+c.opts.Deadline)
+	start := time.Now()
+	n := c.opts.Workers
+	reps, errs, states := make([]Report, n), make([]error, n), make([][]peer.State, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		if c.alive(i) {
+			wg.Go(func() { reps[i], states[i], errs[i] = c.collectFrom(i, wait) })
+		}
+	}
+	wg.Wait()
 	var out []peer.State
 	var slow error
 	c.awaitJobs(reps)
 	for i, r := range reps {
 		err := errs[i]
 		switch {
-		case err != nil && r.Err == "" && !errors.Is(err, nats.ErrTimeout):
+		case errors.Is(err, errChunks):
+			slow = err // the worker answered; its states did not all arrive
+		case err != nil && r.Err == "" && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, errBusDown):
 			c.lose(i, "did not answer the oracle ("+err.Error()+")")
 			continue
 		case err != nil && r.Err == "":
@@ -669,17 +833,58 @@ func (c *Coordinator) Collect(ctx context.Context) ([]peer.State, error) {
 			slow = err
 		}
 		c.absorb(i, r)
-		for _, s := range r.States {
+		for _, s := range states[i] {
 			out = append(out, c.Observed(s))
 		}
 	}
 	slices.SortFunc(out, func(a, b peer.State) int { return int(a.Snapshot.ID) - int(b.Snapshot.ID) })
+	c.log.Debug("collect", "states", len(out), "wall", time.Since(start).Round(time.Microsecond))
 	return out, slow
 }
 
+// errChunks marks a collect whose answer came but not all its chunks.
+var errChunks = errors.New("the states did not all arrive")
+
+// collectFrom asks worker i for its peers' states (the oracle waits at
+// most wait for them): the answer carries the counters, the states come
+// in chunks beside it (chunks.go).
+func (c *Coordinator) collectFrom(i int, wait time.Duration) (Report, []peer.State, error) {
+	set := newChunkSet()
+	subj := nats.NewInbox()
+	sub, err := c.nc.Subscribe(subj, func(m *nats.Msg) {
+		set.add(m.Data)
+		c.chunks.Add(1)
+	})
+	if err != nil {
+		return Report{}, nil, fmt.Errorf("worker %d: collect: %w", i, err)
+	}
+	defer sub.Unsubscribe()
+	// The chunks of a large population must not be dropped as a slow
+	// consumer's while they are decoded.
+	_ = sub.SetPendingLimits(-1, -1)
+	r, err := c.request(i, Cmd{Op: opCollect, Wait: wait, Chunks: subj, ChunkBytes: c.opts.ChunkBytes}, wait+c.opts.Deadline)
+	if err != nil && r.Err == "" {
+		return r, nil, err
+	}
+	states, cerr := set.wait(r.Chunks, chunkWait)
+	if cerr != nil {
+		return r, nil, fmt.Errorf("workers: collect from worker %d: %w: %w", i, errChunks, cerr)
+	}
+	return r, states, err
+}
+
+// CollectChunks is how many chunks of peer states the coordinator has
+// received (every collect of every worker).
+func (c *Coordinator) CollectChunks() uint64 { return c.chunks.Load() }
+
 // absorb adds what worker i counted since its last report to the run's
-// counters.
+// counters. A report no worker filled (a worker already dead, skipped by
+// the collect or the close) changes nothing: its counters stay as last
+// reported.
 func (c *Coordinator) absorb(i int, r Report) {
+	if r.Traffic.Count == nil {
+		return
+	}
 	c.mu.Lock()
 	w := c.workers[i]
 	prev := w.last.Traffic
@@ -687,7 +892,6 @@ func (c *Coordinator) absorb(i int, r Report) {
 		prev = metrics.TrafficSnapshot{}
 	}
 	w.last, w.seen = r, true
-	w.last.States = nil
 	c.mu.Unlock()
 	c.m.Traffic.Add(r.Traffic.Sub(prev))
 	c.m.Lag.Add(r.Lag)
@@ -712,6 +916,8 @@ func (c *Coordinator) BusStats() bus.Stats {
 		s.Discarded += b.Discarded
 		s.Transport += b.Transport
 	}
+	s.Outages += c.outages
+	s.Lost += c.transitLost
 	return s
 }
 
@@ -841,8 +1047,16 @@ func (c *Coordinator) Close() error {
 		return nil
 	}
 	c.closing = true
+	down := c.back != nil
 	c.mu.Unlock()
 	c.timers.Stop()
+	if down {
+		// The run ends during a bus outage (its end timer stopped with
+		// the others): the server comes back for the end's requests.
+		if err := c.startServer(); err != nil && !errors.Is(err, bus.ErrServerRunning) {
+			c.log.Error("bus_restart: the server could not restart for the end of the run", "err", err)
+		}
+	}
 	var first error
 	_, errs := c.all(Cmd{Op: opQuiesce}, 2*time.Minute)
 	for _, err := range errs {
@@ -858,6 +1072,21 @@ func (c *Coordinator) Close() error {
 	c.mu.Unlock()
 	close(c.stop)
 	c.wg.Wait()
+	final := make([]bus.Stats, 0, len(reps))
+	for i, r := range reps {
+		if errs[i] == nil {
+			final = append(final, r.Bus)
+		}
+	}
+	if _, k := c.down(); k > 0 {
+		if lost, ok := lostInTransit(final); ok && len(final) == c.opts.Workers {
+			c.mu.Lock()
+			c.transitLost = lost
+			c.mu.Unlock()
+		} else {
+			c.log.Error("bus_restart: the messages the outages destroyed on the server are not known (a worker's final counters are missing or do not add up)", "workers_closed", len(final))
+		}
+	}
 	for i, r := range reps {
 		if errs[i] != nil && r.Traffic.Count == nil {
 			first = cmpErr(first, errs[i])
@@ -890,8 +1119,11 @@ func (c *Coordinator) shutdown() {
 	if c.nc != nil {
 		c.nc.Close()
 	}
-	c.srv.Shutdown()
-	c.srv.WaitForShutdown()
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	srv.Shutdown()
+	srv.WaitForShutdown()
 }
 
 // nullBus is the bus the coordinator's fault layer wraps: no peer of the

@@ -6,8 +6,9 @@
 // client, and the peers' messages travel on the run's subjects through
 // that server, each worker subscribing only to the shards of its own
 // peers (bus.NATSOptions.Subscribe). The coordinator drives the workers by
-// request/reply on control subjects: spawn, start, halt, collect (the
-// oracle's snapshots), quiesce, close. Workers report joins and ask for
+// request/reply on control subjects: host (the setup's peers, in
+// batches), spawn, start, halt, collect (the oracle's snapshots, in
+// chunks: chunks.go), quiesce, close. Workers report joins and ask for
 // bootstrap contacts the same way, and heartbeat: a worker silent past
 // the deadline is declared dead, its peers crash, and the run's outcome
 // says so. In a run with a workload one worker hosts the job client, and
@@ -135,7 +136,27 @@ const (
 	opClient   = "client"  // host the run's job client (Client)
 	opSubmit   = "submit"  // the client submits Job
 	opTrigger  = "trigger" // triggered fault entry Index fires at At
+	opResume   = "resume"  // the coordinator's server is back after outage Index (bus_restart)
+	opHost     = "host"    // host Peers, in order (spawned or adopted): the run's setup in batches
 )
+
+// hostBatch bounds the peers of one host command: a spawn carries the
+// peer's point, a few dozen bytes, so a batch stays well under a
+// megabyte.
+const hostBatch = 4096
+
+// hostTimeout bounds a host command: its first adopt builds the overlay
+// in-process on the worker.
+const hostTimeout = 5 * time.Minute
+
+// PeerSpec is one peer of a host command: spawned at Point, or adopted
+// (Adopt) from the overlay built in-process, starting at At.
+type PeerSpec struct {
+	ID    core.NodeID
+	Point can.Point
+	At    time.Duration
+	Adopt bool
+}
 
 // ClientWorker is the worker hosting the run's job client: the one whose
 // bus shards hold peer.ClientAddress (OwnsShard), so that the client's
@@ -152,15 +173,20 @@ type Cmd struct {
 	// Epoch is the wall instant (Unix ns) of emulated time Origin (start).
 	Epoch  int64
 	Origin time.Duration
-	// Wait bounds a collect.
-	Wait time.Duration
+	// Wait bounds a collect; its states go in chunks of at most
+	// ChunkBytes to the subject Chunks (chunks.go).
+	Wait       time.Duration
+	Chunks     string
+	ChunkBytes int
 	// Client configures the job client (client); Job is a submission
 	// (submit).
 	Client jobs.ClientConfig
 	Job    *Job
 	// Index is a triggered fault entry's, among the triggered entries
-	// (trigger).
+	// (trigger), or an outage's number (resume).
 	Index int
+	// Peers are a host command's.
+	Peers []PeerSpec
 }
 
 // Job is a submission's wire.JobSpec, as the client receives it from the
@@ -183,8 +209,10 @@ func (j *Job) spec() *wire.JobSpec {
 // Report is a worker's counters, with its answer to collect, quiesce and
 // close.
 type Report struct {
-	Err        string
-	States     []peer.State
+	Err string
+	// Chunks is how many chunks of peer states the worker published
+	// before its answer to collect.
+	Chunks     int
 	Traffic    metrics.TrafficSnapshot
 	Lag        metrics.QuantilesState
 	Bus        bus.Stats
@@ -200,6 +228,9 @@ type Report struct {
 	// just before this answer (a run with a workload; 0 without): the
 	// coordinator waits for it before the oracle reads the ledger.
 	JobsSeq uint64
+	// CID is the server's id of the worker's control connection, with
+	// its answer to resume (a restarted server gives new ids).
+	CID uint64
 }
 
 // JobBatch is what a worker's peers and job client told the oracle's
@@ -260,6 +291,9 @@ type Beat struct {
 	// Pressure is its emulator driver's since its previous beat, for the
 	// coordinator's overload guard.
 	Pressure live.Pressure
+	// CID is the server's id of its control connection (it changes when
+	// the connection reconnects after a bus_restart).
+	CID uint64
 }
 
 // Joined is a worker's report that a peer became a member.

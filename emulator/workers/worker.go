@@ -18,6 +18,7 @@ import (
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -46,7 +47,19 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	nc, err := nats.Connect(url, nats.Name("gridbed-worker"), nats.MaxReconnects(0),
+	w := &worker{log: log, done: make(chan struct{})}
+	// The control connection rides out a bus_restart of the
+	// coordinator's server (reconnecting, holding what it would publish
+	// meanwhile, outage.go); in a scenario without one, losing the
+	// server means the coordinator is gone.
+	nc, err := nats.Connect(url, nats.Name("gridbed-worker"), nats.MaxReconnects(-1),
+		nats.ReconnectWait(50*time.Millisecond), nats.ReconnectBufSize(-1),
+		nats.DisconnectErrHandler(func(*nats.Conn, error) {
+			if w.cut() == 0 {
+				cancel(errors.New("the connection to the coordinator closed"))
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { w.reconnected() }),
 		nats.ClosedHandler(func(*nats.Conn) { cancel(errors.New("the connection to the coordinator closed")) }))
 	if err != nil {
 		return fmt.Errorf("worker: connect to the coordinator at %s: %w", url, err)
@@ -78,7 +91,7 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 		defer srv.Close()
 		ready.Metrics = srv.Addr()
 	}
-	w := &worker{nc: nc, st: st, log: log.With("worker", st.Index), m: m, done: make(chan struct{})}
+	w.nc, w.st, w.log, w.m = nc, st, log.With("worker", st.Index), m
 	var sc *scenario.Scenario
 	var js *peer.JobSetup
 	if len(st.YAML) > 0 {
@@ -87,6 +100,7 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 			return fmt.Errorf("worker %d: the coordinator's scenario: %w", st.Index, err)
 		}
 		sc = &s
+		w.setGrace(outageGrace(s))
 		if s.Workload.On() {
 			// The peers' job cores as in a one-process run; what they
 			// tell the oracle goes to the coordinator's ledger.
@@ -137,6 +151,10 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 	for {
 		select {
 		case <-beat.C:
+			if d := w.cutFor(); d > w.grace() {
+				w.drv.Close()
+				return fmt.Errorf("worker %d: cut off from the coordinator's server for %v, longer than any bus_restart of the run", st.Index, d.Round(time.Second))
+			}
 			w.beat()
 		case <-w.done:
 			return nil
@@ -171,13 +189,19 @@ type worker struct {
 
 	closing atomic.Bool // the coordinator asked it to close
 
+	hold // the control path through a bus_restart (outage_worker.go)
+
 	mu      sync.Mutex
 	lastLag metrics.QuantilesState
 	closed  bool
 }
 
 func (w *worker) beat() {
-	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure()}))
+	if w.paused() {
+		return // a bus outage: silent until the coordinator says resume
+	}
+	cid, _ := w.nc.GetClientID()
+	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure(), CID: cid}))
 	if !w.closing.Load() {
 		w.sendJobs(false) // closing: the close's answer sends the last
 	}
@@ -190,7 +214,7 @@ func (w *worker) sendJobs(final bool) uint64 {
 		return 0
 	}
 	b := w.jobs.batch(final)
-	_ = w.nc.Publish(jobsSubject(w.st.Run), encode(b))
+	w.publish(jobsSubject(w.st.Run), encode(b))
 	return b.Seq
 }
 
@@ -198,6 +222,7 @@ func (w *worker) sendJobs(final bool) uint64 {
 // through (driver.RemoteInjector): the run's members are the
 // coordinator's.
 func (w *worker) Inject() core.NodeID {
+	w.awaitResumed()
 	msg, err := w.nc.Request(injectSubject(w.st.Run), nil, requestTimeout/3)
 	if err != nil || len(msg.Data) != 8 {
 		w.log.Warn("injection request to the coordinator failed", "err", err)
@@ -212,6 +237,7 @@ func (w *worker) Bootstrap(id core.NodeID) core.NodeID {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(id))
 	for range 3 {
+		w.awaitResumed()
 		msg, err := w.nc.Request(bootSubject(w.st.Run), b[:], requestTimeout/3)
 		if err == nil && len(msg.Data) == 8 {
 			return core.NodeID(binary.BigEndian.Uint64(msg.Data))
@@ -223,7 +249,7 @@ func (w *worker) Bootstrap(id core.NodeID) core.NodeID {
 
 // Joined tells the coordinator that id became a member (driver.Membership).
 func (w *worker) Joined(id core.NodeID, at time.Duration) {
-	_ = w.nc.Publish(joinedSubject(w.st.Run), encode(Joined{ID: id, At: at}))
+	w.publish(joinedSubject(w.st.Run), encode(Joined{ID: id, At: at}))
 }
 
 // report reads the worker's counters; the clock lags are those since the
@@ -256,6 +282,30 @@ type noIDs struct{}
 func (noIDs) Next(can.Point) core.NodeID  { return 0 }
 func (noIDs) Point(core.NodeID) can.Point { return nil }
 
+// host hosts peer p: spawned at its point, or adopted from the overlay
+// built in-process (which the first adopt builds). A peer already hosted
+// is done already (a command asked again after a bus outage).
+func (w *worker) host(p PeerSpec) error {
+	if _, ok := w.drv.Endpoint(p.ID); ok {
+		return nil
+	}
+	if !p.Adopt {
+		return w.drv.Spawn(p.ID, p.Point, 0)
+	}
+	w.bootOnce.Do(func() {
+		w.boot, w.bootErr = sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: w.st.Seed, Overlay: w.st.Overlay, Points: w.st.BootPoints, JoinWindow: w.st.JoinWindow})
+	})
+	switch {
+	case w.bootErr != nil:
+		return w.bootErr
+	case int(p.ID) > len(w.boot.Members):
+		return fmt.Errorf("no peer %d in the overlay built in-process (%d peers)", p.ID, len(w.boot.Members))
+	}
+	err := w.drv.Adopt(w.boot.Members[p.ID-1], p.At)
+	w.boot.Members[p.ID-1] = driver.Member{} // the driver owns the core now
+	return err
+}
+
 // handle carries out one command of the coordinator.
 func (w *worker) handle(msg *nats.Msg) {
 	var c Cmd
@@ -266,19 +316,15 @@ func (w *worker) handle(msg *nats.Msg) {
 	var err error
 	switch c.Op {
 	case opSpawn:
-		err = w.drv.Spawn(c.ID, c.Point, 0)
+		err = w.host(PeerSpec{ID: c.ID, Point: c.Point})
 	case opAdopt:
-		w.bootOnce.Do(func() {
-			w.boot, w.bootErr = sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: w.st.Seed, Overlay: w.st.Overlay, Points: w.st.BootPoints, JoinWindow: w.st.JoinWindow})
-		})
-		switch {
-		case w.bootErr != nil:
-			err = w.bootErr
-		case int(c.ID) > len(w.boot.Members):
-			err = fmt.Errorf("no peer %d in the overlay built in-process (%d peers)", c.ID, len(w.boot.Members))
-		default:
-			err = w.drv.Adopt(w.boot.Members[c.ID-1], c.At)
-			w.boot.Members[c.ID-1] = driver.Member{} // the driver owns the core now
+		err = w.host(PeerSpec{ID: c.ID, At: c.At, Adopt: true})
+	case opHost:
+		for k, p := range c.Peers {
+			if err = w.host(p); err != nil {
+				err = fmt.Errorf("peer %d (%d of %d in the batch): %w", p.ID, k+1, len(c.Peers), err)
+				break
+			}
 		}
 	case opStartAt:
 		w.drv.StartPeerAt(c.ID, c.At)
@@ -304,6 +350,10 @@ func (w *worker) handle(msg *nats.Msg) {
 		}
 	case opFreeze:
 		w.drv.Freeze()
+	case opResume:
+		w.reply(msg, w.resume())
+		w.beat()
+		return
 	case opCollect:
 		// The oracle's wait runs beside the commands that follow.
 		go func() {
@@ -311,16 +361,28 @@ func (w *worker) handle(msg *nats.Msg) {
 			defer cancel()
 			states, err := w.drv.Collect(ctx)
 			r := w.report()
-			r.States = states
+			n, perr := publishChunks(w.nc, c.Chunks, states, c.ChunkBytes)
+			r.Chunks = n
 			r.JobsSeq = w.sendJobs(false)
-			if err != nil {
+			switch {
+			case err != nil:
 				r.Err = err.Error()
+			case perr != nil:
+				r.Err = "publish the states: " + perr.Error()
 			}
 			w.reply(msg, r)
 		}()
 		return
 	case opQuiesce:
 		_, err = w.drv.Quiesce()
+		// Nothing publishes any more: what the bus accepted reaches the
+		// server before any worker closes, so the books at the end see
+		// it received (and an outage's losses are exact, outage.go).
+		if f, ok := w.drv.Bus().(interface{ Flush() error }); ok {
+			if e := f.Flush(); err == nil && e != nil && !errors.Is(e, bus.ErrClosed) {
+				err = e
+			}
+		}
 		r := Report{JobsSeq: w.sendJobs(false)}
 		if err != nil {
 			r.Err = err.Error()

@@ -146,3 +146,41 @@ func TestChaosOnTwoWorkers(t *testing.T) {
 	}
 	t.Logf("outcome %s; faults %+v; peers final %d; accounting unaccounted %d", s.Outcome, s.Faults.Dropped, s.Peers.Final, s.Accounting.Unaccounted)
 }
+
+// TestCollectInManyChunks: with chunks of 2 KB the oracle's collect
+// gathers every worker's states in several chunks each (about 130 bytes
+// a state, 60 states a worker), and the run is the one a collect in one
+// chunk gives: every peer a member, the overlay exact.
+func TestCollectInManyChunks(t *testing.T) {
+	sc := load(t, "../../examples/quickstart.yaml")
+	sc.Peers.Count, sc.Duration = 120, 4*time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	var coord *workers.Coordinator
+	open := workers.Opener(ctx, workers.Options{Workers: 2, OnListen: inProcess(ctx, 2, errs), ChunkBytes: 2048})
+	res, err := emulator.Run(ctx, sc, emulator.Options{Workers: func(ws emulator.WorkersSetup) (emulator.Driver, error) {
+		d, err := open(ws)
+		coord, _ = d.(*workers.Coordinator)
+		return d, err
+	}})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	s := res.Summary
+	passedOrMachineSlow(t, sc.Seed, s)
+	if s.Peers.Final != sc.Peers.Count || s.Overlay.ZoneGaps != 0 || s.Overlay.ZoneOverlaps != 0 {
+		t.Errorf("seed %d: %d of %d peers, gaps %d overlaps %d", sc.Seed, s.Peers.Final, sc.Peers.Count, s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps)
+	}
+	// At least one collect per sample, and the last one, over 2 workers.
+	collects := 2 * (len(res.Series) + 1)
+	if got := coord.CollectChunks(); got < uint64(3*collects) {
+		t.Errorf("seed %d: %d chunks for %d samples over 2 workers: want several per collect", sc.Seed, got, len(res.Series))
+	}
+	t.Logf("%d chunks for %d samples", coord.CollectChunks(), len(res.Series))
+}
