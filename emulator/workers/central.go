@@ -28,6 +28,13 @@ import (
 
 func centralSubject(run string) string { return "gbw." + run + ".central" }
 
+// How long a question to the global view is asked again while the
+// coordinator's server is away (bus_restart), and how often.
+const (
+	askPatience = 30 * time.Second
+	askRetry    = 50 * time.Millisecond
+)
+
 // centralOp is what a peer asks of the global view.
 type centralOp uint8
 
@@ -73,7 +80,19 @@ type remoteView struct {
 func (v *remoteView) ask(q CentralReq) (CentralRep, bool) {
 	q.At = v.now()
 	var r CentralRep
-	msg, err := v.nc.Request(v.subj, encode(q), requestTimeout)
+	var msg *nats.Msg
+	var err error
+	// A bus_restart stops the coordinator's server: the question is asked
+	// again, every askRetry, until the connection and the coordinator's
+	// subscription are back (as an in-process call would wait), within
+	// askPatience; a closed connection ends it at once.
+	for deadline := time.Now().Add(askPatience); ; {
+		msg, err = v.nc.Request(v.subj, encode(q), requestTimeout)
+		if err == nil || v.nc.IsClosed() || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(askRetry)
+	}
 	if err == nil {
 		err = decode(msg.Data, &r)
 	}
