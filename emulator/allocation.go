@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -278,19 +277,8 @@ func (r *Result) writeAllocation(dir string) error {
 // printAllocationMessages writes an allocation run's message rows: the
 // total, each type sent (alloc_assign, …) and the bus.
 func (s Summary) printAllocationMessages(row func(string, any)) {
-	row("messages", fmt.Sprintf("%d (%s)", s.Messages.Total, humanBytes(s.Messages.Bytes)))
-	types := make([]string, 0, len(s.Messages.ByType))
-	for k, v := range s.Messages.ByType {
-		if v.Count > 0 {
-			types = append(types, k)
-		}
-	}
-	slices.Sort(types)
-	for _, k := range types {
-		v := s.Messages.ByType[k]
-		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
-	}
-	row("bus", fmt.Sprintf("published %d", s.Bus.Published))
+	s.printMessages(row)
+	row("bus", fmt.Sprintf("published %d, delivered %d, unroutable %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Unroutable))
 }
 
 // allocationBooks are an allocation run's message books

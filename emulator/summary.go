@@ -489,18 +489,7 @@ func (s Summary) PrintTable(w io.Writer) {
 		row("churn", fmt.Sprintf("%d joins, %d leaves, %d failures; %d take-overs, %d repairs; reconverged after churn: %s",
 			c.Joins, c.Leaves, c.Failures, s.Overlay.Takeovers, s.Overlay.Repairs, rec))
 	}
-	row("messages", fmt.Sprintf("%d (%s)", s.Messages.Total, humanBytes(s.Messages.Bytes)))
-	types := make([]string, 0, len(s.Messages.ByType))
-	for k, v := range s.Messages.ByType {
-		if v.Count > 0 {
-			types = append(types, k)
-		}
-	}
-	slices.Sort(types)
-	for _, k := range types {
-		v := s.Messages.ByType[k]
-		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
-	}
+	s.printMessages(row)
 	if m := s.Messages.PerNodePerMinute; m != nil && s.Bytes.PerNodePerMinute != nil && s.Entries.PerNodePerMinute != nil {
 		row("per node per minute", fmt.Sprintf("%.2f msgs, %s, %.1f node entries (heartbeat model %.2f msgs; window %.0f–%.0f s)",
 			*m, humanBytes(uint64(*s.Bytes.PerNodePerMinute)), *s.Entries.PerNodePerMinute, s.Messages.HeartbeatModelPerNodePerMinute,
@@ -574,4 +563,21 @@ type PeerClocks struct {
 	Dist          string  `json:"dist"`
 	Drift         float64 `json:"drift"`
 	OffsetSeconds float64 `json:"offset_seconds"`
+}
+
+// printMessages writes the messages row and one row per type sent, in
+// name order.
+func (s Summary) printMessages(row func(string, any)) {
+	row("messages", fmt.Sprintf("%d (%s)", s.Messages.Total, humanBytes(s.Messages.Bytes)))
+	types := make([]string, 0, len(s.Messages.ByType))
+	for k, v := range s.Messages.ByType {
+		if v.Count > 0 {
+			types = append(types, k)
+		}
+	}
+	slices.Sort(types)
+	for _, k := range types {
+		v := s.Messages.ByType[k]
+		row("  "+k, fmt.Sprintf("%d (%s)", v.Count, humanBytes(v.Bytes)))
+	}
 }

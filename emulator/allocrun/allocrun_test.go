@@ -18,6 +18,23 @@ func cfgFor(grid string, set, order int, a, rl alloc.Scheme, spikes string, seed
 		Allocator: a, Relocator: rl, Theta: 0.1, MaxMoves: 3, Limit: 1000 * time.Hour}
 }
 
+// simTwice runs cfg twice on the deterministic driver with seed and
+// fails unless the two results are identical; it returns the first.
+func simTwice(t *testing.T, cfg Config, seed uint64) Result {
+	t.Helper()
+	var res [2]Result
+	for i := range res {
+		var err error
+		if res[i], err = RunSim(context.Background(), cfg, seed); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+	if !reflect.DeepEqual(res[0], res[1]) {
+		t.Fatalf("seed %d: two runs differ:\n%+v\n%+v", seed, res[0], res[1])
+	}
+	return res[0]
+}
+
 // TestSimDeterministic: the same configuration and seed give the same
 // result, series included; every job completes and every relocation
 // ordered moves a job's state over the bus (or the job ended first).
@@ -37,17 +54,7 @@ func TestSimDeterministic(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := cfgFor(tc.grid, tc.set, 3, tc.a, tc.rl, tc.spikes, 7)
 			cfg.Sample = 100 * time.Second
-			first, err := RunSim(context.Background(), cfg, 7)
-			if err != nil {
-				t.Fatalf("seed 7: %v", err)
-			}
-			second, err := RunSim(context.Background(), cfg, 7)
-			if err != nil {
-				t.Fatalf("seed 7: %v", err)
-			}
-			if !reflect.DeepEqual(first, second) {
-				t.Fatalf("seed 7: two runs differ:\n%+v\n%+v", first, second)
-			}
+			first := simTwice(t, cfg, 7)
 			if first.Completed != first.Jobs || first.Submitted != first.Jobs || first.DecodeErrors != 0 {
 				t.Fatalf("seed 7: %d of %d jobs allocated, %d completed, %d decode errors", first.Submitted, first.Jobs, first.Completed, first.DecodeErrors)
 			}

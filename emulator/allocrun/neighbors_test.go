@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -50,17 +49,7 @@ func TestNeighborsDeterministic(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := neighborsCfg(tc.grid, tc.set, 3, tc.a, tc.rl, tc.spikes, 7)
 			cfg.Sample = 100 * time.Second
-			first, err := RunSim(context.Background(), cfg, 7)
-			if err != nil {
-				t.Fatalf("seed 7: %v", err)
-			}
-			second, err := RunSim(context.Background(), cfg, 7)
-			if err != nil {
-				t.Fatalf("seed 7: %v", err)
-			}
-			if !reflect.DeepEqual(first, second) {
-				t.Fatalf("seed 7: two runs differ:\n%+v\n%+v", first, second)
-			}
+			first := simTwice(t, cfg, 7)
 			if first.Completed != first.Jobs || first.Submitted != first.Jobs || first.DecodeErrors != 0 || first.Unroutable != 0 {
 				t.Fatalf("seed 7: %d of %d jobs placed, %d completed, %d decode errors, %d unroutable", first.Submitted, first.Jobs, first.Completed, first.DecodeErrors, first.Unroutable)
 			}

@@ -27,7 +27,8 @@ type Options struct {
 	Parallel int    // seeds run at once (0: 1)
 	// NoShrink writes failing schedules as drawn.
 	NoShrink bool
-	// Progress, if set, hears of every seed's outcome as it ends.
+	// Progress, if set, hears of every seed's outcome as it ends, one at a
+	// time (parallel runs never call it concurrently).
 	Progress func(Outcome)
 }
 
@@ -186,6 +187,7 @@ func Search(ctx context.Context, sc scenario.Scenario, opts Options) (Report, er
 	errs := make([]error, opts.Runs)
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
+	var progress sync.Mutex // Progress is told of one outcome at a time
 	for i := range opts.Runs {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -196,7 +198,9 @@ func Search(ctx context.Context, sc scenario.Scenario, opts Options) (Report, er
 			x, _ := nemesis.Expand(s)
 			outs[i], errs[i] = run(ctx, x)
 			if errs[i] == nil && opts.Progress != nil {
+				progress.Lock()
 				opts.Progress(outs[i])
+				progress.Unlock()
 			}
 		}()
 	}

@@ -47,39 +47,34 @@ func TestBusRestartOnTwoWorkers(t *testing.T) {
 }
 
 func busRestartOnTwoWorkers(t *testing.T, sc scenario.Scenario) {
-	two := runInProcess(t, sc, 2).Summary
-	one := runOneProcess(t, sc)
-	for _, r := range []struct {
-		name string
-		s    emulator.Summary
-	}{{"2 workers", two}, {"1 process", one}} {
-		s, b := r.s, r.s.Bus
+	two, one := onTwoAndOne(t, sc, func(name string, s emulator.Summary) {
+		b := s.Bus
 		types := map[string]uint64{}
 		for k, v := range s.Messages.ByType {
 			if v.Count > 0 {
 				types[k] = v.Count
 			}
 		}
-		t.Logf("%s: messages %d %v; faults %+v", r.name, s.Messages.Total, types, s.Faults.Events)
+		t.Logf("%s: messages %d %v; faults %+v", name, s.Messages.Total, types, s.Faults.Events)
 		t.Logf("%s: outcome %s; bus published %d delivered %d refused %d lost %d outages %d reconnects %d; accounting lost %d refused %d unaccounted %d",
-			r.name, s.Outcome, b.Published, b.Delivered, b.Refused, b.Lost, b.Outages, b.Reconnects, s.Accounting.Lost, s.Accounting.Refused, s.Accounting.Unaccounted)
+			name, s.Outcome, b.Published, b.Delivered, b.Refused, b.Lost, b.Outages, b.Reconnects, s.Accounting.Lost, s.Accounting.Refused, s.Accounting.Unaccounted)
 		if b.Outages != 1 || b.Reconnects < uint64(max(sc.Bus.Connections, 8)) {
-			t.Errorf("seed %d, %s: outages %d, reconnects %d: want 1 and every connection back", sc.Seed, r.name, b.Outages, b.Reconnects)
+			t.Errorf("seed %d, %s: outages %d, reconnects %d: want 1 and every connection back", sc.Seed, name, b.Outages, b.Reconnects)
 		}
 		if b.Lost == 0 || b.Lost < b.Refused {
-			t.Errorf("seed %d, %s: lost %d, refused %d: a 10 s outage under heartbeats must lose messages, refused ones included", sc.Seed, r.name, b.Lost, b.Refused)
+			t.Errorf("seed %d, %s: lost %d, refused %d: a 10 s outage under heartbeats must lose messages, refused ones included", sc.Seed, name, b.Lost, b.Refused)
 		}
 		if s.Faults.ByKind["bus_restart"] != 1 {
-			t.Errorf("seed %d, %s: faults %+v do not report the outage", sc.Seed, r.name, s.Faults)
+			t.Errorf("seed %d, %s: faults %+v do not report the outage", sc.Seed, name, s.Faults)
 		}
 		for _, name := range []string{"population_formed", "overlay_reconverged", "messages_accounted", "workers_alive"} {
 			if c := s.Invariants.Check(name); c != nil && !c.OK {
-				t.Errorf("seed %d, %s: %s: %s", sc.Seed, r.name, name, c.Detail)
+				t.Errorf("seed %d, %s: %s: %s", sc.Seed, name, name, c.Detail)
 			} else if c == nil && name != "workers_alive" {
-				t.Errorf("seed %d, %s: no invariant %s", sc.Seed, r.name, name)
+				t.Errorf("seed %d, %s: no invariant %s", sc.Seed, name, name)
 			}
 		}
-	}
+	})
 	if c := two.Invariants.Check("workers_alive"); c == nil || !c.OK {
 		t.Errorf("seed %d: workers_alive %+v: a worker was declared dead during the outage", sc.Seed, c)
 	}

@@ -74,6 +74,17 @@ func runOneProcess(t *testing.T, sc scenario.Scenario) emulator.Summary {
 	return res.Summary
 }
 
+// onTwoAndOne runs sc on two in-process workers and in one process
+// and hands each summary, named, to each.
+func onTwoAndOne(t *testing.T, sc scenario.Scenario, each func(name string, s emulator.Summary)) (two, one emulator.Summary) {
+	t.Helper()
+	two = runInProcess(t, sc, 2).Summary
+	one = runOneProcess(t, sc)
+	each("2 workers", two)
+	each("1 process", one)
+	return two, one
+}
+
 // passedOrMachineSlow: the run passed — or it could not keep up with its
 // time scale (two workers cost three times one process's CPU; the race
 // detector several times more) and nothing but the machine's checks
