@@ -110,7 +110,7 @@ func Work(ctx context.Context, url string, opts WorkerOptions) error {
 			if emulator.GlobalView(s) != "" {
 				// The scheme reads the global view: the coordinator's
 				// ledger answers (central.go).
-				js.Central = &remoteView{nc: nc, subj: centralSubject(st.Run), now: w.jobs.now, log: log}
+				js.Central = &remoteView{nc: nc, subj: centralSubject(st.Run), now: w.jobs.now, log: w.log}
 			}
 		}
 	}
