@@ -115,11 +115,17 @@ func (p *processes) wait() []error {
 // split over two real worker processes passes, and agrees with the same
 // scenario and seed in one process within 5% on overlay shape and on
 // messages and bytes per node per minute.
+//
+// At ×30, not the example's ×60: beside another test package on two
+// cores, one process at ×60 once fell behind during the joins (500
+// joins in one wall second; 172 members at the window's end, outcome
+// overloaded), which is the machine's verdict, not the split's.
 func TestQuickstartOnTwoWorkerProcessesAgreesWithOneProcess(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two 10 s emulator runs")
+		t.Skip("two 20 s emulator runs")
 	}
 	sc := load(t, "../../examples/quickstart.yaml")
+	sc.TimeScale = 30
 	p := &processes{t: t, bin: gridbedBinary(t), n: 2}
 	two := runOn(t, sc, 2, p.start).Summary
 	var workersCPU time.Duration
