@@ -46,6 +46,9 @@ func (s *Summary) ExitCode(strict bool) int {
 		if strict {
 			return ExitFailed
 		}
+		if s.Emulator != nil && s.Emulator.Aborted {
+			return ExitOverloaded // a lost worker's run the overload guard stopped: it did not complete
+		}
 	}
 	return 0
 }
@@ -59,7 +62,9 @@ var overloadChecks = map[string]bool{"kept_up": true, "run_completed": true}
 // invariant or condition and what to change.
 func (s *Summary) decide(interrupted string) {
 	// A lost worker first (its peers crashed: it explains the rest), then
-	// the machine's failures: they may explain the others.
+	// the machine's failures: they may explain the others. A lost worker
+	// makes the run failed even when the machine also fell behind: part
+	// of the run is gone, which no lower time scale would mend.
 	var lost, machine, protocol []string
 	for _, c := range s.Invariants.Checks {
 		switch {
@@ -78,6 +83,8 @@ func (s *Summary) decide(interrupted string) {
 	case interrupted != "":
 		s.Outcome = OutcomeInterrupted
 		s.OutcomeReasons = append([]string{interrupted}, s.OutcomeReasons...)
+	case len(lost) > 0:
+		s.Outcome = OutcomeFailed
 	case overloaded:
 		s.Outcome = OutcomeOverloaded
 	case len(s.OutcomeReasons) > 0 || !s.Invariants.OK:

@@ -264,3 +264,34 @@ func TestAbortReportsOneInstant(t *testing.T) {
 		t.Errorf("suggested %g, want 90 (below the requested 100)", got)
 	}
 }
+
+// TestLostWorkerFailsEvenWhenOverloaded: a run that lost a worker is
+// failed, not overloaded, even when its clock also fell behind (the
+// machine's reasons are still listed after the lost worker's); a run
+// that only fell behind stays overloaded.
+func TestLostWorkerFailsEvenWhenOverloaded(t *testing.T) {
+	behind := InvariantCheck{Name: "kept_up", Detail: "clock lag p99 0.8 s emulated > 0.3 s"}
+	lost := InvariantCheck{Name: "workers_alive", Detail: "worker 1 (pid 7 on vm) stopped heartbeating"}
+	for _, c := range []struct {
+		checks []InvariantCheck
+		want   string
+		first  string
+		exit   int
+	}{
+		{[]InvariantCheck{behind, lost}, OutcomeFailed, "workers_alive:", ExitFailed},
+		{[]InvariantCheck{behind}, OutcomeOverloaded, "kept_up:", ExitOverloaded},
+		{[]InvariantCheck{lost}, OutcomeFailed, "workers_alive:", ExitFailed},
+	} {
+		var s Summary
+		for _, ch := range c.checks {
+			s.Invariants.fail(ch.Name, ch.Detail)
+		}
+		s.decide("")
+		if s.Outcome != c.want || len(s.OutcomeReasons) != len(c.checks) || !strings.HasPrefix(s.OutcomeReasons[0], c.first) {
+			t.Errorf("checks %v: outcome %s %v, want %s first naming %s", c.checks, s.Outcome, s.OutcomeReasons, c.want, c.first)
+		}
+		if got := s.ExitCode(true); got != c.exit {
+			t.Errorf("checks %v: --strict exit %d, want %d", c.checks, got, c.exit)
+		}
+	}
+}
