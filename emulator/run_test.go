@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/internal/runtest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -23,23 +23,14 @@ func quickstart(t *testing.T) scenario.Scenario {
 	return sc
 }
 
-func runScenario(t *testing.T, sc scenario.Scenario, driver string) *emulator.Result {
-	t.Helper()
-	return runScenarioWith(t, sc, emulator.Options{Driver: driver})
-}
-
-// runScenarioWith is runScenario with the given options.
-func runScenarioWith(t *testing.T, sc scenario.Scenario, opts emulator.Options) *emulator.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	res, err := emulator.Run(ctx, sc, opts)
-	if err != nil {
-		t.Fatalf("seed %d, driver %s: %v", sc.Seed, opts.Driver, err)
-	}
-	checkJobHistories(t, res)
-	return res
-}
+// The scenario runners and job checks this package's tests share with
+// emulator/schemes' (emulator/internal/runtest).
+var (
+	runScenario       = runtest.Run
+	runScenarioWith   = runtest.RunWith
+	conserved         = runtest.Conserved
+	conservedOverNATS = runtest.ConservedOverNATS
+)
 
 // fig is a per-node figure that must have been measured.
 func fig(t *testing.T, v *float64) float64 {

@@ -13,11 +13,12 @@ import (
 	"github.com/gridbed/gridbed/examples/papers"
 )
 
-// reproduceAll runs `gridbed reproduce all` with args into dir and returns
-// the experiments of its index, one for every experiment file.
-func reproduceAll(t *testing.T, dir string, args ...string) []reproduce.Report {
+// reproduceIndex runs `gridbed reproduce NAMES...` with args into dir
+// and returns the experiments of its index, one for each name ("all":
+// every experiment file).
+func reproduceIndex(t *testing.T, dir string, names []string, args ...string) []reproduce.Report {
 	t.Helper()
-	args = append([]string{"reproduce", "all", "--out", dir, "--report=false"}, args...)
+	args = append(append(append([]string{"reproduce"}, names...), "--out", dir, "--report=false"), args...)
 	code, stdout, stderr := gridbed(t, args...)
 	if code != 0 {
 		t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
@@ -35,52 +36,58 @@ func reproduceAll(t *testing.T, dir string, args ...string) []reproduce.Report {
 	if err := json.Unmarshal(b, &index); err != nil {
 		t.Fatal(err)
 	}
-	if len(index.Experiments) != len(papers.Names()) {
-		t.Fatalf("%v: %d experiments reproduced, want %d", args, len(index.Experiments), len(papers.Names()))
+	want := len(names)
+	if names[0] == "all" {
+		want = len(papers.Names())
+	}
+	if len(index.Experiments) != want {
+		t.Fatalf("%v: %d experiments reproduced, want %d", args, len(index.Experiments), want)
 	}
 	return index.Experiments
 }
 
-// TestReproduceAllTenthAndSmoke runs `gridbed reproduce all --scale 0.1
-// --seeds 1` through the command (about a minute on two cores) and holds it
-// to what must hold at any size: every planned run ran and passed its own
-// invariants, recorded every metric the experiment names, and every finding
-// was judged — from values, or with the reason there was nothing to compare.
-// At a tenth the papers' magnitudes are not expected (003's 30 peers are one
-// neighbourhood), so the verdicts are not asserted; the orderings each
-// experiment's smoke run names are. An experiment whose smoke scale is not
-// 0.1 (its orderings need more peers) runs once more at that scale through
-// `gridbed reproduce NAME --smoke`. All runs use seed 1.
-func TestReproduceAllTenthAndSmoke(t *testing.T) {
+// TestReproduceAllSmokeAndTenth runs `gridbed reproduce all --smoke`
+// (every experiment at its smoke scale, seed 1) through the command and
+// holds it to what must hold at any size: every planned run ran and
+// passed its own invariants, recorded every metric the experiment names,
+// and every finding was judged — from values, or with the reason there
+// was nothing to compare — and to the orderings each experiment's smoke
+// names (the papers' magnitudes are not expected at these sizes: at a
+// tenth 003's 30 peers are one neighbourhood). The experiments whose
+// smoke scale is neither a tenth nor their full size (their orderings
+// need more peers) run once more at `--scale 0.1 --seeds 1`, so that
+// every experiment is known to plan and pass at a tenth; 004's, which
+// have nothing to scale, are not run twice.
+func TestReproduceAllSmokeAndTenth(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every experiment at a tenth of its size")
+		t.Skip("runs every experiment at its smoke scale")
 	}
-	dir := filepath.Join(t.TempDir(), "tenth")
-	for _, rep := range reproduceAll(t, dir, "--scale", "0.1", "--seeds", "1") {
+	dir := filepath.Join(t.TempDir(), "smoke")
+	var tenth []string
+	for _, rep := range reproduceIndex(t, dir, []string{"all"}, "--smoke") {
+		sc, err := papers.Load(rep.Experiment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Scale != sc.Experiment.Smoke.Scale {
+			t.Errorf("%s: --smoke ran at scale %v, its smoke scale is %v", rep.Experiment, rep.Scale, sc.Experiment.Smoke.Scale)
+		}
+		checkReproduced(t, dir, rep, sc.Experiment)
+		checkSmokeFindings(t, rep, sc.Experiment)
+		if s := sc.Experiment.Smoke.Scale; s != 0.1 && s != 1 {
+			tenth = append(tenth, rep.Experiment)
+		}
+	}
+	if len(tenth) == 0 {
+		return
+	}
+	dir = filepath.Join(t.TempDir(), "tenth")
+	for _, rep := range reproduceIndex(t, dir, tenth, "--scale", "0.1", "--seeds", "1") {
 		sc, err := papers.Load(rep.Experiment)
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkReproduced(t, dir, rep, sc.Experiment)
-		if sc.Experiment.Smoke.Scale == rep.Scale {
-			checkSmokeFindings(t, rep, sc.Experiment)
-			continue
-		}
-		out := filepath.Join(t.TempDir(), rep.Experiment)
-		args := []string{"reproduce", rep.Experiment, "--smoke", "--out", out, "--report=false"}
-		if code, stdout, stderr := gridbed(t, args...); code != 0 {
-			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
-		}
-		b, err := os.ReadFile(filepath.Join(out, "reproduce.json")) // one experiment: --out is its own directory
-		if err != nil {
-			t.Fatal(err)
-		}
-		var smoke reproduce.Report
-		if err := json.Unmarshal(b, &smoke); err != nil {
-			t.Fatal(err)
-		}
-		checkReproduced(t, filepath.Dir(out), smoke, sc.Experiment)
-		checkSmokeFindings(t, smoke, sc.Experiment)
 	}
 }
 

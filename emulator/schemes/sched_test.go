@@ -1,4 +1,4 @@
-package emulator_test
+package schemes_test
 
 import (
 	"encoding/csv"
