@@ -33,7 +33,6 @@ matchmaking: {scheme: %s, stopping_factor: %d}
 	return sc
 }
 
-
 // 003 §5.4: pushing along aggregated load beats basic CAN by far, and the
 // centralized matchmaker with its global view is best. The ordering, not
 // the ratios, is asserted (docs/JOBS.md publishes the ratios).
