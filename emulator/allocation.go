@@ -29,6 +29,9 @@ type AllocationSummary struct {
 	// SocialScore is the reading of the SOCIAL score
 	// (allocation.social_score); only the social allocator reads it.
 	SocialScore string `json:"social_score"`
+	// SocialGain is the normalization of the SOCIAL relocator's gain
+	// (allocation.social_gain); only the social relocator reads it.
+	SocialGain string `json:"social_gain"`
 	// Relocator is the relocator that ran (allocation.relocator same:
 	// the allocator's scheme).
 	Relocator string  `json:"relocator"`
@@ -144,7 +147,7 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 		s.Messages.Bytes += c.Bytes
 	}
 	as := &AllocationSummary{Grid: a.Grid, Machines: len(cfg.Speeds), Jobset: a.Jobset, Order: a.Order,
-		Allocator: a.Allocator, SocialScore: a.SocialScore, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
+		Allocator: a.Allocator, SocialScore: a.SocialScore, SocialGain: a.SocialGain, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
 		Jobs: res.Jobs, Completed: res.Completed, Relocations: res.Relocations, Migrated: res.Migrated}
 	if res.Jobs > 0 {
 		as.RelocationsPerJob = float64(res.Relocations) / float64(res.Jobs)

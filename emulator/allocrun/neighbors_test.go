@@ -144,6 +144,16 @@ func TestNeighborsTable(t *testing.T) {
 	if os.Getenv("GRIDBED_ALLOCDEC_TABLE") == "" {
 		t.Skip("set GRIDBED_ALLOCDEC_TABLE=1 to measure the table")
 	}
+	// GRIDBED_ALLOCDEC_DUMP=file also writes every run's figures, one
+	// line a pair of runs, to compare two versions run by run.
+	var dump *os.File
+	if path := os.Getenv("GRIDBED_ALLOCDEC_DUMP"); path != "" {
+		var err error
+		if dump, err = os.Create(path); err != nil {
+			t.Fatal(err)
+		}
+		defer dump.Close()
+	}
 	row := func(b *strings.Builder, s, rl alloc.Scheme, gossip time.Duration) {
 		var ratios []float64
 		var slower int
@@ -159,6 +169,10 @@ func TestNeighborsTable(t *testing.T) {
 				n, err := RunSim(context.Background(), ncfg, seed)
 				if err != nil {
 					t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
+				}
+				if dump != nil {
+					fmt.Fprintf(dump, "%v %v %v order %d seed %d: central %.3f s %d messages; neighbors %.3f s %d messages %d gossip\n",
+						s, rl, gossip, order, seed, c.Makespan, c.Messages, n.Makespan, n.Messages, n.ByKind[alloc.MsgGossip].Count)
 				}
 				r := n.Makespan / c.Makespan
 				ratios = append(ratios, r)
