@@ -29,6 +29,9 @@ type AllocationSummary struct {
 	// SocialScore is the reading of the SOCIAL score
 	// (allocation.social_score); only the social allocator reads it.
 	SocialScore string `json:"social_score"`
+	// SocialGain is the normalization of the SOCIAL relocator's gain
+	// (allocation.social_gain); only the social relocator reads it.
+	SocialGain string `json:"social_gain"`
 	// Relocator is the relocator that ran (allocation.relocator same:
 	// the allocator's scheme).
 	Relocator string  `json:"relocator"`
@@ -59,7 +62,8 @@ type AllocationSummary struct {
 	// when its load rose (004 Fig 2: the relocator moving jobs off it);
 	// null when no owner load rose or it held no job.
 	DrainedShare *float64 `json:"drained_share"`
-	// Crash is present when the allocator crashed (allocation.crash_at).
+	// Crash is present when the allocator — under placement neighbors,
+	// a machine — crashed (allocation.crash_at).
 	Crash *AllocationCrash `json:"crash,omitempty"`
 
 	// Placement is allocation.placement: central, or neighbors (every
@@ -75,13 +79,29 @@ type AllocationSummary struct {
 	MessagesPerJob float64 `json:"messages_per_job"`
 }
 
-// AllocationCrash reports the allocator's crash: when, for how long, and
-// the messages sent to it meanwhile that found nobody (lost with it).
+// AllocationCrash reports the crash of allocation.crash_at: what crashed
+// (Crashed: "allocator" under placement central; "machine" under
+// neighbors, which has no allocator — the machine holding the most jobs
+// then), when, for how long, and the messages sent to it meanwhile that
+// found nobody (lost with it; the accounting's unroutable term).
+//
+// Under neighbors Machine is the machine's index, JobsStopped the jobs it
+// held (stopped while it was down, then run on), JobsReplaced the jobs
+// sent to it while it was down that their sender placed elsewhere (its
+// connection refused), and JobsLost the jobs on their way to it when it
+// crashed, which never complete — the run fails if any was lost. Under
+// central these four are absent: jobs arriving while the allocator is
+// down wait at their source, and none is sent to it.
 type AllocationCrash struct {
+	Crashed        string  `json:"crashed"`
+	Machine        *int    `json:"machine,omitempty"`
 	AtSeconds      float64 `json:"at_seconds"`
 	DownForSeconds float64 `json:"down_for_seconds"`
 	Restarted      bool    `json:"restarted"`
 	LostMessages   uint64  `json:"lost_messages"`
+	JobsStopped    *int    `json:"jobs_stopped,omitempty"`
+	JobsReplaced   *int    `json:"jobs_replaced,omitempty"`
+	JobsLost       *int    `json:"jobs_lost,omitempty"`
 }
 
 // runAllocation runs a 004 allocation scenario (allocation.grid set) on
@@ -144,7 +164,7 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 		s.Messages.Bytes += c.Bytes
 	}
 	as := &AllocationSummary{Grid: a.Grid, Machines: len(cfg.Speeds), Jobset: a.Jobset, Order: a.Order,
-		Allocator: a.Allocator, SocialScore: a.SocialScore, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
+		Allocator: a.Allocator, SocialScore: a.SocialScore, SocialGain: a.SocialGain, Relocator: a.RelocatorScheme().String(), Theta: a.Theta, MaxMoves: a.MaxMoves, Spikes: a.Spikes,
 		Jobs: res.Jobs, Completed: res.Completed, Relocations: res.Relocations, Migrated: res.Migrated}
 	if res.Jobs > 0 {
 		as.RelocationsPerJob = float64(res.Relocations) / float64(res.Jobs)
@@ -164,8 +184,17 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 			as.DrainedShare = &d
 		}
 	}
-	if res.Crashed {
-		as.Crash = &AllocationCrash{AtSeconds: a.CrashAt.Seconds(), DownForSeconds: a.CrashDownFor.Seconds(), Restarted: true, LostMessages: res.Unroutable}
+	switch {
+	case res.Crashed && res.CrashMachine >= 0:
+		m, held, again, lost := res.CrashMachine, res.CrashJobs, res.Replaced, res.JobsLost
+		as.Crash = &AllocationCrash{Crashed: "machine", Machine: &m, AtSeconds: a.CrashAt.Seconds(), DownForSeconds: a.CrashDownFor.Seconds(),
+			Restarted: true, LostMessages: res.Unroutable, JobsStopped: &held, JobsReplaced: &again, JobsLost: &lost}
+		s.Faults.Events = append(s.Faults.Events, FaultEvent{TSeconds: a.CrashAt.Seconds(), Kind: "machine_crash",
+			Detail: fmt.Sprintf("machine %d (the most jobs: %d) crashed for %v, its jobs stopped and its view lost; %d jobs sent to it placed elsewhere, %d lost on their way to it; %d messages to it lost",
+				m, held, a.CrashDownFor, again, lost, res.Unroutable)})
+		s.Faults.ByKind = map[string]uint64{"machine_crash": 1}
+	case res.Crashed:
+		as.Crash = &AllocationCrash{Crashed: "allocator", AtSeconds: a.CrashAt.Seconds(), DownForSeconds: a.CrashDownFor.Seconds(), Restarted: true, LostMessages: res.Unroutable}
 		s.Faults.Events = append(s.Faults.Events, FaultEvent{TSeconds: a.CrashAt.Seconds(), Kind: "allocator_crash",
 			Detail: fmt.Sprintf("the allocator crashed for %v and rebuilt its view from the machines; %d messages to it lost", a.CrashDownFor, res.Unroutable)})
 		s.Faults.ByKind = map[string]uint64{"allocator_crash": 1}
@@ -177,6 +206,9 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	s.Allocation = as
 	check := InvariantCheck{Name: "allocation_jobs_completed", OK: res.Completed == res.Jobs && res.Submitted == res.Jobs,
 		Detail: fmt.Sprintf("%d of %d jobs allocated, %d completed by %v", res.Submitted, res.Jobs, res.Completed, sc.Duration)}
+	if res.JobsLost > 0 {
+		check.Detail += fmt.Sprintf(", %d lost with the crashed machine", res.JobsLost)
+	}
 	s.Accounting = allocationBooks(res)
 	s.Bus.Delivered, s.Bus.Unroutable, s.Bus.Dropped, s.Bus.Discarded = res.Bus.Delivered, res.Bus.Unroutable, res.Bus.Dropped, res.Bus.Discarded
 	books := s.Accounting.Check()
@@ -189,7 +221,11 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 		s.Outcome = OutcomePassed
 	default:
 		s.Outcome = OutcomeFailed
-		if !check.OK {
+		switch {
+		case res.JobsLost > 0:
+			s.OutcomeReasons = append(s.OutcomeReasons, fmt.Sprintf("%d of %d jobs completed: %d lost with machine %d's crash (on their way to it when it crashed; nobody re-sends them)",
+				res.Completed, res.Jobs, res.JobsLost, res.CrashMachine))
+		case !check.OK:
 			s.OutcomeReasons = append(s.OutcomeReasons, fmt.Sprintf("%d of %d jobs completed by the end of the run (duration %v) — make duration longer", res.Completed, res.Jobs, sc.Duration))
 		}
 		if !books.OK {
@@ -249,10 +285,13 @@ func (as *AllocationSummary) printRows(row func(string, any)) {
 	row("makespan", mk)
 	row("jobs", fmt.Sprintf("%d of %d completed; %d relocations (%d job states moved over the bus)", as.Completed, as.Jobs, as.Relocations, as.Migrated))
 	if as.NeighborsMean != nil && as.GossipPeriodSeconds != nil {
-		row("placement", fmt.Sprintf("neighbors: each machine allocates among itself and its %.1f CAN neighbours (mean), gossip every %g s; %.1f messages a job",
-			*as.NeighborsMean, *as.GossipPeriodSeconds, as.MessagesPerJob))
+		row("placement", fmt.Sprintf("neighbors: each machine allocates among itself and its %.1f CAN neighbours (mean), gossip every %g s when changed (every %d periods at least); %.1f messages a job",
+			*as.NeighborsMean, *as.GossipPeriodSeconds, alloc.DefaultGossipRefresh, as.MessagesPerJob))
 	}
-	if c := as.Crash; c != nil {
+	if c := as.Crash; c != nil && c.Machine != nil {
+		row("machine crash", fmt.Sprintf("machine %d at %.0f s for %.0f s, %d jobs stopped; %d jobs sent to it placed elsewhere, %d lost; %d messages to it lost",
+			*c.Machine, c.AtSeconds, c.DownForSeconds, *c.JobsStopped, *c.JobsReplaced, *c.JobsLost, c.LostMessages))
+	} else if c != nil {
 		row("allocator crash", fmt.Sprintf("at %.0f s for %.0f s, restarted from the machines' state; %d messages to it lost", c.AtSeconds, c.DownForSeconds, c.LostMessages))
 	}
 }

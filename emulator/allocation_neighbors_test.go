@@ -3,6 +3,7 @@ package emulator_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
@@ -78,5 +79,75 @@ func TestAllocationMessagesByType(t *testing.T) {
 				t.Fatalf("seed 3: two deterministic runs gave different summaries:\n%s\n%s", summaries[0], summaries[1])
 			}
 		})
+	}
+}
+
+// TestAllocationNeighborsCrash: under placement neighbors
+// allocation.crash_at crashes a machine (there is no allocator), and the
+// summary says so: allocation.crash names the machine, its stopped jobs,
+// the jobs placed elsewhere and the jobs lost; the messages lost with it
+// are the books' unroutable term; a run that lost jobs fails and says
+// why, one that lost none passes. Over NATS (without -short; ×1000,
+// about 3 s of wall time) which machine crashes, and whether a job is
+// lost, depends on the timing: there every job completes or is counted
+// lost, the books close, and the run passes exactly when none was lost.
+func TestAllocationNeighborsCrash(t *testing.T) {
+	if !testing.Short() {
+		neighborsCrashLive(t)
+	}
+	for _, tc := range []struct {
+		at   string
+		lost bool
+	}{{"30s", false}, {"25s", true}} {
+		sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.SetAll("allocation.placement=neighbors", "allocation.crash_at="+tc.at, "allocation.crash_down_for=40s"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
+		if err != nil {
+			t.Fatalf("seed 3, crash at %s: %v", tc.at, err)
+		}
+		s := res.Summary
+		a, c := s.Allocation, s.Allocation.Crash
+		if c == nil || c.Crashed != "machine" || c.Machine == nil || c.JobsLost == nil || c.JobsStopped == nil || c.JobsReplaced == nil {
+			t.Fatalf("seed 3, crash at %s: crash %+v", tc.at, c)
+		}
+		t.Logf("crash at %s: machine %d, %d jobs stopped, %d placed elsewhere, %d lost, %d messages lost; outcome %s %v",
+			tc.at, *c.Machine, *c.JobsStopped, *c.JobsReplaced, *c.JobsLost, c.LostMessages, s.Outcome, s.OutcomeReasons)
+		lost := *c.JobsLost
+		if (lost > 0) != tc.lost || a.Completed+lost != a.Jobs || s.Accounting.Unroutable != c.LostMessages || s.Accounting.Unaccounted != 0 ||
+			len(s.Faults.Events) != 1 || s.Faults.Events[0].Kind != "machine_crash" {
+			t.Fatalf("seed 3, crash at %s: allocation %+v, crash %+v, accounting %+v, faults %+v", tc.at, a, c, s.Accounting, s.Faults)
+		}
+		want := emulator.OutcomePassed
+		if tc.lost {
+			want = emulator.OutcomeFailed
+		}
+		if s.Outcome != want || (tc.lost && (len(s.OutcomeReasons) != 1 || !strings.Contains(s.OutcomeReasons[0], "lost with machine"))) {
+			t.Fatalf("seed 3, crash at %s: outcome %s %v, want %s", tc.at, s.Outcome, s.OutcomeReasons, want)
+		}
+	}
+}
+
+// neighborsCrashLive is TestAllocationNeighborsCrash over NATS.
+func neighborsCrashLive(t *testing.T) {
+	sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.SetAll("allocation.placement=neighbors", "allocation.crash_at=30s", "allocation.crash_down_for=40s", "time_scale=1000"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverLive})
+	if err != nil {
+		t.Fatalf("seed 3, live: %v", err)
+	}
+	s := res.Summary
+	if c := s.Allocation.Crash; c == nil || c.Machine == nil || c.JobsLost == nil || s.Allocation.Completed+*c.JobsLost != s.Allocation.Jobs ||
+		s.Accounting.Unaccounted != 0 || s.Accounting.Unroutable != c.LostMessages || (*c.JobsLost == 0) != (s.Outcome == emulator.OutcomePassed) {
+		t.Fatalf("seed 3, live: outcome %s %v, allocation %+v, crash %+v, accounting %+v", s.Outcome, s.OutcomeReasons, s.Allocation, s.Allocation.Crash, s.Accounting)
 	}
 }

@@ -43,7 +43,7 @@ func TestAllocationRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := s.Allocation
-		if a == nil || s.Outcome != emulator.OutcomePassed || a.Completed != a.Jobs || a.Jobs != 2000 || a.MakespanSeconds == nil || a.Relocations == 0 || a.Relocator != "social" {
+		if a == nil || s.Outcome != emulator.OutcomePassed || a.Completed != a.Jobs || a.Jobs != 2000 || a.MakespanSeconds == nil || a.Relocations == 0 || a.Relocator != "social" || a.SocialScore != "joining" || a.SocialGain != "sums" {
 			t.Fatalf("seed 3: outcome %s %v, allocation %+v", s.Outcome, s.OutcomeReasons, a)
 		}
 	}

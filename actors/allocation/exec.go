@@ -24,6 +24,10 @@ type Exec struct {
 	Load  float64
 	Jobs  []Running
 	at    time.Duration // the instant Remaining refers to
+	// changes counts the changes of the jobs or the owner load (a job
+	// added, removed or completed, the load set to another value): a
+	// gossiping Peer compares it with the count at its last gossip.
+	changes uint64
 }
 
 // finished is how little work left counts as none: the rounding of the
@@ -49,6 +53,7 @@ func (e *Exec) advance(now time.Duration) {
 func (e *Exec) Add(now time.Duration, r Running) {
 	e.advance(now)
 	e.Jobs = append(e.Jobs, r)
+	e.changes++
 }
 
 // Remove preempts job id at now and returns it with ℓ'_j, its remaining
@@ -58,6 +63,7 @@ func (e *Exec) Remove(now time.Duration, id uint64) (Running, bool) {
 	for k, r := range e.Jobs {
 		if r.ID == id {
 			e.Jobs = append(e.Jobs[:k], e.Jobs[k+1:]...)
+			e.changes++
 			return r, true
 		}
 	}
@@ -67,7 +73,16 @@ func (e *Exec) Remove(now time.Duration, id uint64) (Running, bool) {
 // SetLoad changes the owner load λ_m at now.
 func (e *Exec) SetLoad(now time.Duration, load float64) {
 	e.advance(now)
+	if load != e.Load {
+		e.changes++
+	}
 	e.Load = load
+}
+
+// resume makes the jobs' progress start again at now, the time since the
+// instant Remaining refers to lost: the machine was down (Peer.Restart).
+func (e *Exec) resume(now time.Duration) {
+	e.at = max(e.at, now)
 }
 
 // Next is the instant the next job completes at the current rates (rounded
@@ -102,5 +117,8 @@ func (e *Exec) Complete(now time.Duration) []Running {
 		}
 	}
 	e.Jobs = kept
+	if len(done) > 0 {
+		e.changes++
+	}
 	return done
 }

@@ -85,7 +85,38 @@ type Peer struct {
 	// completion instant among them.
 	Completed int
 	Makespan  time.Duration
+
+	// GossipRefresh is k: a machine whose owner load and jobs have not
+	// changed since its last gossip stays silent, except that it gossips
+	// at least every k-th period (Gossip); k ≤ 1 gossips every period.
+	GossipRefresh int
+	// gossiped is Exec's change count at the last gossip sent, quiet the
+	// periods skipped since; GossipSkipped counts every skipped period.
+	gossiped      uint64
+	quiet         int
+	GossipSkipped int
+
+	// A crashed machine (Crash) is down until Restart: it runs nothing
+	// and holds the jobs arriving at it and its owner-load change.
+	down     bool
+	held     []heldJob
+	heldLoad *float64
+	// Replaced counts the jobs this peer placed again because the
+	// machine it sent them to was down (Refused).
+	Replaced int
 }
+
+// heldJob is a job that arrived at a crashed machine.
+type heldJob struct {
+	j   Job
+	ops float64
+}
+
+// DefaultGossipRefresh is GossipRefresh's default: an unchanged machine
+// gossips every 6th period (every 60 s at the default 10 s period), so
+// that a neighbour acting on a lost gossip — or one that restarted with
+// an empty view (Restart) — hears the truth within 6 periods.
+const DefaultGossipRefresh = 6
 
 // NewPeer is machine index of speed s whose CAN neighbours are neighbors,
 // of speeds speeds[k]: a machine learns its neighbours'
@@ -93,7 +124,7 @@ type Peer struct {
 // run no job until they say otherwise.
 func NewPeer(index int, s Vector, neighbors []int, speeds []Vector, alloc, reloc Scheme, theta float64, maxMoves int) *Peer {
 	p := &Peer{Node: NewNode(index, s), Allocator: alloc, Relocator: reloc, Theta: theta, MaxMoves: maxMoves,
-		Neighbors: slices.Clone(neighbors)}
+		Neighbors: slices.Clone(neighbors), GossipRefresh: DefaultGossipRefresh}
 	slices.Sort(p.Neighbors)
 	for _, k := range p.Neighbors {
 		p.view = append(p.view, Machine{Speed: speeds[k]})
@@ -146,6 +177,10 @@ func (p *Peer) keep(ms []Machine, idx []int) {
 // the best of itself and its neighbours (004 §2.2's allocator over the
 // peer's view); it reports false when none can take it.
 func (p *Peer) Submit(now time.Duration, j Job, ops float64) bool {
+	if p.down {
+		p.held = append(p.held, heldJob{j, ops})
+		return true
+	}
 	ms, idx, self := p.local()
 	best := Allocate(p.Allocator, p.Social, ms, j.Comp)
 	if best < 0 {
@@ -167,6 +202,9 @@ func (p *Peer) Submit(now time.Duration, j Job, ops float64) bool {
 // Step handles a message at now: a neighbour's gossip updates the view,
 // everything else is the Node's.
 func (p *Peer) Step(now time.Duration, m Msg) {
+	if p.down {
+		return // off the bus: the host delivers nothing
+	}
 	if m.Kind == MsgGossip {
 		if k, ok := slices.BinarySearch(p.Neighbors, int(m.From)-int(MachineAddr(0))); ok && m.From >= MachineAddr(0) {
 			jobs := make([]Job, 0, len(m.List))
@@ -181,10 +219,24 @@ func (p *Peer) Step(now time.Duration, m Msg) {
 	p.settle(now)
 }
 
-// Gossip sends every neighbour this machine's owner load and jobs
-// (MsgGossip).
+// Gossip is a gossip period's instant: it sends every neighbour this
+// machine's owner load and jobs (MsgGossip) if either changed since its
+// last gossip (a job added, moved away or completed, the load set — even
+// if a later change undid it), or if it has been silent for
+// GossipRefresh − 1 periods: the refresh repeats unchanged data, so that
+// a neighbour does not act for ever on a view it got wrong. A crashed
+// machine sends nothing.
 func (p *Peer) Gossip(now time.Duration) {
+	if p.down {
+		return
+	}
 	p.Exec.advance(now)
+	if p.Exec.changes == p.gossiped && p.quiet+1 < p.GossipRefresh {
+		p.quiet++
+		p.GossipSkipped++
+		return
+	}
+	p.gossiped, p.quiet = p.Exec.changes, 0
 	list := make([]Entry, 0, len(p.Exec.Jobs))
 	for _, r := range p.Exec.Jobs {
 		list = append(list, Entry{ID: r.ID, Comp: r.Comp})
@@ -198,6 +250,10 @@ func (p *Peer) Gossip(now time.Duration) {
 // this machine (004 §2.3: out of it when the load rose, into it when it
 // fell).
 func (p *Peer) SetLoad(now time.Duration, load float64) {
+	if p.down {
+		p.heldLoad = &load
+		return
+	}
 	old := p.Exec.Load
 	p.Node.SetLoad(now, load)
 	p.settle(now)
@@ -213,6 +269,9 @@ func (p *Peer) SetLoad(now time.Duration, load float64) {
 // Tick completes the jobs done by now; each completion runs the
 // relocator into this machine (004 §2.3).
 func (p *Peer) Tick(now time.Duration) {
+	if p.down {
+		return // its jobs do not run
+	}
 	p.Node.Tick(now)
 	p.settle(now)
 }
@@ -264,4 +323,74 @@ func (p *Peer) relocate(now time.Duration, ev Event) {
 		}
 	}
 	p.keep(ms, idx)
+}
+
+// Crash takes the machine down at now (allocation.crash_at under
+// allocation.placement neighbors; not in 004, whose machines do not
+// crash): its jobs stop where they are — their states ℓ'_j are what 004
+// §2.1's preemption saves — and, until Restart, it runs nothing,
+// receives nothing (the host takes it off the bus), sends nothing, and
+// holds the jobs arriving at it and its owner-load change.
+func (p *Peer) Crash(now time.Duration) {
+	p.Exec.advance(now)
+	p.down = true
+	p.timerSet = false // the completion timer the host holds finds it down
+}
+
+// Down reports whether the machine is crashed.
+func (p *Peer) Down() bool { return p.down }
+
+// Restart brings a crashed machine back at now: its jobs run again from
+// the states they stopped in (the time down is lost to them), its view
+// of its neighbours is lost — they are idle until they gossip (within
+// GossipRefresh periods) — and it gossips at the next period (it
+// changed). Then the owner-load change and the jobs that arrived while
+// it was down are handled, in that order.
+func (p *Peer) Restart(now time.Duration) {
+	if !p.down {
+		return
+	}
+	p.down = false
+	p.Exec.resume(now)
+	p.Exec.changes++
+	for k := range p.view {
+		p.view[k] = Machine{Speed: p.view[k].Speed}
+	}
+	if l := p.heldLoad; l != nil {
+		p.heldLoad = nil
+		p.SetLoad(now, *l)
+	}
+	held := p.held
+	p.held = nil
+	for _, h := range held {
+		p.Submit(now, h.j, h.ops)
+	}
+	p.settle(now)
+}
+
+// Refused is the host telling the peer, at now, that job message m
+// (MsgAssign or MsgState) it sent could not be delivered: machine to is
+// down (a crashed machine's connection refused). The peer takes the
+// machine as unavailable (owner load 1) until it gossips again, and
+// places the job anew, with its remaining operations, on the best of
+// itself and its neighbours (004 §2.2's allocator over its view; itself
+// if none can take it).
+func (p *Peer) Refused(now time.Duration, m Msg, to uint64) {
+	if k, ok := slices.BinarySearch(p.Neighbors, int(to)-int(MachineAddr(0))); ok && to >= MachineAddr(0) {
+		p.view[k] = Machine{Speed: p.view[k].Speed, Load: 1}
+	}
+	p.Replaced++
+	j := Job{ID: m.Job, Comp: m.Comp}
+	ms, idx, self := p.local()
+	best := Allocate(p.Allocator, p.Social, ms, j.Comp)
+	assign := Msg{Kind: MsgAssign, Job: j.ID, Comp: j.Comp, Remaining: m.Remaining, At: now}
+	if best < 0 || best == self {
+		p.Node.Step(now, assign)
+	} else {
+		ms[best].Jobs = append(ms[best].Jobs, j)
+		p.keep(ms, idx)
+		assign.Kind = m.Kind
+		p.send(MachineAddr(idx[best]), assign)
+	}
+	p.settle(now)
 }

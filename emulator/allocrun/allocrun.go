@@ -38,7 +38,8 @@ type Config struct {
 	// CrashAt, if positive, crashes the allocator at that instant: it is
 	// off the bus for DownFor, loses its view and rebuilds it from the
 	// machines when it restarts; jobs arriving meanwhile wait at their
-	// source.
+	// source. Under Neighbors there is no allocator: the machine holding
+	// the most jobs at CrashAt crashes instead (crashMachine).
 	CrashAt, DownFor time.Duration
 	// Relocated and Completed, if set, are told of every relocation the
 	// allocator orders and every job's completion instant, in the
@@ -62,6 +63,16 @@ type Config struct {
 	// SocialGain is the SOCIAL relocator's normalization
 	// (allocation.social_gain).
 	SocialGain alloc.SocialGain
+	// GossipRefresh is, under Neighbors, k of alloc.Peer.GossipRefresh:
+	// an unchanged machine gossips every k-th period (0:
+	// alloc.DefaultGossipRefresh; 1: every period).
+	GossipRefresh int
+	// padSkipped (tests) makes the deterministic driver draw, for every
+	// gossip message a silent machine did not send, the random tie-break
+	// a sent one would have drawn (an empty event in its place), so that
+	// a run with and one without the silence see the same event order:
+	// what differs between them is then what the gossip said.
+	padSkipped bool
 }
 
 // Host is where the endpoints live: a bus, and a way to run a function at
@@ -93,11 +104,22 @@ type Result struct {
 	SpikeShare           float64
 	Messages             uint64
 	DecodeErrors         int
-	// Crashed is true when the allocator crashed and restarted;
-	// Unroutable counts the messages that found no endpoint (sent to the
-	// allocator while it was down).
+	// Crashed is true when the allocator (under Neighbors: a machine)
+	// crashed and restarted; Unroutable counts the messages that found no
+	// endpoint (sent to the allocator, or the machine, while it was
+	// down).
 	Crashed    bool
 	Unroutable uint64
+	// Under Neighbors: CrashMachine is the machine that crashed (−1:
+	// none), CrashJobs the jobs it held, stopped while it was down;
+	// Replaced counts the jobs whose sender placed them again because
+	// the machine was down (alloc.Peer.Refused), JobsLost the jobs sent
+	// to it that reached it no more (on their way when it crashed): they
+	// never complete.
+	CrashMachine, CrashJobs, Replaced, JobsLost int
+	// GossipSkipped counts the gossip periods a machine stayed silent,
+	// its load and jobs unchanged (alloc.Peer.Gossip).
+	GossipSkipped int
 	// Series is the jobs on each machine at every Sample instant (004
 	// Fig 2): Series[k][i] for machine i at (k+1)·Sample.
 	Series [][]int
@@ -138,8 +160,26 @@ type run struct {
 	// Under allocation.placement neighbors (neighbors.go): the peers,
 	// and the completions and relocations of each already accounted for
 	// (its own context).
-	peers       []*alloc.Peer
-	seen, moves []int
+	peers           []*alloc.Peer
+	seen, moves, pl []int
+	// handlers are the machines' bus handlers (a restarted machine
+	// registers again); placed counts the jobs placed, lost the jobs
+	// lost with a crashed machine, closeDone closes done once.
+	handlers  []bus.Handler
+	placed    atomic.Int64
+	lost      atomic.Int64
+	closeDone sync.Once
+	// The crash under Neighbors (crash.go): the address of the machine
+	// down (0: none), the job messages on their way to a machine (job →
+	// address; only when a crash is configured), and what the crash did.
+	downAddr atomic.Uint64
+	mu       sync.Mutex
+	inflight map[uint64]uint64
+	crash    machineCrash
+	// The first owner-load rise under Neighbors (the spike share): the
+	// jobs on that machine and the jobs placed and not completed then.
+	rose                  atomic.Bool
+	riseMachine, riseGrid int
 }
 
 // Rand is the job-set stream of a run seed.
@@ -287,6 +327,9 @@ func (r *run) result(series [][]int) Result {
 		res.ByKind[k] = KindCount{Count: r.sent[k].n.Load(), Bytes: r.sent[k].b.Load()}
 	}
 	res.Bus = r.h.Stats()
+	if r.a != nil {
+		res.CrashMachine = -1
+	}
 	if q, ok := r.h.(interface{ InFlight() uint64 }); ok {
 		res.InFlight = q.InFlight()
 	}
@@ -329,7 +372,7 @@ func (r *run) sample(series *[][]int, mu *sync.Mutex) {
 				mu.Lock()
 				(*series)[k][i] = len(n.Exec.Jobs)
 				mu.Unlock()
-				if i == 0 && int(r.completed.Load()) < len(r.cfg.Jobs) {
+				if i == 0 && !r.over() {
 					at(k + 1)
 				}
 			})
@@ -338,12 +381,21 @@ func (r *run) sample(series *[][]int, mu *sync.Mutex) {
 	at(0)
 }
 
+// over reports whether every job has completed or was lost (under
+// Neighbors, with a crashed machine).
+func (r *run) over() bool {
+	return int(r.completed.Load()+r.lost.Load()) >= len(r.cfg.Jobs)
+}
+
 // ErrIncomplete is returned (with the result) when the limit came before
 // every job completed.
 var ErrIncomplete = errors.New("allocation: not every job completed by the limit")
 
 // checkDone reports the incomplete run.
 func (r *run) checkDone(res Result) (Result, error) {
+	if res.JobsLost > 0 {
+		return res, fmt.Errorf("%w: %d of %d, %d lost with machine %d's crash", ErrIncomplete, res.Completed, res.Jobs, res.JobsLost, res.CrashMachine)
+	}
 	if res.Completed < res.Jobs {
 		return res, fmt.Errorf("%w: %d of %d", ErrIncomplete, res.Completed, res.Jobs)
 	}

@@ -65,12 +65,20 @@ func startNeighbors(cfg Config, h Host) (*run, error) {
 		return nil, err
 	}
 	r := &run{cfg: cfg, h: h, done: make(chan struct{})}
-	r.seen, r.moves = make([]int, len(cfg.Speeds)), make([]int, len(cfg.Speeds))
+	r.seen, r.moves, r.pl = make([]int, len(cfg.Speeds)), make([]int, len(cfg.Speeds)), make([]int, len(cfg.Speeds))
+	if cfg.CrashAt > 0 {
+		r.inflight = map[uint64]uint64{}
+	}
 	for i, s := range cfg.Speeds {
 		p := alloc.NewPeer(i, s, nbs[i], cfg.Speeds, cfg.Allocator, cfg.Relocator, cfg.Theta, cfg.MaxMoves)
 		p.Social, p.SocialGain = cfg.Social, cfg.SocialGain
+		if cfg.GossipRefresh > 0 {
+			p.GossipRefresh = cfg.GossipRefresh
+		}
 		r.peers, r.nodes = append(r.peers, p), append(r.nodes, p.Node)
-		if err := h.Register(bus.Address(alloc.MachineAddr(i)), func(_ bus.Address, data []byte) { r.onPeer(p, data) }); err != nil {
+		hd := func(_ bus.Address, data []byte) { r.onPeer(p, data) }
+		r.handlers = append(r.handlers, hd)
+		if err := h.Register(bus.Address(alloc.MachineAddr(i)), hd); err != nil {
 			return nil, err
 		}
 	}
@@ -105,7 +113,16 @@ func startNeighbors(cfg Config, h Host) (*run, error) {
 			return nil, fmt.Errorf("owner-load spike on machine %d of a grid of %d", sp.Machine, len(r.peers))
 		}
 		p := r.peers[sp.Machine]
-		h.At(bus.Address(alloc.MachineAddr(sp.Machine)), sp.At, func() { p.SetLoad(h.Now(), sp.Load); r.flushPeer(p) })
+		h.At(bus.Address(alloc.MachineAddr(sp.Machine)), sp.At, func() {
+			if sp.Load > p.Exec.Load && !p.Down() && r.rose.CompareAndSwap(false, true) {
+				r.riseMachine, r.riseGrid = len(p.Exec.Jobs), int(r.placed.Load()-r.completed.Load())
+			}
+			p.SetLoad(h.Now(), sp.Load)
+			r.flushPeer(p)
+		})
+	}
+	if cfg.CrashAt > 0 {
+		r.crashMachine()
 	}
 	period := cfg.GossipPeriod
 	if period <= 0 {
@@ -115,14 +132,20 @@ func startNeighbors(cfg Config, h Host) (*run, error) {
 		addr := bus.Address(alloc.MachineAddr(p.Index))
 		var gossip func(t time.Duration)
 		gossip = func(t time.Duration) {
-			if t > cfg.Limit || int(r.completed.Load()) >= len(cfg.Jobs) {
+			if t > cfg.Limit || r.over() {
 				return
 			}
 			h.At(addr, t, func() {
-				if int(r.completed.Load()) >= len(cfg.Jobs) {
+				if r.over() {
 					return
 				}
+				skipped := p.GossipSkipped
 				p.Gossip(h.Now())
+				if cfg.padSkipped && p.GossipSkipped > skipped {
+					for range p.Neighbors {
+						h.At(addr, h.Now()+SimLatency, func() {})
+					}
+				}
 				r.flushPeer(p)
 				gossip(t + period)
 			})
@@ -138,20 +161,56 @@ func (r *run) onPeer(p *alloc.Peer, data []byte) {
 		r.decodeEr.Add(1)
 		return
 	}
+	if p.Down() {
+		// Handed to the mailbox before the crash (the emulator driver):
+		// lost with it — a job among them is counted at the restart.
+		return
+	}
+	if r.inflight != nil && carriesJob(m.Kind) {
+		r.mu.Lock()
+		delete(r.inflight, m.Job)
+		r.mu.Unlock()
+	}
 	p.Step(r.h.Now(), m)
 	r.flushPeer(p)
 }
 
+// carriesJob reports whether a message of kind k carries a job.
+func carriesJob(k alloc.Kind) bool { return k == alloc.MsgAssign || k == alloc.MsgState }
+
 // flushPeer sends a peer's messages, sets its completion timer, and
-// accounts for the relocations it ordered and the jobs it completed
-// (the run's end), in the peer's context.
+// accounts for the jobs it placed, the relocations it ordered and the
+// jobs it completed (the run's end), in the peer's context. A job sent
+// to the crashed machine while it is down is refused — the peer places
+// it again (alloc.Peer.Refused), as a sender whose connection to a
+// crashed machine is refused would.
 func (r *run) flushPeer(p *alloc.Peer) {
-	out, at, ok := p.Ready()
-	for _, o := range out {
-		r.publish(o)
+	for {
+		out, at, ok := p.Ready()
+		refused := false
+		for _, o := range out {
+			if d := r.downAddr.Load(); d != 0 && o.To == d && carriesJob(o.Msg.Kind) {
+				p.Refused(r.h.Now(), o.Msg, o.To)
+				refused = true
+				continue
+			}
+			if r.inflight != nil && carriesJob(o.Msg.Kind) {
+				r.mu.Lock()
+				r.inflight[o.Msg.Job] = o.To
+				r.mu.Unlock()
+			}
+			r.publish(o)
+		}
+		if ok {
+			r.h.At(bus.Address(alloc.MachineAddr(p.Index)), at, func() { p.Tick(r.h.Now()); r.flushPeer(p) })
+		}
+		if !refused {
+			break
+		}
 	}
-	if ok {
-		r.h.At(bus.Address(alloc.MachineAddr(p.Index)), at, func() { p.Tick(r.h.Now()); r.flushPeer(p) })
+	if n := p.Placed - r.pl[p.Index]; n > 0 {
+		r.pl[p.Index] = p.Placed
+		r.placed.Add(int64(n))
 	}
 	if n := p.Relocations - r.moves[p.Index]; n > 0 {
 		r.moves[p.Index] = p.Relocations
@@ -166,9 +225,15 @@ func (r *run) flushPeer(p *alloc.Peer) {
 				f(p.Makespan)
 			}
 		}
-		if int(r.completed.Add(int64(n))) == len(r.cfg.Jobs) {
-			close(r.done) // once: the count reaches the total once
-		}
+		r.completed.Add(int64(n))
+		r.checkOver()
+	}
+}
+
+// checkOver closes done once every job has completed or was lost.
+func (r *run) checkOver() {
+	if r.over() {
+		r.closeDone.Do(func() { close(r.done) })
 	}
 }
 
@@ -176,9 +241,18 @@ func (r *run) flushPeer(p *alloc.Peer) {
 // peers' counts added up.
 func (r *run) neighborsResult(series [][]int) Result {
 	res := Result{Jobs: len(r.cfg.Jobs), DecodeErrors: int(r.decodeEr.Load()), Messages: r.h.Stats().Published,
-		Series: series, Unroutable: r.h.Stats().Unroutable, SpikeShare: -1}
+		Series: series, Unroutable: r.h.Stats().Unroutable, SpikeShare: -1, CrashMachine: -1}
+	if r.rose.Load() && r.riseGrid > 0 {
+		res.SpikeShare, res.SpikeJobs = float64(r.riseMachine)/float64(r.riseGrid), r.riseMachine
+	}
+	if c := r.crash; c.happened {
+		res.Crashed, res.CrashMachine, res.CrashJobs = true, c.machine, c.jobs
+	}
+	res.JobsLost = int(r.lost.Load())
 	var links int
 	for _, p := range r.peers {
+		res.Replaced += p.Replaced
+		res.GossipSkipped += p.GossipSkipped
 		res.Submitted += p.Placed
 		res.Completed += p.Completed
 		res.Makespan = max(res.Makespan, p.Makespan.Seconds())

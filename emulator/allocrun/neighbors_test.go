@@ -2,8 +2,10 @@ package allocrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +62,12 @@ func TestNeighborsDeterministic(t *testing.T) {
 			}
 			if (tc.rl == alloc.None) != (first.Relocations == 0) || first.Migrated > first.Relocations || len(first.Series) == 0 || first.Makespan <= 0 {
 				t.Fatalf("seed 7: %d relocations, %d migrated, makespan %v, %d samples", first.Relocations, first.Migrated, first.Makespan, len(first.Series))
+			}
+			// The spike share: the jobs on the machine whose owner load
+			// rose first over the jobs placed and not completed then.
+			t.Logf("spike share %.3f (%d jobs)", first.SpikeShare, first.SpikeJobs)
+			if spiked := tc.spikes != alloc.SpikesNone; spiked != (first.SpikeShare >= 0) || first.SpikeShare > 1 || (spiked && tc.set == 1 && first.SpikeJobs == 0) {
+				t.Fatalf("seed 7: spike share %v (%d jobs) under spikes %s", first.SpikeShare, first.SpikeJobs, tc.spikes)
 			}
 		})
 	}
@@ -144,6 +152,16 @@ func TestNeighborsTable(t *testing.T) {
 	if os.Getenv("GRIDBED_ALLOCDEC_TABLE") == "" {
 		t.Skip("set GRIDBED_ALLOCDEC_TABLE=1 to measure the table")
 	}
+	// GRIDBED_ALLOCDEC_DUMP=file also writes every run's figures, one
+	// line a pair of runs, to compare two versions run by run.
+	var dump *os.File
+	if path := os.Getenv("GRIDBED_ALLOCDEC_DUMP"); path != "" {
+		var err error
+		if dump, err = os.Create(path); err != nil {
+			t.Fatal(err)
+		}
+		defer dump.Close()
+	}
 	row := func(b *strings.Builder, s, rl alloc.Scheme, gossip time.Duration) {
 		var ratios []float64
 		var slower int
@@ -156,9 +174,17 @@ func TestNeighborsTable(t *testing.T) {
 				}
 				ncfg := neighborsCfg(alloc.GridAeolus, 2, order, s, rl, alloc.SpikesNone, seed)
 				ncfg.GossipPeriod = gossip
+				ncfg.padSkipped = os.Getenv("GRIDBED_ALLOCDEC_PAD") != ""
+				if os.Getenv("GRIDBED_ALLOCDEC_EVERY") != "" {
+					ncfg.GossipRefresh = 1
+				}
 				n, err := RunSim(context.Background(), ncfg, seed)
 				if err != nil {
 					t.Fatalf("%v/%v order %d seed %d: %v", s, rl, order, seed, err)
+				}
+				if dump != nil {
+					fmt.Fprintf(dump, "%v %v %v order %d seed %d: central %.3f s %d messages; neighbors %.3f s %d messages %d gossip\n",
+						s, rl, gossip, order, seed, c.Makespan, c.Messages, n.Makespan, n.Messages, n.ByKind[alloc.MsgGossip].Count)
 				}
 				r := n.Makespan / c.Makespan
 				ratios = append(ratios, r)
@@ -226,5 +252,79 @@ func TestNeighborsLive(t *testing.T) {
 	}
 	if r := live.Makespan / sim.Makespan; r < 0.8 || r > 1.25 {
 		t.Errorf("seed 1: live makespan %.0f s, deterministic driver's %.0f s", live.Makespan, sim.Makespan)
+	}
+}
+
+// TestNeighborsGossipOnChange: a machine gossips only when its load or
+// jobs changed since its last gossip, and every alloc.DefaultGossipRefresh
+// periods regardless: fewer gossip messages than at every period
+// (GossipRefresh 1), every job still completes — and with the silent
+// periods' random tie-breaks drawn anyway (padSkipped) the run is the
+// one that gossips at every period, message for message but the gossip:
+// the silence left out only repeats of what the neighbours knew. (A 7 s
+// period: no gossip instant falls on one of job set 2's bursts, where a
+// repeat sent in the burst's instant would have overwritten the
+// placements a neighbour had just counted into its view.)
+func TestNeighborsGossipOnChange(t *testing.T) {
+	cfg := neighborsCfg(alloc.GridAeolus, 2, 3, alloc.Greedy, alloc.Greedy, alloc.SpikesNone, 7)
+	cfg.GossipPeriod = 7 * time.Second
+	var runs [3]Result
+	for i, c := range []struct {
+		refresh int
+		pad     bool
+	}{{0, false}, {0, true}, {1, false}} {
+		cfg.GossipRefresh, cfg.padSkipped = c.refresh, c.pad
+		var err error
+		if runs[i], err = RunSim(context.Background(), cfg, 7); err != nil {
+			t.Fatalf("seed 7, refresh %d, padded %v: %v", c.refresh, c.pad, err)
+		}
+	}
+	quiet, padded, every := runs[0], runs[1], runs[2]
+	g, ge := quiet.ByKind[alloc.MsgGossip].Count, every.ByKind[alloc.MsgGossip].Count
+	t.Logf("gossip on change: %d gossip messages (%d silent periods), makespan %.1f s (padded %.1f s); every period: %d, makespan %.1f s",
+		g, quiet.GossipSkipped, quiet.Makespan, padded.Makespan, ge, every.Makespan)
+	if quiet.Completed != quiet.Jobs || g == 0 || g >= ge || quiet.GossipSkipped == 0 || every.GossipSkipped != 0 {
+		t.Fatalf("seed 7: %d of %d completed; %d gossip messages on change (%d silent periods), %d at every period (%d silent)",
+			quiet.Completed, quiet.Jobs, g, quiet.GossipSkipped, ge, every.GossipSkipped)
+	}
+	padded.ByKind[alloc.MsgGossip], every.ByKind[alloc.MsgGossip] = KindCount{}, KindCount{}
+	if padded.Makespan != every.Makespan || padded.Relocations != every.Relocations || padded.Migrated != every.Migrated || padded.ByKind != every.ByKind {
+		t.Fatalf("seed 7: padded silence %+v\nevery period %+v", padded, every)
+	}
+}
+
+// TestNeighborsMachineCrash: allocation.crash_at under neighbors crashes
+// the machine holding the most jobs; the jobs sent to it while it is down
+// are placed elsewhere, and every job either completes or is counted
+// lost (on its way to it when it crashed) — none disappears unsaid. A
+// crash at 30 s for 40 s spans the 50 s burst.
+func TestNeighborsMachineCrash(t *testing.T) {
+	for _, tc := range []struct {
+		at   time.Duration
+		lost bool
+	}{
+		{30 * time.Second, false},
+		{25 * time.Second, true}, // the instant of a burst: jobs on their way
+	} {
+		cfg := neighborsCfg(alloc.GridAeolus, 2, 3, alloc.Greedy, alloc.Greedy, alloc.SpikesNone, 7)
+		cfg.CrashAt, cfg.DownFor = tc.at, 40*time.Second
+		var runs [2]Result
+		for i := range runs {
+			var err error
+			runs[i], err = RunSim(context.Background(), cfg, 7)
+			if (err != nil) != tc.lost || (err != nil && !errors.Is(err, ErrIncomplete)) {
+				t.Fatalf("seed 7, crash at %v: %v", tc.at, err)
+			}
+		}
+		if !reflect.DeepEqual(runs[0], runs[1]) {
+			t.Fatalf("seed 7, crash at %v: two runs differ:\n%+v\n%+v", tc.at, runs[0], runs[1])
+		}
+		res := runs[0]
+		t.Logf("crash at %v: machine %d (%d jobs) down 40 s: %d jobs placed again, %d lost, %d messages lost; %d of %d completed, makespan %.0f s",
+			tc.at, res.CrashMachine, res.CrashJobs, res.Replaced, res.JobsLost, res.Unroutable, res.Completed, res.Jobs, res.Makespan)
+		if !res.Crashed || res.CrashMachine < 0 || res.CrashJobs == 0 || res.Unroutable == 0 ||
+			res.Completed+res.JobsLost != res.Jobs || (res.JobsLost > 0) != tc.lost || (tc.lost && res.Replaced == 0) {
+			t.Fatalf("seed 7, crash at %v: %+v", tc.at, res)
+		}
 	}
 }
