@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +48,7 @@ type sweepFlags struct {
 	withReport  bool
 	seeds       int
 	seed        uint64
+	workers     int
 }
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -86,6 +88,7 @@ had one.
 	fs.StringVar(&f.columns, "columns", "", "summary.json `PATHS` to tabulate, comma separated (default: the overlay's figures, or the jobs' when the scenario has a workload)")
 	fs.IntVar(&f.seeds, "seeds", 1, "`N` replicates per grid point: seeds S, S+1, …, S+N-1")
 	fs.Uint64Var(&f.seed, "seed", 0, "the first seed `S` (default: the scenario's seed)")
+	fs.IntVar(&f.workers, "workers", 0, "split every run over `N` local worker processes (emulator driver; docs/WORKERS.md); 0: one process")
 	return c
 }
 
@@ -107,6 +110,10 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 	}
 	if setsKey(f.sets, "seed") && f.seed != 0 {
 		fmt.Fprintln(stderr, "gridbed sweep: --set seed=… and --seed both give the first seed — write one of them")
+		return 2
+	}
+	if f.workers < 0 || f.workers > 0 && f.driver != emulator.DriverLive {
+		fmt.Fprintf(stderr, "gridbed sweep: --workers %d: write N ≥ 1 local worker processes for the emulator driver (drop --driver sim), or 0 for one process\n", f.workers)
 		return 2
 	}
 	noteBuiltin(pos[0], stderr)
@@ -213,7 +220,13 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stderr, "[%d/%d] %s\n", run, total, label)
 			m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
-			res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m})
+			// Each run has worker processes of its own: they leave when
+			// its coordinator closes them.
+			wopt, lw := workersOption(ctx, workerFlags{local: f.workers}, "warn", nil, stderr)
+			res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Workers: wopt})
+			if lw != nil {
+				lw.wait(10 * time.Second)
+			}
 			if err != nil {
 				od.Discard()
 				fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", label, err)

@@ -163,3 +163,51 @@ func TestSweepAllocationColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepOnWorkers: gridbed sweep --workers 2 splits every run of the
+// grid over two worker processes of its own (this test binary, started
+// as `worker`): each point's summary.json has the workers_alive check a
+// split run has, with both workers to the end, and its overlay formed;
+// --workers with --driver sim is refused before anything runs.
+func TestSweepOnWorkers(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := gridbed(t, "sweep", "../../examples/quickstart.yaml", "--workers", "2", "--out", dir, "--report=false",
+		"--set", "peers.count=40", "--set", "duration=3m", "--set", "peers.join_window=30s", "--set", "time_scale=30",
+		"--vary", "overlay.heartbeat.mode=vanilla,compact")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for i, mode := range []string{"vanilla", "compact"} {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%02d-overlay.heartbeat.mode=%s", i+1, mode), "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Outcome    string `json:"outcome"`
+			Peers      struct{ Final int }
+			Invariants struct {
+				Checks []struct {
+					Name   string `json:"name"`
+					OK     bool   `json:"ok"`
+					Detail string `json:"detail"`
+				} `json:"checks"`
+			} `json:"invariants"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		split := false
+		for _, c := range s.Invariants.Checks {
+			if c.Name == "workers_alive" {
+				split = c.OK && strings.Contains(c.Detail, "all 2 workers")
+			}
+		}
+		if !split || s.Peers.Final != 40 || s.Outcome == "failed" {
+			t.Errorf("%s: outcome %s, %d of 40 peers, checks %+v: want a run split over 2 workers, every peer a member", mode, s.Outcome, s.Peers.Final, s.Invariants.Checks)
+		}
+	}
+	code, _, stderr = gridbed(t, "sweep", "../../examples/quickstart.yaml", "--workers", "2", "--driver", "sim", "--out", t.TempDir()+"/sim", "--vary", "overlay.heartbeat.mode=vanilla,compact")
+	if code != 2 || !strings.Contains(stderr, "drop --driver sim") {
+		t.Errorf("--workers with --driver sim: exit %d, %s", code, stderr)
+	}
+}
