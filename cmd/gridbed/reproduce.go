@@ -23,7 +23,7 @@ import (
 // reproduceFlags are gridbed reproduce's flags.
 type reproduceFlags struct {
 	list, smoke, strict, withReport bool
-	judgeDir, out                   string
+	judgeDir, out, driver           string
 	seeds, parallel                 int
 	seed                            uint64
 	scale                           float64
@@ -36,7 +36,9 @@ func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "reproduce NAME|all|FILE",
 		Short: "run a published experiment of examples/papers/ and judge the paper's findings",
 		Long: `Runs a published experiment of examples/papers/ (embedded: works from any
-directory) on the deterministic driver, replicated over seeds, and judges
+directory) on the deterministic driver (--driver emulator: actors over
+NATS at each run's time scale, one run at a time unless --parallel says
+otherwise), replicated over seeds, and judges
 each of the paper's findings against gridbed's numbers: reproduced (the
 ordering holds and the magnitude is within tolerance — 30% unless the
 experiment says otherwise — of the paper's value, judged on the 95%
@@ -49,6 +51,7 @@ runs/. docs/FIDELITY.md.
 		Example: `  gridbed reproduce --list
   gridbed reproduce 003-fig6 --seeds 3
   gridbed reproduce all --scale 0.1 --seeds 1
+  gridbed reproduce 004-fig2 --driver emulator --seeds 1
   gridbed reproduce --judge results/reproduce-003-fig6`,
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -68,7 +71,9 @@ runs/. docs/FIDELITY.md.
 	fs.Float64Var(&f.scale, "scale", 1, "shrink the experiment: each scaled key (peers, jobs, and inter-arrival times to keep the load) × F^exponent (1: the experiment's size)")
 	fs.BoolVar(&f.smoke, "smoke", false, "each experiment's reduced version (its smoke scale, one seed): seconds, for a quick look; --scale/--seeds still win")
 	addSetFlag(fs, &f.sets, "`key=value`: override a scenario key in every run (not a vary key); repeatable — how the explaining experiments change one thing at a time")
-	fs.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "runs at once (default: the number of CPUs)")
+	fs.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "runs at once (default: the number of CPUs; 1 with --driver emulator, whose runs keep wall time)")
+	addChoiceFlag(c, &f.driver, "driver", emulator.DriverSim, []string{emulator.DriverSim, emulator.DriverLive},
+		"sim: deterministic, virtual time; emulator: actors over embedded NATS at each run's time scale")
 	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/reproduce-NAME)")
 	fs.BoolVar(&f.strict, "strict", false, "exit 3 when a finding is not reproduced")
 	fs.BoolVar(&f.withReport, "report", true, "write the figures and report.html (--report=false skips them)")
@@ -160,12 +165,16 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 			return 2
 		}
 		for _, r := range runs {
-			if err := emulator.Admit(r.Scenario, emulator.DriverSim, memoryLimit()); err != nil {
+			if err := emulator.Admit(r.Scenario, f.driver, memoryLimit()); err != nil {
 				fmt.Fprintf(stderr, "gridbed reproduce: %s %s: %v\n", x.name, r.Name(x.sc.Experiment.Vary), err)
 				return 2
 			}
 		}
-		cfgs[i] = reproduce.Config{Options: opts, Parallel: f.parallel}
+		parallel := f.parallel
+		if f.driver == emulator.DriverLive && !flagGiven(fs, "parallel") {
+			parallel = 1 // runs in wall time would share the machine's cores and fall behind together
+		}
+		cfgs[i] = reproduce.Config{Options: opts, Parallel: parallel, Driver: f.driver}
 	}
 	dir := f.out
 	if dir == "" {

@@ -229,3 +229,44 @@ experiment:
 		t.Errorf("run on an experiment file: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestReproduceOnEmulator: gridbed reproduce --driver emulator runs the
+// experiment's runs as actors over NATS (004-fig2's three allocators on
+// the synthetic grid, at ×30000: seconds each): reproduce.json and
+// reproduce.md name the emulator driver, every planned run ran, every
+// finding was judged, and the smoke's finding holds as on the
+// deterministic driver.
+func TestReproduceOnEmulator(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fig2")
+	args := []string{"reproduce", "004-fig2", "--driver", "emulator", "--seeds", "1", "--set", "time_scale=30000", "--out", out, "--report=false"}
+	code, stdout, stderr := gridbed(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "reproduce.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep reproduce.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := papers.Load("004-fig2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Driver != "emulator" || rep.RunsPlanned != 3 || len(rep.Runs) != 3 || len(rep.Findings) != len(sc.Experiment.Findings) {
+		t.Errorf("driver %q, %d of %d runs, %d findings judged: %+v", rep.Driver, len(rep.Runs), rep.RunsPlanned, len(rep.Findings), rep.Outcomes)
+	}
+	for _, f := range rep.Findings {
+		if f.Measured == nil {
+			t.Errorf("finding %s not measured: %s", f.ID, f.Why)
+		}
+	}
+	checkSmokeFindings(t, rep, sc.Experiment)
+	md, err := os.ReadFile(filepath.Join(out, "reproduce.md"))
+	if err != nil || !strings.Contains(string(md), "on the emulator driver") {
+		t.Errorf("reproduce.md does not name the emulator driver (%v):\n%.300s", err, md)
+	}
+	t.Logf("outcomes %v; %s", rep.Outcomes, strings.TrimSpace(stdout))
+}

@@ -16,8 +16,11 @@ func (r *Report) Markdown() string {
 	if r.Title != "" {
 		fmt.Fprintf(&b, "%s.\n\n", r.Title)
 	}
-	fmt.Fprintf(&b, "Scenario `%s` on the deterministic driver; %s; scale %s; %d of %d runs (%s); %.1f s wall.\n\n",
-		r.File, seedText(r.Seeds), fmtG(r.Scale), len(r.Runs), r.RunsPlanned, r.outcomeText(), r.WallSeconds)
+	fmt.Fprintf(&b, "Scenario `%s` on %s; %s; scale %s; %d of %d runs (%s); %.1f s wall.\n\n",
+		r.File, r.driverText(), seedText(r.Seeds), fmtG(r.Scale), len(r.Runs), r.RunsPlanned, r.outcomeText(), r.WallSeconds)
+	if n := r.Outcomes["overloaded"]; n > 0 {
+		fmt.Fprintf(&b, "**%d runs did not keep up with their time scale**: their figures are distorted by the machine, and the findings are judged with them. Run again with `--set time_scale=…` lower (each run's summary.json suggests one).\n\n", n)
+	}
 	if len(r.Set) > 0 {
 		fmt.Fprintf(&b, "**A variant**: every run had `--set %s`.\n\n", strings.Join(r.Set, " --set "))
 	}
@@ -207,4 +210,12 @@ func (r *Report) MetricPaths() []string {
 		}
 	}
 	return out
+}
+
+// driverText names the driver the runs ran on.
+func (r *Report) driverText() string {
+	if r.Driver == "emulator" {
+		return "the emulator driver (actors over NATS at each run's time scale)"
+	}
+	return "the deterministic driver"
 }

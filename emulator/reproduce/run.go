@@ -25,6 +25,10 @@ type Report struct {
 	Title      string   `json:"title,omitempty"`
 	Seeds      []uint64 `json:"seeds"`
 	Scale      float64  `json:"scale"`
+	// Driver is the driver every run ran on: sim (the default: virtual
+	// time, one goroutine a run) or emulator (actors over NATS at each
+	// run's time scale).
+	Driver string `json:"driver"`
 	// Set are the overrides every run had (--set): a variant of the
 	// experiment, not the experiment itself.
 	Set []string `json:"set,omitempty"`
@@ -51,6 +55,9 @@ type Config struct {
 	// Parallel runs this many runs at once (each is one goroutine of the
 	// deterministic driver); at least 1.
 	Parallel int
+	// Driver runs every run: emulator.DriverSim ("" too) or
+	// emulator.DriverLive.
+	Driver string
 	// Dir receives each run's results under runs/<run name>/; "" writes
 	// none.
 	Dir string
@@ -58,19 +65,22 @@ type Config struct {
 	Progress func(i, n int, r Run)
 }
 
-// Execute plans base's experiment, runs every run on the deterministic
-// driver and judges the findings. A cancelled ctx stops it: the runs under
+// Execute plans base's experiment, runs every run on cfg.Driver (the
+// deterministic driver unless it says otherwise) and judges the findings. A cancelled ctx stops it: the runs under
 // way end as interrupted, no new one starts, and the report judges what
 // was measured (Interrupted set).
 func Execute(ctx context.Context, name string, base scenario.Scenario, cfg Config) (*Report, error) {
 	start := time.Now()
+	if cfg.Driver == "" {
+		cfg.Driver = emulator.DriverSim
+	}
 	runs, err := Plan(base, cfg.Options)
 	if err != nil {
 		return nil, err
 	}
 	e := base.Experiment
 	rep := &Report{Experiment: name, File: base.Source, Paper: e.Paper, Section: e.Section, Figure: e.Figure, Title: e.Title,
-		Scale: cfg.Scale, Set: cfg.Set, Axes: e.Vary, Metrics: e.Metrics(), RunsPlanned: len(runs), Outcomes: map[string]int{}}
+		Scale: cfg.Scale, Driver: cfg.Driver, Set: cfg.Set, Axes: e.Vary, Metrics: e.Metrics(), RunsPlanned: len(runs), Outcomes: map[string]int{}}
 	for k := 0; k < cfg.Seeds; k++ {
 		rep.Seeds = append(rep.Seeds, cfg.Seed+uint64(k))
 	}
@@ -84,7 +94,7 @@ func Execute(ctx context.Context, name string, base scenario.Scenario, cfg Confi
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i], errs[i] = runOne(ctx, e, runs[i], metricsUsed, cfg.Dir)
+				results[i], errs[i] = runOne(ctx, e, runs[i], metricsUsed, cfg.Dir, cfg.Driver)
 			}
 		}()
 	}
@@ -123,11 +133,12 @@ func Execute(ctx context.Context, name string, base scenario.Scenario, cfg Confi
 	return rep, nil
 }
 
-// runOne runs r and reads the findings' metrics from its summary.
-func runOne(ctx context.Context, e *scenario.Experiment, r Run, metricsUsed []string, dir string) (*Measurement, error) {
+// runOne runs r on driver and reads the findings' metrics from its
+// summary.
+func runOne(ctx context.Context, e *scenario.Experiment, r Run, metricsUsed []string, dir, driver string) (*Measurement, error) {
 	sc := r.Scenario
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverSim, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population, Scenario: sc.Name, Seed: sc.Seed})
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverSim, Metrics: m})
+	m := metrics.NewRun(metrics.RunInfo{Driver: driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population, Scenario: sc.Name, Seed: sc.Seed})
+	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: driver, Metrics: m})
 	if err != nil {
 		return nil, err
 	}
