@@ -3,12 +3,13 @@ package emulator
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/gridbed/gridbed/emulator/cputime"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -47,12 +48,15 @@ type LiveSummary struct {
 	// CPUSeconds is the process's CPU time (user + system) from the start
 	// of emulated time to the end of the run; CPUPerEmulatedSecond that
 	// divided by the emulated seconds; Cores the CPUs the process may use.
+	// In a run split over workers these are the coordinator process's
+	// only: every process's figures are in the summary's workers block.
 	CPUSeconds           float64 `json:"cpu_seconds"`
 	CPUPerEmulatedSecond float64 `json:"cpu_per_emulated_second"`
 	Cores                int     `json:"cores"`
 	// SuggestedTimeScale estimates the largest time scale that would have
 	// kept up (see suggestTimeScale); when the run kept up it may exceed
-	// the requested one (headroom).
+	// the requested one (headroom). In a split run its CPU bound is the
+	// busiest machine's (workers.hosts), not the coordinator's.
 	SuggestedTimeScale float64 `json:"suggested_time_scale"`
 	// Overload is the scenario's emulator.overload policy (abort or warn).
 	// BehindAtSeconds is the emulated time at which the overload guard
@@ -89,7 +93,11 @@ type SimSummary struct {
 // The lag judged is the p99 — or, over fewer than minLagTimers timers,
 // where a p99 is a single timer (one hiccup while the peers spawn), the
 // median (LagJudged says which).
-func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float64, timers uint64, cpu time.Duration, emulated float64, drops uint64) *LiveSummary {
+//
+// In a run split over workers, hosts are its machines (hostCosts; nil
+// for one process): the CPU bound of the suggested time scale is then the
+// busiest machine's, not the coordinator process's alone.
+func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float64, timers uint64, cpu time.Duration, emulated float64, drops uint64, hosts []HostCost) *LiveSummary {
 	e := &LiveSummary{
 		LagP99EmulatedSeconds: lagP99 * scale,
 		LagToleranceSeconds:   tolerance * period.Seconds(),
@@ -109,8 +117,101 @@ func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float
 	// No timer handled at all is no evidence of keeping up: the peers'
 	// timers never came round (the run was over, or they were stuck).
 	e.KeptUp = judged <= e.LagToleranceSeconds && drops == 0 && timers > 0
-	e.SuggestedTimeScale = suggestTimeScale(scale, e.KeptUp, lagP99, e.LagToleranceSeconds, e.CPUPerEmulatedSecond, e.Cores)
+	cpuPer, cores := e.CPUPerEmulatedSecond, e.Cores
+	if h, ok := busiestHost(hosts); ok && emulated > 0 {
+		cpuPer, cores = h.CPUSeconds/emulated, h.Cores
+	}
+	e.SuggestedTimeScale = suggestTimeScale(scale, e.KeptUp, lagP99, e.LagToleranceSeconds, cpuPer, cores)
 	return e
+}
+
+// splitCosts is the summary's workers block of a split run: the
+// coordinator's own process (cpu, this process's CPU time over the run,
+// emulator.cpu_seconds) and the workers' latest reports.
+func splitCosts(procs []WorkerCost, cpu time.Duration) *WorkersSummary {
+	host, _ := os.Hostname()
+	w := &WorkersSummary{
+		Count:       len(procs),
+		Coordinator: CoordinatorCost{Host: host, PID: os.Getpid(), CPUSeconds: cpu.Seconds(), Cores: runtime.GOMAXPROCS(0)},
+		Processes:   procs,
+	}
+	w.Hosts = hostCosts(w.Coordinator, procs)
+	for _, h := range w.Hosts {
+		w.CPUSecondsAll += h.CPUSeconds
+	}
+	return w
+}
+
+// hostCosts groups a split run's processes by machine (host name), the
+// coordinator's first, then in the order the workers are listed. A
+// process (host and pid) counts once, by the first figure listed for it:
+// a worker in the coordinator's own process reports that process's CPU
+// time, which the coordinator's figure already holds. A machine's CPU
+// seconds are its processes' sum, and its cores the most GOMAXPROCS any
+// of them reported — local workers share one machine's cores, so their
+// CPU adds up against those cores, not against each process's.
+func hostCosts(coord CoordinatorCost, procs []WorkerCost) []HostCost {
+	type proc struct {
+		host string
+		pid  int
+	}
+	seen := map[proc]bool{{coord.Host, coord.PID}: true}
+	hosts := []HostCost{{Host: coord.Host, Processes: 1, CPUSeconds: coord.CPUSeconds, Cores: coord.Cores}}
+	at := map[string]int{coord.Host: 0}
+	for _, p := range procs {
+		if seen[proc{p.Host, p.PID}] {
+			continue
+		}
+		seen[proc{p.Host, p.PID}] = true
+		i, ok := at[p.Host]
+		if !ok {
+			i = len(hosts)
+			at[p.Host] = i
+			hosts = append(hosts, HostCost{Host: p.Host})
+		}
+		h := &hosts[i]
+		h.Processes++
+		h.CPUSeconds += p.CPUSeconds
+		h.Cores = max(h.Cores, p.Cores)
+	}
+	return hosts
+}
+
+// busiestHost is the machine with the most CPU seconds per core (the
+// first of equals); false without one that reported its cores.
+func busiestHost(hosts []HostCost) (HostCost, bool) {
+	var best HostCost
+	found := false
+	for _, h := range hosts {
+		if h.Cores <= 0 {
+			continue
+		}
+		if !found || h.CPUSeconds/float64(h.Cores) > best.CPUSeconds/float64(best.Cores) {
+			best, found = h, true
+		}
+	}
+	return best, found
+}
+
+// printRows writes the summary table's rows of a split run's processes
+// (nothing for one process).
+func (w *WorkersSummary) printRows(row func(string, any)) {
+	if w == nil {
+		return
+	}
+	c := w.Coordinator
+	row("coordinator", fmt.Sprintf("%.1f s CPU, %d cores (pid %d on %s)", c.CPUSeconds, c.Cores, c.PID, c.Host))
+	for _, p := range w.Processes {
+		state := ""
+		switch {
+		case !p.Alive:
+			state = ", DEAD: CPU up to its last heartbeat"
+		case p.InProcess:
+			state = ", in the coordinator's process: its CPU is that process's, not separable"
+		}
+		row(fmt.Sprintf("worker %d", p.Worker), fmt.Sprintf("%d peers, %.1f s CPU, %d cores (pid %d on %s)%s", p.Peers, p.CPUSeconds, p.Cores, p.PID, p.Host, state))
+	}
+	row("CPU, all processes", fmt.Sprintf("%.1f s (each process once)", w.CPUSecondsAll))
 }
 
 // suggestTimeScale estimates the largest time scale at which the run would
@@ -168,13 +269,7 @@ func (e *LiveSummary) verdict(scale float64) string {
 }
 
 // cpuTime is the process's CPU time so far (user + system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cputime.Process() }
 
 // clampTo keeps the guard's instants within the run's figures: the
 // emulator's clock runs on while the oracle waits for late peers, so the

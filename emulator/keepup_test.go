@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,56 @@ func TestSuggestTimeScale(t *testing.T) {
 		if got := suggestTimeScale(tc.scale, tc.kept, tc.lag, tc.tol, tc.cpu, 2); got != tc.want {
 			t.Errorf("suggestTimeScale(%+v) = %g, want %g", tc, got, tc.want)
 		}
+	}
+}
+
+// TestHostCosts: a split run's processes grouped by machine — each
+// process once (an in-process worker shares the coordinator's pid and is
+// not added again), CPU summed per host, cores the most reported there —
+// and the busiest machine (most CPU per core) bounds the suggested time
+// scale.
+func TestHostCosts(t *testing.T) {
+	coord := CoordinatorCost{Host: "a", PID: 10, CPUSeconds: 2, Cores: 2}
+	for _, tc := range []struct {
+		name    string
+		procs   []WorkerCost
+		want    []HostCost
+		busiest string
+	}{
+		{name: "local workers share the coordinator's machine",
+			procs: []WorkerCost{{Host: "a", PID: 11, CPUSeconds: 5, Cores: 2}, {Host: "a", PID: 12, CPUSeconds: 4, Cores: 2}},
+			want:  []HostCost{{Host: "a", Processes: 3, CPUSeconds: 11, Cores: 2}}, busiest: "a"},
+		{name: "in-process workers count once",
+			procs: []WorkerCost{{Host: "a", PID: 10, CPUSeconds: 9, Cores: 2, InProcess: true}, {Host: "a", PID: 10, CPUSeconds: 9, Cores: 2, InProcess: true}},
+			want:  []HostCost{{Host: "a", Processes: 1, CPUSeconds: 2, Cores: 2}}, busiest: "a"},
+		{name: "as busy per core (1.5 CPU s): the first machine",
+			procs: []WorkerCost{{Host: "b", PID: 10, CPUSeconds: 6, Cores: 4}, {Host: "a", PID: 11, CPUSeconds: 1, Cores: 2}, {Host: "b", PID: 11, CPUSeconds: 6, Cores: 8}},
+			want:  []HostCost{{Host: "a", Processes: 2, CPUSeconds: 3, Cores: 2}, {Host: "b", Processes: 2, CPUSeconds: 12, Cores: 8}}, busiest: "a"},
+		{name: "the busier remote machine bounds",
+			procs: []WorkerCost{{Host: "b", PID: 7, CPUSeconds: 8, Cores: 2}},
+			want:  []HostCost{{Host: "a", Processes: 1, CPUSeconds: 2, Cores: 2}, {Host: "b", Processes: 1, CPUSeconds: 8, Cores: 2}}, busiest: "b"},
+		{name: "a worker that never reported its cores does not bound",
+			procs: []WorkerCost{{Host: "c", PID: 7}},
+			want:  []HostCost{{Host: "a", Processes: 1, CPUSeconds: 2, Cores: 2}, {Host: "c", Processes: 1}}, busiest: "a"},
+	} {
+		got := hostCosts(coord, tc.procs)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: hostCosts = %+v, want %+v", tc.name, got, tc.want)
+		}
+		if b, ok := busiestHost(got); !ok || b.Host != tc.busiest {
+			t.Errorf("%s: busiest host %+v (%v), want %s", tc.name, b, ok, tc.busiest)
+		}
+	}
+	// The workers block sums each process once; the time scale's CPU
+	// bound is the busiest machine's: 0.6 × 2 cores / (8 s / 100 s) = 15,
+	// where the coordinator's own 2 s would give 60.
+	w := splitCosts([]WorkerCost{{Worker: 0, Host: "elsewhere", PID: 7, CPUSeconds: 8, Cores: 2}}, 2*time.Second)
+	if w.CPUSecondsAll != 10 || w.Count != 1 || len(w.Hosts) != 2 {
+		t.Errorf("splitCosts: %+v, want 10 CPU seconds over 2 hosts", w)
+	}
+	w.Hosts[0].Cores = 2 // this machine's GOMAXPROCS may differ
+	e := keepUp(10, 30*time.Second, LagTolerance, 0, 0, minLagTimers, 2*time.Second, 100, 0, w.Hosts)
+	if e.SuggestedTimeScale != 15 || e.CPUSeconds != 2 {
+		t.Errorf("keepUp over hosts %+v: suggested %g, cpu_seconds %g; want 15 and the coordinator's 2", w.Hosts, e.SuggestedTimeScale, e.CPUSeconds)
 	}
 }

@@ -197,6 +197,12 @@ type workerFailures interface {
 	Failures() (workers int, lost []string)
 }
 
+// workerCosts is a driver whose run is split across processes: what
+// each worker process cost, as it last reported (read after Close).
+type workerCosts interface {
+	WorkerCosts() []WorkerCost
+}
+
 // Result is what a run produced.
 type Result struct {
 	Summary  Summary
@@ -720,8 +726,13 @@ func (r *run) finish() (*Result, error) {
 		sum.Peers.BootstrapMessages = boot.Messages
 	}
 	keptUp := InvariantCheck{Name: "kept_up", OK: true, Detail: "deterministic driver: its clock is virtual and cannot fall behind"}
+	var hosts []HostCost
+	if wc, ok := drv.(workerCosts); ok {
+		sum.Workers = splitCosts(wc.WorkerCosts(), cpu)
+		hosts = sum.Workers.Hosts
+	}
 	if r.pd != nil {
-		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance, sum.Clock.LagSeconds.P50, sum.Clock.LagSeconds.P99, sum.Clock.Timers, cpu, sum.EmulatedSeconds, sum.Bus.Dropped)
+		sum.Emulator = keepUp(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance, sum.Clock.LagSeconds.P50, sum.Clock.LagSeconds.P99, sum.Clock.Timers, cpu, sum.EmulatedSeconds, sum.Bus.Dropped, hosts)
 		sum.Emulator.Overload = sc.Emulator.Overload
 		if pc, ok := drv.(panicCounter); ok {
 			sum.Emulator.PeerPanics = pc.Panics()

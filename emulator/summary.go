@@ -162,6 +162,9 @@ type Summary struct {
 	// Emulator is present for the emulator driver: whether it kept up
 	// with the requested time scale (see keepup.go).
 	Emulator *LiveSummary `json:"emulator,omitempty"`
+	// Workers is present for a run split over worker processes
+	// (--workers): what each process cost (keepup.go).
+	Workers *WorkersSummary `json:"workers,omitempty"`
 	// Sim is present for the deterministic driver: its event loop's speed.
 	Sim        *SimSummary       `json:"sim,omitempty"`
 	Churn      ChurnSummary      `json:"churn"`
@@ -184,6 +187,67 @@ type Summary struct {
 	Accounting Accounting `json:"accounting"`
 	// Allocation is present for a 004 allocation run (allocation.go).
 	Allocation *AllocationSummary `json:"allocation,omitempty"`
+}
+
+// WorkersSummary is what each process of a run split over workers cost
+// (summary.json "workers"; absent for a one-process run). CPU seconds are
+// user + system time (getrusage) from the start of emulated time to the
+// end of the run: the coordinator's up to its last sample, as
+// emulator.cpu_seconds; a worker's from its start command to its answer
+// to close (its quiesce and close included), or to its last heartbeat if
+// it died. The setup before the start (hosting the peers, building the
+// overlay in-process) is left out of both.
+type WorkersSummary struct {
+	// Count is the run's workers (dead ones included).
+	Count       int             `json:"count"`
+	Coordinator CoordinatorCost `json:"coordinator"`
+	Processes   []WorkerCost    `json:"processes"`
+	// CPUSecondsAll is the coordinator's and the workers' CPU seconds,
+	// each process once: a worker in the coordinator's own process
+	// (in_process) is not added again.
+	CPUSecondsAll float64 `json:"cpu_seconds_all"`
+	// Hosts are the machines the processes ran on (hostCosts): the CPU
+	// bound of emulator.suggested_time_scale is the busiest one's.
+	Hosts []HostCost `json:"hosts"`
+}
+
+// CoordinatorCost is the coordinator process's: its CPU seconds are
+// emulator.cpu_seconds, its cores its GOMAXPROCS.
+type CoordinatorCost struct {
+	Host       string  `json:"host"`
+	PID        int     `json:"pid"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Cores      int     `json:"cores"`
+}
+
+// WorkerCost is one worker process's latest report (its heartbeat, or its
+// answer to collect and close): the peers it hosted during the run
+// (spawned or adopted, churn joins included), its CPU seconds and its
+// GOMAXPROCS (cores). A dead worker (alive false) keeps its last report:
+// its CPU seconds stop at its last heartbeat. A worker started in the
+// coordinator's own process (in_process, as tests start them) reports
+// that process's CPU time, the coordinator's included: it cannot be told
+// apart, and cpu_seconds_all does not add it.
+type WorkerCost struct {
+	Worker     int     `json:"worker"`
+	Host       string  `json:"host"`
+	PID        int     `json:"pid"`
+	Peers      int     `json:"peers"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Cores      int     `json:"cores"`
+	Alive      bool    `json:"alive"`
+	InProcess  bool    `json:"in_process"`
+}
+
+// HostCost is one machine of a split run: its processes (each once), the
+// CPU seconds they used together and the cores they share (the most
+// GOMAXPROCS any of them reported: local workers share one machine's
+// cores).
+type HostCost struct {
+	Host       string  `json:"host"`
+	Processes  int     `json:"processes"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Cores      int     `json:"cores"`
 }
 
 // TypeCount is the traffic of one message type.
@@ -506,6 +570,7 @@ func (s Summary) PrintTable(w io.Writer) {
 	if e := s.Emulator; e != nil {
 		row("kept up", e.verdict(s.TimeScale))
 	}
+	s.Workers.printRows(row)
 	if sm := s.Sim; sm != nil {
 		row("event loop", fmt.Sprintf("%d protocol events in %.1f s: %.0f events/s", sm.Events, sm.LoopSeconds, sm.EventsPerSecond))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
+	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/clock"
 	"github.com/gridbed/gridbed/emulator/driver"
@@ -140,6 +142,18 @@ type remote struct {
 	window   live.Pressure // from its beats since the last Pressure
 	last     Report        // the latest counters it reported
 	seen     bool          // last is set
+	cost     Cost          // the latest cost it reported (beat or answer)
+}
+
+// note keeps the latest cost a worker reported (a report without one
+// changes nothing); its CPU time never goes back, so a beat overtaken by
+// the close's answer does not undo it.
+func (w *remote) note(c Cost) {
+	if c.Cores == 0 {
+		return
+	}
+	c.CPU = max(c.CPU, w.cost.CPU)
+	w.cost = c
 }
 
 type earlyTimer struct {
@@ -387,6 +401,7 @@ func (c *Coordinator) onBeat(msg *nats.Msg) {
 		if b.CID != 0 {
 			w.hello.CID = b.CID
 		}
+		w.note(b.Cost)
 		// The window since the coordinator's last Pressure: the worst
 		// lag, all timers; the levels as last reported.
 		p, q := &w.window, b.Pressure
@@ -495,6 +510,28 @@ func (c *Coordinator) Failures() (workers int, lost []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.opts.Workers, slices.Clone(c.failures)
+}
+
+// WorkerCosts is what each worker's process cost the run, as it last
+// reported (read after Close): its host and pid, the peers it hosted, its
+// CPU time since the start and its GOMAXPROCS; a dead worker's is its
+// last heartbeat's. A worker whose host and pid are the coordinator's
+// runs in this very process (a test's in-process workers): its CPU time
+// is the process's, not its own (emulator.WorkerCost.InProcess).
+func (c *Coordinator) WorkerCosts() []emulator.WorkerCost {
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]emulator.WorkerCost, 0, c.opts.Workers)
+	for i, w := range c.workers {
+		out = append(out, emulator.WorkerCost{
+			Worker: i, Host: w.hello.Host, PID: w.hello.PID, Peers: w.cost.Peers,
+			CPUSeconds: w.cost.CPU.Seconds(), Cores: w.cost.Cores, Alive: !w.dead,
+			InProcess: w.hello.PID == pid && w.hello.Host == host,
+		})
+	}
+	return out
 }
 
 // alive reports whether worker i still counts.
@@ -887,6 +924,7 @@ func (c *Coordinator) absorb(i int, r Report) {
 	}
 	c.mu.Lock()
 	w := c.workers[i]
+	w.note(r.Cost)
 	prev := w.last.Traffic
 	if !w.seen {
 		prev = metrics.TrafficSnapshot{}

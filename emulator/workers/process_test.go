@@ -129,12 +129,28 @@ func TestQuickstartOnTwoWorkerProcessesAgreesWithOneProcess(t *testing.T) {
 	p := &processes{t: t, bin: gridbedBinary(t), n: 2}
 	two := runOn(t, sc, 2, p.start).Summary
 	var workersCPU time.Duration
+	byPID := map[int]time.Duration{}
 	for i, err := range p.wait() {
 		if err != nil {
 			t.Errorf("worker process %d: %v\n%s", i, err, p.logs[i])
 		}
 		if st := p.cmds[i].ProcessState; st != nil {
-			workersCPU += st.UserTime() + st.SystemTime()
+			cpu := st.UserTime() + st.SystemTime()
+			workersCPU += cpu
+			byPID[st.Pid()] = cpu
+		}
+	}
+	// Each worker process reported its own CPU time, separable from the
+	// coordinator's: positive, and at most what the system counted for
+	// that process over its whole life (its setup included).
+	checkCosts(t, sc.Seed, two, 2, false)
+	if w := two.Workers; w != nil {
+		for _, pr := range w.Processes {
+			life, ok := byPID[pr.PID]
+			if !ok || pr.CPUSeconds > life.Seconds()+0.05 {
+				t.Errorf("seed %d: worker %d (pid %d) reported %.2f s CPU; the system counted %v for that process (found %v)", sc.Seed, pr.Worker, pr.PID, pr.CPUSeconds, life, ok)
+			}
+			t.Logf("worker %d (pid %d): %.2f s CPU from the start to its close, %.2f s over its whole life", pr.Worker, pr.PID, pr.CPUSeconds, life.Seconds())
 		}
 	}
 	one := runOneProcess(t, sc)

@@ -231,6 +231,20 @@ type Report struct {
 	// CID is the server's id of the worker's control connection, with
 	// its answer to resume (a restarted server gives new ids).
 	CID uint64
+	// Cost is what the worker's process has cost so far (with its
+	// answers to collect and close; the close's is its last word).
+	Cost Cost
+}
+
+// Cost is what a worker's process has cost the run so far, with each
+// heartbeat and its answers to collect and close: its CPU time (user +
+// system, getrusage) since its start command, the CPUs it may use
+// (GOMAXPROCS) and the peers it hosted (spawned or adopted, churn joins
+// included). Cores is 0 in a report that carries no cost.
+type Cost struct {
+	CPU   time.Duration
+	Cores int
+	Peers int
 }
 
 // JobBatch is what a worker's peers and job client told the oracle's
@@ -294,6 +308,8 @@ type Beat struct {
 	// CID is the server's id of its control connection (it changes when
 	// the connection reconnects after a bus_restart).
 	CID uint64
+	// Cost is what its process has cost so far.
+	Cost Cost
 }
 
 // Joined is a worker's report that a peer became a member.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/cputime"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -189,6 +191,12 @@ type worker struct {
 
 	closing atomic.Bool // the coordinator asked it to close
 
+	// The worker's cost (Cost): its process's CPU time at the start
+	// command (started says it came), and the peers it hosted.
+	cpuStart atomic.Int64
+	started  atomic.Bool
+	peers    atomic.Int64
+
 	hold // the control path through a bus_restart (outage_worker.go)
 
 	mu      sync.Mutex
@@ -201,10 +209,20 @@ func (w *worker) beat() {
 		return // a bus outage: silent until the coordinator says resume
 	}
 	cid, _ := w.nc.GetClientID()
-	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure(), CID: cid}))
+	_ = w.nc.Publish(beatSubject(w.st.Run), encode(Beat{Index: w.st.Index, At: w.drv.Now(), Pressure: w.drv.Pressure(), CID: cid, Cost: w.cost()}))
 	if !w.closing.Load() {
 		w.sendJobs(false) // closing: the close's answer sends the last
 	}
+}
+
+// cost is what the worker's process has cost so far: its CPU time since
+// the start command (0 before it), its GOMAXPROCS, the peers it hosted.
+func (w *worker) cost() Cost {
+	c := Cost{Cores: runtime.GOMAXPROCS(0), Peers: int(w.peers.Load())}
+	if w.started.Load() {
+		c.CPU = cputime.Process() - time.Duration(w.cpuStart.Load())
+	}
+	return c
 }
 
 // sendJobs publishes the job events told since the previous batch (final:
@@ -260,7 +278,7 @@ func (w *worker) report() Report {
 	delta := lag.Sub(w.lastLag)
 	w.lastLag = lag
 	w.mu.Unlock()
-	r := Report{Traffic: w.m.Traffic.Snapshot(), Lag: delta, Bus: w.drv.BusStats(), Backlog: w.drv.Backlog(), Panics: w.drv.Panics()}
+	r := Report{Traffic: w.m.Traffic.Snapshot(), Lag: delta, Bus: w.drv.BusStats(), Backlog: w.drv.Backlog(), Panics: w.drv.Panics(), Cost: w.cost()}
 	if w.tl != nil {
 		r.Link, r.Slow, r.Outage = w.tl.Link(), w.tl.Slow(), w.tl.OutageDropped()
 	}
@@ -290,7 +308,11 @@ func (w *worker) host(p PeerSpec) error {
 		return nil
 	}
 	if !p.Adopt {
-		return w.drv.Spawn(p.ID, p.Point, 0)
+		err := w.drv.Spawn(p.ID, p.Point, 0)
+		if err == nil {
+			w.peers.Add(1)
+		}
+		return err
 	}
 	w.bootOnce.Do(func() {
 		w.boot, w.bootErr = sim.BuildOverlay(context.Background(), sim.BootstrapOptions{Seed: w.st.Seed, Overlay: w.st.Overlay, Points: w.st.BootPoints, JoinWindow: w.st.JoinWindow})
@@ -303,6 +325,9 @@ func (w *worker) host(p PeerSpec) error {
 	}
 	err := w.drv.Adopt(w.boot.Members[p.ID-1], p.At)
 	w.boot.Members[p.ID-1] = driver.Member{} // the driver owns the core now
+	if err == nil {
+		w.peers.Add(1)
+	}
 	return err
 }
 
@@ -333,6 +358,10 @@ func (w *worker) handle(msg *nats.Msg) {
 	case opHalt:
 		w.drv.HaltHosted(c.ID, c.Fail)
 	case opStart:
+		if !w.started.Load() {
+			w.cpuStart.Store(int64(cputime.Process()))
+			w.started.Store(true)
+		}
 		w.drv.StartFrom(time.Unix(0, c.Epoch))
 	case opClient:
 		if w.jobs == nil {

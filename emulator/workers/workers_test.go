@@ -124,6 +124,50 @@ func TestTwoWorkersInProcess(t *testing.T) {
 		t.Errorf("seed %d: %d of %d peers, gaps %d overlaps %d", sc.Seed, s.Peers.Final, sc.Peers.Count, s.Overlay.ZoneGaps, s.Overlay.ZoneOverlaps)
 	}
 	t.Logf("summary: outcome %s peers %d neighbors %.2f msgs %d accounting %+v", s.Outcome, s.Peers.Final, s.Overlay.NeighborsMean, s.Messages.Total, s.Accounting)
+	checkCosts(t, sc.Seed, s, 2, true)
+}
+
+// checkCosts: the summary's workers block names n live workers whose
+// peers add up to the run's, each with its CPU time and cores, and
+// cpu_seconds_all counts each process once (a worker in the test's
+// process, inProcess, shares the coordinator's CPU time and is not
+// added).
+func checkCosts(t *testing.T, seed uint64, s emulator.Summary, n int, inProcess bool) {
+	t.Helper()
+	w := s.Workers
+	if w == nil || s.Emulator == nil {
+		t.Fatalf("seed %d: no workers block (or no emulator block) in a split run's summary", seed)
+	}
+	if w.Count != n || len(w.Processes) != n {
+		t.Fatalf("seed %d: workers block count %d with %d processes, want %d", seed, w.Count, len(w.Processes), n)
+	}
+	peers := 0
+	for _, p := range w.Processes {
+		peers += p.Peers
+		if !p.Alive || p.CPUSeconds <= 0 || p.Cores < 1 || p.PID == 0 || p.InProcess != inProcess {
+			t.Errorf("seed %d: worker %d: %+v, want alive with CPU time, cores and pid, in_process %v", seed, p.Worker, p, inProcess)
+		}
+	}
+	if peers != s.Peers.Started {
+		t.Errorf("seed %d: the workers hosted %d peers, the run started %d", seed, peers, s.Peers.Started)
+	}
+	c := w.Coordinator
+	if c.CPUSeconds != s.Emulator.CPUSeconds || c.Cores < 1 {
+		t.Errorf("seed %d: coordinator %+v, want emulator.cpu_seconds %g", seed, c, s.Emulator.CPUSeconds)
+	}
+	sum := c.CPUSeconds
+	for _, p := range w.Processes {
+		if !p.InProcess {
+			sum += p.CPUSeconds
+		}
+	}
+	if w.CPUSecondsAll < c.CPUSeconds || math.Abs(w.CPUSecondsAll-sum) > 1e-9 {
+		t.Errorf("seed %d: cpu_seconds_all %g, want the coordinator's %g plus the separate workers' = %g", seed, w.CPUSecondsAll, c.CPUSeconds, sum)
+	}
+	for _, p := range w.Processes {
+		t.Logf("worker %d: %d peers, %.2f s CPU, %d cores, pid %d, in process %v", p.Worker, p.Peers, p.CPUSeconds, p.Cores, p.PID, p.InProcess)
+	}
+	t.Logf("coordinator %.2f s CPU, all processes %.2f s, hosts %+v, suggested time scale %g", c.CPUSeconds, w.CPUSecondsAll, w.Hosts, s.Emulator.SuggestedTimeScale)
 }
 
 // TestChaosOnTwoWorkers: examples/chaos.yaml (overlay built in-process,
