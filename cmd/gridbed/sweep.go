@@ -155,6 +155,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 		Emulator: &emulator.LiveSummary{}, Sim: &emulator.SimSummary{}}
 	schema.Faults.Bandwidth = &emulator.BandwidthSummary{} // link.bandwidth's figures
 	schema.Allocation = &emulator.AllocationSummary{}      // an allocation run's (004)
+	schema.Workers = &emulator.WorkersSummary{}            // a run split over worker processes (--workers)
 	for _, c := range cols {
 		if err := sweep.CheckPath(schema, c); err != nil {
 			fmt.Fprintf(stderr, "gridbed sweep: --columns %s: %v (docs/RESULTS.md lists them)\n", c, err)

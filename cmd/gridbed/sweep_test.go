@@ -173,9 +173,21 @@ func TestSweepOnWorkers(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := gridbed(t, "sweep", "../../examples/quickstart.yaml", "--workers", "2", "--out", dir, "--report=false",
 		"--set", "peers.count=40", "--set", "duration=3m", "--set", "peers.join_window=30s", "--set", "time_scale=30",
-		"--vary", "overlay.heartbeat.mode=vanilla,compact")
+		"--vary", "overlay.heartbeat.mode=vanilla,compact", "--columns", "workers.count,workers.cpu_seconds_all")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	f, err := os.Open(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || strings.Join(rows[0], ",") != "overlay.heartbeat.mode,outcome,workers.count,workers.cpu_seconds_all" || rows[1][2] != "2" || rows[2][2] != "2" {
+		t.Errorf("sweep.csv: want each point's workers.count 2:\n%v", rows)
 	}
 	for i, mode := range []string{"vanilla", "compact"} {
 		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%02d-overlay.heartbeat.mode=%s", i+1, mode), "summary.json"))
