@@ -12,6 +12,21 @@ import (
 	"testing"
 )
 
+// readSweepCSV reads dir's sweep.csv.
+func readSweepCSV(t *testing.T, dir string) [][]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 // TestSweepReplicates: gridbed sweep --seeds 3 --seed 5 runs every grid
 // point with seeds 5, 6 and 7, and sweep.csv gives each column's mean and
 // 95% confidence interval at full precision — recomputed here by hand from
@@ -29,15 +44,7 @@ func TestSweepReplicates(t *testing.T) {
 	if !strings.Contains(stderr, "[6/6] overlay.heartbeat.mode=compact seed=7") {
 		t.Errorf("progress does not count the 6 runs:\n%s", stderr)
 	}
-	f, err := os.Open(filepath.Join(dir, "sweep.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readSweepCSV(t, dir)
 	head := strings.Join(rows[0], ",")
 	if head != "overlay.heartbeat.mode,seeds,outcome,"+
 		"messages.per_node_per_minute,messages.per_node_per_minute.ci95_lo,messages.per_node_per_minute.ci95_hi,"+
@@ -80,6 +87,7 @@ func TestSweepReplicates(t *testing.T) {
 			got := make([]float64, 3)
 			for k := range got {
 				cell := row[3+3*c+k]
+				var err error
 				if got[k], err = strconv.ParseFloat(cell, 64); err != nil {
 					t.Fatalf("%s %s: %q is not a number", mode, col, cell)
 				}
@@ -177,15 +185,7 @@ func TestSweepOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	f, err := os.Open(filepath.Join(dir, "sweep.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readSweepCSV(t, dir)
 	if len(rows) != 3 || strings.Join(rows[0], ",") != "overlay.heartbeat.mode,outcome,workers.count,workers.cpu_seconds_all" || rows[1][2] != "2" || rows[2][2] != "2" {
 		t.Errorf("sweep.csv: want each point's workers.count 2:\n%v", rows)
 	}
