@@ -33,7 +33,7 @@ type reproduceFlags struct {
 func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f reproduceFlags
 	c := &cobra.Command{
-		Use:   "reproduce NAME|all|FILE",
+		Use:   "reproduce NAME…|all|FILE…",
 		Short: "run a published experiment of examples/papers/ and judge the paper's findings",
 		Long: `Runs a published experiment of examples/papers/ (embedded: works from any
 directory) on the deterministic driver (--driver emulator: actors over
@@ -88,8 +88,8 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 	if f.judgeDir != "" {
 		return judgeAgain(f.judgeDir, pos, f.withReport, stdout, stderr)
 	}
-	if len(pos) != 1 {
-		fmt.Fprint(stderr, "gridbed reproduce: name one experiment, all, or a scenario file with an experiment block, e.g.\n  gridbed reproduce 003-fig6 --seeds 3\n  gridbed reproduce all --scale 0.1 --seeds 1\n  gridbed reproduce --list\n")
+	if len(pos) == 0 || len(pos) > 1 && slices.Contains(pos, "all") {
+		fmt.Fprint(stderr, "gridbed reproduce: name experiments, all, or scenario files with an experiment block, e.g.\n  gridbed reproduce 003-fig6 --seeds 3\n  gridbed reproduce 001-fig10 002-fig4 --scale 0.1\n  gridbed reproduce all --scale 0.1 --seeds 1\n  gridbed reproduce --list\n")
 		return 2
 	}
 	if f.seeds < 1 || f.parallel < 1 || !(f.scale > 0) {
@@ -101,30 +101,40 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 		sc   scenario.Scenario
 	}
 	var exps []experiment
-	switch name := pos[0]; {
-	case name == "all":
-		for _, n := range papers.Names() {
-			sc, err := papers.Load(n)
+	seen := map[string]bool{}
+	for _, name := range pos {
+		switch {
+		case name == "all":
+			for _, n := range papers.Names() {
+				sc, err := papers.Load(n)
+				if err != nil {
+					fmt.Fprintln(stderr, err)
+					return 2
+				}
+				exps = append(exps, experiment{n, sc})
+			}
+		case strings.HasSuffix(name, ".yaml") || strings.ContainsRune(name, os.PathSeparator):
+			sc, err := scenario.Load(name)
 			if err != nil {
 				fmt.Fprintln(stderr, err)
 				return 2
 			}
-			exps = append(exps, experiment{n, sc})
+			exps = append(exps, experiment{strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)), sc})
+		default:
+			sc, err := papers.Load(name)
+			if err != nil {
+				fmt.Fprintf(stderr, "gridbed reproduce: %v\n", err)
+				return 2
+			}
+			exps = append(exps, experiment{name, sc})
 		}
-	case strings.HasSuffix(name, ".yaml") || strings.ContainsRune(name, os.PathSeparator):
-		sc, err := scenario.Load(name)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
+		if x := exps[len(exps)-1].name; name != "all" {
+			if seen[x] {
+				fmt.Fprintf(stderr, "gridbed reproduce: %s is named twice — name each experiment once\n", x)
+				return 2
+			}
+			seen[x] = true
 		}
-		exps = append(exps, experiment{strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)), sc})
-	default:
-		sc, err := papers.Load(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "gridbed reproduce: %v\n", err)
-			return 2
-		}
-		exps = append(exps, experiment{name, sc})
 	}
 	// Plan every experiment before running any: a bad file or scale is
 	// refused at once.
@@ -179,6 +189,9 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("results", "reproduce-"+pos[0])
+		if len(pos) > 1 {
+			dir += fmt.Sprintf("+%d", len(pos)-1)
+		}
 		if len(exps) == 1 {
 			dir = filepath.Join("results", "reproduce-"+exps[0].name)
 		}

@@ -152,7 +152,9 @@ func TestReproduceUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"reproduce"}, "name one experiment"},
+		{[]string{"reproduce"}, "name experiments, all,"},
+		{[]string{"reproduce", "all", papers.Names()[0]}, "name experiments, all,"},
+		{[]string{"reproduce", papers.Names()[0], papers.Names()[0]}, "is named twice"},
 		{[]string{"reproduce", "no-such"}, `no experiment named "no-such"`},
 		{[]string{"reproduce", "all", "--seeds", "0"}, "--seeds and --parallel take 1 or more"},
 		{[]string{"reproduce", "../../examples/quickstart.yaml"}, "has no experiment block"},
