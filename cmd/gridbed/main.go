@@ -222,6 +222,9 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	if f.workers.local > 0 {
+		stderr = shareable(stderr) // the local workers' output joins it
+	}
 	if f.workers.local+f.workers.remote > 0 && f.driver != emulator.DriverLive {
 		fmt.Fprintln(stderr, "gridbed run: --workers runs the emulator driver; drop --driver sim")
 		return 2

@@ -112,6 +112,9 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gridbed sweep: --set seed=… and --seed both give the first seed — write one of them")
 		return 2
 	}
+	if f.workers > 0 {
+		stderr = shareable(stderr) // the workers' output joins it
+	}
 	if f.workers < 0 || f.workers > 0 && f.driver != emulator.DriverLive {
 		fmt.Fprintf(stderr, "gridbed sweep: --workers %d: write N ≥ 1 local worker processes for the emulator driver (drop --driver sim), or 0 for one process\n", f.workers)
 		return 2

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,30 @@ func addWorkerFlags(c *cobra.Command, f *workerFlags) {
 	fs.IntVar(&f.local, "workers", 0, "split the run over `N` local worker processes (emulator driver; docs/WORKERS.md); 0: one process")
 	fs.IntVar(&f.remote, "remote-workers", 0, "also wait for `M` workers joining from other machines (gridbed worker --coordinator URL)")
 	fs.StringVar(&f.listen, "listen", "", "with workers: the `host:port` the run's NATS server listens on (default 127.0.0.1 on a free port; remote workers need e.g. 0.0.0.0:4222)")
+}
+
+// lockedWriter serialises writes to w: the worker processes' output is
+// copied to the command's stderr by os/exec's goroutines while the
+// command itself writes there.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// shareable returns w as several goroutines may write it: a file as it
+// is (each write is one system call), anything else behind a lock.
+func shareable(w io.Writer) io.Writer {
+	switch w.(type) {
+	case *os.File, *lockedWriter:
+		return w
+	}
+	return &lockedWriter{w: w}
 }
 
 // localWorkers are the worker processes gridbed run started.
