@@ -262,21 +262,25 @@ func jsonNum(v *float64) string {
 // until every job has ended — and every job ends exactly once. The
 // joins get 2 emulated minutes (100 ms of wall time at ×1200): with 30 s
 // one peer of 20 joined late under the race detector beside another
-// package (population_formed), which is the machine's, not the drain's.
+// package (population_formed). Under -short (the race pass) the run goes
+// at ×300: at ×1200 under the race detector a message takes emulated
+// seconds, and once two joins left a gap and an overlap behind
+// (overlay_reconverged, seed 3) — the overlay's joins under long delays,
+// noted in docs/OVERLAY.md, not the drain.
 func TestDrainOverNATS(t *testing.T) {
-	peers, jobs := 40, 30
+	peers, jobs, scale := 40, 30, 1200
 	if testing.Short() {
-		peers, jobs = 20, 10
+		peers, jobs, scale = 20, 10, 300
 	}
 	doc := fmt.Sprintf(`
 seed: 3
 duration: 20m
-time_scale: 1200
+time_scale: %d
 peers: {count: %d, population: mixed, join_window: 2m}
 overlay: {dimensions: 3}
 workload: {jobs: %d, interarrival: 20s, runtime: 30m, start: 15m, drain: true, drain_limit: 3h}
 matchmaking: {scheme: can-p}
-`, peers, jobs)
+`, scale, peers, jobs)
 	sc, err := scenario.Parse("drain-nats.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
