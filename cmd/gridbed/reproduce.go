@@ -128,7 +128,8 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 			}
 			exps = append(exps, experiment{name, sc})
 		}
-		if x := exps[len(exps)-1].name; name != "all" {
+		if name != "all" {
+			x := exps[len(exps)-1].name
 			if seen[x] {
 				fmt.Fprintf(stderr, "gridbed reproduce: %s is named twice — name each experiment once\n", x)
 				return 2
