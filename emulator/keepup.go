@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gridbed/gridbed/emulator/cputime"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -267,9 +266,6 @@ func (e *LiveSummary) verdict(scale float64) string {
 	}
 	return fmt.Sprintf("NO: lag %s %.3g s emulated > %.3g s (%g%% of the heartbeat period) or bus drops; time scale %g was too fast, try %g", e.LagJudged, e.judged, e.LagToleranceSeconds, 100*e.tolerance, scale, e.SuggestedTimeScale)
 }
-
-// cpuTime is the process's CPU time so far (user + system).
-func cpuTime() time.Duration { return cputime.Process() }
 
 // clampTo keeps the guard's instants within the run's figures: the
 // emulator's clock runs on while the oracle waits for late peers, so the

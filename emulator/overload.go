@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gridbed/gridbed/emulator/cputime"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -225,7 +226,7 @@ func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, op
 			at := now.Seconds()
 			cpuPer := 0.0
 			if at > 0 {
-				cpuPer = (cpuTime() - cpuStart).Seconds() / at
+				cpuPer = (cputime.Process() - cpuStart).Seconds() / at
 			}
 			suggested := suggestTimeScale(sc.TimeScale, false, v.LagEmulated/sc.TimeScale, g.tolerance, cpuPer, runtime.GOMAXPROCS(0))
 			if v.Sustained > 0 {

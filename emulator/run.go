@@ -24,6 +24,7 @@ import (
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/cputime"
 	"github.com/gridbed/gridbed/emulator/driver"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/population"
@@ -555,7 +556,7 @@ func (r *run) overloaded() bool {
 func (r *run) loop() error {
 	sc, opts, drv := r.sc, r.opts, r.drv
 	r.liveStart = time.Now()
-	r.cpuStart = cpuTime()
+	r.cpuStart = cputime.Process()
 	r.rec = newRecorder(sc, drv.Name(), r.pd != nil, r.m)
 	r.rec.member = drv.Member
 	origin := time.Duration(0) // emulated time at which the run goes live
@@ -697,7 +698,7 @@ func (r *run) lastSnapshot() error {
 func (r *run) finish() (*Result, error) {
 	sc, opts, drv, rec, abort, end := r.sc, r.opts, r.drv, r.rec, r.abort, r.end
 	trip := r.stopGuard()
-	cpu := cpuTime() - r.cpuStart
+	cpu := cputime.Process() - r.cpuStart
 	stopped := abort != nil || r.interrupted
 	// Stop the peers before the final accounting, so that every message
 	// counted as sent is also accounted for by the bus. An interrupted run

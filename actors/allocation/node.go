@@ -162,6 +162,8 @@ func NewAllocator(alloc, reloc Scheme, theta float64, maxMoves int, speeds []Vec
 // View is the allocator's view of the machines (read only).
 func (a *Allocator) View() []Machine { return a.view }
 
+// pendingJob is a job waiting to be placed: at a restarted allocator
+// until its view is rebuilt, at a crashed machine until it restarts.
 type pendingJob struct {
 	j   Job
 	ops float64

@@ -99,17 +99,11 @@ type Peer struct {
 	// A crashed machine (Crash) is down until Restart: it runs nothing
 	// and holds the jobs arriving at it and its owner-load change.
 	down     bool
-	held     []heldJob
+	held     []pendingJob // the jobs that arrived while it was down
 	heldLoad *float64
 	// Replaced counts the jobs this peer placed again because the
 	// machine it sent them to was down (Refused).
 	Replaced int
-}
-
-// heldJob is a job that arrived at a crashed machine.
-type heldJob struct {
-	j   Job
-	ops float64
 }
 
 // DefaultGossipRefresh is GossipRefresh's default: an unchanged machine
@@ -178,7 +172,7 @@ func (p *Peer) keep(ms []Machine, idx []int) {
 // peer's view); it reports false when none can take it.
 func (p *Peer) Submit(now time.Duration, j Job, ops float64) bool {
 	if p.down {
-		p.held = append(p.held, heldJob{j, ops})
+		p.held = append(p.held, pendingJob{j, ops})
 		return true
 	}
 	ms, idx, self := p.local()

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/gridbed/gridbed/emulator"
 )
 
 // Markdown renders the report as reproduce.md: the findings beside the
@@ -214,7 +216,7 @@ func (r *Report) MetricPaths() []string {
 
 // driverText names the driver the runs ran on.
 func (r *Report) driverText() string {
-	if r.Driver == "emulator" {
+	if r.Driver == emulator.DriverLive {
 		return "the emulator driver (actors over NATS at each run's time scale)"
 	}
 	return "the deterministic driver"
