@@ -1,11 +1,11 @@
 package emulator_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -67,7 +67,7 @@ func TestMessagesAccountedSim(t *testing.T) {
   - {at: 11m50s, latency: {dist: constant, mean: 30s}}
 `)
 		sc.Churn.Interval, sc.Churn.Start, sc.Churn.Stop, sc.Churn.FailFraction = 20*time.Second, 2*time.Minute, 9*time.Minute, 0.5
-		s := runScenario(t, sc, emulator.DriverSim).Summary
+		s := emutest.Run(t, sc, emulator.DriverSim).Summary
 		a := checkBooks(t, s)
 		if a.Dropped.Partition == 0 || a.Dropped.Loss == 0 || a.Duplicated == 0 || a.Dropped.BusOutage == 0 ||
 			a.Unroutable == 0 || a.InFlightAtEnd.LinkDelay == 0 || a.Delivered == 0 {
@@ -88,16 +88,16 @@ func TestMessagesAccountedSim(t *testing.T) {
 // with either bus.fanout (batched: frames lost in the outage or dropped
 // are counted message by message).
 func TestMessagesAccountedOnEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: two 16-s live runs over NATS")
+	}
 	for _, fanout := range []string{scenario.FanoutPerReceiver, scenario.FanoutBatched} {
 		t.Run(fanout, func(t *testing.T) { messagesAccountedOnEmulator(t, fanout) })
 	}
 }
 
 func messagesAccountedOnEmulator(t *testing.T, fanout string) {
-	sc, err := scenario.Load("../examples/chaos.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Load(t, "../examples/chaos.yaml")
 	const full = 45 * time.Minute
 	sc.Duration, sc.Peers.Count, sc.Peers.JoinWindow = 9*time.Minute, 150, time.Minute
 	sc.Bus.Fanout = fanout
@@ -106,9 +106,6 @@ func messagesAccountedOnEmulator(t *testing.T, fanout string) {
 		// message travels alone, and the frames must meet the loss,
 		// duplication and the outage.
 		sc.Link.Latency = scenario.Latency{Dist: "constant"}
-	}
-	if testing.Short() {
-		sc.Duration, sc.Peers.Count = 6*time.Minute, 60
 	}
 	for i := range sc.Faults {
 		sc.Faults[i].At = time.Duration(float64(sc.Faults[i].At) * float64(sc.Duration) / float64(full))
@@ -121,7 +118,7 @@ func messagesAccountedOnEmulator(t *testing.T, fanout string) {
 	if err := sc.Validate(); err != nil {
 		t.Fatalf("seed %d: %v", sc.Seed, err)
 	}
-	s := runScenario(t, sc, emulator.DriverLive).Summary
+	s := emutest.Run(t, sc, emulator.DriverLive).Summary
 	a := checkBooks(t, s)
 	if a.Dropped.Partition == 0 || a.Dropped.Loss == 0 || a.Duplicated == 0 || a.Refused+a.Lost == 0 || a.Delivered == 0 {
 		t.Errorf("seed %d: a fault put no message in its bucket: %+v", sc.Seed, a)
@@ -142,16 +139,10 @@ func TestInFlightAtEndCounted(t *testing.T) {
 		sc := quickstart(t)
 		// The overlay is built outside the bus, so that every peer
 		// heartbeats over it from the start.
-		if err := sc.SetAll("link.latency.mean=1000h", "link.latency.dist=constant", "peers.count=20", "peers.join_window=20s", "peers.bootstrap=direct", "duration=3m"); err != nil {
+		if err := sc.SetAll("link.latency.mean=1000h", "link.latency.dist=constant", "peers.count=20", "peers.join_window=20s", "peers.bootstrap=direct", "duration=3m", "time_scale=40"); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: driver})
-		cancel()
-		if err != nil {
-			t.Fatalf("seed %d %s: %v", sc.Seed, driver, err)
-		}
-		s := res.Summary
+		s := emutest.Run(t, sc, driver).Summary
 		a := checkBooks(t, s)
 		if a.InFlightAtEnd.LinkDelay != a.Sent || a.Sent < 100 || a.Delivered != 0 || s.Bus.Published != 0 {
 			t.Errorf("seed %d %s: sent %d, in the link-delay queue %d, delivered %d, bus published %d: want every message in the queue",

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -29,10 +29,7 @@ func TestAllocationMessagesByType(t *testing.T) {
 		{"neighbors", false, true, true},
 	} {
 		t.Run(tc.placement, func(t *testing.T) {
-			sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
-			if err != nil {
-				t.Fatal(err)
-			}
+			sc := emutest.Parse(t, "alloc-test.yaml", allocationScenario)
 			if err := sc.Set("allocation.placement=" + tc.placement); err != nil {
 				t.Fatal(err)
 			}
@@ -99,10 +96,7 @@ func TestAllocationNeighborsCrash(t *testing.T) {
 		at   string
 		lost bool
 	}{{"30s", false}, {"25s", true}} {
-		sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := emutest.Parse(t, "alloc-test.yaml", allocationScenario)
 		if err := sc.SetAll("allocation.placement=neighbors", "allocation.crash_at="+tc.at, "allocation.crash_down_for=40s"); err != nil {
 			t.Fatal(err)
 		}
@@ -134,18 +128,11 @@ func TestAllocationNeighborsCrash(t *testing.T) {
 
 // neighborsCrashLive is TestAllocationNeighborsCrash over NATS.
 func neighborsCrashLive(t *testing.T) {
-	sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Parse(t, "alloc-test.yaml", allocationScenario)
 	if err := sc.SetAll("allocation.placement=neighbors", "allocation.crash_at=30s", "allocation.crash_down_for=40s", "time_scale=1000"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverLive})
-	if err != nil {
-		t.Fatalf("seed 3, live: %v", err)
-	}
-	s := res.Summary
+	s := emutest.Run(t, sc, emulator.DriverLive).Summary
 	if c := s.Allocation.Crash; c == nil || c.Machine == nil || c.JobsLost == nil || s.Allocation.Completed+*c.JobsLost != s.Allocation.Jobs ||
 		s.Accounting.Unaccounted != 0 || s.Accounting.Unroutable != c.LostMessages || (*c.JobsLost == 0) != (s.Outcome == emulator.OutcomePassed) {
 		t.Fatalf("seed 3, live: outcome %s %v, allocation %+v, crash %+v, accounting %+v", s.Outcome, s.OutcomeReasons, s.Allocation, s.Allocation.Crash, s.Accounting)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 )
 
 const allocationScenario = `
@@ -27,10 +27,7 @@ allocation:
 // the deterministic driver gives identical summaries twice; every job
 // completes, relocations move jobs, and the summary says so.
 func TestAllocationRun(t *testing.T) {
-	sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Parse(t, "alloc-test.yaml", allocationScenario)
 	var summaries [2][]byte
 	for i := range summaries {
 		res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
@@ -55,10 +52,7 @@ func TestAllocationRun(t *testing.T) {
 // TestAllocationIncomplete: a run whose limit comes first fails its
 // invariant and has no makespan.
 func TestAllocationIncomplete(t *testing.T) {
-	sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Parse(t, "alloc-test.yaml", allocationScenario)
 	if err := sc.Set("duration=2m"); err != nil {
 		t.Fatal(err)
 	}
@@ -87,18 +81,11 @@ func TestAllocationIncomplete(t *testing.T) {
 // such a run to 90 s of wall time.
 func TestAllocationBooks(t *testing.T) {
 	for _, drv := range []string{emulator.DriverSim, emulator.DriverLive} {
-		sc, err := scenario.Parse("alloc-test.yaml", []byte(allocationScenario))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := emutest.Parse(t, "alloc-test.yaml", allocationScenario)
 		if err := sc.SetAll("allocation.allocator=greedy", "allocation.crash_at=30s", "allocation.crash_down_for=60s", "time_scale=400", "duration=10h"); err != nil {
 			t.Fatal(err)
 		}
-		res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: drv})
-		if err != nil {
-			t.Fatalf("seed %d, %s: %v", sc.Seed, drv, err)
-		}
-		s := res.Summary
+		s := emutest.Run(t, sc, drv).Summary
 		a, c := s.Accounting, s.Allocation.Crash
 		if c == nil || c.LostMessages == 0 {
 			t.Fatalf("seed %d, %s: crash %+v, want messages to the allocator lost while it was down", sc.Seed, drv, c)

@@ -1,10 +1,10 @@
 package emulator_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -13,20 +13,15 @@ import (
 // mode and access queues of queue bytes.
 func bandwidthScenario(t *testing.T, seed uint64, mode, queue string) scenario.Scenario {
 	t.Helper()
-	doc := fmt.Sprintf(`
+	return emutest.Parse(t, "bandwidth-test.yaml", `
 seed: %d
-time_scale: 60
+time_scale: 40
 duration: 5m
 peers: {count: 80, join_window: 1m}
 overlay: {dimensions: 8, heartbeat: {period: 30s, mode: %s}}
 link: {bandwidth: {up: 1Mbit, down: 8Mbit, queue: %s}}
 oracle: {interval: 30s}
 `, seed, mode, queue)
-	sc, err := scenario.Parse("bandwidth-test.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	return sc
 }
 
 // TestBandwidthHeartbeatSize: behind the same thin uplinks, vanilla
@@ -36,6 +31,7 @@ oracle: {interval: 30s}
 // still queued at the end. Both drivers (the emulator's in full runs only,
 // with the small queue).
 func TestBandwidthHeartbeatSize(t *testing.T) {
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	const seed = 3
 	for _, c := range []struct{ driver, queue string }{
 		{emulator.DriverSim, "0"},
@@ -52,7 +48,7 @@ func TestBandwidthHeartbeatSize(t *testing.T) {
 			}
 			got := map[string]result{}
 			for _, mode := range []string{"vanilla", "compact"} {
-				s := runScenario(t, bandwidthScenario(t, seed, mode, c.queue), c.driver).Summary
+				s := emutest.Run(t, bandwidthScenario(t, seed, mode, c.queue), c.driver).Summary
 				b := s.Faults.Bandwidth
 				if b == nil || b.Messages == 0 || len(b.Classes) != 1 {
 					t.Fatalf("seed %d, %s: faults.bandwidth = %+v, want the queued messages and the one class", seed, mode, b)

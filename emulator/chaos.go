@@ -28,6 +28,12 @@ type FaultEvent struct {
 	// exact (no broken link, gap or overlap) at an oracle sample and stayed
 	// so until the next fault or the end; null if it never was.
 	ExactAfterSeconds *float64 `json:"exact_after_seconds"`
+	// InForceAtEnd: this fault was still in force when the run ended (a
+	// partition never healed, a latency never put back); NotJudged: an
+	// earlier one was, so whether the overlay healed after this one
+	// cannot be told. Either leaves ExactAfterSeconds null.
+	InForceAtEnd bool `json:"in_force_at_end,omitempty"`
+	NotJudged    bool `json:"not_judged,omitempty"`
 }
 
 // annotateRecovery fills in ExactAfterSeconds from the oracle series.

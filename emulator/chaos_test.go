@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -44,7 +45,7 @@ func scrape(t *testing.T, m *metrics.Run, name, label, value string) float64 {
 // with the given fault timeline (YAML list entries) and link section.
 func faultScenario(t *testing.T, seed uint64, link, faults string) scenario.Scenario {
 	t.Helper()
-	doc := fmt.Sprintf(`
+	return emutest.Parse(t, "fault-test.yaml", `
 seed: %d
 duration: 12m
 peers: {count: 120, join_window: 1m}
@@ -53,11 +54,6 @@ oracle: {interval: 30s}
 link: {%s}
 faults:
 %s`, seed, link, faults)
-	sc, err := scenario.Parse("fault-test.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("seed %d: %v\n%s", seed, err, doc)
-	}
-	return sc
 }
 
 // worst is the largest oracle damage (broken links + gaps + overlaps) seen
@@ -177,7 +173,7 @@ func TestEachFaultIsApplied(t *testing.T) {
 				// takes seconds, and the population forms in minutes.
 				sc.Peers.JoinWindow, sc.Duration = 8*time.Minute, 14*time.Minute
 			}
-			res := runScenario(t, sc, emulator.DriverSim)
+			res := emutest.Run(t, sc, emulator.DriverSim)
 			s := res.Summary
 			if len(s.Faults.Events) != len(sc.Faults)+int(s.Faults.ByKind["restart"]) {
 				t.Errorf("seed %d: %d fault events for %d faults: %+v", seed, len(s.Faults.Events), len(sc.Faults), s.Faults.Events)
@@ -196,7 +192,7 @@ func TestEachFaultIsApplied(t *testing.T) {
 // end leaves two overlays claiming the same space; the invariant says so.
 func TestNeverHealedPartitionFailsTheInvariant(t *testing.T) {
 	sc := faultScenario(t, 3, "", "  - {at: 3m, partition: {fraction: 0.4}}\n")
-	s := runScenario(t, sc, emulator.DriverSim).Summary
+	s := emutest.Run(t, sc, emulator.DriverSim).Summary
 	if c := s.Invariants.Check("overlay_reconverged"); s.Invariants.OK || c == nil || c.OK {
 		t.Fatalf("seed %d: a partition never healed passed the invariant: %+v", sc.Seed, s.Invariants.Checks)
 	}
@@ -211,16 +207,13 @@ func TestChaosReplaysExactly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("single-threaded simulator runs (no data races to find); the full test run covers them")
 	}
-	sc, err := scenario.Load("../examples/chaos.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Load(t, "../examples/chaos.yaml")
 	// 200 peers: the example at its own size is TestGoldenExamples's.
 	if err := sc.SetAll("peers.count=200"); err != nil {
 		t.Fatal(err)
 	}
-	a := runScenario(t, sc, emulator.DriverSim).Summary
-	b := runScenario(t, sc, emulator.DriverSim).Summary
+	a := emutest.Run(t, sc, emulator.DriverSim).Summary
+	b := emutest.Run(t, sc, emulator.DriverSim).Summary
 	for _, s := range []*emulator.Summary{&a, &b} {
 		s.WallSeconds, s.Messages.PerWallSecond, s.Peers.BootstrapWallSeconds = 0, nil, 0
 		s.Sim.LoopSeconds, s.Sim.EventsPerSecond = 0, 0
@@ -253,7 +246,7 @@ func TestNATSRestartSurvived(t *testing.T) {
 	}
 	doc := `
 seed: 5
-time_scale: 60
+time_scale: 40
 duration: 6m
 peers: {count: 60, join_window: 1m}
 overlay: {dimensions: 2, heartbeat: {period: 30s}}
@@ -262,23 +255,25 @@ faults:
 `
 	for _, fanout := range []string{scenario.FanoutPerReceiver, scenario.FanoutBatched} {
 		t.Run(fanout, func(t *testing.T) {
-			sc, err := scenario.Parse("nats-restart.yaml", []byte(doc+"bus: {fanout: "+fanout+"}\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			sc := emutest.Parse(t, "nats-restart.yaml", doc+"bus: {fanout: "+fanout+"}\n")
 			natsRestartSurvived(t, sc)
 		})
 	}
 }
 
 func natsRestartSurvived(t *testing.T, sc scenario.Scenario) {
-	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive, Metrics: m})
-	if err != nil {
-		t.Fatalf("seed %d: %v", sc.Seed, err)
-	}
+	var m *metrics.Run
+	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
+		m = metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive}) // a run's own counters
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive, Metrics: m})
+		if err != nil {
+			t.Fatalf("seed %d: %v", sc.Seed, err)
+		}
+		return res
+	})
+	emutest.Live(t, res.Summary)
 	s := res.Summary
 	b := s.Bus
 	if b.Outages != 1 || b.Reconnects < uint64(sc.Bus.Connections) {
@@ -319,11 +314,8 @@ peers: {count: 120, join_window: 1m}
 overlay: {dimensions: 2}
 churn: {start: 2m, stop: 12m, fail_fraction: 0.5, lifetime: {dist: %s, mean: 15m, shape: 1.5}}
 `, dist)
-		sc, err := scenario.Parse("sessions.yaml", []byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := runScenario(t, sc, emulator.DriverSim).Summary
+		sc := emutest.Parse(t, "sessions.yaml", doc)
+		s := emutest.Run(t, sc, emulator.DriverSim).Summary
 		c := s.Churn
 		// 120 slots × 10 min / 15 min ≈ 80 turnovers.
 		// A slot whose peer is still joining when its lifetime ends is
@@ -350,7 +342,7 @@ func TestFaultTriggeredByProtocolEvent(t *testing.T) {
   - {when: {event: rejoin, count: 1000000}, loss: {p: 1}}
   - {at: 8m, heal: {name: t}}
 `)
-	s := runScenario(t, sc, emulator.DriverSim).Summary
+	s := emutest.Run(t, sc, emulator.DriverSim).Summary
 	var kinds []string
 	partitionAt := -1.0
 	for _, e := range s.Faults.Events {

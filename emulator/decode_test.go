@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 )
 
 // TestLazyHeartbeatsChangeNothing: peers that leave heartbeats' neighbor
@@ -27,16 +27,13 @@ func TestLazyHeartbeatsChangeNothing(t *testing.T) {
 	}{
 		{"../examples/jobs-failures.yaml", []string{"duration=4h", "workload.jobs=500"}},
 	} {
-		sc, err := scenario.Load(tc.file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := emutest.Load(t, tc.file)
 		sets := append(tc.sets, "peers.count=200")
 		if err := sc.SetAll(sets...); err != nil {
 			t.Fatal(err)
 		}
 		run := func(eager bool) []byte {
-			s := runScenarioWith(t, sc, emulator.Options{Driver: emulator.DriverSim, EagerDecoding: eager}).Summary
+			s := emutest.RunWith(t, sc, emulator.Options{Driver: emulator.DriverSim, EagerDecoding: eager}).Summary
 			s.WallSeconds, s.Messages.PerWallSecond, s.Peers.BootstrapWallSeconds = 0, nil, 0
 			s.Sim.LoopSeconds, s.Sim.EventsPerSecond = 0, 0
 			js, _ := json.Marshal(s)

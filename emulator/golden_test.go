@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 )
 
 // updateGolden rewrites testdata/golden/ from the current code. Do it only in
@@ -72,12 +72,16 @@ func goldenSummary(t *testing.T, s emulator.Summary) []byte {
 // if that was meant, rewrite the files with
 //
 //	go test ./emulator -run TestGoldenExamples -update-golden
+//	go test ./emulator -run TestGoldenExamples -update-golden -short
 //
-// and say why in the commit. It runs without -short only (about a minute
-// and a half of the deterministic driver; the race detector adds nothing to
-// a single-threaded event loop). bench-100k.yaml is left out: it takes more
-// than six minutes here, and bench-10k.yaml is the same file at a tenth of
-// the size.
+// and say why in the commit. The long tier (without -short) runs every
+// example at its own size (several minutes of the deterministic driver);
+// the fast tier (-short) runs each at the reduced size shortGolden gives,
+// against testdata/golden/short/ — the same net, cast smaller, so that a
+// change that moves any example's behaviour shows in a minute. The race
+// detector adds nothing to a single-threaded event loop, so the race pass
+// skips it. bench-100k.yaml is left out: it takes more than six minutes
+// here, and bench-10k.yaml is the same file at a tenth of the size.
 //
 // The files are written by peers that decode lazily (the default). The
 // examples in eagerGolden run with EagerDecoding instead — every message
@@ -86,12 +90,16 @@ func goldenSummary(t *testing.T, s emulator.Summary) []byte {
 // lists) changes nothing under churn, crashes, partitions and loss at the
 // examples' full size (TestLazyHeartbeatsChangeNothing adds a workload).
 func TestGoldenExamples(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs every example scenario; without -short only")
+	if emutest.Race {
+		t.Skip("deterministic-driver runs: one goroutine each, nothing for the race detector (the fast tier runs them without it)")
 	}
 	files, err := filepath.Glob("../examples/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example scenarios found (%v)", err)
+	}
+	dir := filepath.Join("testdata", "golden")
+	if testing.Short() {
+		dir = filepath.Join(dir, "short")
 	}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
@@ -100,9 +108,13 @@ func TestGoldenExamples(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each run is one single-threaded event loop
-			sc, err := scenario.Load(file)
-			if err != nil {
-				t.Fatal(err)
+			sc := emutest.Load(t, file)
+			if testing.Short() {
+				sets, ok := shortGolden[name]
+				if !ok {
+					t.Fatalf("%s has no reduced size for the fast tier: add it to shortGolden", file)
+				}
+				emutest.Set(t, &sc, sets...)
 			}
 			eager := eagerGolden[name] && !*updateGolden
 			res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim, EagerDecoding: eager})
@@ -110,7 +122,7 @@ func TestGoldenExamples(t *testing.T) {
 				t.Fatalf("%s (seed %d): %v", file, sc.Seed, err)
 			}
 			got := goldenSummary(t, res.Summary)
-			path := filepath.Join("testdata", "golden", name+".json")
+			path := filepath.Join(dir, name+".json")
 			if *updateGolden {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
@@ -134,6 +146,26 @@ func TestGoldenExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shortGolden is each example's reduced size for the fast tier's golden
+// run (go test -short): fewer peers and jobs, the example's own timeline,
+// so that every example still runs every mechanism it names in a second
+// or two of the deterministic driver.
+var shortGolden = map[string][]string{
+	"allocation-neighbors": {"allocation.jobset=1"},
+	"bandwidth":            {"peers.count=60"},
+	"bench":                {"peers.count=300"},
+	"bench-10k":            {"peers.count=300"},
+	"categorical":          {"peers.count=60", "workload.jobs=150"},
+	"chaos":                {"peers.count=100"},
+	"churn":                {"peers.count=100"},
+	"jobs":                 {"peers.count=60", "workload.jobs=300"},
+	"jobs-failures":        {"peers.count=60", "workload.jobs=300"},
+	"nemesis":              {"peers.count=50"},
+	"quickstart":           {"peers.count=100"},
+	"scheduling":           {"peers.count=50", "workload.jobs=200"},
+	"scheduling-nats":      {"peers.count=40", "workload.jobs=200"},
 }
 
 // eagerGolden are the examples the golden test runs with eager decoding:

@@ -670,7 +670,7 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 		c.OK = tot.Lost == 0 && tot.Duplicated == 0
 		c.Detail += "; " + s.UnfinishedBecause
 	}
-	checks := []InvariantCheck{c, j.ran(t)}
+	checks := []InvariantCheck{c, j.ran(t, tot.Completed)}
 	if j.sc.Peers.Categorical.On() {
 		var cc InvariantCheck
 		s.Categorical, cc = j.categorical()
@@ -681,11 +681,13 @@ func (j *jobRun) summary(t time.Duration, states []peer.State) (*JobsSummary, []
 
 // ran is the jobs_ran check at the end of the run (t, the last sample):
 // every job of the workload — each due by duration — was submitted by the
-// client. It fails when the run stopped before their time (aborted) or the
-// client fell behind; on the emulator a job due in the last inFlight
-// before t may still be on its way to the client and is not held against
-// the run.
-func (j *jobRun) ran(t time.Duration) InvariantCheck {
+// client, and at least invariants.completed_jobs of them completed. It
+// fails when the run stopped before their time (aborted), the client fell
+// behind, or too few jobs completed (a workload of which nothing
+// completed measured no wait nor turnaround); on the emulator a job due in
+// the last inFlight before t may still be on its way to the client and is
+// not held against the run.
+func (j *jobRun) ran(t time.Duration, completed uint64) InvariantCheck {
 	c := InvariantCheck{Name: "jobs_ran"}
 	var missing, inFlight int
 	var first *workload.Job
@@ -713,6 +715,10 @@ func (j *jobRun) ran(t time.Duration) InvariantCheck {
 			why = fmt.Sprintf("the run was %s at %v", j.stopped, t.Round(time.Second))
 		}
 		c.Detail += fmt.Sprintf("; %d never submitted (the first, job %d, due at %v): %s", missing, first.ID, first.At.Round(time.Second), why)
+	}
+	if floor := j.sc.Invariants.CompletedJobs; n > 0 && completed < uint64(floor) {
+		c.OK = false
+		c.Detail += fmt.Sprintf("; %d completed by the end, fewer than the %d invariants.completed_jobs requires: the figures of waits and turnaround measure nothing — make duration longer than the jobs' runtime (workload.runtime %v), or see why they failed", completed, floor, j.sc.Workload.Runtime)
 	}
 	return c
 }

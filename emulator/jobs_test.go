@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -17,7 +18,7 @@ import (
 // schemes differ, with time to drain.
 func jobsScenario(t *testing.T, seed uint64, scheme string, sf int, extra string) scenario.Scenario {
 	t.Helper()
-	doc := fmt.Sprintf(`
+	return emutest.Parse(t, "jobs.yaml", `
 seed: %d
 duration: 4h
 peers: {count: 100, population: mixed}
@@ -26,11 +27,6 @@ link: {latency: {dist: exponential, mean: 50ms}}
 workload: {jobs: 300, interarrival: 30s, runtime: 40m}
 matchmaking: {scheme: %s, stopping_factor: %d}
 %s`, seed, scheme, sf, extra)
-	sc, err := scenario.Parse("jobs.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
 }
 
 // 003 §5.4: pushing along aggregated load beats basic CAN by far, and the
@@ -47,8 +43,8 @@ func TestSchemesOrderedByWait(t *testing.T) {
 		name, scheme string
 		sf           int
 	}{{"cent", "cent", 2}, {"can-p2", "can-p", 2}, {"can", "can", 2}} {
-		j := runScenario(t, jobsScenario(t, seed, s.scheme, s.sf, ""), emulator.DriverSim).Summary.Jobs
-		conserved(t, s.name, seed, j, false)
+		j := emutest.Run(t, jobsScenario(t, seed, s.scheme, s.sf, ""), emulator.DriverSim).Summary.Jobs
+		emutest.Conserved(t, s.name, seed, j, false)
 		if j.WaitSeconds.Mean == nil {
 			t.Fatalf("%s seed %d: no wait figure", s.name, seed)
 		}
@@ -87,9 +83,9 @@ func TestJobsSurviveDepartures(t *testing.T) {
 		// Basic CAN's hot spot keeps a tail of jobs queued longer.
 		sc.Workload.Jobs, sc.Workload.Interarrival, sc.Workload.Runtime = 200, 40*time.Second, 30*time.Minute
 		sc.Duration = 5 * time.Hour
-		sum := runScenario(t, sc, emulator.DriverSim).Summary
+		sum := emutest.Run(t, sc, emulator.DriverSim).Summary
 		j := sum.Jobs
-		conserved(t, scheme, seed, j, scheme != "can")
+		emutest.Conserved(t, scheme, seed, j, scheme != "can")
 		if j.Rematched == 0 || j.Returned == 0 {
 			t.Errorf("%s seed %d: rematched %d, returned %d: the departures did not reach any run node", scheme, seed, j.Rematched, j.Returned)
 		}
@@ -109,8 +105,8 @@ func TestJobsReplayExactly(t *testing.T) {
 	}
 	sc := jobsScenario(t, 8, "can-p", 2, "faults:\n  - {at: 50m, crash: {fraction: 0.1}}\n")
 	sc.Duration = sc.Duration / 2
-	a := runScenario(t, sc, emulator.DriverSim).Summary.Jobs
-	b := runScenario(t, sc, emulator.DriverSim).Summary.Jobs
+	a := emutest.Run(t, sc, emulator.DriverSim).Summary.Jobs
+	b := emutest.Run(t, sc, emulator.DriverSim).Summary.Jobs
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("seed %d: two runs differ:\n%+v\n%+v", sc.Seed, a, b)
 	}
@@ -119,10 +115,15 @@ func TestJobsReplayExactly(t *testing.T) {
 // The same job machinery over real NATS: jobs are routed, pushed, run and
 // reported by actors, and every one ends exactly once.
 func TestJobsOverNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: a 9-s live run over NATS")
+	}
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	doc := `
 seed: 3
 duration: 3h
-time_scale: 1200
+time_scale: 300
+emulator: {lag_tolerance: 0.1}
 peers: {count: 40, population: mixed, join_window: 30s}
 overlay: {dimensions: 3}
 workload: {jobs: 80, interarrival: 30s, runtime: 20m, start: 2m}
@@ -130,11 +131,8 @@ matchmaking: {scheme: can-p}
 faults:
   - {at: 30m, crash: {fraction: 0.1}}
 `
-	sc, err := scenario.Parse("jobs-nats.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conservedOverNATS(t, runScenario(t, sc, emulator.DriverLive).Summary, 60, true)
+	sc := emutest.Parse(t, "jobs-nats.yaml", doc)
+	emutest.ConservedOverNATS(t, emutest.Run(t, sc, emulator.DriverLive).Summary, 60, true)
 }
 
 // TestCensoredWaits: with more work than the peers can do, jobs not
@@ -148,9 +146,9 @@ func TestCensoredWaits(t *testing.T) {
 	if err := sc.SetAll("workload.interarrival=5s", "duration=1h"); err != nil {
 		t.Fatal(err)
 	}
-	res := runScenario(t, sc, emulator.DriverSim)
+	res := emutest.Run(t, sc, emulator.DriverSim)
 	j := res.Summary.Jobs
-	conserved(t, "overloaded", sc.Seed, j, false)
+	emutest.Conserved(t, "overloaded", sc.Seed, j, false)
 	if j.Unfinished == 0 || j.WaitCensored == 0 || j.WaitCensored < j.Failed || j.WaitCensored > j.Failed+j.Unfinished || j.Drained {
 		t.Fatalf("seed %d: %d unfinished, %d failed, %d waits censored, drained %v: want an overloaded run with censored waits",
 			sc.Seed, j.Unfinished, j.Failed, j.WaitCensored, j.Drained)
@@ -205,13 +203,13 @@ func TestDrainEndsEveryJob(t *testing.T) {
 	if err := sc.SetAll("workload.interarrival=10s", "duration=1h"); err != nil {
 		t.Fatal(err)
 	}
-	cut := runScenario(t, sc, emulator.DriverSim).Summary
+	cut := emutest.Run(t, sc, emulator.DriverSim).Summary
 	if err := sc.SetAll("workload.drain=true", "workload.drain_limit=6h"); err != nil {
 		t.Fatal(err)
 	}
-	res := runScenario(t, sc, emulator.DriverSim)
+	res := emutest.Run(t, sc, emulator.DriverSim)
 	s, j := res.Summary, res.Summary.Jobs
-	conserved(t, "drained", sc.Seed, j, true)
+	emutest.Conserved(t, "drained", sc.Seed, j, true)
 	if cut.Jobs.Unfinished == 0 || cut.Jobs.Drained || cut.EmulatedSeconds != sc.Duration.Seconds() || cut.Jobs.DrainLimitSeconds != nil {
 		t.Fatalf("seed %d without drain: %d unfinished, drained %v, %v s emulated: want jobs left at %v", sc.Seed, cut.Jobs.Unfinished, cut.Jobs.Drained, cut.EmulatedSeconds, sc.Duration)
 	}
@@ -268,26 +266,25 @@ func jsonNum(v *float64) string {
 // (overlay_reconverged, seed 3) — the overlay's joins under long delays,
 // noted in docs/OVERLAY.md, not the drain.
 func TestDrainOverNATS(t *testing.T) {
-	peers, jobs, scale := 40, 30, 1200
 	if testing.Short() {
-		peers, jobs, scale = 20, 10, 300
+		t.Skip("long tier: a live run over NATS until every job ends")
 	}
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
+	peers, jobs, scale := 40, 30, 300
 	doc := fmt.Sprintf(`
 seed: 3
 duration: 20m
 time_scale: %d
+emulator: {lag_tolerance: 0.1}
 peers: {count: %d, population: mixed, join_window: 2m}
 overlay: {dimensions: 3}
 workload: {jobs: %d, interarrival: 20s, runtime: 30m, start: 15m, drain: true, drain_limit: 3h}
 matchmaking: {scheme: can-p}
 `, scale, peers, jobs)
-	sc, err := scenario.Parse("drain-nats.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := runScenario(t, sc, emulator.DriverLive)
+	sc := emutest.Parse(t, "drain-nats.yaml", doc)
+	res := emutest.Run(t, sc, emulator.DriverLive)
 	s, j := res.Summary, res.Summary.Jobs
-	conserved(t, "emulator", sc.Seed, j, true)
+	emutest.Conserved(t, "emulator", sc.Seed, j, true)
 	if !j.Drained || j.Completed+j.Failed != j.Submitted || s.EmulatedSeconds <= sc.Duration.Seconds() || s.EmulatedSeconds > sc.Horizon().Seconds() {
 		t.Fatalf("seed %d: drained %v, %d of %d jobs ended, %v s emulated (duration %v, horizon %v)",
 			sc.Seed, j.Drained, j.Completed+j.Failed, j.Submitted, s.EmulatedSeconds, sc.Duration, sc.Horizon())
@@ -314,9 +311,9 @@ func TestSteadyWaitsAndUtilization(t *testing.T) {
 	if err := sc.SetAll("workload.warmup=1h", "workload.drain=true", "workload.drain_limit=12h"); err != nil {
 		t.Fatal(err)
 	}
-	res := runScenario(t, sc, emulator.DriverSim)
+	res := emutest.Run(t, sc, emulator.DriverSim)
 	j := res.Summary.Jobs
-	conserved(t, "steady", sc.Seed, j, true)
+	emutest.Conserved(t, "steady", sc.Seed, j, true)
 	var steady []float64
 	var last time.Duration
 	for _, row := range res.Jobs {

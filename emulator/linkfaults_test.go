@@ -5,6 +5,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -16,6 +17,7 @@ import (
 // no message is rejected for another reason — and every invariant passes,
 // on both drivers. The corrupt fault changes the share mid-run.
 func TestCorruptionRejected(t *testing.T) {
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	const seed = 5
 	for _, c := range []struct {
 		name, driver, link, faults string
@@ -30,13 +32,13 @@ func TestCorruptionRejected(t *testing.T) {
 				t.Skip("emulator run")
 			}
 			sc := faultScenario(t, seed, c.link, c.faults)
-			sc.TimeScale = 60
+			sc.TimeScale = 40
 			// The overlay is built in-process: a message lost during the
 			// sequential joins over the bus stalls them (corrupted or lost
 			// alike: docs/FAULTS.md), which population_formed would judge
 			// instead of the corruption.
 			sc.Peers.Bootstrap = scenario.BootstrapDirect
-			s := runScenario(t, sc, c.driver).Summary
+			s := emutest.Run(t, sc, c.driver).Summary
 			a := s.Accounting
 			corrupted, checksum := s.Faults.Corrupted, s.Messages.Rejected[wire.RejectChecksum]
 			sent := float64(a.Sent + a.Duplicated)
@@ -83,6 +85,7 @@ func TestCorruptionRejected(t *testing.T) {
 // keep the books closed and let the overlay reconverge, on both drivers;
 // the deterministic driver replays the flapping exactly.
 func TestFlapAndOneWayCut(t *testing.T) {
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	const seed = 8
 	faults := "  - {at: 3m, flap: {name: f, fraction: 0.2, up: 40s, down: 20s, duration: 3m}}\n" +
 		"  - {at: 3m, partition: {name: c, from: [1, 2, 3, 4, 5], to: [6, 7, 8, 9, 10], oneway: true}}\n" +
@@ -93,8 +96,8 @@ func TestFlapAndOneWayCut(t *testing.T) {
 				t.Skip("emulator run")
 			}
 			sc := faultScenario(t, seed, "", faults)
-			sc.TimeScale = 60
-			s := runScenario(t, sc, driver).Summary
+			sc.TimeScale = 40
+			s := emutest.Run(t, sc, driver).Summary
 			if k := s.Faults.ByKind; k["flap"] != 1 || k["partition"] != 1 || k["heal"] != 2 {
 				t.Errorf("seed %d: faults by kind %v, want a flap, a partition and two heals (the cut's and the flap's end)", seed, k)
 			}
@@ -110,7 +113,7 @@ func TestFlapAndOneWayCut(t *testing.T) {
 				}
 			}
 			if driver == emulator.DriverSim {
-				again := runScenario(t, sc, driver).Summary
+				again := emutest.Run(t, sc, driver).Summary
 				if again.Faults.Dropped["partition"] != s.Faults.Dropped["partition"] || again.Messages.Total != s.Messages.Total {
 					t.Errorf("seed %d: the replay lost %d messages to partitions (sent %d), the first run %d (sent %d)",
 						seed, again.Faults.Dropped["partition"], again.Messages.Total, s.Faults.Dropped["partition"], s.Messages.Total)

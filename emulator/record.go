@@ -1,7 +1,10 @@
 package emulator
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/core"
@@ -284,6 +287,116 @@ func disturbedUntil(sc scenario.Scenario) time.Duration {
 	return until
 }
 
+// inForce is a fault still in force at the end of a run: when it began
+// (At; -1 for a triggered one) and what it is.
+type inForce struct {
+	At   time.Duration
+	Kind string
+	What string
+}
+
+// inForceAtEnd lists the faults of the scenario still in force at its end:
+// a partition never healed, a flap, a crash's restart or a bus outage that
+// outlasts the run, a link fault (latency, loss, duplicate, corrupt) whose
+// last entry did not put the link back as the scenario's link section
+// has it, slow peers not made fast again. Such a run has no quiet end:
+// reconvergence cannot be judged on it.
+func inForceAtEnd(sc scenario.Scenario) []inForce {
+	var out []inForce
+	type opened struct {
+		at   time.Duration
+		name string
+	}
+	var open []opened
+	last := map[string]scenario.Fault{}
+	for i, f := range sc.SortedFaults() {
+		switch f.Kind {
+		case scenario.FaultPartition:
+			open = append(open, opened{f.At, timeline.PartitionName(i, f)})
+		case scenario.FaultHeal:
+			open = slices.DeleteFunc(open, func(o opened) bool { return f.Name == "" || o.name == f.Name })
+		case scenario.FaultCrash:
+			if f.RestartAfter > 0 && f.At+f.RestartAfter > sc.Duration {
+				out = append(out, inForce{f.At, f.Kind, fmt.Sprintf("the crash at %v restarts its peers at %v, after the end", f.At, f.At+f.RestartAfter)})
+			}
+		case scenario.FaultBusRestart:
+			if f.At+f.DownFor > sc.Duration {
+				out = append(out, inForce{f.At, f.Kind, fmt.Sprintf("the bus, down from %v for %v, is back only after the end", f.At, f.DownFor)})
+			}
+		case scenario.FaultFlap:
+			if f.At+f.Length > sc.Duration {
+				out = append(out, inForce{f.At, f.Kind, fmt.Sprintf("the flap from %v lasts %v, past the end", f.At, f.Length)})
+			}
+		case scenario.FaultLatency, scenario.FaultLoss, scenario.FaultDuplicate, scenario.FaultCorrupt, scenario.FaultSlow:
+			last[f.Kind] = f
+		}
+	}
+	for _, o := range open {
+		out = append(out, inForce{o.at, scenario.FaultPartition, fmt.Sprintf("the partition %s from %v is never healed", o.name, o.at)})
+	}
+	for _, f := range sc.TriggeredFaults() {
+		if f.Kind != scenario.FaultPartition {
+			continue
+		}
+		healed := false
+		for _, h := range sc.Faults {
+			healed = healed || h.Kind == scenario.FaultHeal && (h.Name == "" || h.Name == f.Name)
+		}
+		if !healed {
+			out = append(out, inForce{-1, f.Kind, fmt.Sprintf("the partition on %s is never healed", f.When)})
+		}
+	}
+	l := sc.Link
+	for _, kind := range []string{scenario.FaultLatency, scenario.FaultLoss, scenario.FaultDuplicate, scenario.FaultCorrupt, scenario.FaultSlow} {
+		f, ok := last[kind]
+		if !ok {
+			continue
+		}
+		var back bool
+		var base string
+		switch kind {
+		case scenario.FaultLatency:
+			back, base = f.Latency == l.Latency, fmt.Sprintf("link.latency (mean %v)", l.Latency.Mean)
+		case scenario.FaultLoss:
+			back, base = f.P == l.Loss, fmt.Sprintf("link.loss %g", l.Loss)
+		case scenario.FaultDuplicate:
+			back, base = f.P == l.Duplicate, fmt.Sprintf("link.duplicate %g", l.Duplicate)
+		case scenario.FaultCorrupt:
+			back, base = f.P == l.Corrupt, fmt.Sprintf("link.corrupt %g", l.Corrupt)
+		case scenario.FaultSlow:
+			back, base = f.Service == 0, "service 0s"
+		}
+		if !back {
+			out = append(out, inForce{f.At, kind, fmt.Sprintf("the %s set at %v is never put back to %s", kind, f.At, base)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b inForce) int { return cmp.Compare(a.At, b.At) })
+	return out
+}
+
+// markInForce says, on the fault events, which faults are still in force
+// at the end: such an event, and every later one, has no "exact again"
+// (an overlay cut in two may look whole on each side).
+func markInForce(events []FaultEvent, faults []inForce) {
+	if len(faults) == 0 {
+		return
+	}
+	from := faults[0].At
+	for i := range events {
+		e := &events[i]
+		t := time.Duration(e.TSeconds * float64(time.Second))
+		for _, f := range faults {
+			if f.Kind == e.Kind && (f.At < 0 || f.At.Round(time.Second) == t.Round(time.Second)) {
+				e.InForceAtEnd = true
+			}
+		}
+		if e.InForceAtEnd || from >= 0 && t >= from {
+			e.ExactAfterSeconds = nil
+			e.NotJudged = !e.InForceAtEnd
+		}
+	}
+}
+
 // invariants are the end-of-run checks the recorder can judge: the
 // population formed, a window was measured, the overlay reconverged in
 // time after the last disturbance; the workload's checks (jobChecks)
@@ -297,10 +410,24 @@ func (r *recorder) invariants(jobChecks []InvariantCheck) InvariantsSummary {
 	v.add(r.populationFormed())
 	v.add(r.measured())
 	last := r.series[len(r.series)-1]
+	if floor := r.sc.Invariants.Survivors; floor > 0 {
+		c := InvariantCheck{Name: "population_survived", OK: last.Oracle.Members >= floor}
+		c.Detail = fmt.Sprintf("%d overlay members at the end (at least %d required, invariants.survivors)", last.Oracle.Members, floor)
+		if !c.OK {
+			c.Detail += ": the population died out, so the overlay's checks judged nobody — make the crashes or leaves smaller, give them restart_after, or lower invariants.survivors"
+		}
+		v.add(c)
+	}
 	period := r.sc.Overlay.Heartbeat.Period
 	limit := time.Duration(r.sc.Invariants.ReconvergePeriods) * period
 	c := InvariantCheck{Name: "overlay_reconverged"}
-	switch {
+	switch inForce := inForceAtEnd(r.sc); {
+	case len(inForce) > 0:
+		what := make([]string, len(inForce))
+		for i, f := range inForce {
+			what[i] = f.What
+		}
+		c.Detail = fmt.Sprintf("not judged: a fault is still in force at the end (%s), and reconvergence needs a quiet end — end it (a heal, or the link put back) before the end, or make duration longer", strings.Join(what, "; "))
 	case r.until < 0:
 		c.OK = last.Oracle.Exact()
 		c.Detail = "no churn or fault; the overlay is exact at the end"

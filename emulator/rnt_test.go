@@ -1,10 +1,10 @@
 package emulator_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -13,7 +13,7 @@ import (
 // and half leaving (a leave is repaired by the ring as a crash).
 func rntScenario(t *testing.T, seed uint64, peers int, timeScale float64) scenario.Scenario {
 	t.Helper()
-	doc := fmt.Sprintf(`
+	return emutest.Parse(t, "rnt-departures.yaml", `
 seed: %d
 duration: 3h
 time_scale: %g
@@ -25,11 +25,6 @@ faults:
   - {at: 30m, crash: {fraction: 0.1}}
   - {at: 50m, leave: {fraction: 0.1}}
 `, seed, timeScale, peers)
-	sc, err := scenario.Parse("rnt-departures.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
 }
 
 // rntChecks: the ring and the tree ran — stabilize rounds, aggregation up
@@ -52,8 +47,8 @@ func TestRNTSurvivesDepartures(t *testing.T) {
 		t.Skip("a single-threaded simulator run (no data races to find); the full test run covers it")
 	}
 	const seed = 4
-	s := runScenario(t, rntScenario(t, seed, 60, 1), emulator.DriverSim).Summary
-	conserved(t, "rnt", seed, s.Jobs, false)
+	s := emutest.Run(t, rntScenario(t, seed, 60, 1), emulator.DriverSim).Summary
+	emutest.Conserved(t, "rnt", seed, s.Jobs, false)
 	rntChecks(t, s)
 	if s.Jobs.Completed < 50 {
 		t.Errorf("seed %d: only %d of %d jobs completed", seed, s.Jobs.Completed, s.Jobs.Submitted)
@@ -66,7 +61,13 @@ func TestRNTSurvivesDepartures(t *testing.T) {
 // The same over real NATS: the ring's and the tree's cores run inside the
 // peers' actors beside the CAN overlay; no job is lost.
 func TestRNTOverNATS(t *testing.T) {
-	s := runScenario(t, rntScenario(t, 5, 40, 1200), emulator.DriverLive).Summary
-	conservedOverNATS(t, s, 50, false)
+	if testing.Short() {
+		t.Skip("long tier: a 9-s live run over NATS")
+	}
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
+	sc := rntScenario(t, 5, 40, 300)
+	sc.Emulator.LagTolerance = 0.1 // conservation is judged, not timing: 3 s of lateness on 30-s heartbeats
+	s := emutest.Run(t, sc, emulator.DriverLive).Summary
+	emutest.ConservedOverNATS(t, s, 50, false)
 	rntChecks(t, s)
 }

@@ -771,6 +771,7 @@ func (r *run) finish() (*Result, error) {
 	sum.Churn = r.churned.summary()
 	sum.Faults = r.cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
+	markInForce(sum.Faults.Events, inForceAtEnd(sc))
 	var jobChecks []InvariantCheck
 	var waits []float64
 	var table []JobRow

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -12,19 +13,14 @@ import (
 // failure limit.
 func skewScenario(t *testing.T, seed uint64, drift float64, failAfter int) scenario.Scenario {
 	t.Helper()
-	doc := fmt.Sprintf(`
+	return emutest.Parse(t, "skew-test.yaml", `
 seed: %d
-time_scale: 60
+time_scale: 40
 duration: 15m
 peers: {count: 80, join_window: 1m, clock: {drift: %g, offset: 3s}}
 overlay: {dimensions: 2, heartbeat: {period: 30s, fail_after: %d}}
 oracle: {interval: 30s}
 `, seed, drift, failAfter)
-	sc, err := scenario.Parse("skew-test.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	return sc
 }
 
 // TestClockSkewFalseSuspicions: a peer suspects a live neighbor only when
@@ -32,6 +28,7 @@ oracle: {interval: 30s}
 // Clocks within ±1% never do with fail_after 3; ±50% with fail_after 1 do,
 // on both drivers, and the summary reports the configured spread.
 func TestClockSkewFalseSuspicions(t *testing.T) {
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	const seed = 5
 	for _, c := range []struct {
 		driver    string
@@ -49,7 +46,7 @@ func TestClockSkewFalseSuspicions(t *testing.T) {
 			if c.driver == emulator.DriverLive && testing.Short() {
 				t.Skip("emulator run")
 			}
-			s := runScenario(t, skewScenario(t, seed, c.drift, c.failAfter), c.driver).Summary
+			s := emutest.Run(t, skewScenario(t, seed, c.drift, c.failAfter), c.driver).Summary
 			if cl := s.Peers.Clocks; cl == nil || cl.Drift != c.drift || cl.Dist != "uniform" || cl.OffsetSeconds != 3 {
 				t.Fatalf("seed %d: peers.clocks = %+v", seed, cl)
 			}
@@ -74,6 +71,7 @@ func TestClockSkewFalseSuspicions(t *testing.T) {
 // heartbeats' news comes late and neighbors suspect them, though alive.
 // Every message is still accounted for.
 func TestSlowPeers(t *testing.T) {
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	const seed = 3
 	for _, c := range []struct {
 		driver string
@@ -89,8 +87,8 @@ func TestSlowPeers(t *testing.T) {
 				t.Skip("emulator run")
 			}
 			sc := faultScenario(t, seed, "", fmt.Sprintf("  - {at: 3m, slow: {fraction: 0.2, delay: %s}}\n  - {at: 7m, slow: {delay: 0s}}\n", c.delay))
-			sc.TimeScale = 60
-			s := runScenario(t, sc, c.driver).Summary
+			sc.TimeScale = 40
+			s := emutest.Run(t, sc, c.driver).Summary
 			sl := s.Faults.Slow
 			if sl == nil || sl.Messages == 0 {
 				t.Fatalf("seed %d: no message waited for a slow peer: %+v", seed, sl)

@@ -3,7 +3,6 @@ package emulator_test
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/staleness"
 	"github.com/gridbed/gridbed/metrics"
@@ -22,18 +22,14 @@ import (
 // stays as it is. extra adds keys (churn).
 func staleScenario(t *testing.T, seed uint64, extra string) scenario.Scenario {
 	t.Helper()
-	sc, err := scenario.Parse("stale.yaml", []byte(fmt.Sprintf(`
+	return emutest.Parse(t, "stale.yaml", `
 seed: %d
 duration: 1h
 peers: {count: 40, population: mixed, join_window: 1m}
 overlay: {dimensions: 3}
 workload: {jobs: 40, interarrival: 5s, runtime: 100h, start: 2m}
 matchmaking: {scheme: can-p}
-%s`, seed, extra)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
+%s`, seed, extra)
 }
 
 // stat is the sample's figure of one aggregate.
@@ -90,7 +86,7 @@ var categoricalKeys = []string{"peers.categorical.types=4", "peers.categorical.v
 // error is within convergedTolerance from 30 minutes on.
 func converges(t *testing.T, sc scenario.Scenario) {
 	t.Helper()
-	res := runScenario(t, sc, emulator.DriverSim)
+	res := emutest.Run(t, sc, emulator.DriverSim)
 	cat := sc.Peers.Categorical.On()
 	settled := 0
 	for _, s := range res.Series {
@@ -151,7 +147,7 @@ func TestStaleAggregationUnderChurn(t *testing.T) {
 	if err := sc.SetAll(categoricalKeys...); err != nil {
 		t.Fatal(err)
 	}
-	res := runScenario(t, sc, emulator.DriverSim)
+	res := emutest.Run(t, sc, emulator.DriverSim)
 	worst, acid := 0.0, 0.0
 	for _, s := range res.Series {
 		if st, ok := stat(s, "nodes"); ok && s.T >= 10*time.Minute {
@@ -201,9 +197,13 @@ func readGauges(url string) (map[string]float64, error) {
 // while the run goes on: a scraper on a ticker sees gridbed_aggregate_error_ratio
 // take at least two different non-zero values before the run ends.
 func TestStaleAggregationLiveGauges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: a live run over NATS scraped while it runs")
+	}
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	sc := staleScenario(t, 7, "churn: {interval: 1m, start: 5m}")
 	// Built in-process before the bus opens, as examples/scheduling-nats.yaml.
-	if err := sc.SetAll("time_scale=600", "peers.count=30", "peers.join_window=30s", "peers.bootstrap=direct", "emulator.lag_tolerance=0.1"); err != nil {
+	if err := sc.SetAll("time_scale=300", "peers.count=30", "peers.join_window=30s", "peers.bootstrap=direct", "emulator.lag_tolerance=0.1"); err != nil {
 		t.Fatal(err)
 	}
 	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive})
@@ -252,6 +252,7 @@ func TestStaleAggregationLiveGauges(t *testing.T) {
 	if out.err != nil {
 		t.Fatalf("seed %d: %v", sc.Seed, out.err)
 	}
+	emutest.Live(t, out.res.Summary)
 	if len(seen) < 2 {
 		t.Errorf("seed %d: %s took %d non-zero values while the run went on (%v); want at least 2", sc.Seed, series, len(seen), seen)
 	}

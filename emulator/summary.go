@@ -435,9 +435,7 @@ func (r *Result) WriteSeries(w io.Writer) error {
 		n := wire.Name(wire.MsgType(t))
 		head = append(head, "messages_"+n, "bytes_"+n)
 	}
-	for _, e := range seriesEvents {
-		head = append(head, e)
-	}
+	head = append(head, seriesEvents...)
 	head = append(head, "backlog", "lag_p99_seconds")
 	jobs := len(r.Series) > 0 && r.Series[0].JobEvents != nil
 	if jobs {
@@ -579,7 +577,12 @@ func (s Summary) PrintTable(w io.Writer) {
 	if f := s.Faults; len(f.Events) > 0 || f.Dropped["loss"]+f.Dropped["partition"]+f.Duplicated > 0 {
 		for _, e := range f.Events {
 			healed := "not exact again before the next fault"
-			if e.ExactAfterSeconds != nil {
+			switch {
+			case e.InForceAtEnd:
+				healed = "still in force at the end"
+			case e.NotJudged:
+				healed = "not judged: an earlier fault is still in force at the end"
+			case e.ExactAfterSeconds != nil:
 				healed = fmt.Sprintf("exact again after %.0f s", *e.ExactAfterSeconds)
 			}
 			row(fmt.Sprintf("fault at %.0f s", e.TSeconds), e.Kind+": "+e.Detail+"; "+healed)

@@ -205,6 +205,9 @@ func TestMemoryCeilingJudgesThisRun(t *testing.T) {
 		t.Skip("the runtime already returned the garbage; nothing to test")
 	}
 	sc := verdictScenario(t, 300, 2*time.Hour)
+	if testing.Short() {
+		sc = verdictScenario(t, 100, time.Hour) // the ceiling watches from the first sample: as telling, a fifth of the work
+	}
 	s := runVerdict(t, sc, Options{Driver: DriverSim, MemoryCeiling: base + 512<<20})
 	if s.Outcome == OutcomeOverloaded || s.EmulatedSeconds < sc.Duration.Seconds() {
 		t.Errorf("seed %d: an earlier allocation stopped the run: outcome %q %q", s.Seed, s.Outcome, s.OutcomeReasons)

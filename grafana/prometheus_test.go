@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/metrics"
 )
 
@@ -238,7 +238,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	bin := prometheusBinary(t)
 	start := time.Now()
 
-	sc, err := scenario.Parse("grafana-prometheus.yaml", []byte(`
+	sc := emutest.Parse(t, "grafana-prometheus.yaml", `
 name: grafana-prometheus
 seed: 2
 duration: 2h
@@ -250,10 +250,7 @@ workload: {jobs: 60, interarrival: 60s, runtime: 10m, start: 2m}
 matchmaking: {scheme: can-p}
 faults:
   - {at: 40m, crash: {fraction: 0.1}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population, Scenario: sc.Name, Seed: sc.Seed})
 	runID := m.Info().RunID
 	srv, err := metrics.Serve("127.0.0.1:0", m.Registry)

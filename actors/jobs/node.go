@@ -334,9 +334,7 @@ func (n *Node) Snapshot() Snapshot {
 	for _, h := range n.queue {
 		s.Held = append(s.Held, h.spec.Id)
 	}
-	for _, id := range n.sched.outboundIDs() {
-		s.Held = append(s.Held, id) // in flight to a neighbor, ours until acknowledged
-	}
+	s.Held = append(s.Held, n.sched.outboundIDs()...) // in flight to a neighbor, ours until acknowledged
 	for _, d := range n.done {
 		s.Done = append(s.Done, d.ref.Id)
 	}

@@ -443,7 +443,7 @@ func publishAs(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msg
 			*buf = data[:0] // keep the grown buffer
 		}
 	}
-	if batch != nil && len(batch) > 0 {
+	if len(batch) > 0 {
 		// Slice the envelopes only now: appending may have moved the
 		// buffer.
 		start := 0

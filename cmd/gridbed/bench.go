@@ -23,13 +23,13 @@ const defaultBenchFile = "examples/bench.yaml"
 
 // benchFlags are gridbed bench's flags.
 type benchFlags struct {
-	sets                                             []string
-	peers, ceilingActors, ceilingSize, ceilingTrials int
-	timeScale                                        float64
-	duration, ceilingFor                             time.Duration
-	driver, metricsAddr, pprofAddr                   string
-	logLevel                                         string
-	asJSON, noCeiling                                bool
+	sets                                                              []string
+	peers, ceilingActors, ceilingSize, ceilingTrials, ceilingInFlight int
+	timeScale                                                         float64
+	duration, ceilingFor                                              time.Duration
+	driver, metricsAddr, pprofAddr                                    string
+	logLevel                                                          string
+	asJSON, noCeiling                                                 bool
 }
 
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -63,6 +63,7 @@ directory).
 	fs.DurationVar(&f.ceilingFor, "ceiling-duration", 5*time.Second, "how long the ceiling is measured (after 1 s of warm-up)")
 	fs.IntVar(&f.ceilingTrials, "ceiling-trials", 3, "how many times the ceiling is measured (the median is the ratio's baseline)")
 	fs.IntVar(&f.ceilingActors, "ceiling-actors", 0, "actors in the ceiling measurement (0: 10000)")
+	fs.IntVar(&f.ceilingInFlight, "ceiling-in-flight", 0, "messages kept in flight during the ceiling measurement (0: 8192)")
 	fs.IntVar(&f.ceilingSize, "ceiling-size", 0, "ceiling message size in bytes (0: the scenario's mean message size)")
 	addAddrFlag(fs, &f.metricsAddr, "metrics-addr", "off", false, `serve /metrics here while running: host:port, ":PORT" for this machine only, or "off"`)
 	addAddrFlag(fs, &f.pprofAddr, "pprof-addr", "", true, "serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)")
@@ -79,7 +80,7 @@ func cmdBench(f benchFlags, pos []string, stdout, stderr io.Writer) int {
 		flag string
 		neg  bool
 	}{{"--peers", f.peers < 0}, {"--time-scale", f.timeScale < 0}, {"--duration", f.duration < 0},
-		{"--ceiling-duration", f.ceilingFor <= 0}, {"--ceiling-actors", f.ceilingActors < 0}, {"--ceiling-trials", f.ceilingTrials < 1}, {"--ceiling-size", f.ceilingSize < 0}} {
+		{"--ceiling-duration", f.ceilingFor <= 0}, {"--ceiling-actors", f.ceilingActors < 0}, {"--ceiling-trials", f.ceilingTrials < 1}, {"--ceiling-size", f.ceilingSize < 0}, {"--ceiling-in-flight", f.ceilingInFlight < 0}} {
 		if bad.neg {
 			fmt.Fprintf(stderr, "gridbed bench: %s must be positive (0 where allowed: the scenario's or the default)\n", bad.flag)
 			return 2
@@ -138,7 +139,7 @@ func cmdBench(f benchFlags, pos []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "bench %s: %d peers, %v emulated, driver %s, time scale %g\n", file, sc.Peers.Count, sc.Duration, f.driver, sc.TimeScale)
 	rep, err := bench.Run(ctx, sc, bench.Options{
 		Driver: f.driver, Metrics: m, Logger: logger, NoCeiling: f.noCeiling,
-		Ceiling: bench.CeilingOptions{Duration: f.ceilingFor, Actors: f.ceilingActors, Size: f.ceilingSize, Trials: f.ceilingTrials},
+		Ceiling: bench.CeilingOptions{Duration: f.ceilingFor, Actors: f.ceilingActors, Size: f.ceilingSize, Trials: f.ceilingTrials, InFlight: f.ceilingInFlight},
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,7 +11,7 @@ import (
 func TestBenchJSON(t *testing.T) {
 	code, stdout, stderr := gridbed(t, "bench", "../../examples/bench.yaml", "--json",
 		"--peers", "40", "--duration", "2m30s", "--time-scale", "60", "--set", "peers.join_window=20s", "--set", "oracle.interval=30s",
-		"--ceiling-duration", "300ms", "--ceiling-actors", "200")
+		"--ceiling-duration", "300ms", "--ceiling-actors", "200", "--ceiling-in-flight", "1000")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -236,7 +236,7 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	// Refuse what cannot work before anything runs: a results directory
 	// that cannot be written, a run that cannot fit in memory, a metrics
 	// address that is taken.
-	od, err := prepareOut("--out", dir)
+	od, err := prepareOut("--out", dir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
 		return 2

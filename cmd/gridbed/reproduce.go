@@ -75,7 +75,7 @@ runs/. docs/FIDELITY.md.
 	addChoiceFlag(c, &f.driver, "driver", emulator.DriverSim, []string{emulator.DriverSim, emulator.DriverLive},
 		"sim: deterministic, virtual time; emulator: actors over embedded NATS at each run's time scale")
 	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/reproduce-NAME)")
-	fs.BoolVar(&f.strict, "strict", false, "exit 3 when a finding is not reproduced")
+	fs.BoolVar(&f.strict, "strict", false, "exit 3 when a finding is not reproduced; with --smoke, when a run did not pass or a finding the experiment's smoke names does not hold")
 	fs.BoolVar(&f.withReport, "report", true, "write the figures and report.html (--report=false skips them)")
 	return c
 }
@@ -197,7 +197,7 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 			dir = filepath.Join("results", "reproduce-"+exps[0].name)
 		}
 	}
-	od, err := prepareOut("--out", dir)
+	od, err := prepareOut("--out", dir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "gridbed reproduce: %v\n", err)
 		return 2
@@ -205,7 +205,7 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 	ctx, stop := interruptContext(stderr)
 	defer stop()
 	var reps []*reproduce.Report
-	notReproduced, interrupted := 0, false
+	notReproduced, smokeProblems, interrupted := 0, 0, false
 	for i, x := range exps {
 		sub := od.Dir()
 		if len(exps) > 1 || pos[0] == "all" {
@@ -231,6 +231,12 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 		for _, f := range rep.Findings {
 			if f.Verdict == reproduce.NotReproduced {
 				notReproduced++
+			}
+		}
+		if f.smoke && f.strict && !rep.Interrupted {
+			for _, p := range rep.SmokeProblems(x.sc.Experiment) {
+				fmt.Fprintf(stdout, "smoke check failed: %s\n", p)
+				smokeProblems++
 			}
 		}
 		if rep.Interrupted {
@@ -263,6 +269,12 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 	case interrupted:
 		fmt.Fprintf(stdout, "outcome: INTERRUPTED — %s so far\n", line)
 		return emulator.ExitInterrupted
+	case f.strict && f.smoke && smokeProblems > 0:
+		fmt.Fprintf(stdout, "outcome: FAILED — %d smoke check(s) failed; %s\n", smokeProblems, line)
+		return emulator.ExitFailed
+	case f.strict && f.smoke:
+		fmt.Fprintf(stdout, "outcome: smoke passed — every run passed and every smoke finding held; %s\n", line)
+		return 0
 	case f.strict && notReproduced > 0:
 		fmt.Fprintf(stdout, "outcome: %s\n", line)
 		return emulator.ExitFailed
@@ -335,10 +347,11 @@ func printFindings(w io.Writer, rep *reproduce.Report) {
 	tw.Flush()
 }
 
-// listExperiments prints the experiments with their paper and figure.
+// listExperiments prints the experiments with their paper and figure,
+// the runs a seed costs and the scale --smoke runs them at.
 func listExperiments(stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "experiment\tpaper\tfigure\truns\ttitle")
+	fmt.Fprintln(tw, "experiment\tpaper\tfigure\truns\tsmoke\ttitle")
 	for _, n := range papers.Names() {
 		sc, err := papers.Load(n)
 		if err != nil {
@@ -354,7 +367,7 @@ func listExperiments(stdout, stderr io.Writer) int {
 		for _, a := range e.Vary {
 			points *= len(a.Values)
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%d per seed\t%s\n", n, e.Paper, e.Section, e.Figure, points, e.Title)
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%d per seed\t%g\t%s\n", n, e.Paper, e.Section, e.Figure, points, e.Smoke.Scale, e.Title)
 	}
 	tw.Flush()
 	return 0

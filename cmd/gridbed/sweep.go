@@ -174,7 +174,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 	if dir == "" {
 		dir = defaultOut("sweep-", pos[0], f.driver)
 	}
-	od, err := prepareOut("--out", dir)
+	od, err := prepareOut("--out", dir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "gridbed sweep: %v\n", err)
 		return 2
@@ -200,8 +200,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 	dir = od.Dir()
 	interrupted, notPassed, total := false, 0, len(grid)*len(seeds)
 	for i, p := range grid {
-		var values [][]any // per column, per replicate
-		values = make([][]any, len(cols))
+		values := make([][]any, len(cols)) // per column, per replicate
 		var firstRes *emulator.Result
 		pointDir := fmt.Sprintf("%02d-%s", i+1, p.Name(axes))
 		firstDir := pointDir
@@ -271,10 +270,14 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 		if replicated {
 			csvRow = append(csvRow, strconv.Itoa(len(values[0])))
 		}
+		short := ""
+		if replicated && len(values[0]) < len(seeds) {
+			short = fmt.Sprintf(" (%d of %d seeds)", len(values[0]), len(seeds))
+		}
 		for c := range cols {
 			stats[c] = sweep.Aggregate(values[c])
-			mdRow = append(mdRow, stats[c].Markdown())
-			csvRow = append(csvRow, stats[c].CSV(cols[c])...)
+			mdRow = append(mdRow, stats[c].Markdown()+short)
+			csvRow = append(csvRow, stats[c].CSV(cols[c], len(seeds))...)
 		}
 		mdRows, csvRows = append(mdRows, mdRow), append(csvRows, csvRow)
 		rep.Add(p, firstDir, firstRes, stats)
@@ -285,7 +288,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 	}
 	table := sweep.Markdown(mdHead, mdRows)
 	if replicated {
-		table = fmt.Sprintf("Each cell: the mean over %d seeds (%d–%d) ± the half-width of its 95%% confidence interval (Student's t).\n\n", len(seeds), seeds[0], seeds[len(seeds)-1]) + table
+		table = fmt.Sprintf("Each cell: the mean over %d seeds (%d–%d) ± the half-width of its 95%% confidence interval (Student's t); a point the interrupt cut short says of how many seeds it holds.\n\n", len(seeds), seeds[0], seeds[len(seeds)-1]) + table
 	}
 	csv := strings.Join(csvHead, ",") + "\n"
 	for _, r := range csvRows {

@@ -178,6 +178,9 @@ func TestSweepAllocationColumns(t *testing.T) {
 // split run has, with both workers to the end, and its overlay formed;
 // --workers with --driver sim is refused before anything runs.
 func TestSweepOnWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: a sweep over worker processes")
+	}
 	dir := t.TempDir()
 	code, stdout, stderr := gridbed(t, "sweep", "../../examples/quickstart.yaml", "--workers", "2", "--out", dir, "--report=false",
 		"--set", "peers.count=40", "--set", "duration=3m", "--set", "peers.join_window=30s", "--set", "time_scale=30",

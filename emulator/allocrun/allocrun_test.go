@@ -204,11 +204,15 @@ var simDelays = []time.Duration{time.Millisecond, 3 * time.Millisecond, 10 * tim
 // (bands 5–7% apart on these orders) is not asserted: the emulator loses
 // it on some runs of order 10. docs/fidelity/004.md has the measured
 // table.
+//
+// At ×200: this family's live runs have no keep-up judge yet, and at ×400
+// a run of the long tier on a busy 2-core machine once fell outside its
+// band.
 func TestLiveOrdering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("NATS at scaled wall time")
 	}
-	const seed, scale, tol = 1, 400, 0.10
+	const seed, scale, tol = 1, 200, 0.10
 	for _, order := range []int{9, 10, 19} {
 		var lo, hi, live [6]float64
 		for i, s := range liveSchemes {

@@ -93,6 +93,9 @@ func mesh(n int) [][]int {
 // placements in the same burst — and the makespan is within 6% of the
 // central allocator's under every scheme with its relocator (job set 2).
 func TestNeighborsMeshAsCentral(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: allocation runs under two placements")
+	}
 	for _, s := range []alloc.Scheme{alloc.Greedy, alloc.Social, alloc.MinNum} {
 		for _, seed := range []uint64{1, 2} {
 			central, err := RunSim(context.Background(), cfgFor(alloc.GridSynthetic, 2, 3, s, s, alloc.SpikesNone, seed), seed)
@@ -121,6 +124,9 @@ func TestNeighborsMeshAsCentral(t *testing.T) {
 // with its relocator. The makespans are logged (docs/ALLOCATION.md has
 // the table over every order and 5 seeds, TestNeighborsTable).
 func TestNeighborsCostAeolus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: allocation runs under two placements")
+	}
 	for _, s := range []alloc.Scheme{alloc.Greedy, alloc.Social, alloc.MinNum} {
 		for _, order := range []int{1, 10, 20} {
 			central, err := RunSim(context.Background(), cfgFor(alloc.GridAeolus, 2, order, s, s, alloc.SpikesNone, 1), 1)

@@ -24,16 +24,13 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 )
 
 // simRun runs a scenario given as YAML on the deterministic driver.
 func simRun(t testing.TB, yaml string) *emulator.Result {
 	t.Helper()
-	sc, err := scenario.Parse("test", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Parse(t, "test", yaml)
 	res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
 	if err != nil {
 		t.Fatalf("seed %d: %v", sc.Seed, err)

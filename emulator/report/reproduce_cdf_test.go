@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/reproduce"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -16,7 +17,7 @@ import (
 // axis, one line per other grid point, from the first replicate only;
 // the completed jobs' waits and every matched job's hops are read.
 func TestReproduceJobCDFs(t *testing.T) {
-	sc, err := scenario.Parse("e.yaml", []byte(`
+	sc := emutest.Parse(t, "e.yaml", `
 peers:
   categorical: {types: 4}
 experiment:
@@ -26,10 +27,7 @@ experiment:
     - {key: workload.constraint_ratio, values: [0.4, 0.8]}
   findings:
     - {id: hops, claim: "CID more hops", kind: ratio, metric: h, of: {matchmaking.categorical: cid}, over: {matchmaking.categorical: subcan}, direction: above}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	dir := t.TempDir()
 	var runs []reproduce.Measurement
 	for _, mode := range []string{"cid", "subcan"} {

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/reproduce"
-	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
 // TestReproducePage: a reproduction's page shows every finding and draws
 // the paper-vs-gridbed figure (on a log axis when the values span more
 // than 20×) and each recorded metric against the numeric axis.
 func TestReproducePage(t *testing.T) {
-	sc, err := scenario.Parse("e.yaml", []byte(`
+	sc := emutest.Parse(t, "e.yaml", `
 experiment:
   paper: "003"
   vary:
@@ -25,10 +25,7 @@ experiment:
     - {id: can, claim: "CAN waits 21.2x CENT", kind: ratio, metric: w, of: {matchmaking.scheme: can}, over: {matchmaking.scheme: cent}, paper: 21.2}
     - {id: chain, claim: "order", kind: order, metric: w, axis: matchmaking.scheme, order: "cent < can-p2 < can"}
   figures: [u]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	factor := map[string]float64{"cent": 1, "can-p2": 1.7, "can": 40}
 	var runs []reproduce.Measurement
 	for _, s := range []string{"cent", "can-p2", "can"} {

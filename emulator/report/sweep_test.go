@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/sweep"
 )
 
@@ -22,10 +22,7 @@ func runGrid(t *testing.T, dir, base string, axes []sweep.Axis, cols []string, s
 	t.Helper()
 	s := &Sweep{Name: "test", File: "test.yaml", Axes: axes, Columns: cols, Seeds: seeds}
 	for i, p := range sweep.Grid(axes) {
-		sc, err := scenario.Parse("test", []byte(base))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := emutest.Parse(t, "test", base)
 		if err := sc.SetAll(p.Assignments(axes)...); err != nil {
 			t.Fatal(err)
 		}

@@ -7,16 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
 // experiment parses a scenario file with an experiment block.
 func experiment(t *testing.T, yaml string) scenario.Scenario {
 	t.Helper()
-	sc, err := scenario.Parse("test.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Parse(t, "test.yaml", yaml)
 	return sc
 }
 

@@ -472,6 +472,12 @@ type Invariants struct {
 	// overlap) within this many heartbeat periods after the last disturbance
 	// (the end of churn, the last fault, the end of a bus outage).
 	ReconvergePeriods int
+	// Survivors: at least this many peers are overlay members at the end
+	// (population_survived); 0 turns the check off.
+	Survivors int
+	// CompletedJobs: with a workload, at least this many jobs complete by
+	// the end (jobs_ran); 0 turns the check off.
+	CompletedJobs int
 }
 
 // Oracle configures the ground-truth observer.

@@ -28,18 +28,35 @@ import (
 // and how to check it. Sections ("peers", "overlay.heartbeat") are implied
 // by the dotted keys. A check that reads other keys names them in deps;
 // deps must appear earlier in the table.
+// minTimeScale is the slowest time scale: one emulated second every 11.6
+// days of wall-clock time. Slower ones only ever measure a clock that
+// cannot move (and below about 1e-300 the arithmetic saturates).
+const minTimeScale = 1e-6
+
+// maxWall is the longest wall-clock length of a run: what a time.Duration
+// holds, less a margin.
+const maxWall = 290 * 365 * 24 * time.Hour
+
 var schema = append([]field{
 	stringField("name", func(s *Scenario) *string { return &s.Name }, "",
 		"Free-form label for the run, recorded with its results.",
 		"any text", nil),
 	uintField("seed", func(s *Scenario) *uint64 { return &s.Seed }, 1, "a valid seed",
 		"Seed of every random choice; the same scenario and seed replay the same run. Any whole number from 0 to 18446744073709551615."),
-	positiveFloatField("time_scale", func(s *Scenario) *float64 { return &s.TimeScale }, 60, 1e6,
-		"a valid time scale", "a number of emulated seconds per wall-clock second, greater than 0 and at most 1000000, e.g. 60",
-		"Emulated seconds per wall-clock second; 60 runs one emulated minute each second. Greater than 0, at most 1000000."),
+	floatField("time_scale", func(s *Scenario) *float64 { return &s.TimeScale }, 60, func(v float64) bool { return v >= minTimeScale && v <= 1e6 },
+		"a valid time scale", "a number of emulated seconds per wall-clock second, from 0.000001 to 1000000, e.g. 60",
+		"Emulated seconds per wall-clock second; 60 runs one emulated minute each second, 0.5 one emulated second every two. From 0.000001 to 1000000."),
 	durationField("duration", func(s *Scenario) *time.Duration { return &s.Duration }, 10*time.Minute,
-		"Emulated length of the run; a positive duration.",
-		positive("run length", 10*time.Minute)),
+		"Emulated length of the run; a positive duration, whose wall-clock length (duration / time_scale) is below 290 years.",
+		func(s *Scenario, d time.Duration) string {
+			if msg := positive("run length", 10*time.Minute)(s, d); msg != "" {
+				return msg
+			}
+			if wall := d.Seconds() / s.TimeScale; wall >= maxWall.Seconds() {
+				return fmt.Sprintf("%s at time_scale %s would last %.3g years of wall-clock time, beyond what a clock can count — write a larger time_scale or a shorter duration", fmtDuration(d), fmtFloat(s.TimeScale), wall/(365.25*86400))
+			}
+			return ""
+		}, "time_scale"),
 
 	intField("peers.count", func(s *Scenario) *int { return &s.Peers.Count }, 500, 1, 1_000_000,
 		"a valid peer count",
@@ -317,6 +334,12 @@ var schema = append([]field{
 	intField("invariants.reconverge_periods", func(s *Scenario) *int { return &s.Invariants.ReconvergePeriods }, 20, 1, 10000,
 		"a valid number of heartbeat periods",
 		"The overlay must have no broken link, gap or overlap within this many heartbeat periods after the last disturbance (end of churn, last fault, end of a bus outage) and stay so; checked at the end of a run (gridbed run --strict fails on it). 1 to 10000."),
+	intField("invariants.survivors", func(s *Scenario) *int { return &s.Invariants.Survivors }, 1, 0, 1_000_000,
+		"a valid number of peers",
+		"The fewest peers that must be overlay members at the end (invariant population_survived): a run whose population died out measured nothing of the overlay. 0 turns the check off; 0 to 1000000."),
+	intField("invariants.completed_jobs", func(s *Scenario) *int { return &s.Invariants.CompletedJobs }, 1, 0, 100_000_000,
+		"a valid number of jobs",
+		"With a workload, the fewest jobs that must complete by the end (checked in jobs_ran): a workload of which nothing completed measured no wait, turnaround or matchmaking. 0 turns the check off; 0 to 100000000."),
 }, slices.Concat(
 	allocationFields, // 004 resource-driven allocation (allocation.go)
 	waveFields,       // the Wave scheduler (001, wave.go)

@@ -1,11 +1,11 @@
 package schemes_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -14,7 +14,7 @@ import (
 // each), 62.5% exact-match jobs and the rest don't care.
 func categoricalScenario(t *testing.T, seed uint64, scheme, mode, extra string) scenario.Scenario {
 	t.Helper()
-	doc := fmt.Sprintf(`
+	return emutest.Parse(t, "categorical.yaml", `
 seed: %d
 duration: 4h
 peers: {count: 100, population: mixed, categorical: {types: 4, values: 2}}
@@ -23,11 +23,6 @@ link: {latency: {dist: exponential, mean: 50ms}}
 workload: {jobs: 300, interarrival: 30s, runtime: 40m, categorical: {exact: 0.625}}
 matchmaking: {scheme: %s, categorical: %s}
 %s`, seed, scheme, mode, extra)
-	sc, err := scenario.Parse("categorical.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
 }
 
 // categoriesRespected asserts the categorical account of a run: every
@@ -71,8 +66,8 @@ func TestCategoricalJobsRunOnMatchingPeers(t *testing.T) {
 	const seed = 5
 	for _, c := range []struct{ scheme, mode string }{{"can-p", "cid"}, {"can-p", "none"}, {"can", "cid"}, {"cent", "none"}, {"can-p", "subcan"}, {"can", "subcan"}} {
 		name := c.scheme + "/" + c.mode
-		s := runScenario(t, categoricalScenario(t, seed, c.scheme, c.mode, ""), emulator.DriverSim).Summary
-		conserved(t, name, seed, s.Jobs, false)
+		s := emutest.Run(t, categoricalScenario(t, seed, c.scheme, c.mode, ""), emulator.DriverSim).Summary
+		emutest.Conserved(t, name, seed, s.Jobs, false)
 		categoriesRespected(t, name, s, 16)
 		t.Logf("%s: completed %d failed %v unfinished %d hops %.1f wait %.0f pushed %d", name, s.Jobs.Completed, s.Jobs.FailedBy, s.Jobs.Unfinished, *s.Jobs.Matchmaking.HopsMean, *s.Jobs.WaitSeconds.Mean, s.Jobs.Pushed)
 	}
@@ -91,8 +86,8 @@ func TestCIDConservedUnderChurn(t *testing.T) {
 		if err := sc.SetAll("overlay.heartbeat.mode=compact", "workload.categorical.range=0.375", "workload.categorical.dont_care=0.5"); err != nil {
 			t.Fatal(err)
 		}
-		s := runScenario(t, sc, emulator.DriverSim).Summary
-		conserved(t, "cid/churn", seed, s.Jobs, false)
+		s := emutest.Run(t, sc, emulator.DriverSim).Summary
+		emutest.Conserved(t, "cid/churn", seed, s.Jobs, false)
 		categoriesRespected(t, "cid/churn", s, 16)
 		if s.Churn.Joins == 0 || s.Churn.Leaves+s.Churn.Failures == 0 {
 			t.Errorf("seed %d: churn %+v: no join or no departure", seed, s.Churn)
@@ -116,9 +111,9 @@ func TestSubCANConservedUnderChurn(t *testing.T) {
 		if err := sc.SetAll("overlay.heartbeat.mode=compact", "workload.categorical.range=0.375", "workload.categorical.dont_care=0.5"); err != nil {
 			t.Fatal(err)
 		}
-		res := runScenario(t, sc, emulator.DriverSim)
+		res := emutest.Run(t, sc, emulator.DriverSim)
 		s := res.Summary
-		conserved(t, "subcan/churn", seed, s.Jobs, false)
+		emutest.Conserved(t, "subcan/churn", seed, s.Jobs, false)
 		// A sub-CAN's heartbeats carry no ACID: none is judged wrong.
 		if s.Staleness == nil || s.Staleness.Samples == 0 || s.Staleness.ACIDWrongFraction != nil {
 			t.Errorf("seed %d: staleness %+v, want the load's errors and no ACID figure under subcan", seed, s.Staleness)
@@ -152,10 +147,15 @@ func TestSubCANConservedUnderChurn(t *testing.T) {
 // The same over real NATS: ACIDs ride on the actors' heartbeats, jobs are
 // pushed along them, and every one ends exactly once on a matching peer.
 func TestCIDOverNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: a 9-s live run over NATS")
+	}
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	doc := `
 seed: 3
 duration: 3h
-time_scale: 1200
+time_scale: 300
+emulator: {lag_tolerance: 0.1}
 peers: {count: 40, population: mixed, join_window: 30s, categorical: {types: 2, values: 2}}
 overlay: {dimensions: 3}
 workload: {jobs: 80, interarrival: 30s, runtime: 20m, start: 5m, categorical: {exact: 0.5, range: 0.25}}
@@ -163,12 +163,9 @@ matchmaking: {scheme: can-p, categorical: cid}
 faults:
   - {at: 30m, crash: {fraction: 0.1}}
 `
-	sc, err := scenario.Parse("cid-nats.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := runScenario(t, sc, emulator.DriverLive).Summary
-	conservedOverNATS(t, s, 50, true)
+	sc := emutest.Parse(t, "cid-nats.yaml", doc)
+	s := emutest.Run(t, sc, emulator.DriverLive).Summary
+	emutest.ConservedOverNATS(t, s, 50, true)
 	if c := s.Jobs.Categorical; c == nil || c.CompletedMismatched != 0 || c.CompletedMatching == 0 {
 		t.Errorf("seed %d: categorical account %+v", sc.Seed, c)
 	}
@@ -191,8 +188,8 @@ func TestCIDShortensAbandonedSearches(t *testing.T) {
 			if err := sc.SetAll("workload.categorical.exact=1", "workload.constraint_ratio=0.2", "peers.count=150"); err != nil {
 				t.Fatal(err)
 			}
-			res := runScenario(t, sc, emulator.DriverSim)
-			conserved(t, mode, seed, res.Summary.Jobs, false)
+			res := emutest.Run(t, sc, emulator.DriverSim)
+			emutest.Conserved(t, mode, seed, res.Summary.Jobs, false)
 			tl.completed += float64(res.Summary.Jobs.Completed)
 			for _, r := range res.Jobs {
 				if !r.Record.Failed {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -50,9 +51,9 @@ func TestDualCANSurvivesDepartures(t *testing.T) {
 		t.Skip("a single-threaded simulator run (no data races to find); the full test run covers it")
 	}
 	const seed = 6
-	res := runScenario(t, dualScenario(t, seed, ""), emulator.DriverSim)
+	res := emutest.Run(t, dualScenario(t, seed, ""), emulator.DriverSim)
 	s := res.Summary
-	conserved(t, "dual-can", seed, s.Jobs, false)
+	emutest.Conserved(t, "dual-can", seed, s.Jobs, false)
 	dualChecks(t, s)
 	if j := s.Jobs; j.Rematched == 0 || j.Returned == 0 {
 		t.Errorf("seed %d: rematched %d, returned %d: the departures did not reach any run node", seed, j.Rematched, j.Returned)
@@ -68,10 +69,15 @@ func TestDualCANSurvivesDepartures(t *testing.T) {
 // inside the peers' actors, their timers and messages on the same
 // mailbox; no job is lost with a fifth of the peers departing.
 func TestDualCANOverNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: a 9-s live run over NATS")
+	}
+	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	doc := `
 seed: 3
 duration: 3h
-time_scale: 1200
+time_scale: 300
+emulator: {lag_tolerance: 0.1}
 peers: {count: 40, population: mixed, join_window: 30s}
 overlay: {dimensions: 4}
 workload: {jobs: 80, interarrival: 30s, runtime: 20m, start: 2m, constraint_ratio: 0.5}
@@ -80,12 +86,9 @@ faults:
   - {at: 30m, crash: {fraction: 0.1}}
   - {at: 50m, leave: {fraction: 0.1}}
 `
-	sc, err := scenario.Parse("dual-nats.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := runScenario(t, sc, emulator.DriverLive).Summary
-	conservedOverNATS(t, s, 50, false)
+	sc := emutest.Parse(t, "dual-nats.yaml", doc)
+	s := emutest.Run(t, sc, emulator.DriverLive).Summary
+	emutest.ConservedOverNATS(t, s, 50, false)
 	if e := s.Emulator; e != nil && !e.KeptUp {
 		// Behind its time scale (the race detector on two cores) the
 		// Secondary CAN may not have formed before the jobs ended: only
@@ -106,8 +109,8 @@ func TestDualCANReplaysExactly(t *testing.T) {
 	}
 	sc := dualScenario(t, 8, "")
 	sc.Duration = 2 * time.Hour
-	a := runScenario(t, sc, emulator.DriverSim).Summary
-	b := runScenario(t, sc, emulator.DriverSim).Summary
+	a := emutest.Run(t, sc, emulator.DriverSim).Summary
+	b := emutest.Run(t, sc, emulator.DriverSim).Summary
 	if !reflect.DeepEqual(a.Jobs, b.Jobs) || !reflect.DeepEqual(a.Messages.ByType, b.Messages.ByType) {
 		t.Errorf("seed %d: two runs differ:\n%+v\n%+v\n%v\n%v", sc.Seed, a.Jobs, b.Jobs, a.Messages.ByType, b.Messages.ByType)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/internal/runtest"
 )
 
 // TestMain runs the package's scenarios with the command's garbage
@@ -14,9 +13,3 @@ func TestMain(m *testing.M) {
 	emulator.TuneGC()
 	os.Exit(m.Run())
 }
-
-var (
-	runScenario       = runtest.Run
-	conserved         = runtest.Conserved
-	conservedOverNATS = runtest.ConservedOverNATS
-)

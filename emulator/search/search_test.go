@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
-	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/emulator/emutest"
 )
 
 // harsh is a small overlay under a nemesis of partitions and lossy links
@@ -31,10 +31,7 @@ faults:
 `
 
 func TestSearchFindsShrinksAndReplays(t *testing.T) {
-	sc, err := scenario.Parse("harsh.yaml", []byte(harsh))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := emutest.Parse(t, "harsh.yaml", harsh)
 	ctx := context.Background()
 	rep, err := Search(ctx, sc, Options{Runs: 4, Seed: 1, Parallel: 2})
 	if err != nil {
@@ -96,7 +93,7 @@ func TestSearchFindsShrinksAndReplays(t *testing.T) {
 // latency spike and its return to the link section's value are one unit
 // each; other entries are units of their own.
 func TestUnitsPairWrittenEntries(t *testing.T) {
-	sc, err := scenario.Parse("chaos.yaml", []byte(`
+	sc := emutest.Parse(t, "chaos.yaml", `
 duration: 45m
 link: {latency: {dist: exponential, mean: 50ms}}
 faults:
@@ -108,10 +105,7 @@ faults:
   - {at: 30m, latency: {dist: exponential, mean: 1s}}
   - {at: 33m, latency: {dist: exponential, mean: 50ms}}
   - {at: 35m, loss: {p: 0.1}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var got []string
 	for _, u := range units(sc) {
 		var kinds []string

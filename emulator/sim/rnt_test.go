@@ -13,6 +13,7 @@ import (
 	"github.com/gridbed/gridbed/actors/overlay"
 	"github.com/gridbed/gridbed/actors/peer"
 	"github.com/gridbed/gridbed/actors/rnt"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/population"
 	"github.com/gridbed/gridbed/emulator/sim"
 )
@@ -97,6 +98,7 @@ func checkRNT(t *testing.T, seed uint64, when string, st []peer.State, gone map[
 // minutes, and again after a fifth of them depart at once (half crashing,
 // half leaving without a word to the ring).
 func TestRNTRingUnderChurn(t *testing.T) {
+	emutest.SkipUnderRace(t, "two 200-node Chord rings under churn")
 	const n, dims = 200, 3
 	period := 10 * time.Second
 	for _, seed := range []uint64{1, 2} {

@@ -92,11 +92,13 @@ func (s Stat) Markdown() string {
 }
 
 // CSV renders the Stat for sweep.csv at full precision, one cell per
-// CSVHead(col, replicates) entry: the value (a single run, or a text
-// column), or the mean and the CI's bounds (replicates); empty cells for
+// CSVHead(col, replicates) entry, replicates being the sweep's seeds (a
+// point an interrupt cut short has fewer runs but the same cells, so a
+// CSV reader finds each value under its name): the value (a single run,
+// or a text column), or the mean and the CI's bounds; empty cells for
 // none.
-func (s Stat) CSV(col string) []string {
-	if s.Replicates == 1 || Text(col) {
+func (s Stat) CSV(col string, replicates int) []string {
+	if replicates == 1 || Text(col) {
 		switch {
 		case s.Numeric():
 			return []string{Full(s.Mean)}

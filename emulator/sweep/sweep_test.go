@@ -80,7 +80,7 @@ func TestAggregate(t *testing.T) {
 	if got := st.Markdown(); got != "2.0 ± 2.5" {
 		t.Errorf("markdown %q", got)
 	}
-	csv := st.CSV("x")
+	csv := st.CSV("x", st.Replicates)
 	lo, _ := strconv.ParseFloat(csv[1], 64)
 	hi, _ := strconv.ParseFloat(csv[2], 64)
 	if len(csv) != 3 || csv[0] != "2" || lo != st.Lo || hi != st.Hi || len(csv[2]) < 15 {
@@ -98,10 +98,10 @@ func TestAggregate(t *testing.T) {
 	if got := Aggregate([]any{"passed", "passed"}).Markdown(); got != "passed" {
 		t.Errorf("same outcomes: %q", got)
 	}
-	if got := Aggregate([]any{nil, nil}).CSV("x"); len(got) != 3 || got[0] != "" {
+	if got := Aggregate([]any{nil, nil}).CSV("x", 2); len(got) != 3 || got[0] != "" {
 		t.Errorf("all null: csv %q", got)
 	}
-	if got := Aggregate([]any{"passed", "failed"}).CSV("outcome"); len(got) != 1 || got[0] != `"passed 1, failed 1"` || len(CSVHead("outcome", 2)) != 1 {
+	if got := Aggregate([]any{"passed", "failed"}).CSV("outcome", 2); len(got) != 1 || got[0] != `"passed 1, failed 1"` || len(CSVHead("outcome", 2)) != 1 {
 		t.Errorf("outcome: csv %q, head %q: one cell", got, CSVHead("outcome", 2))
 	}
 	if h := CSVHead("jobs.completed", 3); strings.Join(h, ",") != "jobs.completed,jobs.completed.ci95_lo,jobs.completed.ci95_hi" {
@@ -123,5 +123,18 @@ func TestColumnsDescribed(t *testing.T) {
 	}
 	if d := Describe("jobs.matchmaking.hops_p99_seconds"); d.Unit != "s" || strings.Contains(d.Title, "_") || strings.Contains(d.Title, ".") {
 		t.Errorf("fallback %+v", d)
+	}
+}
+
+// TestCSVCellsFollowTheHeader: a point with fewer replicates than the
+// sweep's seeds (an interrupted sweep's last point) has as many cells as
+// the header names, for a number and for text alike.
+func TestCSVCellsFollowTheHeader(t *testing.T) {
+	for _, col := range []string{"x", "outcome"} {
+		for _, vals := range [][]any{{1.5}, {"interrupted"}, {nil}} {
+			if got, want := len(Aggregate(vals).CSV(col, 3)), len(CSVHead(col, 3)); got != want {
+				t.Errorf("column %s, values %v: %d cells, header %d", col, vals, got, want)
+			}
+		}
 	}
 }

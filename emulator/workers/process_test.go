@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
+	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/workers"
 )
 
@@ -126,11 +128,19 @@ func TestQuickstartOnTwoWorkerProcessesAgreesWithOneProcess(t *testing.T) {
 	}
 	sc := load(t, "../../examples/quickstart.yaml")
 	sc.TimeScale = 30
-	p := &processes{t: t, bin: gridbedBinary(t), n: 2}
-	two := runOn(t, sc, 2, p.start).Summary
+	var p *processes
+	var waitErrs []error
+	res, sc := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
+		p = &processes{t: t, bin: gridbedBinary(t), n: 2}
+		res := runOn(t, sc, 2, p.start)
+		waitErrs = p.wait()
+		return res
+	})
+	emutest.Live(t, res.Summary)
+	two := res.Summary
 	var workersCPU time.Duration
 	byPID := map[int]time.Duration{}
-	for i, err := range p.wait() {
+	for i, err := range waitErrs {
 		if err != nil {
 			t.Errorf("worker process %d: %v\n%s", i, err, p.logs[i])
 		}
@@ -186,6 +196,9 @@ func TestQuickstartOnTwoWorkerProcessesAgreesWithOneProcess(t *testing.T) {
 // workers_alive reason naming it, and the other worker's peers finish
 // the run and are in the results.
 func TestKilledWorkerIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: a live run over two worker processes, one killed")
+	}
 	sc := load(t, "../../examples/quickstart.yaml")
 	sc.Peers.Count, sc.Duration = 100, 5*time.Minute
 	p := &processes{t: t, bin: gridbedBinary(t), n: 2}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -37,10 +38,7 @@ func TestBusRestartOnTwoWorkers(t *testing.T) {
 		{"triggered", "  - {when: {event: join_owned, count: 59}, bus_restart: {down_for: 10s}}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := scenario.Parse("nats-restart.yaml", []byte(restartDoc+"faults:\n"+tc.fault))
-			if err != nil {
-				t.Fatal(err)
-			}
+			sc := emutest.Parse(t, "nats-restart.yaml", restartDoc+"faults:\n"+tc.fault)
 			busRestartOnTwoWorkers(t, sc)
 		})
 	}

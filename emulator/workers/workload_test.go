@@ -5,22 +5,19 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
-// smallJobs is examples/jobs.yaml scaled down to keep up on two shared
-// cores split over two workers: 150 peers built in-process, 300 jobs of
-// 40 minutes at the example's load (about three quarters of the peers
-// busy), 2h30m emulated at ×300 (30 s); sets change it further.
+// smallJobs is examples/jobs.yaml scaled down to keep up, with 5×
+// headroom, on two shared cores split over two workers: 75 peers built
+// in-process, 100 jobs of 40 minutes at the example's load (about three
+// quarters of the peers busy), 1h40m emulated at ×100 (60 s); sets change
+// it further.
 func smallJobs(t *testing.T, sets ...string) scenario.Scenario {
 	t.Helper()
-	sc := load(t, "../../examples/jobs.yaml")
-	all := append([]string{"peers.count=150", "peers.bootstrap=direct", "workload.jobs=300", "workload.interarrival=22s",
-		"duration=2h30m", "time_scale=300", "emulator.lag_tolerance=0.1"}, sets...)
-	if err := sc.SetAll(all...); err != nil {
-		t.Fatal(err)
-	}
-	return sc
+	return emutest.Load(t, "../../examples/jobs.yaml", append([]string{"peers.count=75", "peers.bootstrap=direct", "workload.jobs=100", "workload.interarrival=44s",
+		"duration=1h40m", "time_scale=100", "emulator.lag_tolerance=0.1"}, sets...)...)
 }
 
 // jobsAccounted checks a workload run's books: every job of the workload
@@ -58,7 +55,7 @@ func jobsAccounted(t *testing.T, name string, sc scenario.Scenario, s emulator.S
 func workloadOnTwoAndOne(t *testing.T, sc scenario.Scenario, each func(name string, s emulator.Summary)) (two, one emulator.Summary) {
 	t.Helper()
 	return onTwoAndOne(t, sc, func(name string, s emulator.Summary) {
-		passedOrMachineSlow(t, sc.Seed, s)
+		livePassed(t, sc.Seed, s)
 		jobsAccounted(t, name, sc, s)
 		each(name, s)
 	})
@@ -76,7 +73,7 @@ func workloadOnTwoAndOne(t *testing.T, sc scenario.Scenario, each func(name stri
 // elsewhere, were held up, or their events were lost or misordered.
 func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two 30 s emulator runs")
+		t.Skip("long tier: two 60-s live runs")
 	}
 	sc := smallJobs(t)
 	two, one := workloadOnTwoAndOne(t, sc, func(name string, s emulator.Summary) {
@@ -95,9 +92,12 @@ func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 // workers (the race detector's pass) keeps its books: every job
 // accounted for, every message too.
 func TestSmallWorkloadOnTwoWorkers(t *testing.T) {
-	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m")
+	if testing.Short() {
+		t.Skip("long tier: a 14-s live run over two workers")
+	}
+	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m", "time_scale=200")
 	s := runInProcess(t, sc, 2).Summary
-	passedOrMachineSlow(t, sc.Seed, s)
+	livePassed(t, sc.Seed, s)
 	jobsAccounted(t, "2 workers", sc, s)
 	j := s.Jobs
 	t.Logf("outcome %s; jobs %d submitted: %d completed, %d failed, %d unfinished", s.Outcome, j.Submitted, j.Completed, j.Failed, j.Unfinished)
@@ -109,7 +109,7 @@ func TestWorkloadOnWorkerProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gridbed and runs two worker processes")
 	}
-	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m")
+	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m", "time_scale=120")
 	p := &processes{t: t, bin: gridbedBinary(t), n: 2}
 	s := runOn(t, sc, 2, p.start).Summary
 	for i, err := range p.wait() {
@@ -117,7 +117,7 @@ func TestWorkloadOnWorkerProcesses(t *testing.T) {
 			t.Errorf("worker process %d: %v\n%s", i, err, p.logs[i])
 		}
 	}
-	passedOrMachineSlow(t, sc.Seed, s)
+	livePassed(t, sc.Seed, s)
 	jobsAccounted(t, "2 worker processes", sc, s)
 }
 
@@ -132,9 +132,9 @@ func TestWorkloadOnWorkerProcesses(t *testing.T) {
 // failing, or piling onto one node) would miss it by far.
 func TestCentralSchemeOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two 18 s emulator runs")
+		t.Skip("long tier: two 48-s live runs")
 	}
-	sc := smallJobs(t, "matchmaking.scheme=cent", "workload.jobs=180", "duration=1h30m")
+	sc := smallJobs(t, "matchmaking.scheme=cent", "workload.jobs=80", "duration=1h20m")
 	two, one := workloadOnTwoAndOne(t, sc, func(name string, s emulator.Summary) {
 		j := s.Jobs
 		t.Logf("%s: %d completed, %d failed, %d unfinished; wait mean %.1f s, matchmaking %.2f s; kept up %v",
@@ -160,26 +160,25 @@ func TestCentralSchemeOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 // loads, Dual-CAN's directory (002 §3.1.2) — runs over two workers with
 // its books kept: every job accounted for, every message too.
 func TestGlobalViewSchemesOnTwoWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long tier: live runs over two workers")
+	}
 	for _, tc := range []struct {
-		name  string
-		heavy bool // its peers fall behind under the race detector
-		sets  []string
+		name string
+		sets []string
 	}{
-		{"cent-queue", false, []string{"matchmaking.scheme=cent-queue"}},
-		{"load_view oracle", false, []string{"matchmaking.load_view=oracle"}},
-		{"dual-can", true, []string{"matchmaking.residue=dual-can"}},
-		{"cent-het", true, []string{"matchmaking.scheme=cent-het", "overlay.dimensions=10", "peers.ces.gpu_types=2", "peers.ces.gpu_fraction=0.5", "workload.ces.gpu_fraction=0.3"}},
+		{"cent-queue", []string{"matchmaking.scheme=cent-queue"}},
+		{"load_view oracle", []string{"matchmaking.load_view=oracle"}},
+		{"dual-can", []string{"matchmaking.residue=dual-can"}},
+		{"cent-het", []string{"matchmaking.scheme=cent-het", "overlay.dimensions=10", "peers.ces.gpu_types=2", "peers.ces.gpu_fraction=0.5", "workload.ces.gpu_fraction=0.3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if testing.Short() && tc.heavy {
-				t.Skip("the race pass covers the questions with the lighter schemes; this one's peers fall behind under it")
-			}
-			sc := smallJobs(t, append([]string{"peers.count=60", "workload.jobs=40", "workload.interarrival=20s", "workload.runtime=5m", "duration=20m", "time_scale=150"}, tc.sets...)...)
+			sc := smallJobs(t, append([]string{"peers.count=60", "workload.jobs=40", "workload.interarrival=20s", "workload.runtime=5m", "duration=20m", "time_scale=100"}, tc.sets...)...)
 			if emulator.GlobalView(sc) == "" {
 				t.Fatalf("%s reads no global view", tc.name)
 			}
 			s := runInProcess(t, sc, 2).Summary
-			passedOrMachineSlow(t, sc.Seed, s)
+			livePassed(t, sc.Seed, s)
 			jobsAccounted(t, tc.name+" on 2 workers", sc, s)
 			j := s.Jobs
 			t.Logf("outcome %s; jobs %d submitted: %d completed, %d failed, %d unfinished", s.Outcome, j.Submitted, j.Completed, j.Failed, j.Unfinished)
@@ -191,13 +190,16 @@ func TestGlobalViewSchemesOnTwoWorkers(t *testing.T) {
 // event (when: every peer of the initial population has joined) reaches
 // the workers' fault layers as it fires — their peers' messages across
 // it are dropped — and a timed heal ends it within the failure detector's
-// 90 s; the overlay stays exact (120 peers, 15 emulated minutes at ×60).
+// 90 s; the overlay stays exact (120 peers, 15 emulated minutes at ×40).
 // (Held past fail_after just after the joins, such a partition of a
 // two-dimensional overlay leaves overlaps in one process too.)
 func TestTriggeredPartitionOnWorkers(t *testing.T) {
-	sc, err := scenario.Parse("triggered.yaml", []byte(`name: triggered
+	if testing.Short() {
+		t.Skip("long tier: a 23-s live run over two workers")
+	}
+	sc := emutest.Parse(t, "triggered.yaml", `name: triggered
 seed: 3
-time_scale: 60
+time_scale: 40
 duration: 15m
 peers: {count: 120, population: mixed, join_window: 1m}
 overlay: {dimensions: 2, heartbeat: {period: 30s, fail_after: 3}}
@@ -206,10 +208,7 @@ invariants: {reconverge_periods: 20}
 faults:
   - {when: {event: join_owned, count: 119}, partition: {name: cut, fraction: 0.3}}
   - {at: 2m, heal: {name: cut}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	s := runInProcess(t, sc, 2).Summary
 	if s.Faults.Dropped["partition"] == 0 {
 		t.Errorf("seed %d: no message dropped by the triggered partition: it did not reach the workers (events %+v)", sc.Seed, s.Faults.Events)
@@ -220,26 +219,27 @@ faults:
 	if s.Accounting.Unaccounted != 0 {
 		t.Errorf("seed %d: %d messages unaccounted", sc.Seed, s.Accounting.Unaccounted)
 	}
-	passedOrMachineSlow(t, sc.Seed, s)
+	livePassed(t, sc.Seed, s)
 	t.Logf("outcome %s; dropped %v; events %+v", s.Outcome, s.Faults.Dropped, s.Faults.Events)
 }
 
 // TestMigratingWorkloadOnTwoWorkers: examples/scheduling-nats.yaml
 // (dynamic scheduling, liq-pull: jobs migrate between run nodes — from
 // one worker's peer to the other's as often as not — and a tenth of the
-// peers crash at 2h) scaled to 400 jobs and 5 emulated hours at ×600
-// (30 s): every job is accounted for though its events came from two
+// peers crash at 2h) scaled to 50 peers, 120 jobs at the example's load
+// per peer over two hours, and 2h15m emulated at ×120 (68 s; 4× headroom
+// here): every job is accounted for though its events came from two
 // workers, and jobs did migrate.
 func TestMigratingWorkloadOnTwoWorkers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 30 s emulator run")
+		t.Skip("long tier: a 68-s live run over two workers")
 	}
 	sc := load(t, "../../examples/scheduling-nats.yaml")
-	if err := sc.SetAll("workload.jobs=400", "duration=5h"); err != nil {
+	if err := sc.SetAll("peers.count=50", "workload.jobs=120", "workload.interarrival=60s", "duration=2h15m", "time_scale=120"); err != nil {
 		t.Fatal(err)
 	}
 	s := runInProcess(t, sc, 2).Summary
-	passedOrMachineSlow(t, sc.Seed, s)
+	livePassed(t, sc.Seed, s)
 	jobsAccounted(t, "2 workers", sc, s)
 	m := s.Jobs.Migrations
 	if m.InternodePush+m.InternodePull+m.QueuePush+m.QueuePull == 0 {

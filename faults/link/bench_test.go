@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 	"github.com/gridbed/gridbed/faults/link"
 )
 
@@ -20,15 +21,15 @@ func BenchmarkChainPublish(b *testing.B) {
 		setup func(inner bus.Bus) bus.Bus
 	}{
 		{"raw", func(inner bus.Bus) bus.Bus { return inner }},
-		{"off", func(inner bus.Bus) bus.Bus { return link.NewChain(inner, &immediate{}, 1) }},
+		{"off", func(inner bus.Bus) bus.Bus { return link.NewChain(inner, bustest.NewImmediateClock(), 1) }},
 		{"loss+delay", func(inner bus.Bus) bus.Bus {
-			c := link.NewChain(inner, &immediate{}, 1)
+			c := link.NewChain(inner, bustest.NewImmediateClock(), 1)
 			c.Loss.SetLoss(0.1)
 			c.Delay.SetLatency(link.DefaultLatency())
 			return c
 		}},
 		{"all", func(inner bus.Bus) bus.Bus {
-			c := link.NewChain(inner, &immediate{}, 1)
+			c := link.NewChain(inner, bustest.NewImmediateClock(), 1)
 			c.Partition.Cut("split", func(a bus.Address) bool { return a < 2 }, false)
 			c.Loss.SetLoss(0.1)
 			c.Duplicate.SetDuplicate(0.05)
@@ -38,14 +39,14 @@ func BenchmarkChainPublish(b *testing.B) {
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			bb := c.setup(&nopBus{})
+			bb := c.setup(bustest.NewBus(bustest.CountOnly()))
 			b.ReportAllocs()
 			for b.Loop() {
 				bb.Publish(4, msg)
 			}
 		})
 		b.Run(c.name+"/parallel", func(b *testing.B) {
-			bb := c.setup(&nopBus{})
+			bb := c.setup(bustest.NewBus(bustest.CountOnly()))
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

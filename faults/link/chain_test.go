@@ -9,6 +9,7 @@ import (
 
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 	"github.com/gridbed/gridbed/faults/link"
 )
 
@@ -242,12 +243,19 @@ func TestChainDeterministic(t *testing.T) {
 			r.send(c, uint64(i%4), uint64((i+1)%4))
 		}
 		r.run()
-		return fmt.Sprint(r.take())
+		got := r.take()
+		// Loss and duplication must both have acted, or two runs could
+		// agree because nothing random happened.
+		if f := c.Faults(); f.DroppedLoss == 0 || f.Duplicated == 0 || len(got) == 0 {
+			t.Fatalf("seed %d: %d of 300 delivered, %d lost, %d duplicated: the faults did not act", seed, len(got), f.DroppedLoss, f.Duplicated)
+		}
+		return fmt.Sprint(got)
 	}
-	if run(10) != run(10) {
+	first, again, other := run(10), run(10), run(11)
+	if first != again {
 		t.Error("seed 10: two runs differ")
 	}
-	if run(10) == run(11) {
+	if first == other {
 		t.Error("seeds 10 and 11 give the same run")
 	}
 }
@@ -280,9 +288,9 @@ func TestChainConcurrent(t *testing.T) {
 	const seed, workers, perWorker = 13, 8, 2000
 	for _, mode := range []string{"immediate", "recorded"} {
 		t.Run(mode, func(t *testing.T) {
-			inner := newSyncBus()
-			var sched link.Scheduler = &immediate{}
-			rec := &recorder{}
+			inner := bustest.NewBus()
+			var sched link.Scheduler = bustest.NewImmediateClock()
+			rec := bustest.NewClock()
 			if mode == "recorded" {
 				sched = rec
 			}
@@ -348,7 +356,7 @@ func TestChainConcurrent(t *testing.T) {
 			senders.Wait()
 			close(done)
 			setters.Wait()
-			ran := rec.runAll()
+			ran := rec.Run()
 			f := checkLayers(t, seed, c)
 			if mode == "recorded" && uint64(ran) != f.Delayed {
 				t.Errorf("seed %d: %d publishes scheduled, Delayed = %d", seed, ran, f.Delayed)

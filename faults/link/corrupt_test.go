@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 	"github.com/gridbed/gridbed/faults/link"
 )
 
@@ -69,7 +70,7 @@ func TestCorruptSetCorruptValidates(t *testing.T) {
 					t.Errorf("SetCorrupt(%v) did not panic", p)
 				}
 			}()
-			link.NewCorrupt(newSyncBus(), 1).SetCorrupt(p)
+			link.NewCorrupt(bustest.NewBus(), 1).SetCorrupt(p)
 		}()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 	"github.com/gridbed/gridbed/faults/link"
 )
 
@@ -201,25 +202,25 @@ func TestDelayCopiesData(t *testing.T) {
 }
 
 func TestDelaySchedules(t *testing.T) {
-	b, s := newSyncBus(), &recorder{}
+	b, s := bustest.NewBus(), bustest.NewClock()
 	d := link.NewDelay(b, s, 1)
 	n := 0
 	d.Register(1, func(bus.Address, []byte) { n++ })
 	// No latency: published at once, nothing scheduled.
 	d.Publish(1, envelope(t, 0, 1, 1, 0))
-	if n != 1 || len(s.fns) != 0 || d.Faults().Delayed != 0 {
-		t.Fatalf("zero latency: %d delivered, %d scheduled, Faults %+v", n, len(s.fns), d.Faults())
+	if n != 1 || s.Len() != 0 || d.Faults().Delayed != 0 {
+		t.Fatalf("zero latency: %d delivered, %d scheduled, Faults %+v", n, s.Len(), d.Faults())
 	}
 	// A latency: scheduled at Now()+delay, delivered only when run.
 	d.SetLatency(link.Latency{Dist: link.DistConstant, Mean: 5 * time.Millisecond})
 	d.Publish(1, envelope(t, 0, 1, 2, 0))
-	if n != 1 || len(s.fns) != 1 || s.ats[0] != 5*time.Millisecond {
-		t.Fatalf("5ms latency: %d delivered, scheduled at %v", n, s.ats)
+	if n != 1 || s.Len() != 1 || s.Pending()[0] != 5*time.Millisecond {
+		t.Fatalf("5ms latency: %d delivered, scheduled at %v", n, s.Pending())
 	}
 	if p := d.Faults().Pending; p != 1 {
 		t.Fatalf("5ms latency, not yet due: Pending = %d, want 1", p)
 	}
-	s.runAll()
+	s.Run()
 	if n != 2 || d.Faults().Pending != 0 {
 		t.Fatalf("after running the scheduler: %d delivered, Pending = %d", n, d.Faults().Pending)
 	}
@@ -228,7 +229,7 @@ func TestDelaySchedules(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s.runAll()
+	s.Run()
 	if f := d.Faults(); f.Delayed != 2 || f.PublishErrs != 1 || f.Total != 10*time.Millisecond {
 		t.Errorf("Faults = %+v, want 2 delayed (10ms), 1 publish error", f)
 	}
@@ -242,14 +243,14 @@ func TestDelaySchedules(t *testing.T) {
 // in flight, not vanished.
 func TestDelayPendingWhenSchedulerStops(t *testing.T) {
 	const seed = 3
-	b, s := newSyncBus(), &recorder{}
+	b, s := bustest.NewBus(), bustest.NewClock()
 	d := link.NewDelay(b, s, seed)
 	d.Register(1, func(bus.Address, []byte) {})
 	d.SetLatency(link.Latency{Dist: link.DistExponential, Mean: time.Second})
 	for i := range 10 {
 		d.Publish(1, envelope(t, 0, 1, uint64(i), 0))
 	}
-	s.fns[0]() // one comes due; the scheduler then stops
+	s.Step() // one comes due; the scheduler then stops
 	if f, st := d.Faults(), d.Stats(); f.Delayed != 10 || f.Pending != 9 || st.Published != 1 {
 		t.Fatalf("seed %d: Faults %+v, inner published %d: want 10 delayed, 9 pending, 1 published", seed, f, st.Published)
 	}

@@ -6,13 +6,9 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 	"github.com/gridbed/gridbed/faults/link"
 )
-
-// clock is a settable Scheduler clock.
-type clock struct{ now time.Duration }
-
-func (c *clock) Now() time.Duration { return c.now }
 
 func exp(mean time.Duration) link.Latency {
 	return link.Latency{Dist: link.DistExponential, Mean: mean}
@@ -30,11 +26,11 @@ func TestFlapSchedule(t *testing.T) {
 	const step = 100 * time.Millisecond
 	const steps = 200000 // 20000 s
 	sample := func(seed uint64, in func(a, b bus.Address) bool, ow bool, every int, reverse bool) [][2]bool {
-		c := &clock{}
+		c := bustest.NewClock()
 		f := link.NewFlap(c, seed, in, exp(4*time.Second), exp(time.Second), ow)
 		out := make([][2]bool, 0, steps/every)
 		for i := 0; i < steps; i += every {
-			c.now = time.Duration(i) * step
+			c.Set(time.Duration(i) * step)
 			var ab, ba bool
 			if reverse {
 				ba, ab = f.Drops(2, 1), f.Drops(1, 2)
@@ -95,12 +91,12 @@ func TestFlapSchedule(t *testing.T) {
 			t.Errorf("seed %d: the one-way flap never took 1→2 down", seed)
 		}
 	}
-	c := &clock{}
+	c := bustest.NewClock()
 	f := link.NewFlap(c, 1, oneWay, exp(time.Second), exp(time.Second), true)
 	for i := range 10000 {
-		c.now = time.Duration(i) * step
+		c.Set(time.Duration(i) * step)
 		if f.Drops(3, 2) || f.Drops(1, 3) {
-			t.Fatalf("a link outside the set flapped at %v", c.now)
+			t.Fatalf("a link outside the set flapped at %v", c.Now())
 		}
 	}
 }

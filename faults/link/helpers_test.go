@@ -4,13 +4,12 @@ package link_test
 
 import (
 	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 	"github.com/gridbed/gridbed/emulator/sim"
 	"github.com/gridbed/gridbed/faults/link"
 )
@@ -104,106 +103,7 @@ func envelope(t testing.TB, from, to, seq uint64, sentAt time.Duration) []byte {
 	return data
 }
 
-// syncBus is a tiny thread-safe bus that delivers synchronously.
-type syncBus struct {
-	mu       sync.Mutex
-	handlers map[bus.Address]bus.Handler
-	stats    bus.Stats
-	closed   bool
-}
-
-func newSyncBus() *syncBus { return &syncBus{handlers: map[bus.Address]bus.Handler{}} }
-
-func (b *syncBus) Publish(to bus.Address, data []byte) error {
-	b.mu.Lock()
-	if b.closed {
-		b.stats.PublishErrs++
-		b.mu.Unlock()
-		return errors.New("syncBus: closed")
-	}
-	b.stats.Published++
-	h := b.handlers[to]
-	if h == nil {
-		b.stats.Unroutable++
-	} else {
-		b.stats.Delivered++
-	}
-	b.mu.Unlock()
-	if h != nil {
-		h(to, data)
-	}
-	return nil
-}
-
-func (b *syncBus) Register(addr bus.Address, h bus.Handler) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.handlers[addr] = h
-	return nil
-}
-
-func (b *syncBus) Unregister(addr bus.Address) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.handlers, addr)
-}
-
-func (b *syncBus) Stats() bus.Stats {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.stats
-}
-
-func (b *syncBus) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	return nil
-}
-
-// nopBus accepts and counts every message (benchmarks).
-type nopBus struct{ n atomic.Uint64 }
-
-func (b *nopBus) Publish(bus.Address, []byte) error       { b.n.Add(1); return nil }
-func (b *nopBus) Register(bus.Address, bus.Handler) error { return nil }
-func (b *nopBus) Unregister(bus.Address)                  {}
-func (b *nopBus) Stats() bus.Stats                        { return bus.Stats{Published: b.n.Load()} }
-func (b *nopBus) Close() error                            { return nil }
-
-// immediate is a thread-safe Scheduler that runs fn at once.
-type immediate struct{ now atomic.Int64 }
-
-func (s *immediate) Now() time.Duration            { return time.Duration(s.now.Load()) }
-func (s *immediate) At(_ time.Duration, fn func()) { fn() }
-
-// recorder is a thread-safe Scheduler that keeps fn to run later.
-type recorder struct {
-	mu  sync.Mutex
-	fns []func()
-	ats []time.Duration
-}
-
-func (s *recorder) Now() time.Duration { return 0 }
-func (s *recorder) At(t time.Duration, fn func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fns = append(s.fns, fn)
-	s.ats = append(s.ats, t)
-}
-
-func (s *recorder) runAll() int {
-	s.mu.Lock()
-	fns := s.fns
-	s.fns, s.ats = nil, nil
-	s.mu.Unlock()
-	for _, fn := range fns {
-		fn()
-	}
-	return len(fns)
-}
-
 var (
 	_ link.Scheduler = (*sim.World)(nil)
-	_ link.Scheduler = (*immediate)(nil)
-	_ link.Scheduler = (*recorder)(nil)
+	_ link.Scheduler = (*bustest.Clock)(nil)
 )

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 	"github.com/gridbed/gridbed/faults/link"
 )
 
@@ -138,7 +139,7 @@ func TestDuplicate(t *testing.T) {
 // TestDuplicateCopiesBytes: the two copies do not share a buffer, so a
 // handler that scribbles over one does not corrupt the other.
 func TestDuplicateCopiesBytes(t *testing.T) {
-	b := newSyncBus()
+	b := bustest.NewBus()
 	d := link.NewDuplicate(b, 1)
 	d.SetDuplicate(1)
 	var bufs [][]byte

@@ -7,20 +7,14 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 )
 
-// countBus counts the messages published to it.
-type countBus struct{ published int }
-
-func (b *countBus) Publish(bus.Address, []byte) error       { b.published++; return nil }
-func (b *countBus) Register(bus.Address, bus.Handler) error { return nil }
-func (b *countBus) Unregister(bus.Address)                  {}
-func (b *countBus) Stats() bus.Stats                        { return bus.Stats{Published: uint64(b.published)} }
-func (b *countBus) Close() error                            { return nil }
-
-// serverBus is a countBus with a server.
+// serverBus is a bustest.Bus with the Server capability (OwnsServer,
+// StopServer, StartServer) that Wrap looks for: only this package's tests
+// need a fake server, so it stays here.
 type serverBus struct {
-	countBus
+	bustest.Bus
 	owns          bool
 	mu            sync.Mutex
 	stops, starts int
@@ -42,7 +36,7 @@ func (b *serverBus) StartServer() error {
 }
 
 func TestSwitchDropsWhileDown(t *testing.T) {
-	inner := &countBus{}
+	inner := bustest.NewBus()
 	o, b := Wrap(inner)
 	if b == bus.Bus(inner) {
 		t.Fatal("Wrap returned the inner bus for a bus without a server; want a Switch over it")
@@ -56,8 +50,8 @@ func TestSwitchDropsWhileDown(t *testing.T) {
 	b.Publish(2, nil)
 	end()
 	b.Publish(1, nil)
-	if inner.published != 2 || o.Dropped() != 2 {
-		t.Errorf("published %d, dropped %d; want 2 and 2", inner.published, o.Dropped())
+	if inner.Stats().Published != 2 || o.Dropped() != 2 {
+		t.Errorf("published %d, dropped %d; want 2 and 2", inner.Stats().Published, o.Dropped())
 	}
 	if b.Stats().Published != 2 {
 		t.Errorf("Stats().Published = %d, want the inner bus's 2", b.Stats().Published)

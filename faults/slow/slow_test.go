@@ -1,53 +1,25 @@
 package slow
 
 import (
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/bus/bustest"
 )
 
-// clock is a tiny event loop: a Scheduler whose At runs in time order.
-type clock struct {
-	now time.Duration
-	due []item
-}
-
-type item struct {
-	at time.Duration
-	fn func()
-}
-
-func (c *clock) Now() time.Duration { return c.now }
-func (c *clock) At(t time.Duration, fn func()) {
-	c.due = append(c.due, item{t, fn})
-	sort.SliceStable(c.due, func(i, j int) bool { return c.due[i].at < c.due[j].at })
-}
-func (c *clock) run() {
-	for len(c.due) > 0 {
-		it := c.due[0]
-		c.due = c.due[1:]
-		c.now = it.at
-		it.fn()
+// arrivals returns when each message to to reached the inner bus.
+func arrivals(in *bustest.Bus, to bus.Address) []time.Duration {
+	var at []time.Duration
+	for _, m := range in.SentTo(to) {
+		at = append(at, m.At)
 	}
-}
-
-// sink records when each message reached the inner bus.
-type sink struct {
-	bus.Bus
-	c   *clock
-	got map[bus.Address][]time.Duration
-}
-
-func (s *sink) Publish(to bus.Address, _ []byte) error {
-	s.got[to] = append(s.got[to], s.c.now)
-	return nil
+	return at
 }
 
 func TestServiceQueuesMessagesToSlowPeers(t *testing.T) {
-	c := &clock{}
-	in := &sink{c: c, got: map[bus.Address][]time.Duration{}}
+	c := bustest.NewClock()
+	in := bustest.NewBus(bustest.WithClock(c))
 	s := New(in, c)
 	s.Set(func(a bus.Address) bool { return a == 2 }, 100*time.Millisecond)
 	buf := []byte("hello")
@@ -61,15 +33,15 @@ func TestServiceQueuesMessagesToSlowPeers(t *testing.T) {
 	if st := s.Faults(); st.Pending != 3 || st.Served != 3 {
 		t.Fatalf("before serving: %+v", st)
 	}
-	c.run()
+	c.Run()
 	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond}
 	for i, at := range want {
-		if in.got[2][i] != at {
-			t.Fatalf("slow peer served at %v, want %v", in.got[2], want)
+		if arrivals(in, 2)[i] != at {
+			t.Fatalf("slow peer served at %v, want %v", arrivals(in, 2), want)
 		}
 	}
-	if len(in.got[1]) != 1 || in.got[1][0] != 0 {
-		t.Fatalf("fast peer got %v, want once at 0", in.got[1])
+	if got := arrivals(in, 1); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("fast peer got %v, want once at 0", got)
 	}
 	st := s.Faults()
 	if st.Pending != 0 || st.Wait != 600*time.Millisecond || st.MaxWait != 300*time.Millisecond {
@@ -78,45 +50,51 @@ func TestServiceQueuesMessagesToSlowPeers(t *testing.T) {
 	// Mid-run: nobody slow any more.
 	s.Set(nil, 0)
 	_ = s.Publish(2, buf)
-	if got := in.got[2]; len(got) != 4 || got[3] != c.now {
+	if got := arrivals(in, 2); len(got) != 4 || got[3] != c.Now() {
 		t.Fatalf("after Set(nil, 0) the peer is still slow: %v", got)
 	}
 }
 
-// batchSink is a sink that also takes batches, recording their sizes.
-type batchSink struct {
-	sink
-	batches []int
-}
-
-func (s *batchSink) PublishBatch(msgs []bus.Message) error {
-	s.batches = append(s.batches, len(msgs))
-	for _, m := range msgs {
-		_ = s.Publish(m.To, m.Data)
+// TestServiceCopiesHeldMessages: a held message reaches the inner bus with
+// the bytes it was published with, though the publisher reused its buffer
+// meanwhile (TestServiceQueuesMessagesToSlowPeers reuses it too, but only
+// looks at the times).
+func TestServiceCopiesHeldMessages(t *testing.T) {
+	c := bustest.NewClock()
+	in := bustest.NewBus(bustest.WithClock(c))
+	s := New(in, c)
+	s.Set(func(a bus.Address) bool { return a == 2 }, 100*time.Millisecond)
+	buf := []byte("hello")
+	if err := s.Publish(2, buf); err != nil {
+		t.Fatal(err)
 	}
-	return nil
+	copy(buf, "XXXXX")
+	c.Run()
+	if got := in.SentTo(2); len(got) != 1 || string(got[0].Data) != "hello" || got[0].At != 100*time.Millisecond {
+		t.Fatalf("inner bus got %+v, want \"hello\" once at 100ms", got)
+	}
 }
 
 // TestServicePassesBatchesOn: with bus.fanout batched the messages to
 // peers that are not slow go on as one batch at once, those to slow peers
 // are held as Publish holds them; with nobody slow the whole batch passes.
 func TestServicePassesBatchesOn(t *testing.T) {
-	c := &clock{}
-	in := &batchSink{sink: sink{c: c, got: map[bus.Address][]time.Duration{}}}
+	c := bustest.NewClock()
+	in := bustest.NewBatchBus(bustest.WithClock(c))
 	s := New(in, c)
 	msgs := []bus.Message{{To: 1, Data: []byte("a")}, {To: 2, Data: []byte("b")}, {To: 3, Data: []byte("c")}}
-	if err := s.PublishBatch(msgs); err != nil || len(in.batches) != 1 || in.batches[0] != 3 {
-		t.Fatalf("nobody slow: batches %v, %v", in.batches, err)
+	if err := s.PublishBatch(msgs); err != nil || len(in.Batches()) != 1 || in.Batches()[0] != 3 {
+		t.Fatalf("nobody slow: batches %v, %v", in.Batches(), err)
 	}
 	s.Set(func(a bus.Address) bool { return a == 2 }, time.Second)
-	if err := s.PublishBatch(msgs); err != nil || len(in.batches) != 2 || in.batches[1] != 2 {
-		t.Fatalf("peer 2 slow: batches %v, %v", in.batches, err)
+	if err := s.PublishBatch(msgs); err != nil || len(in.Batches()) != 2 || in.Batches()[1] != 2 {
+		t.Fatalf("peer 2 slow: batches %v, %v", in.Batches(), err)
 	}
 	if st := s.Faults(); st.Pending != 1 || st.Served != 1 {
 		t.Fatalf("held: %+v", st)
 	}
-	c.run()
-	if got := in.got[2]; len(got) != 2 || got[1] != time.Second {
+	c.Run()
+	if got := arrivals(in.Bus, 2); len(got) != 2 || got[1] != time.Second {
 		t.Fatalf("slow peer got %v, want at 0 and after its service at 1s", got)
 	}
 }
