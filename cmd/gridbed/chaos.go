@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -96,38 +98,71 @@ func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.W
 		fmt.Fprintf(stderr, "gridbed chaos: %v\n", err)
 		return 1
 	}
-	failed := 0
+	// The report goes to stdout and, whole, to chaos.txt beside the
+	// schedules, so that what a search found outlives the terminal.
+	var report bytes.Buffer
+	out := io.MultiWriter(stdout, &report)
+	failed, interrupted := 0, 0
 	for _, o := range rep.Outcomes {
-		if o.Outcome != emulator.OutcomePassed {
+		switch o.Outcome {
+		case emulator.OutcomePassed:
+		case emulator.OutcomeInterrupted:
+			interrupted++
+		default:
 			failed++
 		}
 	}
-	fmt.Fprintf(stdout, "%d of %d seeds failed\n", len(rep.Findings), len(rep.Outcomes))
-	if failed > len(rep.Findings) {
-		fmt.Fprintf(stdout, "%d seeds neither passed nor failed (overloaded or interrupted): not shrunk\n", failed-len(rep.Findings))
+	fmt.Fprintf(out, "%d of %d seeds failed\n", len(rep.Findings), len(rep.Outcomes))
+	if rep.Interrupted {
+		fmt.Fprintf(out, "interrupted: %d seeds not run to their end; the schedules found so far are written below (replay them with gridbed run FILE --driver sim)\n", interrupted)
 	}
+	if n := failed - len(rep.Findings); n > 0 {
+		fmt.Fprintf(out, "%d seeds neither passed nor failed (overloaded): not shrunk\n", n)
+	}
+	code := 0
 	for _, fd := range rep.Findings {
 		path, err := search.Write(dir, fd)
 		if err != nil {
 			fmt.Fprintf(stderr, "gridbed chaos: writing seed %d: %v\n", fd.Seed, err)
 			return 1
 		}
-		again, err := search.Replay(ctx, path)
+		shrunk := fmt.Sprintf("%d of %d faults still fail (%d shrinking runs)", fd.Units, fd.Total, fd.ShrinkRuns)
+		if fd.Interrupted {
+			shrunk += ", shrinking interrupted: maybe not the fewest"
+		}
+		var verdict string
+		switch {
+		case rep.Interrupted:
+			verdict = "not replayed (interrupted)"
+		default:
+			again, err := search.Replay(ctx, path)
+			if err != nil {
+				fmt.Fprintf(stderr, "gridbed chaos: replaying %s: %v\n", path, err)
+				return 1
+			}
+			verdict = "replayed: fails again" + failedText(again.Failed)
+			if !search.Reproduces(again, fd) {
+				verdict = "replayed: DID NOT fail again (" + again.Outcome + ")"
+			}
+		}
+		fmt.Fprintf(out, "seed %d%s: %s → %s; %s\n", fd.Seed, failedText(fd.Failed), shrunk, path, verdict)
+		code = 3
+	}
+	if len(rep.Findings) > 0 || rep.Interrupted {
+		err := os.MkdirAll(dir, 0o755)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "chaos.txt"), report.Bytes(), 0o644)
+		}
 		if err != nil {
-			fmt.Fprintf(stderr, "gridbed chaos: replaying %s: %v\n", path, err)
+			fmt.Fprintf(stderr, "gridbed chaos: writing the report: %v\n", err)
 			return 1
 		}
-		verdict := "replayed: fails again" + failedText(again.Failed)
-		if !search.Reproduces(again, fd) {
-			verdict = "replayed: DID NOT fail again (" + again.Outcome + ")"
-		}
-		fmt.Fprintf(stdout, "seed %d%s: %d of %d faults still fail (%d shrinking runs) → %s; %s\n",
-			fd.Seed, failedText(fd.Failed), fd.Units, fd.Total, fd.ShrinkRuns, path, verdict)
+		fmt.Fprintf(stderr, "report: %s\n", filepath.Join(dir, "chaos.txt"))
 	}
-	if len(rep.Findings) > 0 {
-		return 3
+	if rep.Interrupted {
+		return 130
 	}
-	return 0
+	return code
 }
 
 // failedText lists failed invariants for a line of output.

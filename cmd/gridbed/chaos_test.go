@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // harshNemesis is a small overlay under a nemesis of partitions whose
@@ -55,5 +58,56 @@ func TestChaosFindsShrinksAndReplays(t *testing.T) {
 	}
 	if code, _, stderr := gridbed(t, "chaos", file, "--runs", "0"); code != 2 || !strings.Contains(stderr, "--runs") {
 		t.Fatalf("--runs 0: exit %d, %s", code, stderr)
+	}
+}
+
+// TestChaosInterruptKeepsSchedules: SIGINT while gridbed chaos runs keeps
+// what it found: every failing schedule so far is written (as drawn or
+// shrunk part-way), the report says the search was interrupted and is
+// written as chaos.txt beside them, and the exit status is 130.
+func TestChaosInterruptKeepsSchedules(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "harsh.yaml")
+	if err := os.WriteFile(file, []byte(harshNemesis), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "found")
+	var stdout bytes.Buffer
+	stderr := newWatchBuffer(": failed (") // a seed's progress line
+	done := make(chan int)
+	go func() {
+		done <- run([]string{"chaos", file, "--runs", "20", "--parallel", "1", "--out", out}, &stdout, stderr)
+	}()
+	select {
+	case <-stderr.seen:
+	case code := <-done:
+		t.Fatalf("chaos ended (exit %d) before a seed failed:\n%s", code, stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no seed failed within 2 minutes:\n%s", stderr.String())
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("chaos did not stop within a minute of SIGINT:\n%s", stderr.String())
+	}
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "seed-*.yaml"))
+	report, err := os.ReadFile(filepath.Join(out, "chaos.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%d schedules written, report: %v\nstdout:\n%s", len(files), err, stdout.String())
+	}
+	if string(report) != stdout.String() || !strings.Contains(string(report), "interrupted:") || !strings.Contains(string(report), "not replayed (interrupted)") {
+		t.Fatalf("chaos.txt:\n%s\nstdout:\n%s", report, stdout.String())
+	}
+	for _, f := range files {
+		if code, _, stderr := gridbed(t, "validate", f); code != 0 {
+			t.Fatalf("%s does not validate: %s", f, stderr)
+		}
 	}
 }

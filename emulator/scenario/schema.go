@@ -428,11 +428,6 @@ func uintField(key string, p func(*Scenario) *uint64, def uint64, noun, doc stri
 	}
 }
 
-// positiveFloatField is a number in (0, hi].
-func positiveFloatField(key string, p func(*Scenario) *float64, def, hi float64, noun, want, doc string) field {
-	return floatField(key, p, def, func(v float64) bool { return v > 0 && v <= hi }, noun, want, doc)
-}
-
 // floatField is a number for which ok holds (ok must reject NaN).
 func floatField(key string, p func(*Scenario) *float64, def float64, ok func(float64) bool, noun, want, doc string) field {
 	bad := func(v string) string { return fmt.Sprintf("%s is not %s — write %s", v, noun, want) }

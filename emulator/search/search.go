@@ -52,12 +52,22 @@ type Finding struct {
 	Kept [][]scenario.Fault
 	// ShrinkRuns is how many runs delta debugging took.
 	ShrinkRuns int
+	// Interrupted: the search was stopped (its context cancelled) before
+	// delta debugging ended. The schedule still fails — delta debugging
+	// only ever keeps a subset that failed — but it may not be the
+	// fewest faults; with ShrinkRuns 0 it is the schedule as drawn.
+	Interrupted bool
 }
 
 // Report is a search's result, seeds in order.
 type Report struct {
 	Outcomes []Outcome
 	Findings []Finding
+	// Interrupted: the context was cancelled before the search ended.
+	// Outcomes holds every seed: those whose run was stopped, or never
+	// started, have outcome emulator.OutcomeInterrupted. Findings holds
+	// every seed that failed before that, shrunk as far as the search got.
+	Interrupted bool
 }
 
 // run is one deterministic run's outcome.
@@ -189,8 +199,13 @@ func Search(ctx context.Context, sc scenario.Scenario, opts Options) (Report, er
 	var wg sync.WaitGroup
 	var progress sync.Mutex // Progress is told of one outcome at a time
 	for i := range opts.Runs {
-		wg.Add(1)
 		sem <- struct{}{}
+		if ctx.Err() != nil { // stopped: the seeds not started are not run
+			<-sem
+			outs[i] = Outcome{Seed: opts.Seed + uint64(i), Outcome: emulator.OutcomeInterrupted}
+			continue
+		}
+		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			s := sc
@@ -207,7 +222,9 @@ func Search(ctx context.Context, sc scenario.Scenario, opts Options) (Report, er
 	wg.Wait()
 	rep := Report{Outcomes: outs}
 	for i, err := range errs {
-		if err != nil {
+		if err != nil && ctx.Err() != nil { // a run the stop cut short
+			outs[i] = Outcome{Seed: opts.Seed + uint64(i), Outcome: emulator.OutcomeInterrupted}
+		} else if err != nil {
 			return rep, fmt.Errorf("seed %d: %w", opts.Seed+uint64(i), err)
 		}
 	}
@@ -223,13 +240,15 @@ func Search(ctx context.Context, sc scenario.Scenario, opts Options) (Report, er
 		}
 		rep.Findings = append(rep.Findings, f)
 	}
+	rep.Interrupted = ctx.Err() != nil
 	return rep, nil
 }
 
 // Shrink finds, by delta debugging over the units of sc's timeline
 // (nemesis.DDMin), the fewest that still fail one of the invariants o
 // failed. A candidate that does not validate (a named heal without its
-// partition) does not fail.
+// partition) does not fail. When ctx is cancelled it stops asking and
+// returns the smallest failing schedule found so far (Interrupted).
 func Shrink(ctx context.Context, sc scenario.Scenario, o Outcome, noShrink bool) (Finding, error) {
 	us := units(sc)
 	all := make([]int, len(us))
@@ -251,14 +270,16 @@ func Shrink(ctx context.Context, sc scenario.Scenario, o Outcome, noShrink bool)
 			f.ShrinkRuns++
 			var co Outcome
 			co, err = run(ctx, c)
+			if ctx.Err() != nil { // a run the stop cut short says nothing
+				err = nil
+				return false
+			}
 			return err == nil && failedLike(co, o.Failed)
 		})
 		if err != nil {
 			return f, err
 		}
-		if err := ctx.Err(); err != nil {
-			return f, err
-		}
+		f.Interrupted = ctx.Err() != nil
 	}
 	f.Scenario, f.Units = with(sc, us, pick), len(pick)
 	for _, i := range pick {

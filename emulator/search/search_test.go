@@ -119,3 +119,44 @@ faults:
 		t.Fatalf("units %v, want %v", got, want)
 	}
 }
+
+// TestSearchInterruptedKeepsFindings: a search whose context is cancelled
+// at its first failing seed reports every seed (those after it
+// interrupted), keeps the failing seed as a finding — its schedule as
+// drawn, marked Interrupted — and that schedule fails again on replay.
+func TestSearchInterruptedKeepsFindings(t *testing.T) {
+	sc := emutest.Parse(t, "harsh.yaml", harsh)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep, err := Search(ctx, sc, Options{Runs: 6, Seed: 1, Parallel: 1, Progress: func(o Outcome) {
+		if o.Outcome == emulator.OutcomeFailed {
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Interrupted || len(rep.Outcomes) != 6 || len(rep.Findings) != 1 {
+		t.Fatalf("interrupted %v, %d outcomes, %d findings (seeds 1–6): %+v", rep.Interrupted, len(rep.Outcomes), len(rep.Findings), rep.Outcomes)
+	}
+	f := rep.Findings[0]
+	for _, o := range rep.Outcomes {
+		if want := o.Seed > f.Seed; want != (o.Outcome == emulator.OutcomeInterrupted) {
+			t.Errorf("seed %d: outcome %s (the search was stopped at seed %d)", o.Seed, o.Outcome, f.Seed)
+		}
+	}
+	if !f.Interrupted || f.ShrinkRuns != 0 || f.Units != f.Total {
+		t.Fatalf("seed %d: interrupted %v, %d shrinking runs, %d of %d units: want the schedule as drawn", f.Seed, f.Interrupted, f.ShrinkRuns, f.Units, f.Total)
+	}
+	path, err := Write(t.TempDir(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Replay(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Reproduces(again, f) {
+		t.Fatalf("seed %d: the schedule kept at the stop does not fail again: %+v", f.Seed, again)
+	}
+}
