@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -294,23 +292,6 @@ func (as *AllocationSummary) printRows(row func(string, any)) {
 	} else if c != nil {
 		row("allocator crash", fmt.Sprintf("at %.0f s for %.0f s, restarted from the machines' state; %d messages to it lost", c.AtSeconds, c.DownForSeconds, c.LostMessages))
 	}
-}
-
-// writeAllocation writes dir/allocation.csv when the run has an
-// allocation series.
-func (r *Result) writeAllocation(dir string) error {
-	if r.Allocation == nil {
-		return nil
-	}
-	f, err := os.Create(filepath.Join(dir, "allocation.csv"))
-	if err != nil {
-		return err
-	}
-	if err := r.Allocation.WriteCSV(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // printAllocationMessages writes an allocation run's message rows: the

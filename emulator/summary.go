@@ -381,50 +381,84 @@ type BusSummary struct {
 }
 
 // WriteFiles writes summary.json, timeseries.csv, scenario.yaml (the
-// effective scenario, every key) and, with a workload, jobs.csv into dir,
-// creating it.
+// effective scenario, every key), with an allocation run allocation.csv
+// and with a workload jobs.csv into dir, creating it. On an error (a full disk) it returns a *WriteError naming
+// the files written whole before it.
 func (r *Result) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return &WriteError{Dir: dir, Err: err}
 	}
-	js, err := json.MarshalIndent(r.Summary, "", "  ")
-	if err != nil {
-		return err
+	steps := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"summary.json", func(w io.Writer) error {
+			js, err := json.MarshalIndent(r.Summary, "", "  ")
+			if err == nil {
+				_, err = w.Write(append(js, '\n'))
+			}
+			return err
+		}},
+		{"scenario.yaml", func(w io.Writer) error {
+			y, err := r.Scenario.YAML()
+			if err == nil {
+				_, err = w.Write(y)
+			}
+			return err
+		}},
+		{"timeseries.csv", r.WriteSeries},
 	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), append(js, '\n'), 0o644); err != nil {
-		return err
+	if r.Allocation != nil {
+		steps = append(steps, struct {
+			name  string
+			write func(io.Writer) error
+		}{"allocation.csv", r.Allocation.WriteCSV})
 	}
-	y, err := r.Scenario.YAML()
-	if err != nil {
-		return err
+	if r.Jobs != nil {
+		steps = append(steps, struct {
+			name  string
+			write func(io.Writer) error
+		}{"jobs.csv", r.WriteJobs})
 	}
-	if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), y, 0o644); err != nil {
-		return err
+	var complete []string
+	for _, st := range steps {
+		f, err := os.Create(filepath.Join(dir, st.name))
+		if err == nil {
+			err = st.write(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return &WriteError{Dir: dir, Complete: complete, Failed: st.name, Err: err}
+		}
+		complete = append(complete, st.name)
 	}
-	f, err := os.Create(filepath.Join(dir, "timeseries.csv"))
-	if err != nil {
-		return err
-	}
-	if err := r.WriteSeries(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := r.writeAllocation(dir); err != nil || r.Jobs == nil {
-		return err
-	}
-	f, err = os.Create(filepath.Join(dir, "jobs.csv"))
-	if err != nil {
-		return err
-	}
-	if err := r.WriteJobs(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
+
+// WriteError is WriteFiles's error: which files of dir were written whole
+// before writing Failed went wrong (a full disk, say), so that the user
+// is told what can be read.
+type WriteError struct {
+	Dir      string
+	Complete []string
+	Failed   string
+	Err      error
+}
+
+func (e *WriteError) Error() string {
+	if e.Failed == "" {
+		return fmt.Sprintf("creating %s: %v", e.Dir, e.Err)
+	}
+	done := "none of the files is complete"
+	if len(e.Complete) > 0 {
+		done = strings.Join(e.Complete, ", ") + " complete in " + e.Dir
+	}
+	return fmt.Sprintf("writing %s: %v (%s)", e.Failed, e.Err, done)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
 
 // WriteSeries writes the time series as CSV: one row per oracle sample,
 // with the traffic of the interval since the previous sample by type.

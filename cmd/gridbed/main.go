@@ -31,6 +31,7 @@ import (
 
 	alloc "github.com/gridbed/gridbed/actors/allocation"
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/report"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/examples"
@@ -222,6 +223,10 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	if msg := f.workers.check(); msg != "" {
+		fmt.Fprintln(stderr, "gridbed run: "+msg)
+		return 2
+	}
 	if f.workers.local > 0 {
 		stderr = shareable(stderr) // the local workers' output joins it
 	}
@@ -281,33 +286,52 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	if err != nil {
 		od.Discard()
 		fmt.Fprintf(stderr, "gridbed: %v\n", err)
-		return 1
+		return runErrorCode(err)
 	}
 	res.Summary.PrintTable(stdout)
-	if code := writeRun(od, res, f.withReport, stdout, stderr); code != 0 {
+	code := writeRun(od, res, f.withReport, stdout, stderr)
+	// The outcome is said whatever the disk did: the table above holds
+	// the figures even when the files could not be written.
+	fmt.Fprintln(stdout, res.Summary.OutcomeLine())
+	if code != 0 {
 		return code
 	}
-	fmt.Fprintln(stdout, res.Summary.OutcomeLine())
 	return res.Summary.ExitCode(f.strict)
+}
+
+// runErrorCode is the exit status of a run that could not be made: 2
+// when the cause is the user's input found only when the run started (a
+// bus.url where no NATS server answers), 1 otherwise.
+func runErrorCode(err error) int {
+	var unreachable *bus.UnreachableError
+	if errors.As(err, &unreachable) {
+		return 2
+	}
+	return 1
 }
 
 // writeRun writes a run's files into its results directory and puts it in
 // place. An interrupted run skips report.html (rendering its figures would
-// outlast the two seconds an interrupt may take).
+// outlast the two seconds an interrupt may take). When the files cannot
+// all be written (a full disk) it says which are complete and where, and
+// keeps them; when only the report cannot be, the results are put in
+// place without it. Either way it returns 1.
 func writeRun(od *outDir, res *emulator.Result, withReport bool, stdout, stderr io.Writer) int {
 	if err := res.WriteFiles(od.Dir()); err != nil {
-		fmt.Fprintf(stderr, "gridbed: writing results: %v (partial files in %s)\n", err, od.Dir())
+		fmt.Fprintf(stderr, "gridbed: writing results: %v; they are kept there, not put in place as %s (free some space and run again)\n", err, od.final)
 		return 1
 	}
+	code := 0
 	withFigures := withReport && res.Summary.Outcome != emulator.OutcomeInterrupted
 	if withFigures {
 		if _, err := report.WriteRun(od.Dir(), res); err != nil {
-			fmt.Fprintf(stderr, "gridbed: writing the report: %v\n", err)
-			return 1
+			fmt.Fprintf(stderr, "gridbed: writing the report: %v; the results (summary.json, timeseries.csv, …) are complete and put in place without it\n", err)
+			withFigures, withReport, code = false, false, 1
+			removeReport(od.Dir())
 		}
 	}
 	if err := od.Commit(); err != nil {
-		fmt.Fprintf(stderr, "gridbed: %v\n", err)
+		fmt.Fprintf(stderr, "gridbed: %v (the results are complete in %s)\n", err, od.Dir())
 		return 1
 	}
 	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(od.final, "summary.json"))
@@ -315,8 +339,18 @@ func writeRun(od *outDir, res *emulator.Result, withReport bool, stdout, stderr 
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(od.final, "report.html"))
 	} else if withReport {
 		fmt.Fprintln(stdout, "report: skipped (the run was interrupted)")
+	} else if code != 0 {
+		fmt.Fprintln(stdout, "report: not written")
 	}
-	return 0
+	return code
+}
+
+// removeReport removes what a failed report.WriteRun may have left in
+// dir, a temporary results directory of gridbed's own: the page and its
+// figures, so that the marker lists only complete files.
+func removeReport(dir string) {
+	os.Remove(filepath.Join(dir, "report.html"))
+	os.RemoveAll(filepath.Join(dir, report.FigureDir))
 }
 
 // defaultOut is the default results directory of a run (prefix "") or a

@@ -233,7 +233,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				od.Discard()
 				fmt.Fprintf(stderr, "gridbed sweep: %s: %v\n", label, err)
-				return 1
+				return runErrorCode(err)
 			}
 			interrupted = res.Summary.Outcome == emulator.OutcomeInterrupted
 			if res.Summary.Outcome != emulator.OutcomePassed {
@@ -241,7 +241,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "gridbed sweep: %s: %s\n", label, res.Summary.OutcomeLine())
 			}
 			if err := res.WriteFiles(filepath.Join(dir, sub)); err != nil {
-				fmt.Fprintf(stderr, "gridbed sweep: writing results: %v\n", err)
+				fmt.Fprintf(stderr, "gridbed sweep: writing results: %v; the sweep's results so far are kept in %s, not put in place\n", err, dir)
 				return 1
 			}
 			if f.withReport && !interrupted {

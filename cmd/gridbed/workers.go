@@ -29,6 +29,20 @@ func addWorkerFlags(c *cobra.Command, f *workerFlags) {
 	fs.StringVar(&f.listen, "listen", "", "with workers: the `host:port` the run's NATS server listens on (default 127.0.0.1 on a free port; remote workers need e.g. 0.0.0.0:4222)")
 }
 
+// check says what is wrong with the flags ("" when nothing): a worker
+// count is never negative, and --listen is for a split run.
+func (f workerFlags) check() string {
+	switch {
+	case f.local < 0:
+		return fmt.Sprintf("--workers %d: write N ≥ 1 local worker processes, or 0 (the default) for one process", f.local)
+	case f.remote < 0:
+		return fmt.Sprintf("--remote-workers %d: write M ≥ 1 workers joining from other machines, or 0 (the default)", f.remote)
+	case f.listen != "" && f.local+f.remote == 0:
+		return "--listen is the address a split run's NATS server listens on: add --workers N or --remote-workers M, or drop it"
+	}
+	return ""
+}
+
 // lockedWriter serialises writes to w: the worker processes' output is
 // copied to the command's stderr by os/exec's goroutines while the
 // command itself writes there.

@@ -336,6 +336,20 @@ func OpenNATS(opts NATSOptions) (*NATSBus, error) {
 	return b, nil
 }
 
+// UnreachableError: no NATS server answered at an external bus URL
+// (bus.url) when the bus opened — a mistyped address or a server not
+// started: the user's input, not gridbed's failure.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("bus.url %s: no NATS server answers there (%v) — start one there (nats-server -a HOST -p PORT), fix the address, or drop bus.url to run on the embedded server", e.URL, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
 // validRun reports whether run can be used as a subject token.
 func validRun(run string) error {
 	if run == "" || len(run) > MaxRunLen {
@@ -380,6 +394,9 @@ func (s *shard) connect(url string, pendMsgs, pendBytes int) error {
 		copts = append(copts, nats.ReconnectWait(externalReconnectWait))
 	}
 	nc, err := nats.Connect(url, copts...)
+	if err != nil && !b.embedded && errors.Is(err, nats.ErrNoServers) {
+		return &UnreachableError{URL: url, Err: err}
+	}
 	if err != nil {
 		return fmt.Errorf("bus: connect %d: %w", k, err)
 	}
