@@ -265,7 +265,7 @@ func natsRestartSurvived(t *testing.T, sc scenario.Scenario) {
 	var m *metrics.Run
 	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
 		m = metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive}) // a run's own counters
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), emutest.LiveTimeout(sc))
 		defer cancel()
 		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive, Metrics: m})
 		if err != nil {

@@ -111,6 +111,16 @@ func Retry(t testing.TB, sc scenario.Scenario, run func(scenario.Scenario) *emul
 	}
 }
 
+// LiveTimeout bounds one live run of sc: Timeout, or four times its wall
+// duration (duration / time_scale) when that is longer — a run Retry
+// slowed down takes longer on the wall clock.
+func LiveTimeout(sc scenario.Scenario) time.Duration {
+	if sc.TimeScale <= 0 {
+		return Timeout
+	}
+	return max(Timeout, 4*time.Duration(float64(sc.Duration)/sc.TimeScale))
+}
+
 // Retries is how many times RunWith runs an overloaded live run again,
 // each time Slower times slower.
 const Retries = 2
@@ -121,9 +131,8 @@ const Slower = 2
 func runOnce(t testing.TB, sc scenario.Scenario, opts emulator.Options) *emulator.Result {
 	t.Helper()
 	timeout := Timeout
-	if opts.Driver == emulator.DriverLive && sc.TimeScale > 0 {
-		// A slowed-down run takes longer on the wall clock.
-		timeout = max(timeout, 4*time.Duration(float64(sc.Duration)/sc.TimeScale))
+	if opts.Driver == emulator.DriverLive {
+		timeout = LiveTimeout(sc)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -33,7 +33,7 @@ func inProcess(ctx context.Context, n int, errs chan<- error) func(url string) e
 // runOn runs sc split over n workers started by start.
 func runOn(t *testing.T, sc scenario.Scenario, n int, start func(url string) error) *emulator.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), emutest.LiveTimeout(sc))
 	defer cancel()
 	res, err := emulator.Run(ctx, sc, emulator.Options{Workers: workers.Opener(ctx, workers.Options{Workers: n, OnListen: start})})
 	if err != nil {
@@ -43,8 +43,15 @@ func runOn(t *testing.T, sc scenario.Scenario, n int, start func(url string) err
 }
 
 // runInProcess runs sc over n workers started as goroutines of the test
-// and reports any worker's error.
+// and reports any worker's error. A run the busy machine overloaded is
+// run again at half the time scale (emutest.Retry).
 func runInProcess(t *testing.T, sc scenario.Scenario, n int) *emulator.Result {
+	t.Helper()
+	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result { return runInProcessOnce(t, sc, n) })
+	return res
+}
+
+func runInProcessOnce(t *testing.T, sc scenario.Scenario, n int) *emulator.Result {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -59,15 +66,19 @@ func runInProcess(t *testing.T, sc scenario.Scenario, n int) *emulator.Result {
 }
 
 // runOneProcess runs sc in this process on the emulator driver, the run
-// a split one is compared with.
+// a split one is compared with (again at half the time scale when the
+// machine overloaded it: emutest.Retry).
 func runOneProcess(t *testing.T, sc scenario.Scenario) emulator.Summary {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive})
-	if err != nil {
-		t.Fatalf("seed %d, one process: %v", sc.Seed, err)
-	}
+	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
+		ctx, cancel := context.WithTimeout(context.Background(), emutest.LiveTimeout(sc))
+		defer cancel()
+		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive})
+		if err != nil {
+			t.Fatalf("seed %d, one process: %v", sc.Seed, err)
+		}
+		return res
+	})
 	return res.Summary
 }
 
@@ -178,7 +189,7 @@ func TestChaosOnTwoWorkers(t *testing.T) {
 		t.Skip("a 90 s emulator run")
 	}
 	sc := load(t, "../../examples/chaos.yaml")
-	res, sc := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result { return runInProcess(t, sc, 2) })
+	res := runInProcess(t, sc, 2)
 	s := res.Summary
 	if s.Accounting.Unaccounted != 0 {
 		t.Errorf("seed %d: %d messages unaccounted", sc.Seed, s.Accounting.Unaccounted)
