@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -85,16 +84,7 @@ func TestChaosInterruptKeepsSchedules(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("no seed failed within 2 minutes:\n%s", stderr.String())
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var code int
-	select {
-	case code = <-done:
-	case <-time.After(time.Minute):
-		t.Fatalf("chaos did not stop within a minute of SIGINT:\n%s", stderr.String())
-	}
-	if code != 130 {
+	if code := interruptAndWait(t, done, stderr); code != 130 {
 		t.Fatalf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "seed-*.yaml"))

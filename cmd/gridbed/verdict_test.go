@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -178,6 +179,23 @@ func (s *watchBuffer) String() string {
 	return s.b.String()
 }
 
+// interruptAndWait sends this process SIGINT and returns the exit status
+// the command running in the background hands to done; the test stops
+// with stderr if it does not end within a minute.
+func interruptAndWait(t *testing.T, done <-chan int, stderr fmt.Stringer) int {
+	t.Helper()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		return code
+	case <-time.After(time.Minute):
+		t.Fatalf("the command did not stop within a minute of SIGINT:\n%s", stderr.String())
+		return 0
+	}
+}
+
 // TestSIGINTKeepsResults: SIGINT in the middle of an emulator run stops it
 // and writes what it measured, with outcome interrupted and exit status
 // 130 (the stop's wall time is logged; the must-show is under 2 s).
@@ -198,15 +216,7 @@ func TestSIGINTKeepsResults(t *testing.T) {
 		t.Fatalf("no progress to 2 emulated minutes within a minute:\n%s", stderr.String())
 	}
 	sent := time.Now()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var code int
-	select {
-	case code = <-done:
-	case <-time.After(time.Minute):
-		t.Fatalf("the run did not stop within a minute of SIGINT:\n%s", stderr.String())
-	}
+	code := interruptAndWait(t, done, stderr)
 	t.Logf("stopped %v after SIGINT", time.Since(sent))
 	if code != 130 {
 		t.Fatalf("exit %d, want 130:\n%s", code, stderr.String())
