@@ -130,25 +130,25 @@ func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.W
 		if fd.Interrupted {
 			shrunk += ", shrinking interrupted: maybe not the fewest"
 		}
-		var verdict string
-		switch {
-		case rep.Interrupted:
-			verdict = "not replayed (interrupted)"
-		default:
+		verdict := "not replayed (interrupted)"
+		if ctx.Err() == nil {
 			again, err := search.Replay(ctx, path)
-			if err != nil {
+			switch {
+			case ctx.Err() != nil: // Ctrl-C during the replay: it says nothing
+			case err != nil:
 				fmt.Fprintf(stderr, "gridbed chaos: replaying %s: %v\n", path, err)
 				return 1
-			}
-			verdict = "replayed: fails again" + failedText(again.Failed)
-			if !search.Reproduces(again, fd) {
+			case search.Reproduces(again, fd):
+				verdict = "replayed: fails again" + failedText(again.Failed)
+			default:
 				verdict = "replayed: DID NOT fail again (" + again.Outcome + ")"
 			}
 		}
 		fmt.Fprintf(out, "seed %d%s: %s → %s; %s\n", fd.Seed, failedText(fd.Failed), shrunk, path, verdict)
 		code = 3
 	}
-	if len(rep.Findings) > 0 || rep.Interrupted {
+	interruptedAtAll := rep.Interrupted || ctx.Err() != nil
+	if len(rep.Findings) > 0 || interruptedAtAll {
 		err := os.MkdirAll(dir, 0o755)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, "chaos.txt"), report.Bytes(), 0o644)
@@ -159,7 +159,7 @@ func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.W
 		}
 		fmt.Fprintf(stderr, "report: %s\n", filepath.Join(dir, "chaos.txt"))
 	}
-	if rep.Interrupted {
+	if interruptedAtAll {
 		return 130
 	}
 	return code
