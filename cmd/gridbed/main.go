@@ -318,7 +318,7 @@ func runErrorCode(err error) int {
 // place without it. Either way it returns 1.
 func writeRun(od *outDir, res *emulator.Result, withReport bool, stdout, stderr io.Writer) int {
 	if err := res.WriteFiles(od.Dir()); err != nil {
-		fmt.Fprintf(stderr, "gridbed: writing results: %v; they are kept there, not put in place as %s (free some space and run again)\n", err, od.final)
+		fmt.Fprintf(stderr, "gridbed: writing results: %v; not put in place as %s — that directory is a temporary of gridbed's: copy what you need out of it, the next run into the same parent removes it\n", err, od.final)
 		return 1
 	}
 	code := 0
