@@ -241,7 +241,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "gridbed sweep: %s: %s\n", label, res.Summary.OutcomeLine())
 			}
 			if err := res.WriteFiles(filepath.Join(dir, sub)); err != nil {
-				fmt.Fprintf(stderr, "gridbed sweep: writing results: %v; the sweep's results so far are kept in %s, not put in place\n", err, dir)
+				fmt.Fprintf(stderr, "gridbed sweep: writing results: %v; the sweep's results so far are in %s, not put in place — a temporary of gridbed's: copy what you need out of it, the next run into the same parent removes it\n", err, dir)
 				return 1
 			}
 			if f.withReport && !interrupted {
