@@ -11,7 +11,8 @@ import (
 
 // Markdown renders the report as reproduce.md: the findings beside the
 // paper's values, the order chains link by link, and every point's figures
-// (mean over the replicates).
+// (mean over the replicates that ran, and how many of the planned ones
+// that is).
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s — %s\n\n", r.Experiment, r.cite())
@@ -60,8 +61,8 @@ func (r *Report) Markdown() string {
 	for _, m := range metrics {
 		fmt.Fprintf(&b, " %s |", m)
 	}
-	b.WriteString(" outcomes |\n|")
-	b.WriteString(strings.Repeat("---|", len(r.Axes)+len(metrics)+1))
+	b.WriteString(" replicates | outcomes |\n|")
+	b.WriteString(strings.Repeat("---|", len(r.Axes)+len(metrics)+2))
 	b.WriteString("\n")
 	for _, p := range r.Points() {
 		b.WriteString("|")
@@ -71,7 +72,9 @@ func (r *Report) Markdown() string {
 		for _, m := range metrics {
 			fmt.Fprintf(&b, " %s |", optG(p.Means[m]))
 		}
-		fmt.Fprintf(&b, " %s |\n", strings.Join(p.Outcomes, ", "))
+		// How many of the planned replicates the means hold: fewer when
+		// the reproduction was interrupted.
+		fmt.Fprintf(&b, " %d of %d | %s |\n", len(p.Outcomes), len(r.Seeds), strings.Join(p.Outcomes, ", "))
 	}
 	return b.String()
 }

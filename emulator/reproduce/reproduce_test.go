@@ -286,3 +286,24 @@ experiment:
 		t.Errorf("cancelled: interrupted %v, %d runs, verdict %s", rep.Interrupted, len(rep.Runs), rep.Verdict)
 	}
 }
+
+// TestMarkdownCountsReplicates: reproduce.md says how many of the planned
+// replicates each point's means hold — fewer where an interrupted
+// reproduction stopped.
+func TestMarkdownCountsReplicates(t *testing.T) {
+	one := 1.0
+	rep := Report{Experiment: "x", Paper: "002", Seeds: []uint64{1, 2, 3}, Interrupted: true, Metrics: []string{"m"},
+		Axes: []scenario.ExperimentAxis{{Key: "overlay.heartbeat.mode"}},
+		Runs: []Measurement{
+			{Point: []string{"vanilla"}, Outcome: "passed", Values: map[string]*float64{"m": &one}},
+			{Point: []string{"vanilla"}, Outcome: "passed", Values: map[string]*float64{"m": &one}},
+			{Point: []string{"vanilla"}, Outcome: "passed", Values: map[string]*float64{"m": &one}},
+			{Point: []string{"compact"}, Outcome: "interrupted", Values: map[string]*float64{"m": &one}},
+		}}
+	md := rep.Markdown()
+	for _, want := range []string{"| replicates | outcomes |", "| 3 of 3 | passed, passed, passed |", "| 1 of 3 | interrupted |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("reproduce.md lacks %q:\n%s", want, md)
+		}
+	}
+}
