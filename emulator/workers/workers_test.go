@@ -219,24 +219,27 @@ func TestCollectInManyChunks(t *testing.T) {
 	sc := load(t, "../../examples/quickstart.yaml")
 	sc.Peers.Count, sc.Duration = 120, 4*time.Minute
 	sc.TimeScale = 35 // 6× headroom here over two workers (the example's 60: 3.5×)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errs := make(chan error, 2)
 	var coord *workers.Coordinator
-	open := workers.Opener(ctx, workers.Options{Workers: 2, OnListen: inProcess(ctx, 2, errs), ChunkBytes: 2048})
-	res, err := emulator.Run(ctx, sc, emulator.Options{Workers: func(ws emulator.WorkersSetup) (emulator.Driver, error) {
-		d, err := open(ws)
-		coord, _ = d.(*workers.Coordinator)
-		return d, err
-	}})
-	if err != nil {
-		t.Fatalf("seed %d: %v", sc.Seed, err)
-	}
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
+	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		errs := make(chan error, 2)
+		open := workers.Opener(ctx, workers.Options{Workers: 2, OnListen: inProcess(ctx, 2, errs), ChunkBytes: 2048})
+		res, err := emulator.Run(ctx, sc, emulator.Options{Workers: func(ws emulator.WorkersSetup) (emulator.Driver, error) {
+			d, err := open(ws)
+			coord, _ = d.(*workers.Coordinator)
+			return d, err
+		}})
+		if err != nil {
+			t.Fatalf("seed %d: %v", sc.Seed, err)
 		}
-	}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("worker: %v", err)
+			}
+		}
+		return res
+	})
 	s := res.Summary
 	livePassed(t, sc.Seed, s)
 	if s.Peers.Final != sc.Peers.Count || s.Overlay.ZoneGaps != 0 || s.Overlay.ZoneOverlaps != 0 {

@@ -110,13 +110,17 @@ func TestWorkloadOnWorkerProcesses(t *testing.T) {
 		t.Skip("builds gridbed and runs two worker processes")
 	}
 	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m", "time_scale=120")
-	p := &processes{t: t, bin: gridbedBinary(t), n: 2}
-	s := runOn(t, sc, 2, p.start).Summary
-	for i, err := range p.wait() {
-		if err != nil {
-			t.Errorf("worker process %d: %v\n%s", i, err, p.logs[i])
+	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
+		p := &processes{t: t, bin: gridbedBinary(t), n: 2}
+		res := runOn(t, sc, 2, p.start)
+		for i, err := range p.wait() {
+			if err != nil {
+				t.Errorf("worker process %d: %v\n%s", i, err, p.logs[i])
+			}
 		}
-	}
+		return res
+	})
+	s := res.Summary
 	livePassed(t, sc.Seed, s)
 	jobsAccounted(t, "2 worker processes", sc, s)
 }
