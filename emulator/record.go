@@ -338,11 +338,9 @@ func inForceAtEnd(sc scenario.Scenario) []inForce {
 		if f.Kind != scenario.FaultPartition {
 			continue
 		}
-		healed := false
-		for _, h := range sc.Faults {
-			healed = healed || h.Kind == scenario.FaultHeal && (h.Name == "" || h.Name == f.Name)
-		}
-		if !healed {
+		if !slices.ContainsFunc(sc.Faults, func(h scenario.Fault) bool {
+			return h.Kind == scenario.FaultHeal && (h.Name == "" || h.Name == f.Name)
+		}) {
 			out = append(out, inForce{-1, f.Kind, fmt.Sprintf("the partition on %s is never healed", f.When)})
 		}
 	}
@@ -400,8 +398,10 @@ func markInForce(events []FaultEvent, faults []inForce) {
 // invariants are the end-of-run checks the recorder can judge: the
 // population formed, a window was measured, the overlay reconverged in
 // time after the last disturbance; the workload's checks (jobChecks)
-// follow. None passes because nothing happened.
-func (r *recorder) invariants(jobChecks []InvariantCheck) InvariantsSummary {
+// follow; inForce are the faults still in force at the end
+// (inForceAtEnd), which leave reconvergence not judged. None passes
+// because nothing happened.
+func (r *recorder) invariants(jobChecks []InvariantCheck, inForce []inForce) InvariantsSummary {
 	v := InvariantsSummary{OK: true}
 	if len(r.series) == 0 {
 		v.add(InvariantCheck{Name: "population_formed", Detail: "no oracle sample was taken: the run ended before its first sample"})
@@ -421,7 +421,7 @@ func (r *recorder) invariants(jobChecks []InvariantCheck) InvariantsSummary {
 	period := r.sc.Overlay.Heartbeat.Period
 	limit := time.Duration(r.sc.Invariants.ReconvergePeriods) * period
 	c := InvariantCheck{Name: "overlay_reconverged"}
-	switch inForce := inForceAtEnd(r.sc); {
+	switch {
 	case len(inForce) > 0:
 		what := make([]string, len(inForce))
 		for i, f := range inForce {

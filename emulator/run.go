@@ -771,7 +771,8 @@ func (r *run) finish() (*Result, error) {
 	sum.Churn = r.churned.summary()
 	sum.Faults = r.cha.summary()
 	annotateRecovery(sum.Faults.Events, rec.series)
-	markInForce(sum.Faults.Events, inForceAtEnd(sc))
+	inForce := inForceAtEnd(sc)
+	markInForce(sum.Faults.Events, inForce)
 	var jobChecks []InvariantCheck
 	var waits []float64
 	var table []JobRow
@@ -783,7 +784,7 @@ func (r *run) finish() (*Result, error) {
 		table = jr.jobTable()
 	}
 	sum.Staleness = rec.staleness()
-	sum.Invariants = rec.invariants(jobChecks)
+	sum.Invariants = rec.invariants(jobChecks, inForce)
 	sum.Invariants.add(keptUp)
 	if r.wave != nil {
 		r.wave.finish(&sum, end, r.finalStates) // wave_conservation (waveactors.go)
