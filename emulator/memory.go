@@ -10,9 +10,11 @@ import (
 	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -146,7 +148,9 @@ const memoryWindow = 250 * time.Millisecond
 // watchMemory cancels the returned context with an *overloadError once
 // the Go runtime holds more than ceiling bytes (read every memoryWindow
 // of wall time) — in the join phase built in-process too. stop ends it.
-func watchMemory(ctx context.Context, ceiling int64, logger *slog.Logger) (context.Context, func()) {
+// The reason names what waited in the mailboxes at the overload guard's
+// last window (seen, stored by watchOverload), if it looked.
+func watchMemory(ctx context.Context, ceiling int64, logger *slog.Logger, seen *atomic.Pointer[live.Pressure]) (context.Context, func()) {
 	mctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -162,6 +166,9 @@ func watchMemory(ctx context.Context, ceiling int64, logger *slog.Logger) (conte
 			}
 			if used := goMemory(); used > ceiling {
 				reason := fmt.Sprintf("memory: the process held %s, above the hard ceiling of %s (a quarter above the soft memory limit): the run would grow past the machine — lower peers.count or set GOMEMLIMIT higher if the machine has the memory", gib(used), gib(ceiling))
+				if p := seen.Load(); p != nil && p.Backlog+p.TimersQueued+p.TimersOverdue > 0 {
+					reason += fmt.Sprintf("; %d messages in mailboxes%s", p.Backlog, waitingWords(*p))
+				}
 				if logger != nil {
 					logger.Error("stopping the run: " + reason)
 				}

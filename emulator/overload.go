@@ -1,10 +1,14 @@
 package emulator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/cputime"
@@ -158,10 +162,52 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 			}
 		}
 	}
+	if v.Trip {
+		v.Reason += waitingWords(p)
+	}
 	if v.Trip && !g.warned {
 		g.warned, v.Warn = true, true
 	}
 	return v
+}
+
+// waitingWords names what waits in the mailboxes, for a tripped guard's
+// reason: the bus messages by type, most first (at most three named), and
+// the timers; "" when nothing waits.
+func waitingWords(p live.Pressure) string {
+	type kind struct {
+		name string
+		n    int64
+	}
+	var ks []kind
+	for t, n := range p.Waiting {
+		ks = append(ks, kind{t, n})
+	}
+	slices.SortFunc(ks, func(a, b kind) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var parts []string
+	for i, k := range ks {
+		if i == 3 {
+			var rest int64
+			for _, k := range ks[3:] {
+				rest += k.n
+			}
+			parts = append(parts, fmt.Sprintf("%d more of %d other types", rest, len(ks)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", k.n, k.name))
+	}
+	if timers := p.TimersQueued + p.TimersOverdue; timers > 0 {
+		parts = append(parts, fmt.Sprintf("%d timers", timers))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; waiting: " + strings.Join(parts, ", ")
 }
 
 // overloadError is the cause of a run stopped by the guard.
@@ -195,7 +241,10 @@ func (t *overloadTrip) record(e *LiveSummary) {
 // function is called (it returns what the guard saw). Under the abort
 // policy a tripped guard cancels the returned context with an
 // *overloadError; the warnings go to opts.Logger (stderr for the command).
-func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, opts Options, cpuStart time.Duration) (context.Context, func() *overloadTrip) {
+//
+// Each window's pressure is also stored in seen (if not nil), so that the
+// memory ceiling can say what filled the memory.
+func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, opts Options, cpuStart time.Duration, seen *atomic.Pointer[live.Pressure]) (context.Context, func() *overloadTrip) {
 	gctx, cancel := context.WithCancelCause(ctx)
 	window := opts.OverloadWindow
 	if window <= 0 {
@@ -218,7 +267,11 @@ func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, op
 				return
 			case <-tk.C:
 			}
-			v := g.observe(ld.Pressure(), window)
+			p := ld.Pressure()
+			if seen != nil {
+				seen.Store(&p)
+			}
+			v := g.observe(p, window)
 			if !v.Warn && !v.Trip {
 				continue
 			}

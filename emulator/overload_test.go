@@ -83,7 +83,9 @@ func TestOverloadGuardDecides(t *testing.T) {
 	// The backlog grows by 50k messages a second while timers stay punctual.
 	var flood []live.Pressure
 	for i := range 20 {
-		flood = append(flood, live.Pressure{LagP99: 0.001, Timers: 100, Backlog: int64(100_000 + 50_000*i), Published: uint64(200_000 * i)})
+		b := int64(100_000 + 50_000*i)
+		flood = append(flood, live.Pressure{LagP99: 0.001, Timers: 100, Backlog: b, Published: uint64(200_000 * i),
+			Waiting: map[string]int64{"job_probe": b / 4, "heartbeat": b - b/4 - 10, "join": 4, "leave": 3, "zone_update": 3}, TimersQueued: 7})
 	}
 	_, trips, reason, at = run(flood)
 	// A quarter of what was published piled up: the peers sustained
@@ -100,6 +102,8 @@ func TestOverloadGuardDecides(t *testing.T) {
 	}
 	if trips == 0 || !strings.Contains(reason, "backlog grew") {
 		t.Errorf("growing backlog: no trip (reason %q)", reason)
+	} else if want := "; waiting: 487490 heartbeat, 162500 job_probe, 4 join, 6 more of 2 other types, 7 timers"; !strings.HasSuffix(reason, want) {
+		t.Errorf("growing backlog: the reason does not name what waits, most first: %q, want it to end %q", reason, want)
 	} else if at < growWindows {
 		t.Errorf("growing backlog tripped at window %d, before %d windows of growth above the floor", at, growWindows)
 	}

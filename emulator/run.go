@@ -270,7 +270,7 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 			debug.FreeOSMemory()
 		}
 		var stopMem func()
-		r.mctx, stopMem = watchMemory(ctx, ceiling, opts.Logger)
+		r.mctx, stopMem = watchMemory(ctx, ceiling, opts.Logger, &r.pressure)
 		defer stopMem()
 	}
 	r.runStart = time.Now()
@@ -295,6 +295,9 @@ func Run(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, erro
 type run struct {
 	ctx  context.Context // the caller's: cancelled, it interrupts the run
 	mctx context.Context // ctx, also ended by the memory ceiling
+	// pressure is the overload guard's last window, for the memory
+	// ceiling's reason.
+	pressure atomic.Pointer[live.Pressure]
 	gctx context.Context // mctx, also ended by the overload guard
 	sc   scenario.Scenario
 	opts Options
@@ -569,7 +572,7 @@ func (r *run) loop() error {
 	// runs and cancels gctx with an *overloadError when it must stop.
 	r.gctx, r.stopGuard = r.mctx, func() *overloadTrip { return nil }
 	if r.pd != nil {
-		r.gctx, r.stopGuard = watchOverload(r.mctx, r.pd, sc, opts, r.cpuStart)
+		r.gctx, r.stopGuard = watchOverload(r.mctx, r.pd, sc, opts, r.cpuStart, &r.pressure)
 	}
 	// Samples at multiples of the interval (after the handover, with an
 	// overlay built outside the bus), and at duration. With

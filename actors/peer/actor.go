@@ -14,8 +14,13 @@ import (
 // Messages the emulator sends to a peer actor's mailbox. None of them
 // travels over the bus: bus traffic arrives as Inbound.
 type (
-	// Inbound carries the bytes of one message received from the bus.
-	Inbound struct{ Data []byte }
+	// Inbound carries the bytes of one message received from the bus and
+	// its message type as the sender's side read it (wire.PeekType), so
+	// that the mailboxes' content can be counted by type (Waiting).
+	Inbound struct {
+		Data []byte
+		Type wire.MsgType
+	}
 	// TimerFired is the expiry of a timer set for emulated time At; Due is
 	// the wall instant At maps to, so the actor can measure lag.
 	TimerFired struct {
@@ -65,6 +70,9 @@ type Actor struct {
 	// Backlog counts Inbound messages handed to mailboxes but not yet
 	// processed; the sender increments it, Receive decrements it.
 	Backlog *atomic.Int64
+	// Waiting, if set, counts the same Inbound messages by message type:
+	// the sender adds one under the Inbound's Type, Receive takes it off.
+	Waiting *Waiting
 	// TimerBacklog counts TimerFired messages waiting in mailboxes (the
 	// timer goroutine increments it, Receive decrements it).
 	TimerBacklog *atomic.Int64
@@ -107,6 +115,9 @@ func (a *Actor) Receive(ctx actor.Context) {
 	case *Inbound:
 		if a.Backlog != nil {
 			a.Backlog.Add(-1)
+		}
+		if a.Waiting != nil {
+			a.Waiting.Add(m.Type, -1)
 		}
 		if !a.halted {
 			a.Endpoint.Deliver(m.Data)

@@ -372,6 +372,23 @@ func Decode(data []byte) (Header, proto.Message, error) {
 	return h, m, nil
 }
 
+// PeekType reads the message type of an envelope without decoding it:
+// Encode (and proto.Marshal) write the type first, so it is the leading
+// varint field 1 when present. ok is false when the bytes do not start
+// with a well-formed type field (an envelope whose type is 0 has none).
+// It never panics.
+func PeekType(data []byte) (t MsgType, ok bool) {
+	num, typ, n := protowire.ConsumeTag(data)
+	if n < 0 || num != 1 || typ != protowire.VarintType {
+		return 0, false
+	}
+	v, m := protowire.ConsumeVarint(data[n:])
+	if m < 0 {
+		return 0, false
+	}
+	return MsgType(int32(v)), true
+}
+
 // PeekFrom reads the sender address of an envelope without decoding it
 // (fault injectors need the sender of every message; a full Decode per
 // message would cost more than the delivery). It walks the envelope's

@@ -215,6 +215,22 @@ func FuzzPeekFrom(f *testing.F) {
 	})
 }
 
+// FuzzPeekType: PeekType never panics on any bytes and, on every envelope
+// Encode writes, names its type (none for type 0, which Encode leaves out).
+func FuzzPeekType(f *testing.F) {
+	f.Add(int32(MsgType_MSG_HEARTBEAT), uint64(1), []byte{1, 2})
+	f.Add(int32(0), uint64(7), []byte{})
+	f.Add(int32(-3), uint64(0), []byte{0x08})
+	f.Fuzz(func(t *testing.T, typ int32, from uint64, payload []byte) {
+		PeekType(payload) // arbitrary bytes: must not panic
+		b, _ := Encode(nil, Header{Type: MsgType(typ), From: from}, payload)
+		got, ok := PeekType(b)
+		if ok != (typ != 0) || got != MsgType(typ) {
+			t.Fatalf("PeekType = %v, %v for an envelope of type %d", got, ok, typ)
+		}
+	})
+}
+
 // FuzzEncode: Encode writes exactly the bytes proto.Marshal writes for the
 // same Envelope (deterministic), then the frame check, appending to what
 // buf holds.

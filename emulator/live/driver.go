@@ -83,6 +83,7 @@ type Driver struct {
 	raw     bus.Bus // the transport itself
 	ownBus  bool
 	backlog atomic.Int64
+	waiting peer.Waiting // backlog by message type
 
 	// What the overload guard reads (pressure.go): timer lags of the
 	// current window, expired timers waiting in mailboxes, and whether
@@ -258,7 +259,7 @@ func (h *host) AddPeer(p *peer.Peer, io peer.IO) (*actor.PID, error) {
 	if d.opts.EagerDecoding {
 		p.DecodeEagerly()
 	}
-	a := &peer.Actor{Endpoint: p, OnLag: d.observeLag, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
+	a := &peer.Actor{Endpoint: p, OnLag: d.observeLag, Backlog: &d.backlog, Waiting: &d.waiting, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.spawn(a, io)
 	return pid, d.route(bus.Address(p.ID()), pid)
 }
@@ -266,7 +267,7 @@ func (h *host) AddPeer(p *peer.Peer, io peer.IO) (*actor.PID, error) {
 // AddClient implements driver.Host: the client is an actor on the bus.
 func (h *host) AddClient(c *peer.Client, io peer.IO) error {
 	d := (*Driver)(h)
-	a := &peer.Actor{Endpoint: c, Backlog: &d.backlog, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
+	a := &peer.Actor{Endpoint: c, Backlog: &d.backlog, Waiting: &d.waiting, TimerBacklog: &d.timerBacklog, Frozen: &d.frozen, Discarded: &d.discarded, OnPanic: d.onPanic}
 	pid := d.spawn(a, io)
 	if err := d.route(bus.Address(peer.ClientAddress), pid); err != nil {
 		return err
@@ -296,8 +297,10 @@ func (d *Driver) spawn(a actor.Actor, io peer.IO) *actor.PID {
 func (d *Driver) route(addr bus.Address, pid *actor.PID) error {
 	root := d.system.Root
 	return d.bus.Register(addr, func(_ bus.Address, data []byte) {
+		t, _ := wire.PeekType(data)
 		d.backlog.Add(1)
-		root.Send(pid, &peer.Inbound{Data: data})
+		d.waiting.Add(t, 1)
+		root.Send(pid, &peer.Inbound{Data: data, Type: t})
 	})
 }
 

@@ -299,8 +299,8 @@ func TestClientJobsComeBack(t *testing.T) {
 }
 
 // TestCollectAndClose: Collect with an ended context asks no peer and says
-// so; Close halts every peer, leaves no message in a mailbox, and may be
-// called again.
+// so; Close halts every peer, leaves no message in a mailbox (nor any in
+// the count by type), and may be called again.
 func TestCollectAndClose(t *testing.T) {
 	const seed, n = 5, 4
 	d, _ := newDriver(t, seed)
@@ -317,6 +317,10 @@ func TestCollectAndClose(t *testing.T) {
 	}
 	if s := d.Settlement(); s.Mailbox != 0 {
 		t.Fatalf("seed %d: %d messages left in mailboxes after Close: %+v", seed, s.Mailbox, s)
+	}
+	// The mailboxes' count by message type comes out even with the total.
+	if p := d.Pressure(); p.Backlog != 0 || p.Waiting != nil {
+		t.Fatalf("seed %d: after Close the pressure still counts %d waiting, by type %v", seed, p.Backlog, p.Waiting)
 	}
 	if st := d.BusStats(); st.Published == 0 {
 		t.Fatalf("seed %d: no message published: %+v", seed, st)

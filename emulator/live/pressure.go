@@ -24,7 +24,9 @@ type Pressure struct {
 	// the expired timers waiting there; TimersOverdue the expired timers
 	// the timer goroutine has not handed out yet (messages the fault
 	// layer delays wait there too: in flight).
-	Backlog       int64
+	Backlog int64
+	// Waiting is Backlog by message type (wire.Name), nil when empty.
+	Waiting       map[string]int64 `json:",omitempty"`
 	TimersQueued  int64
 	TimersOverdue int64
 	// Published counts the messages published on the bus so far (for
@@ -71,7 +73,7 @@ func (b *lagBuckets) drain() (p99 float64, n uint64) {
 // Pressure reports the window since the previous call (see Pressure).
 func (d *Driver) Pressure() Pressure {
 	p99, n := d.lagWin.drain()
-	p := Pressure{LagP99: p99, Timers: n, Backlog: d.backlog.Load(), TimersQueued: d.timerBacklog.Load(), TimersOverdue: int64(d.timers.Overdue()), Published: d.raw.Stats().Published}
+	p := Pressure{LagP99: p99, Timers: n, Backlog: d.backlog.Load(), Waiting: d.waiting.Counts(), TimersQueued: d.timerBacklog.Load(), TimersOverdue: int64(d.timers.Overdue()), Published: d.raw.Stats().Published}
 	if due, ok := d.timers.Earliest(); ok {
 		if late := time.Since(due); late > 0 {
 			p.TimerServiceLag = late.Seconds()

@@ -1021,6 +1021,12 @@ func (c *Coordinator) Pressure() live.Pressure {
 		p.LagP99, p.TimerServiceLag = max(p.LagP99, q.LagP99), max(p.TimerServiceLag, q.TimerServiceLag)
 		p.Timers += q.Timers
 		p.Backlog += q.Backlog
+		for t, n := range q.Waiting {
+			if p.Waiting == nil {
+				p.Waiting = make(map[string]int64)
+			}
+			p.Waiting[t] += n
+		}
 		p.TimersQueued += q.TimersQueued
 		p.TimersOverdue += q.TimersOverdue
 		p.Published += q.Published
