@@ -298,10 +298,10 @@ type run struct {
 	// pressure is the overload guard's last window, for the memory
 	// ceiling's reason.
 	pressure atomic.Pointer[live.Pressure]
-	gctx context.Context // mctx, also ended by the overload guard
-	sc   scenario.Scenario
-	opts Options
-	m    *metrics.Run
+	gctx     context.Context // mctx, also ended by the overload guard
+	sc       scenario.Scenario
+	opts     Options
+	m        *metrics.Run
 
 	// prepare
 	runStart  time.Time
