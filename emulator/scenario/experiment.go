@@ -29,7 +29,15 @@ type Experiment struct {
 	// Scale says what `--scale F` does: each key's value × F^Exponent.
 	Scale []ScaleRule
 	// Smoke is the reduced version the test suite runs.
-	Smoke    Smoke
+	Smoke Smoke
+	// Seeds are the judging seeds, fixed before the run: `gridbed
+	// reproduce` runs these replicates unless --seed/--seeds say otherwise
+	// (at least 3; none written: 1, 2, 3).
+	Seeds []uint64
+	// TunedOn are the seeds on which the file's readings (its parameters,
+	// its reading of the paper) were chosen: a verdict is never drawn from
+	// a replicate on one of them.
+	TunedOn  []uint64
 	Findings []Finding
 	// Figures are summary.json paths recorded and drawn beside the
 	// findings' metrics, e.g. the utilization that says which load an
@@ -52,6 +60,22 @@ func (e *Experiment) Metrics() []string {
 		}
 	}
 	return out
+}
+
+// DefaultSeeds are the judging seeds of an experiment whose block names
+// none.
+var DefaultSeeds = []uint64{1, 2, 3}
+
+// MinJudgingSeeds is the fewest replicates a verdict is drawn from.
+const MinJudgingSeeds = 3
+
+// JudgingSeeds are the seeds `gridbed reproduce` runs by default: the
+// block's seeds, or DefaultSeeds.
+func (e *Experiment) JudgingSeeds() []uint64 {
+	if len(e.Seeds) > 0 {
+		return e.Seeds
+	}
+	return DefaultSeeds
 }
 
 // ExperimentAxis is one varied key and its values, as written.
@@ -103,6 +127,51 @@ type Finding struct {
 	AtLeast, AtMost *float64
 	Direction       string // "below" or "above" (ratio without Paper)
 	Line            int    // line of the finding in its file
+}
+
+// Classes of finding: what kind of claim it is, derived from its keys.
+const (
+	// ClassMagnitude: the paper publishes a number (paper:), judged
+	// within its tolerance band. A number equal to the pivot (1 for a
+	// ratio, 0 for an exponent) is an "about equal" claim.
+	ClassMagnitude = "magnitude"
+	// ClassBound: at_least/at_most without a published number.
+	ClassBound = "bound"
+	// ClassDirection: only a side of the pivot (direction: below|above).
+	ClassDirection = "direction"
+	// ClassOrder: an order chain along an axis.
+	ClassOrder = "order"
+)
+
+// Class is what kind of claim the finding makes: magnitude (a published
+// number), bound (at_least/at_most alone), direction (a side of the pivot
+// alone) or order (a chain).
+func (f Finding) Class() string {
+	switch {
+	case f.Kind == FindingOrder:
+		return ClassOrder
+	case f.Paper != nil:
+		return ClassMagnitude
+	case f.AtLeast != nil || f.AtMost != nil:
+		return ClassBound
+	}
+	return ClassDirection
+}
+
+// Pivot is the value that orders nothing: 1 for a ratio, 0 for an
+// exponent (an order chain has none; 1 is returned).
+func (f Finding) Pivot() float64 {
+	if f.Kind == FindingExponent {
+		return 0
+	}
+	return 1
+}
+
+// AboutEqual reports whether the finding publishes the pivot itself (a
+// ratio of 1, an exponent of 0): a claim that two things are about equal,
+// which orders nothing and stands or falls with its band.
+func (f Finding) AboutEqual() bool {
+	return f.Kind != FindingOrder && f.Paper != nil && *f.Paper == f.Pivot()
 }
 
 // OrderLink is one step of an order chain: Value, then (unless last) the
@@ -158,7 +227,7 @@ func AxisNumber(v string) (float64, bool) {
 
 // experimentKeys are the keys of each mapping of the block, in order.
 var experimentKeys = map[string][]string{
-	"experiment": {"paper", "section", "figure", "title", "vary", "scale", "smoke", "findings", "figures"},
+	"experiment": {"paper", "section", "figure", "title", "vary", "scale", "smoke", "seeds", "tuned_on", "findings", "figures"},
 	"vary":       {"key", "values"},
 	"smoke":      {"scale", "findings"},
 	"finding":    {"id", "claim", "kind", "metric", "of", "over", "where", "axis", "axis_offset", "order", "paper", "tolerance", "at_least", "at_most", "direction"},
@@ -308,7 +377,49 @@ func (p *parser) experiment(s *Scenario, v *yaml.Node) {
 			}
 		}
 	}
+	e.Seeds = p.expSeeds(fields["seeds"], "experiment.seeds")
+	e.TunedOn = p.expSeeds(fields["tuned_on"], "experiment.tuned_on")
+	if n := fields["seeds"]; n != nil && n.Kind == yaml.SequenceNode {
+		if len(n.Content) < MinJudgingSeeds {
+			p.add(n, "experiment.seeds", fmt.Sprintf(`%d judging seed(s) are too few for a verdict — list at least %d seeds the readings were not chosen on, e.g. "seeds: [4201, 4202, 4203]"`, len(n.Content), MinJudgingSeeds))
+		}
+		for _, x := range n.Content {
+			if v, err := strconv.ParseUint(deref(x).Value, 10, 64); err == nil && slices.Contains(e.TunedOn, v) {
+				p.add(x, "experiment.seeds", fmt.Sprintf("seed %d is listed under tuned_on too: a verdict is never drawn from a seed the readings were chosen on — judge on another seed", v))
+			}
+		}
+	}
 	s.Experiment = e
+}
+
+// expSeeds reads a list of seeds (whole numbers ≥ 0), each once.
+func (p *parser) expSeeds(n *yaml.Node, key string) []uint64 {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, key, fmt.Sprintf(`found %s where a list of seeds belongs — write e.g. "%s: [4201, 4202, 4203]"`, kindName(n), key[strings.LastIndex(key, ".")+1:]))
+		return nil
+	}
+	var out []uint64
+	for _, x := range n.Content {
+		x = deref(x)
+		text := p.expScalar(x, key, "a seed")
+		if text == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			p.add(x, key, fmt.Sprintf("%q is not a seed — write a whole number of 0 or more, e.g. 4201", text))
+			continue
+		}
+		if slices.Contains(out, v) {
+			p.add(x, key, fmt.Sprintf("seed %d is listed twice — list each seed once", v))
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // finding reads one entry of experiment.findings.

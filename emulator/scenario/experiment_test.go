@@ -23,6 +23,8 @@ experiment:
   smoke:
     scale: 0.2
     findings: [chain]
+  seeds: [4201, 4202, 4203]
+  tuned_on: [1, 2]
   findings:
     - id: p2
       claim: CAN-P2 waits 1.5x CENT
@@ -62,7 +64,7 @@ func TestExperimentBlock(t *testing.T) {
 		t.Errorf("scale %+v smoke %+v", e.Scale, e.Smoke)
 	}
 	f := e.Findings[0]
-	if f.Kind != FindingRatio || *f.Paper != 1.5 || f.Tolerance != 0.25 || f.Of["matchmaking.scheme"] != "can-p2" || f.Line != 20 {
+	if f.Kind != FindingRatio || *f.Paper != 1.5 || f.Tolerance != 0.25 || f.Of["matchmaking.scheme"] != "can-p2" || f.Line != 22 {
 		t.Errorf("finding %+v", f)
 	}
 	if m := e.Metrics(); strings.Join(m, " ") != "jobs.wait_seconds.mean jobs.utilization_at_last_submission" {
@@ -70,6 +72,12 @@ func TestExperimentBlock(t *testing.T) {
 	}
 	if e.Findings[2].AxisOffset != 0.5 {
 		t.Errorf("axis_offset %v, want 0.5", e.Findings[2].AxisOffset)
+	}
+	if len(e.Seeds) != 3 || e.Seeds[2] != 4203 || len(e.TunedOn) != 2 || e.TunedOn[0] != 1 || e.JudgingSeeds()[0] != 4201 {
+		t.Errorf("seeds %v, tuned on %v", e.Seeds, e.TunedOn)
+	}
+	if (&Experiment{}).JudgingSeeds()[2] != 3 {
+		t.Error("a block without seeds is judged on seeds 1, 2, 3")
 	}
 	if e.Findings[1].Tolerance != 0.3 {
 		t.Errorf("default tolerance %v, want 0.3", e.Findings[1].Tolerance)
@@ -88,10 +96,10 @@ func TestExperimentErrors(t *testing.T) {
 		{"values: [cent, can-p2, can]", "values: [cent, can-p2, can, can-p9]", "e.yaml:10:35: experiment.vary: the value can-p9 of the axis matchmaking.scheme:"},
 		{"- key: matchmaking.scheme", "- key: matchmaking.schema", `e.yaml:9:12: experiment.vary.key: unknown key "matchmaking.schema"`},
 		{"findings: [chain]", "findings: [chane]", `e.yaml:18:16: experiment.smoke.findings: no finding has the id "chane" — write one of: chain, p2, tau`},
-		{"of: {matchmaking.scheme: can-p2}", "of: {matchmaking.scheme: can-p4}", "e.yaml:24:32: experiment.findings.of: can-p4 is not a value of the axis matchmaking.scheme — write one of: cent, can-p2, can"},
-		{"kind: ratio", "kind: ratios", `e.yaml:22:13: experiment.findings.kind: "ratios" is not a kind of finding — write ratio, order or exponent`},
-		{`order: "cent < can-p2 <= can"`, `order: "cent < < can"`, "e.yaml:33:14: experiment.findings.order:"},
-		{"      paper: 1.5\n", "", "e.yaml:20:7: experiment.findings: the ratio p2 states nothing to compare"},
+		{"of: {matchmaking.scheme: can-p2}", "of: {matchmaking.scheme: can-p4}", "e.yaml:26:32: experiment.findings.of: can-p4 is not a value of the axis matchmaking.scheme — write one of: cent, can-p2, can"},
+		{"kind: ratio", "kind: ratios", `e.yaml:24:13: experiment.findings.kind: "ratios" is not a kind of finding — write ratio, order or exponent`},
+		{`order: "cent < can-p2 <= can"`, `order: "cent < < can"`, "e.yaml:35:14: experiment.findings.order:"},
+		{"      paper: 1.5\n", "", "e.yaml:22:7: experiment.findings: the ratio p2 states nothing to compare"},
 		{"axis: workload.interarrival", "axis: matchmaking.scheme", "experiment.findings.axis: the exponent tau needs positive numbers on the axis matchmaking.scheme"},
 		{"- id: chain", "- id: p2", `experiment.findings.id: the finding id "p2" is used twice`},
 		{"  paper: \"003\"\n", "", "e.yaml:4:3: experiment.paper: the experiment names no paper"},
@@ -99,6 +107,11 @@ func TestExperimentErrors(t *testing.T) {
 		{"scale: 0.2", "scale: 2", "e.yaml:17:12: experiment.smoke.scale: 2 is not a scale for a reduced run"},
 		{"axis_offset: 0.5", "axis_offset: -30", "the exponent tau needs positive numbers on the axis workload.interarrival"},
 		{"      tolerance: 0.25\n", "      tolerance: 0.25\n      axis_offset: 1\n", "axis_offset shifts an exponent's x; the finding p2 is a ratio"},
+		{"seeds: [4201, 4202, 4203]", "seeds: [4201, 4202]", "e.yaml:19:10: experiment.seeds: 2 judging seed(s) are too few for a verdict — list at least 3 seeds"},
+		{"seeds: [4201, 4202, 4203]", "seeds: [4201, 4201, 4203]", "e.yaml:19:17: experiment.seeds: seed 4201 is listed twice"},
+		{"seeds: [4201, 4202, 4203]", "seeds: [4201, x, 4203]", `e.yaml:19:17: experiment.seeds: "x" is not a seed — write a whole number`},
+		{"seeds: [4201, 4202, 4203]", "seeds: 4201", `e.yaml:19:10: experiment.seeds: found the value 4201 where a list of seeds belongs`},
+		{"tuned_on: [1, 2]", "tuned_on: [1, 4202]", "e.yaml:19:17: experiment.seeds: seed 4202 is listed under tuned_on too"},
 	}
 	for _, c := range cases {
 		if !strings.Contains(experimentFile, c.old) {
@@ -119,6 +132,31 @@ func TestOrderChain(t *testing.T) {
 	for _, bad := range []string{"a", "a <", "a > b", "a < < b", ""} {
 		if _, err := OrderChain(bad); err == nil {
 			t.Errorf("OrderChain(%q) accepted", bad)
+		}
+	}
+}
+
+// TestFindingClass: a finding's class follows from its keys — a published
+// number is a magnitude whatever bound or direction it also has, a bound
+// alone a bound, a side alone a direction, a chain an order — and a number
+// equal to the pivot is an "about equal" claim.
+func TestFindingClass(t *testing.T) {
+	one, two, zero := 1.0, 2.0, 0.0
+	for _, c := range []struct {
+		f     Finding
+		class string
+		equal bool
+	}{
+		{Finding{Kind: FindingRatio, Paper: &two}, ClassMagnitude, false},
+		{Finding{Kind: FindingRatio, Paper: &one, AtMost: &two}, ClassMagnitude, true},
+		{Finding{Kind: FindingRatio, AtLeast: &two, Direction: "above"}, ClassBound, false},
+		{Finding{Kind: FindingRatio, Direction: "below"}, ClassDirection, false},
+		{Finding{Kind: FindingExponent, Paper: &zero}, ClassMagnitude, true},
+		{Finding{Kind: FindingExponent, Paper: &one}, ClassMagnitude, false},
+		{Finding{Kind: FindingOrder, Order: "a < b"}, ClassOrder, false},
+	} {
+		if got := c.f.Class(); got != c.class || c.f.AboutEqual() != c.equal {
+			t.Errorf("%+v: class %s, about equal %v; want %s, %v", c.f, got, c.f.AboutEqual(), c.class, c.equal)
 		}
 	}
 }
