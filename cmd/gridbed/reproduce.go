@@ -23,11 +23,11 @@ import (
 // reproduceFlags are gridbed reproduce's flags.
 type reproduceFlags struct {
 	list, smoke, strict, withReport bool
-	judgeDir, out, driver           string
+	judgeDir, out, driver, fidelity string
 	seeds, parallel                 int
 	seed                            uint64
 	scale                           float64
-	sets                            []string
+	sets, record                    []string
 }
 
 func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -38,21 +38,37 @@ func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Runs a published experiment of examples/papers/ (embedded: works from any
 directory) on the deterministic driver (--driver emulator: actors over
 NATS at each run's time scale, one run at a time unless --parallel says
-otherwise), replicated over seeds, and judges
-each of the paper's findings against gridbed's numbers: reproduced (the
-ordering holds and the magnitude is within tolerance — 30% unless the
-experiment says otherwise — of the paper's value, judged on the 95%
-confidence interval over the replicates), ordering (only the ordering
-holds) or not-reproduced. Writes reproduce.md, reproduce.json, figures
-with the paper's values beside gridbed's, and every run's results under
-runs/. docs/FIDELITY.md.
+otherwise), one replicate per judging seed the file fixes (its
+experiment.seeds; --seed/--seeds run others: a variant), and judges each of
+the paper's findings against gridbed's mean and 95% interval (Student's t)
+over the replicates:
+
+  reproduced      the ordering holds over the whole interval and, for a
+                  published number, the whole interval lies inside the
+                  paper's value ± tolerance (30% unless the file says
+                  otherwise); for a bound alone, the whole interval lies
+                  past it
+  consistent      the mean does, the interval not yet: more seeds needed
+                  (the verdict's why says about how many)
+  ordering        only the ordering holds
+  not-reproduced  the mean is against the claim
+  not-measurable  the quantity is undefined (a ratio over 0, a null metric)
+  not-judged      fewer than 3 replicates, or one on a seed the file's
+                  readings were chosen on (experiment.tuned_on)
+
+Writes reproduce.md, reproduce.json, figures with the paper's values
+beside gridbed's, and every run's results under runs/. --record DIR
+--fidelity docs/FIDELITY.md keeps the reproductions in DIR in
+docs/fidelity/record.json and renders docs/FIDELITY.md's tables from it.
+docs/FIDELITY.md.
 
 ` + exitStatuses,
 		Example: `  gridbed reproduce --list
-  gridbed reproduce 003-fig6 --seeds 3
-  gridbed reproduce all --scale 0.1 --seeds 1
-  gridbed reproduce 004-fig2 --driver emulator --seeds 1
-  gridbed reproduce --judge results/reproduce-003-fig6`,
+  gridbed reproduce 003-fig6                   # on the file's judging seeds
+  gridbed reproduce all --scale 0.1 --seeds 1  # a quick look: not judged
+  gridbed reproduce 004-fig2 --driver emulator
+  gridbed reproduce --judge results/reproduce-003-fig6
+  gridbed reproduce all --out results/record && gridbed reproduce --record results/record --fidelity docs/FIDELITY.md`,
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -66,8 +82,10 @@ runs/. docs/FIDELITY.md.
 	fs := c.Flags()
 	fs.BoolVar(&f.list, "list", false, "name the experiments, with their paper, figure and title")
 	fs.StringVar(&f.judgeDir, "judge", "", "judge again the runs an earlier reproduction recorded in DIR/reproduce.json against the experiment's findings as they are now, without running anything; rewrites DIR's reproduce.md, reproduce.json and figures")
-	fs.IntVar(&f.seeds, "seeds", 3, "`N` replicates: seeds S, S+1, …, S+N-1")
-	fs.Uint64Var(&f.seed, "seed", 1, "the first seed `S`")
+	fs.IntVar(&f.seeds, "seeds", 0, "`N` replicates: the file's judging seeds cut or extended to N, or with --seed S the seeds S, S+1, …, S+N-1 (default: the file's seeds; other seeds are a variant)")
+	fs.Uint64Var(&f.seed, "seed", 1, "the first seed `S` of the replicates instead of the file's judging seeds (a variant)")
+	fs.StringSliceVar(&f.record, "record", nil, "keep the reproductions in `DIR` (a `gridbed reproduce` results directory, one experiment's or all's; repeatable) in the record beside the --fidelity page (fidelity/record.json) and render the page's tables from it; only reproductions on the judging seeds at the experiment's own size")
+	fs.StringVar(&f.fidelity, "fidelity", "", "rewrite the generated section of `PAGE` (docs/FIDELITY.md) from its record (fidelity/record.json beside it), with --record's reproductions added first")
 	fs.Float64Var(&f.scale, "scale", 1, "shrink the experiment: each scaled key (peers, jobs, and inter-arrival times to keep the load) × F^exponent (1: the experiment's size)")
 	fs.BoolVar(&f.smoke, "smoke", false, "each experiment's reduced version (its smoke scale, one seed): seconds, for a quick look; --scale/--seeds still win")
 	addSetFlag(fs, &f.sets, "`key=value`: override a scenario key in every run (not a vary key); repeatable — how the explaining experiments change one thing at a time")
@@ -75,7 +93,7 @@ runs/. docs/FIDELITY.md.
 	addChoiceFlag(c, &f.driver, "driver", emulator.DriverSim, []string{emulator.DriverSim, emulator.DriverLive},
 		"sim: deterministic, virtual time; emulator: actors over embedded NATS at each run's time scale")
 	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/reproduce-NAME)")
-	fs.BoolVar(&f.strict, "strict", false, "exit 3 when a finding is not reproduced; with --smoke, when a run did not pass or a finding the experiment's smoke names does not hold")
+	fs.BoolVar(&f.strict, "strict", false, "exit 3 when a finding's verdict is anything but reproduced; with --smoke, when a run did not pass or a finding the experiment's smoke names does not hold (the smoke's one seed judges nothing)")
 	fs.BoolVar(&f.withReport, "report", true, "write the figures and report.html (--report=false skips them)")
 	return c
 }
@@ -88,11 +106,14 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 	if f.judgeDir != "" {
 		return judgeAgain(f.judgeDir, pos, f.withReport, stdout, stderr)
 	}
+	if f.fidelity != "" || len(f.record) > 0 {
+		return recordFidelity(f.fidelity, f.record, pos, stdout, stderr)
+	}
 	if len(pos) == 0 || len(pos) > 1 && slices.Contains(pos, "all") {
 		fmt.Fprint(stderr, "gridbed reproduce: name experiments, all, or scenario files with an experiment block, e.g.\n  gridbed reproduce 003-fig6 --seeds 3\n  gridbed reproduce 001-fig10 002-fig4 --scale 0.1\n  gridbed reproduce all --scale 0.1 --seeds 1\n  gridbed reproduce --list\n")
 		return 2
 	}
-	if f.seeds < 1 || f.parallel < 1 || !(f.scale > 0) {
+	if flagGiven(fs, "seeds") && f.seeds < 1 || f.parallel < 1 || !(f.scale > 0) {
 		fmt.Fprintln(stderr, "gridbed reproduce: --seeds and --parallel take 1 or more, --scale a factor above 0 (e.g. --scale 0.1)")
 		return 2
 	}
@@ -161,14 +182,9 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 			return 2
 		}
 		exps[i].sc = x.sc
-		opts := reproduce.Options{Seeds: f.seeds, Seed: f.seed, Scale: f.scale, Set: f.sets}
-		if f.smoke {
-			if !flagGiven(fs, "scale") {
-				opts.Scale = x.sc.Experiment.Smoke.Scale
-			}
-			if !flagGiven(fs, "seeds") {
-				opts.Seeds = 1
-			}
+		opts := reproduce.Options{Seeds: replicateSeeds(x.sc.Experiment, f, flagGiven(fs, "seed"), flagGiven(fs, "seeds")), Scale: f.scale, Set: f.sets}
+		if f.smoke && !flagGiven(fs, "scale") {
+			opts.Scale = x.sc.Experiment.Smoke.Scale
 		}
 		runs, err := reproduce.Plan(x.sc, opts)
 		if err != nil {
@@ -229,7 +245,7 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 		reps = append(reps, rep)
 		printFindings(stdout, rep)
 		for _, f := range rep.Findings {
-			if f.Verdict == reproduce.NotReproduced {
+			if f.Verdict != reproduce.Reproduced {
 				notReproduced++
 			}
 		}
@@ -263,8 +279,11 @@ func cmdReproduce(c *cobra.Command, f reproduceFlags, pos []string, stdout, stde
 			total++
 		}
 	}
-	line := fmt.Sprintf("%d findings of %d experiment(s): %d reproduced, %d ordering only, %d not reproduced",
-		total, len(reps), counts[reproduce.Reproduced], counts[reproduce.Ordering], counts[reproduce.NotReproduced])
+	var tally []string
+	for _, v := range reproduce.Verdicts {
+		tally = append(tally, fmt.Sprintf("%d %s", counts[v], v))
+	}
+	line := fmt.Sprintf("%d findings of %d experiment(s): %s", total, len(reps), strings.Join(tally, ", "))
 	switch {
 	case interrupted:
 		fmt.Fprintf(stdout, "outcome: INTERRUPTED — %s so far\n", line)
@@ -327,10 +346,14 @@ func writeIndex(dir string, reps []*reproduce.Report) error {
 		return err
 	}
 	var md strings.Builder
-	md.WriteString("# gridbed reproduce: the papers' findings beside gridbed's\n\n| experiment | finding | paper | gridbed (95% CI) | verdict |\n|---|---|---|---|---|\n")
+	md.WriteString("# gridbed reproduce: the papers' findings beside gridbed's\n\n" + reproduce.VerdictRules + "\n\n| experiment | seeds | finding | class | paper | gridbed (95% CI) | verdict |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range reps {
+		seeds := fmt.Sprint(r.Seeds)
+		if r.SeedsVariant() {
+			seeds += " (a variant)"
+		}
 		for _, f := range r.Findings {
-			fmt.Fprintf(&md, "| [%s](%s/reproduce.md) | %s | %s | %s | %s |\n", r.Experiment, r.Experiment, f.ID, f.PaperText(), f.MeasuredText(), f.Verdict)
+			fmt.Fprintf(&md, "| [%s](%s/reproduce.md) | %s | %s | %s | %s | %s | %s |\n", r.Experiment, r.Experiment, seeds, f.ID, f.ClassText(), f.PaperText(), f.MeasuredText(), f.Verdict)
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, "reproduce.md"), []byte(md.String()), 0o644)
@@ -338,11 +361,15 @@ func writeIndex(dir string, reps []*reproduce.Report) error {
 
 // printFindings prints an experiment's findings as a table.
 func printFindings(w io.Writer, rep *reproduce.Report) {
-	fmt.Fprintf(w, "%s (%s %s %s): %d runs, %.1f s wall\n", rep.Experiment, rep.Paper, rep.Section, rep.Figure, len(rep.Runs), rep.WallSeconds)
+	variant := ""
+	if rep.SeedsVariant() {
+		variant = fmt.Sprintf(" — a variant: the file's judging seeds are %v", rep.JudgingSeeds)
+	}
+	fmt.Fprintf(w, "%s (%s %s %s): %d runs on seeds %v%s, %.1f s wall\n", rep.Experiment, rep.Paper, rep.Section, rep.Figure, len(rep.Runs), rep.Seeds, variant, rep.WallSeconds)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  finding\tpaper\tgridbed (95% CI)\tverdict")
+	fmt.Fprintln(tw, "  finding\tclass\tpaper\tgridbed (95% CI)\tverdict")
 	for _, f := range rep.Findings {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.ID, f.PaperText(), f.MeasuredText(), f.Verdict)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", f.ID, f.ClassText(), f.PaperText(), f.MeasuredText(), f.Verdict)
 	}
 	tw.Flush()
 }
@@ -351,7 +378,7 @@ func printFindings(w io.Writer, rep *reproduce.Report) {
 // the runs a seed costs and the scale --smoke runs them at.
 func listExperiments(stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "experiment\tpaper\tfigure\truns\tsmoke\ttitle")
+	fmt.Fprintln(tw, "experiment\tpaper\tfigure\truns\tsmoke\ttitle\tseeds")
 	for _, n := range papers.Names() {
 		sc, err := papers.Load(n)
 		if err != nil {
@@ -367,7 +394,7 @@ func listExperiments(stdout, stderr io.Writer) int {
 		for _, a := range e.Vary {
 			points *= len(a.Values)
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%d per seed\t%g\t%s\n", n, e.Paper, e.Section, e.Figure, points, e.Smoke.Scale, e.Title)
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%d per seed\t%g\t%s\t%v\n", n, e.Paper, e.Section, e.Figure, points, e.Smoke.Scale, e.Title, e.JudgingSeeds())
 	}
 	tw.Flush()
 	return 0
@@ -418,6 +445,9 @@ func judgeAgain(dir string, pos []string, withFigures bool, stdout, stderr io.Wr
 			rep.Metrics = append(rep.Metrics, m)
 		}
 	}
+	// The judging and tuned seeds are the file's as it is now: a seed
+	// found to be tuned since is never judged on.
+	rep.JudgingSeeds, rep.TunedOn = e.JudgingSeeds(), e.TunedOn
 	rep.Findings = reproduce.Judge(e, rep.Runs, rep.Seeds)
 	rep.Verdict = reproduce.Worst(rep.Findings)
 	if err := writeReproduction(dir, &rep, withFigures && !rep.Interrupted, stderr); err != nil {
@@ -446,4 +476,151 @@ func sameAxes(a, b []scenario.ExperimentAxis) bool {
 func hasValue(runs []reproduce.Measurement, m string) bool {
 	_, ok := runs[0].Values[m]
 	return ok
+}
+
+// replicateSeeds are the seeds an experiment's replicates run on: the
+// file's judging seeds; with --seed S, S, S+1, … (as many as --seeds N
+// says, else as many as the file has); with --seeds N alone, the file's
+// seeds cut to N or extended past the last one; with --smoke, one seed
+// (--seed's, 1 by default) unless --seeds says more.
+func replicateSeeds(e *scenario.Experiment, f reproduceFlags, seedGiven, seedsGiven bool) []uint64 {
+	file := e.JudgingSeeds()
+	n := len(file)
+	if seedsGiven {
+		n = f.seeds
+	}
+	if f.smoke && !seedsGiven {
+		n = 1
+	}
+	if seedGiven || f.smoke {
+		out := make([]uint64, n)
+		for i := range out {
+			out[i] = f.seed + uint64(i)
+		}
+		return out
+	}
+	out := append([]uint64(nil), file[:min(n, len(file))]...)
+	for len(out) < n {
+		out = append(out, out[len(out)-1]+1)
+	}
+	return out
+}
+
+// recordFidelity adds the reproductions in dirs to the record beside page
+// (fidelity/record.json) and rewrites page's generated section from it.
+// A reproduction that is not the experiment as its file defines it (other
+// seeds, another scale, --set, interrupted) is refused, as is a page
+// without the section's markers.
+func recordFidelity(page string, dirs, pos []string, stdout, stderr io.Writer) int {
+	if page == "" || len(pos) > 0 {
+		fmt.Fprintln(stderr, "gridbed reproduce --record: name the page to render with --fidelity and no experiment, e.g.\n  gridbed reproduce --record results/record --fidelity docs/FIDELITY.md")
+		return 2
+	}
+	text, err := os.ReadFile(page)
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce --fidelity: %v\n", err)
+		return 2
+	}
+	recPath := RecordPath(page)
+	var rec reproduce.Record
+	if b, err := os.ReadFile(recPath); err == nil {
+		if err := json.Unmarshal(b, &rec); err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce --fidelity: %s: %v — it is written by this command only; restore it from git\n", recPath, err)
+			return 2
+		}
+	} else if !os.IsNotExist(err) {
+		fmt.Fprintf(stderr, "gridbed reproduce --fidelity: %v\n", err)
+		return 2
+	}
+	names := papers.Names()
+	for _, dir := range dirs {
+		reps, err := readReproductions(dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce --record: %v\n", err)
+			return 2
+		}
+		for _, rep := range reps {
+			if !slices.Contains(names, rep.Experiment) {
+				fmt.Fprintf(stderr, "gridbed reproduce --record: %s in %s is not an experiment of examples/papers — the record holds the papers' experiments only\n", rep.Experiment, dir)
+				return 2
+			}
+			if why := reproduce.Recordable(rep); why != "" {
+				fmt.Fprintf(stderr, "gridbed reproduce --record: %s in %s cannot be recorded: %s — run `gridbed reproduce %s` as the file defines it\n", rep.Experiment, dir, why, rep.Experiment)
+				return 2
+			}
+			rec.Put(reproduce.Trim(rep))
+			fmt.Fprintf(stdout, "recorded %s: %d runs on seeds %v, verdict %s\n", rep.Experiment, len(rep.Runs), rep.Seeds, rep.Verdict)
+		}
+	}
+	rendered, err := renderFidelity(string(text), rec)
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce --fidelity: %s: %v\n", page, err)
+		return 2
+	}
+	rec.Note = reproduce.RecordNote
+	if len(dirs) > 0 {
+		b, err := json.MarshalIndent(rec, "", "  ")
+		if err == nil {
+			err = os.WriteFile(recPath, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "gridbed reproduce --record: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "record: %s\n", recPath)
+	}
+	if err := os.WriteFile(page, []byte(rendered), 0o644); err != nil {
+		fmt.Fprintf(stderr, "gridbed reproduce --fidelity: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "page: %s (%d of %d experiments recorded)\n", page, len(rec.Experiments), len(names))
+	return 0
+}
+
+// RecordPath is where the record of page lives: fidelity/record.json
+// beside it.
+func RecordPath(page string) string {
+	return filepath.Join(filepath.Dir(page), "fidelity", "record.json")
+}
+
+// renderFidelity is page with its generated section rendered from rec
+// for every experiment of examples/papers.
+func renderFidelity(page string, rec reproduce.Record) (string, error) {
+	var exps []reproduce.Named
+	for _, n := range papers.Names() {
+		sc, err := papers.Load(n)
+		if err != nil {
+			return "", err
+		}
+		exps = append(exps, reproduce.Named{Name: n, Experiment: sc.Experiment})
+	}
+	return reproduce.ReplaceGenerated(page, reproduce.FidelitySection(rec, exps))
+}
+
+// readReproductions reads dir/reproduce.json: one experiment's
+// reproduction, or the index of several (`reproduce all`), each judged
+// as the index holds it.
+func readReproductions(dir string) ([]*reproduce.Report, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%v — give the directory of an earlier `gridbed reproduce`", err)
+	}
+	var index struct {
+		Experiment  string              `json:"experiment"`
+		Experiments []*reproduce.Report `json:"experiments"`
+	}
+	if err := json.Unmarshal(b, &index); err != nil {
+		return nil, fmt.Errorf("%s/reproduce.json: %v", dir, err)
+	}
+	if index.Experiment == "" {
+		if len(index.Experiments) == 0 {
+			return nil, fmt.Errorf("%s/reproduce.json holds no reproduction", dir)
+		}
+		return index.Experiments, nil
+	}
+	var rep reproduce.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s/reproduce.json: %v", dir, err)
+	}
+	return []*reproduce.Report{&rep}, nil
 }

@@ -173,6 +173,8 @@ func TestReproduceUsage(t *testing.T) {
 		{[]string{"reproduce", "../../examples/quickstart.yaml"}, "has no experiment block"},
 		{[]string{"reproduce", papers.Names()[0], "--set", "no.such.key=1"}, `unknown key "no.such.key"`},
 		{[]string{"reproduce", papers.Names()[0], "--set", "seed=4"}, "write --seed instead"},
+		{[]string{"reproduce", "--record", "x"}, "name the page to render with --fidelity"},
+		{[]string{"reproduce", "--fidelity", "no/such/page.md"}, "no such file"},
 	} {
 		code, _, stderr := gridbed(t, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -203,7 +205,7 @@ experiment:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := gridbed(t, "reproduce", file, "--seeds", "2", "--out", out, "--report=false")
+	code, stdout, stderr := gridbed(t, "reproduce", file, "--out", out, "--report=false")
 	if code != 0 || !strings.Contains(stdout, "cheaper") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -219,7 +221,8 @@ experiment:
 		return rep
 	}
 	first := read()
-	if f := first.Findings[0]; f.Verdict != reproduce.Ordering || len(first.Runs) != 4 {
+	// The file names no judging seeds: seeds 1, 2, 3.
+	if f := first.Findings[0]; f.Verdict != reproduce.Ordering || len(first.Runs) != 6 || fmt.Sprint(first.Seeds) != "[1 2 3]" || first.SeedsVariant() {
 		t.Fatalf("against a paper value of 0.01: %s (%s), %d runs", f.Verdict, f.Why, len(first.Runs))
 	}
 	// The published value corrected to what was measured: the same runs
@@ -232,7 +235,7 @@ experiment:
 		t.Fatalf("--judge: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	again := read()
-	if f := again.Findings[0]; *f.Paper != measured || len(again.Runs) != 4 || *f.Measured != measured {
+	if f := again.Findings[0]; *f.Paper != measured || len(again.Runs) != 6 || *f.Measured != measured {
 		t.Errorf("judged again: paper %v, measured %v over %d runs; want the paper value %v and the same runs", *f.Paper, *f.Measured, len(again.Runs), measured)
 	}
 	if code, _, stderr := gridbed(t, "reproduce", "--judge", dir); code != 2 || !strings.Contains(stderr, "give the directory of an earlier") {
@@ -289,4 +292,161 @@ func TestReproduceOnEmulator(t *testing.T) {
 		t.Errorf("reproduce.md does not name the emulator driver (%v):\n%.300s", err, md)
 	}
 	t.Logf("outcomes %v; %s", rep.Outcomes, strings.TrimSpace(stdout))
+}
+
+// TestReplicateSeeds: the replicates run on the file's judging seeds
+// unless --seed/--seeds say otherwise; --smoke runs one seed.
+func TestReplicateSeeds(t *testing.T) {
+	e := &scenario.Experiment{Seeds: []uint64{4201, 4202, 4203}}
+	for _, c := range []struct {
+		f                     reproduceFlags
+		seedGiven, seedsGiven bool
+		want                  string
+	}{
+		{reproduceFlags{seed: 1}, false, false, "[4201 4202 4203]"},
+		{reproduceFlags{seed: 1, seeds: 5}, false, true, "[4201 4202 4203 4204 4205]"},
+		{reproduceFlags{seed: 1, seeds: 2}, false, true, "[4201 4202]"},
+		{reproduceFlags{seed: 7}, true, false, "[7 8 9]"},
+		{reproduceFlags{seed: 7, seeds: 1}, true, true, "[7]"},
+		{reproduceFlags{seed: 1, smoke: true}, false, false, "[1]"},
+		{reproduceFlags{seed: 1, smoke: true, seeds: 2}, false, true, "[1 2]"},
+	} {
+		if got := fmt.Sprint(replicateSeeds(e, c.f, c.seedGiven, c.seedsGiven)); got != c.want {
+			t.Errorf("%+v (seed given %v, seeds given %v): %s, want %s", c.f, c.seedGiven, c.seedsGiven, got, c.want)
+		}
+	}
+}
+
+// TestFidelityGenerated: docs/FIDELITY.md's generated section is exactly
+// what docs/fidelity/record.json and the experiment files render — a hand
+// edit of the tables, a finding added to a file without rendering the page
+// again, or a record changed without the page fail here.
+func TestFidelityGenerated(t *testing.T) {
+	page, err := os.ReadFile("../../docs/FIDELITY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec reproduce.Record
+	b, err := os.ReadFile(RecordPath("../../docs/FIDELITY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	want, err := renderFidelity(string(page), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != string(page) {
+		got, _ := reproduce.GeneratedPart(string(page))
+		gen, _ := reproduce.GeneratedPart(want)
+		t.Errorf("docs/FIDELITY.md's generated section differs from what docs/fidelity/record.json renders — never edit it by hand; render it with `go run ./cmd/gridbed reproduce --fidelity docs/FIDELITY.md` (from the repository's root)\n%s", firstDifference(got, gen))
+	}
+}
+
+// firstDifference names the first line where got and want differ.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d of the section:\n  page:     %s\n  rendered: %s", i+1, a, b)
+		}
+	}
+	return ""
+}
+
+// TestRecordFidelity: --record keeps a reproduction on the judging seeds
+// in the record beside the page and renders the page's section from it;
+// a variant (other seeds) is refused, and the page's text outside the
+// markers is kept.
+func TestRecordFidelity(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "FIDELITY.md")
+	if err := os.WriteFile(page, []byte("# Fidelity\n\nby hand\n\n"+reproduce.GeneratedBegin+"\nold\n"+reproduce.GeneratedEnd+"\n\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "fidelity"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := "004-fig2"
+	sc, err := papers.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Experiment
+	v := 2.5
+	write := func(sub string, seeds []uint64) string {
+		var runs []reproduce.Measurement
+		for _, s := range seeds {
+			for _, a := range e.Vary[0].Values {
+				x := map[string]float64{"greedy": 0.7, "social": 0.6, "min-num": 0.25}[a] * (1 + float64(s%3)/100)
+				runs = append(runs, reproduce.Measurement{Point: []string{a}, Seed: s, Outcome: "passed", Values: map[string]*float64{"allocation.spike_share": &x, "allocation.drained_share": &v}})
+			}
+		}
+		rep := reproduce.Report{Experiment: name, File: sc.Source, Paper: e.Paper, Seeds: seeds, JudgingSeeds: e.JudgingSeeds(), TunedOn: e.TunedOn,
+			Scale: 1, Driver: "sim", Axes: e.Vary, Metrics: e.Metrics(), Runs: runs, RunsPlanned: len(runs), Outcomes: map[string]int{"passed": len(runs)},
+			Date: "2027-01-02T03:04:05Z", WallSeconds: 12}
+		rep.Findings = reproduce.Judge(e, runs, seeds)
+		rep.Verdict = reproduce.Worst(rep.Findings)
+		out := filepath.Join(dir, sub)
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(rep)
+		if err := os.WriteFile(filepath.Join(out, "reproduce.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	variant := write("variant", []uint64{1})
+	if code, _, stderr := gridbed(t, "reproduce", "--record", variant, "--fidelity", page); code != 2 || !strings.Contains(stderr, "cannot be recorded") {
+		t.Errorf("a variant recorded: exit %d, %q", code, stderr)
+	}
+	good := write("good", e.JudgingSeeds())
+	code, stdout, stderr := gridbed(t, "reproduce", "--record", good, "--fidelity", page)
+	if code != 0 {
+		t.Fatalf("--record: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	text, _ := os.ReadFile(page)
+	for _, want := range []string{"by hand", "after", "| `004-fig2` | social-places-on-fastest-disk | direction | above 1 |", "not recorded yet with the judging seeds", "| `004-fig2` | " + seedListText(e.JudgingSeeds()) + " | 1 | sim | 2027-01-02 | 9 of 9 | passed 9 | 12 s |", "### Counts"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the page lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(string(text), "\nold\n") {
+		t.Error("the old section was kept")
+	}
+	var rec reproduce.Record
+	b, err := os.ReadFile(filepath.Join(dir, "fidelity", "record.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err != nil || len(rec.Experiments) != 1 || rec.Experiments[0].Runs != 9 || len(rec.Experiments[0].Findings) != len(e.Findings) || strings.Contains(string(b), "\"runs\": [") {
+		t.Errorf("record.json (%v): %s", err, b)
+	}
+	// Rendering again from the record alone changes nothing.
+	if code, _, stderr := gridbed(t, "reproduce", "--fidelity", page); code != 0 {
+		t.Fatalf("--fidelity: exit %d %s", code, stderr)
+	}
+	again, _ := os.ReadFile(page)
+	if string(again) != string(text) {
+		t.Error("rendering the page again from its record changed it")
+	}
+}
+
+// seedListText is reproduce's way of listing up to three seeds.
+func seedListText(seeds []uint64) string {
+	var parts []string
+	for _, s := range seeds {
+		parts = append(parts, fmt.Sprint(s))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gridbed/gridbed/emulator/scenario"
@@ -9,8 +10,10 @@ import (
 
 // RunProblems lists what makes a reproduction unusable at any size: a
 // planned run that did not run or did not pass its own invariants, a
-// metric a run did not record, a finding without a verdict or without a
-// value and no word why. An empty list means every run ran, passed and
+// metric a run did not record, a finding without one of the verdicts
+// (Verdicts), or without a value where it is not not-measurable with the
+// word why. A finding that is not judged (the smoke's single seed) is not
+// a problem here: its ordering is SmokeFindingProblems' to check. An empty list means every run ran, passed and
 // was measured.
 func (r *Report) RunProblems(e *scenario.Experiment) []string {
 	var out []string
@@ -30,9 +33,9 @@ func (r *Report) RunProblems(e *scenario.Experiment) []string {
 	}
 	for _, f := range r.Findings {
 		switch {
-		case f.Verdict != Reproduced && f.Verdict != Ordering && f.Verdict != NotReproduced:
+		case !slices.Contains(Verdicts, f.Verdict):
 			out = append(out, fmt.Sprintf("%s: finding %s has verdict %q", at, f.ID, f.Verdict))
-		case f.Measured == nil && !strings.Contains(f.Why, "nothing to compare"):
+		case f.Measured == nil && (f.Verdict != NotMeasurable || !strings.Contains(f.Why, "nothing to compare")):
 			out = append(out, fmt.Sprintf("%s: finding %s has no value and does not say why: %q", at, f.ID, f.Why))
 		}
 	}

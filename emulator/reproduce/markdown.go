@@ -21,6 +21,12 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "Scenario `%s` on %s; %s; scale %s; %d of %d runs (%s); %.1f s wall.\n\n",
 		r.File, r.driverText(), seedText(r.Seeds), fmtG(r.Scale), len(r.Runs), r.RunsPlanned, r.outcomeText(), r.WallSeconds)
+	if r.SeedsVariant() {
+		fmt.Fprintf(&b, "**A variant**: the replicates ran on %s, not on the experiment's judging seeds (%s, fixed in the file before the run).\n\n", seedList(r.Seeds), seedList(r.JudgingSeeds))
+	}
+	if len(r.TunedOn) > 0 {
+		fmt.Fprintf(&b, "The file's readings were chosen on %s (`tuned_on`): no verdict is drawn from a replicate on them.\n\n", seedList(r.TunedOn))
+	}
 	if n := r.Outcomes["overloaded"]; n > 0 {
 		fmt.Fprintf(&b, "**%d runs did not keep up with their time scale**: their figures are distorted by the machine, and the findings are judged with them. Run again with `--set time_scale=…` lower (each run's summary.json suggests one).\n\n", n)
 	}
@@ -30,10 +36,10 @@ func (r *Report) Markdown() string {
 	if r.Interrupted {
 		b.WriteString("**Interrupted**: the findings are judged on the runs that finished; points without runs count as not measured.\n\n")
 	}
-	fmt.Fprintf(&b, "**Verdict: %s** (the worst of the findings'). A finding is *reproduced* when its ordering holds over the whole 95%% interval and its mean lies in the paper's value ± tolerance with an interval no wider than that band (or the whole interval lies past the stated bound); *ordering* when only the ordering holds.\n\n", r.Verdict)
-	b.WriteString("| finding | claim | paper | gridbed (95% CI) | band | verdict |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "**Verdict: %s** (the worst of the findings'). %s\n\n", r.Verdict, VerdictRules)
+	b.WriteString("| finding | class | claim | paper | gridbed (95% CI) | band | verdict |\n|---|---|---|---|---|---|---|\n")
 	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | **%s** |\n", f.ID, f.Claim, f.PaperText(), f.MeasuredText(), bandText(f.Band), f.Verdict)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | **%s** |\n", f.ID, f.ClassText(), f.Claim, f.PaperText(), f.MeasuredText(), bandText(f.Band), f.Verdict)
 	}
 	b.WriteString("\n")
 	for _, f := range r.Findings {
@@ -43,13 +49,16 @@ func (r *Report) Markdown() string {
 		if len(f.Links) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s link by link\n\n| link | ratio (95%% CI) | holds |\n|---|---|---|\n", f.ID)
+		fmt.Fprintf(&b, "\n### %s link by link\n\n| link | ratio, geometric mean (95%% CI) | difference (95%% CI) | link |\n|---|---|---|---|\n", f.ID)
 		for _, l := range f.Links {
-			ratio := "not measured"
+			ratio, diff := "—", "—"
 			if l.Ratio != nil {
-				ratio = fmt.Sprintf("%s [%s, %s]", fmtG(*l.Ratio), fmtG(l.CI95[0]), fmtG(l.CI95[1]))
+				ratio = intervalText(*l.Ratio, l.CI95)
 			}
-			fmt.Fprintf(&b, "| %s %s %s | %s | %v |\n", l.From, l.Rel, l.To, ratio, l.Holds)
+			if l.Difference != nil {
+				diff = intervalText(*l.Difference, l.DifferenceCI95)
+			}
+			fmt.Fprintf(&b, "| %s %s %s | %s | %s | %s |\n", l.From, l.Rel, l.To, ratio, diff, l.Status)
 		}
 	}
 	// Every point's figures, mean over the replicates.
@@ -144,8 +153,13 @@ func (r *Report) outcomeText() string {
 	return strings.Join(parts, ", ")
 }
 
+// VerdictRules is how a verdict follows from the numbers, in two
+// sentences for the pages that print verdicts.
+const VerdictRules = "A finding is *reproduced* when its ordering holds over the whole 95% interval and, for a published number, the whole interval lies inside the paper's value ± tolerance (for a bound alone, past the bound); *consistent* when the mean does but the interval does not yet (more seeds needed); *ordering* when only the ordering holds; *not-reproduced* when the mean is against the claim; *not-measurable* when the quantity is undefined (a ratio over 0, a null metric); *not-judged* with fewer than 3 replicates or one on a seed the file's readings were chosen on."
+
 // MeasuredText is gridbed's value as the tables print it: the mean with
-// its 95% interval, or for an order chain how many links hold.
+// its 95% interval, the value of a single replicate marked as such (one
+// value is not an interval), or for an order chain how many links hold.
 func (f Finding) MeasuredText() string {
 	switch {
 	case f.Measured == nil:
@@ -158,24 +172,58 @@ func (f Finding) MeasuredText() string {
 			}
 		}
 		return fmt.Sprintf("%d of %d links hold", held, len(f.Links))
-	case f.CI95 != nil && f.CI95[0] != f.CI95[1]:
-		return fmt.Sprintf("%s [%s, %s]", fmtG(*f.Measured), fmtG(f.CI95[0]), fmtG(f.CI95[1]))
+	case f.CI95 == nil:
+		return fmtG(*f.Measured) + " (one replicate, no interval)"
 	}
-	return fmtG(*f.Measured)
+	return fmt.Sprintf("%s [%s, %s]", fmtG(*f.Measured), fmtG(f.CI95[0]), fmtG(f.CI95[1]))
 }
 
-// PaperText is the paper's side as the tables print it: its value, or
-// what the finding claims without one (an ordering, a bound, a side of 1).
+// intervalText is "v [lo, hi]", or "v (one replicate)" without an
+// interval.
+func intervalText(v float64, ci *[2]float64) string {
+	if ci == nil {
+		return fmtG(v) + " (one replicate)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", fmtG(v), fmtG(ci[0]), fmtG(ci[1]))
+}
+
+// PaperText is the paper's side as the tables print it: its number (with
+// the bound it also states), the bound alone, the side of the pivot, or
+// "ordering" for a chain.
 func (f Finding) PaperText() string {
 	switch {
-	case f.Paper != nil:
-		return fmtG(*f.Paper)
 	case f.Kind == "order":
 		return "ordering"
+	case f.Paper != nil && f.Bound != nil:
+		return fmtG(*f.Paper) + " (" + boundText(*f.Bound) + ")"
+	case f.Paper != nil:
+		return fmtG(*f.Paper)
 	case f.Band != nil:
-		return bandText(f.Band)
+		return boundText(*f.Band)
+	case f.Side != "":
+		return f.Side + " " + fmtG(f.Pivot)
 	}
-	return "direction"
+	return "—"
+}
+
+// ClassText is the finding's class as the tables print it, "magnitude
+// (≈)" for an about-equal claim.
+func (f Finding) ClassText() string {
+	if f.AboutEqual {
+		return f.Class + " (≈)"
+	}
+	return f.Class
+}
+
+// boundText is a bound as words: "≥ 10", "≤ 1.3", or "[0, 0.1]".
+func boundText(b Band) string {
+	switch {
+	case math.IsInf(b[1], 1):
+		return "≥ " + fmtG(b[0])
+	case math.IsInf(b[0], -1):
+		return "≤ " + fmtG(b[1])
+	}
+	return bandText(&b)
 }
 
 func bandText(b *Band) string {
@@ -199,7 +247,26 @@ func seedText(seeds []uint64) string {
 	case 1:
 		return fmt.Sprintf("seed %d", seeds[0])
 	}
-	return fmt.Sprintf("%d seeds (%d–%d)", len(seeds), seeds[0], seeds[len(seeds)-1])
+	return fmt.Sprintf("%d seeds (%s)", len(seeds), seedList(seeds))
+}
+
+// seedList writes seeds as a list, consecutive runs as ranges: "1–3",
+// "4201, 4202, 4203" stays as written for three or fewer.
+func seedList(seeds []uint64) string {
+	if len(seeds) > 3 {
+		consecutive := true
+		for i := 1; i < len(seeds); i++ {
+			consecutive = consecutive && seeds[i] == seeds[i-1]+1
+		}
+		if consecutive {
+			return fmt.Sprintf("%d–%d", seeds[0], seeds[len(seeds)-1])
+		}
+	}
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = fmt.Sprint(s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // MetricPaths are the summary.json paths the runs recorded, in order

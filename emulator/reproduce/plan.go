@@ -3,12 +3,14 @@
 // the deterministic driver, and judges each of the paper's findings
 // against what gridbed measured: the paper's value beside gridbed's mean
 // and 95% confidence interval over the replicates, and a verdict
-// (reproduced, ordering, not-reproduced). docs/FIDELITY.md.
+// (reproduced, consistent, ordering, not-reproduced, not-measurable,
+// not-judged). docs/FIDELITY.md.
 package reproduce
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +20,9 @@ import (
 
 // Options choose the replicates and the size of an experiment's runs.
 type Options struct {
-	// Seeds is the number of replicates (seeds Seed, Seed+1, …); at least 1.
-	Seeds int
-	Seed  uint64
+	// Seeds are the replicates' seeds, in order (at least one, each
+	// once): the experiment's judging seeds unless the user chose others.
+	Seeds []uint64
 	// Scale multiplies the experiment's scaled keys (Experiment.Scale) by
 	// Scale^exponent; 1 is the experiment's own size.
 	Scale float64
@@ -63,8 +65,13 @@ func Plan(base scenario.Scenario, opts Options) ([]Run, error) {
 	if e == nil {
 		return nil, fmt.Errorf("%s has no experiment block — `gridbed reproduce` runs the files of examples/papers/", base.Source)
 	}
-	if opts.Seeds < 1 {
-		return nil, fmt.Errorf("--seeds %d: write a number of replicates of 1 or more", opts.Seeds)
+	if len(opts.Seeds) == 0 {
+		return nil, fmt.Errorf("no seed to run: give the replicates' seeds (the experiment's seeds: %v)", e.JudgingSeeds())
+	}
+	for i, s := range opts.Seeds {
+		if slices.Contains(opts.Seeds[:i], s) {
+			return nil, fmt.Errorf("seed %d is given twice — give each replicate's seed once", s)
+		}
 	}
 	if !(opts.Scale > 0) || math.IsInf(opts.Scale, 0) {
 		return nil, fmt.Errorf("--scale %v: write a factor above 0, e.g. 0.1 for a tenth of the peers and jobs", opts.Scale)
@@ -81,8 +88,7 @@ func Plan(base scenario.Scenario, opts Options) ([]Run, error) {
 	}
 	var runs []Run
 	for _, p := range points {
-		for k := 0; k < opts.Seeds; k++ {
-			seed := opts.Seed + uint64(k)
+		for _, seed := range opts.Seeds {
 			set := []string{"seed=" + strconv.FormatUint(seed, 10)}
 			values := map[string]string{}
 			for i, a := range e.Vary {

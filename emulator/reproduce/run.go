@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,14 +18,20 @@ import (
 // Report is an experiment as reproduced: what ran and every finding
 // judged. It is reproduce.json.
 type Report struct {
-	Experiment string   `json:"experiment"`
-	File       string   `json:"file"`
-	Paper      string   `json:"paper"`
-	Section    string   `json:"section,omitempty"`
-	Figure     string   `json:"figure,omitempty"`
-	Title      string   `json:"title,omitempty"`
-	Seeds      []uint64 `json:"seeds"`
-	Scale      float64  `json:"scale"`
+	Experiment string `json:"experiment"`
+	File       string `json:"file"`
+	Paper      string `json:"paper"`
+	Section    string `json:"section,omitempty"`
+	Figure     string `json:"figure,omitempty"`
+	Title      string `json:"title,omitempty"`
+	// Seeds are the replicates' seeds; JudgingSeeds the experiment's own
+	// (its seeds:, fixed before the run), which Seeds differ from in a
+	// variant (--seed/--seeds); TunedOn the seeds its readings were
+	// chosen on, never judged on.
+	Seeds        []uint64 `json:"seeds"`
+	JudgingSeeds []uint64 `json:"judging_seeds"`
+	TunedOn      []uint64 `json:"tuned_on,omitempty"`
+	Scale        float64  `json:"scale"`
 	// Driver is the driver every run ran on: sim (the default: virtual
 	// time, one goroutine a run) or emulator (actors over NATS at each
 	// run's time scale).
@@ -46,7 +53,15 @@ type Report struct {
 	RunsPlanned int            `json:"runs_planned"`
 	Outcomes    map[string]int `json:"outcomes"`
 	Interrupted bool           `json:"interrupted"`
-	WallSeconds float64        `json:"wall_seconds"`
+	// Date is when the reproduction started (UTC, RFC 3339).
+	Date        string  `json:"date,omitempty"`
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// SeedsVariant reports whether the replicates ran on other seeds than the
+// experiment's judging seeds (--seed/--seeds, --smoke).
+func (r *Report) SeedsVariant() bool {
+	return len(r.JudgingSeeds) > 0 && !slices.Equal(r.Seeds, r.JudgingSeeds)
 }
 
 // Config is how Execute runs an experiment.
@@ -80,10 +95,8 @@ func Execute(ctx context.Context, name string, base scenario.Scenario, cfg Confi
 	}
 	e := base.Experiment
 	rep := &Report{Experiment: name, File: base.Source, Paper: e.Paper, Section: e.Section, Figure: e.Figure, Title: e.Title,
+		Seeds: cfg.Seeds, JudgingSeeds: e.JudgingSeeds(), TunedOn: e.TunedOn, Date: start.UTC().Format(time.RFC3339),
 		Scale: cfg.Scale, Driver: cfg.Driver, Set: cfg.Set, Axes: e.Vary, Metrics: e.Metrics(), RunsPlanned: len(runs), Outcomes: map[string]int{}}
-	for k := 0; k < cfg.Seeds; k++ {
-		rep.Seeds = append(rep.Seeds, cfg.Seed+uint64(k))
-	}
 	metricsUsed := e.Metrics()
 	results := make([]*Measurement, len(runs))
 	errs := make([]error, len(runs))
