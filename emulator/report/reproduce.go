@@ -93,8 +93,8 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// findingsFigure draws, for each finding with a published value and a
-// measurement, the paper's value (a triangle) inside its tolerance band (a
+// findingsFigure draws, for each ratio or exponent with a published value
+// and a measurement, the paper's value (a triangle) inside its tolerance band (a
 // shaded bar: where the whole interval must lie) beside gridbed's mean
 // with its 95% interval (no bar with one replicate: one value is not an
 // interval); a log scale when the values span more than 20×.
@@ -105,7 +105,9 @@ func findingsFigure(rep *reproduce.Report) *figure {
 	var bands []plotter.XYs
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, f := range rep.Findings {
-		if f.Paper == nil || f.Measured == nil {
+		// A value carries its metric's unit: it is drawn with its metric,
+		// not among the unitless ratios and exponents.
+		if f.Paper == nil || f.Measured == nil || f.Kind == scenario.FindingValue {
 			continue
 		}
 		x := float64(len(names))

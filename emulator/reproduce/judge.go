@@ -344,10 +344,12 @@ func boundName(b Band) string {
 // claimedSide is the side of the pivot the finding claims: its
 // direction, else the side its published number lies on, else (a bound
 // alone) the side the bound lies on; 0 when it claims none (a number equal
-// to the pivot: about equal).
+// to the pivot: about equal; a value, which compares nothing).
 func claimedSide(f scenario.Finding) int {
 	pivot := f.Pivot()
 	switch {
+	case f.Kind == scenario.FindingValue:
+		return 0
 	case f.Direction == "below":
 		return -1
 	case f.Direction == "above":
@@ -374,6 +376,8 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 		switch f.Kind {
 		case scenario.FindingRatio:
 			v = at(e, ms, s, f.Metric, f.Of) / at(e, ms, s, f.Metric, f.Over)
+		case scenario.FindingValue:
+			v = at(e, ms, s, f.Metric, f.Of)
 		case scenario.FindingExponent:
 			ax := e.Axis(f.Axis)
 			var xs, ys []float64
@@ -394,7 +398,7 @@ func judge(e *scenario.Experiment, f scenario.Finding, ms []Measurement, seeds [
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			r.Replicates = nil
 			r.Verdict = NotMeasurable
-			r.Why = fmt.Sprintf("the quantity is undefined on seed %d: %s is null at a point of the finding, or 0 where it divides (a ratio over 0, the log of 0) — nothing to compare; see the points' figures and the runs' outcomes", seeds[i], f.Metric)
+			r.Why = fmt.Sprintf("the quantity is undefined on seed %d: %s is null at a point of the finding (or missing), or 0 where it divides (a ratio over 0, the log of 0) — nothing to compare; see the points' figures and the runs' outcomes", seeds[i], f.Metric)
 			return r
 		}
 	}

@@ -101,7 +101,7 @@ const NotRecorded = "not recorded yet"
 // bound it states beside a number — no measurement, no verdict.
 func Describe(f scenario.Finding) Finding {
 	r := Finding{ID: f.ID, Claim: f.Claim, Kind: f.Kind, Class: f.Class(), AboutEqual: f.AboutEqual(), Metric: f.Metric, Paper: f.Paper, Pivot: f.Pivot()}
-	if f.Kind != scenario.FindingOrder {
+	if f.Kind != scenario.FindingOrder && f.Kind != scenario.FindingValue {
 		r.Side = map[int]string{1: "above", -1: "below"}[claimedSide(f)]
 	}
 	if f.Paper != nil {

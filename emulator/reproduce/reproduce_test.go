@@ -38,6 +38,7 @@ experiment:
     - {id: chain, claim: "order", kind: order, metric: m, axis: matchmaking.scheme, order: "cent < can-p2 <= can"}
     - {id: tau, claim: "wait falls as d^-1 in tau", kind: exponent, metric: m, axis: workload.interarrival, paper: -1}
     - {id: floor, claim: "CAN waits at least 10x CENT", kind: ratio, metric: m, of: {matchmaking.scheme: can}, over: {matchmaking.scheme: cent}, at_least: 10}
+    - {id: cent-value, claim: "CENT's m is about 1", kind: value, metric: m, of: {matchmaking.scheme: cent}, paper: 1, tolerance: 0.1}
 `
 
 func TestPlanScalesAndReplicates(t *testing.T) {
@@ -191,6 +192,14 @@ func TestJudgeVerdicts(t *testing.T) {
 	}
 	if m := *good["p2"].Measured; math.Abs(m-1.6) > 1e-9 {
 		t.Errorf("CAN-P2/CENT %v, want 1.6", m)
+	}
+
+	// A value: CENT's own metric, 1 in every replicate; it claims no side.
+	if f := judged(e, seeds, ratioOf([]float64{1.6, 1.6, 1.6}, []float64{25, 25, 25}))["cent-value"]; f.Verdict != Reproduced || f.Class != "magnitude" || f.AboutEqual || f.Side != "" || f.PaperText() != "1" {
+		t.Errorf("a value of 1 against the paper's 1: %s %s side %q (%s)", f.Verdict, f.Class, f.Side, f.Why)
+	}
+	if f := judged(e, seeds, func(s string, _ float64, seed uint64) float64 { return 1.5 })["cent-value"]; f.Verdict != NotReproduced {
+		t.Errorf("a value of 1.5 against 1 ± 10%%: %s (%s)", f.Verdict, f.Why)
 	}
 
 	// CAN-P2 4.5× CENT: the ordering holds, not the magnitude; CAN 5×:

@@ -102,6 +102,7 @@ const (
 	FindingRatio    = "ratio"    // metric at Of ÷ metric at Over
 	FindingOrder    = "order"    // a chain of axis values ordered by the metric
 	FindingExponent = "exponent" // log-log slope of the metric against a numeric axis
+	FindingValue    = "value"    // the metric itself, at the points Of selects (all without)
 )
 
 // Finding is one published claim of the experiment.
@@ -159,7 +160,7 @@ func (f Finding) Class() string {
 }
 
 // Pivot is the value that orders nothing: 1 for a ratio, 0 for an
-// exponent (an order chain has none; 1 is returned).
+// exponent (an order chain and a value have none; 1 is returned).
 func (f Finding) Pivot() float64 {
 	if f.Kind == FindingExponent {
 		return 0
@@ -169,9 +170,10 @@ func (f Finding) Pivot() float64 {
 
 // AboutEqual reports whether the finding publishes the pivot itself (a
 // ratio of 1, an exponent of 0): a claim that two things are about equal,
-// which orders nothing and stands or falls with its band.
+// which orders nothing and stands or falls with its band. A value claims
+// no comparison: never about equal.
 func (f Finding) AboutEqual() bool {
-	return f.Kind != FindingOrder && f.Paper != nil && *f.Paper == f.Pivot()
+	return (f.Kind == FindingRatio || f.Kind == FindingExponent) && f.Paper != nil && *f.Paper == f.Pivot()
 }
 
 // OrderLink is one step of an order chain: Value, then (unless last) the
@@ -437,7 +439,7 @@ func (p *parser) finding(e *Experiment, n *yaml.Node) (Finding, bool) {
 		if x == nil {
 			p.add(n, key+"."+name, fmt.Sprintf("the finding %s has no %s — write %s", f.ID, name, map[string]string{
 				"id": `e.g. "id: canp2-over-cent"`, "claim": `the paper's claim, e.g. "claim: CAN-P2 waits 1.5× CENT (003 §5.4)"`,
-				"kind": "ratio, order or exponent", "metric": `a summary.json path, e.g. "metric: jobs.wait_seconds.mean"`,
+				"kind": "ratio, order, exponent or value", "metric": `a summary.json path, e.g. "metric: jobs.wait_seconds.mean"`,
 				"axis": "one of the vary keys", "order": `a chain, e.g. "order: cent < can-p2 <= can"`,
 			}[name]))
 			return ""
@@ -534,6 +536,16 @@ func (p *parser) finding(e *Experiment, n *yaml.Node) (Finding, bool) {
 			}
 			f.Order = o
 		}
+	case FindingValue:
+		if fields["over"] != nil {
+			p.add(fields["over"], key+".over", fmt.Sprintf("the value %s is the metric itself at the points of \"of\" — drop over, or make it a ratio (kind: ratio)", f.ID))
+		}
+		if fields["direction"] != nil {
+			p.add(fields["direction"], key+".direction", fmt.Sprintf("a value has no side of 1 to claim — give the finding %s the paper's number (paper:) or a bound (at_least/at_most) instead of direction", f.ID))
+		}
+		if f.Paper == nil && f.AtLeast == nil && f.AtMost == nil {
+			p.add(n, key, fmt.Sprintf("the value %s states nothing to compare — write the paper's number (paper: 20) or a bound (at_most: 0.1)", f.ID))
+		}
 	case FindingExponent:
 		if o := opt("axis_offset"); o != nil {
 			f.AxisOffset = *o
@@ -551,7 +563,7 @@ func (p *parser) finding(e *Experiment, n *yaml.Node) (Finding, bool) {
 		}
 	case "":
 	default:
-		p.add(fields["kind"], key+".kind", fmt.Sprintf("%q is not a kind of finding — write ratio, order or exponent", f.Kind))
+		p.add(fields["kind"], key+".kind", fmt.Sprintf("%q is not a kind of finding — write ratio, order, exponent or value", f.Kind))
 	}
 	return f, len(p.errs) == errs
 }

@@ -97,7 +97,7 @@ func TestExperimentErrors(t *testing.T) {
 		{"- key: matchmaking.scheme", "- key: matchmaking.schema", `e.yaml:9:12: experiment.vary.key: unknown key "matchmaking.schema"`},
 		{"findings: [chain]", "findings: [chane]", `e.yaml:18:16: experiment.smoke.findings: no finding has the id "chane" — write one of: chain, p2, tau`},
 		{"of: {matchmaking.scheme: can-p2}", "of: {matchmaking.scheme: can-p4}", "e.yaml:26:32: experiment.findings.of: can-p4 is not a value of the axis matchmaking.scheme — write one of: cent, can-p2, can"},
-		{"kind: ratio", "kind: ratios", `e.yaml:24:13: experiment.findings.kind: "ratios" is not a kind of finding — write ratio, order or exponent`},
+		{"kind: ratio", "kind: ratios", `e.yaml:24:13: experiment.findings.kind: "ratios" is not a kind of finding — write ratio, order, exponent or value`},
 		{`order: "cent < can-p2 <= can"`, `order: "cent < < can"`, "e.yaml:35:14: experiment.findings.order:"},
 		{"      paper: 1.5\n", "", "e.yaml:22:7: experiment.findings: the ratio p2 states nothing to compare"},
 		{"axis: workload.interarrival", "axis: matchmaking.scheme", "experiment.findings.axis: the exponent tau needs positive numbers on the axis matchmaking.scheme"},
@@ -154,9 +154,42 @@ func TestFindingClass(t *testing.T) {
 		{Finding{Kind: FindingExponent, Paper: &zero}, ClassMagnitude, true},
 		{Finding{Kind: FindingExponent, Paper: &one}, ClassMagnitude, false},
 		{Finding{Kind: FindingOrder, Order: "a < b"}, ClassOrder, false},
+		{Finding{Kind: FindingValue, Paper: &one}, ClassMagnitude, false},
+		{Finding{Kind: FindingValue, AtMost: &two}, ClassBound, false},
 	} {
 		if got := c.f.Class(); got != c.class || c.f.AboutEqual() != c.equal {
 			t.Errorf("%+v: class %s, about equal %v; want %s, %v", c.f, got, c.f.AboutEqual(), c.class, c.equal)
+		}
+	}
+}
+
+// TestValueFinding: a value is the metric itself at the points "of"
+// selects, judged against the paper's number or a bound; it has no side
+// of 1, so over and direction are refused with what to write instead.
+func TestValueFinding(t *testing.T) {
+	const file = `duration: 1h
+experiment:
+  paper: "002"
+  vary:
+    - {key: overlay.heartbeat.period, values: [30s, 300s]}
+  findings:
+    - {id: v, claim: "under 10% wrong", kind: value, metric: staleness.acid_wrong_fraction, of: {overlay.heartbeat.period: 300s}, at_most: 0.1}
+`
+	s, err := Parse("v.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := s.Experiment.Findings[0]; f.Kind != FindingValue || f.Class() != ClassBound || f.Of["overlay.heartbeat.period"] != "300s" {
+		t.Errorf("value finding %+v", f)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{"at_most: 0.1}", "at_most: 0.1, over: {overlay.heartbeat.period: 30s}}", "v.yaml:7:151: experiment.findings.over: the value v is the metric itself"},
+		{"at_most: 0.1}", "at_most: 0.1, direction: below}", "experiment.findings.direction: a value has no side of 1 to claim"},
+		{", at_most: 0.1}", "}", "v.yaml:7:7: experiment.findings: the value v states nothing to compare"},
+	} {
+		_, err := Parse("v.yaml", []byte(strings.Replace(file, c.old, c.new, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q → %q: got %v\nwant %s", c.old, c.new, err, c.want)
 		}
 	}
 }
