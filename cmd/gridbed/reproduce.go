@@ -375,10 +375,11 @@ func printFindings(w io.Writer, rep *reproduce.Report) {
 }
 
 // listExperiments prints the experiments with their paper and figure,
-// the runs a seed costs and the scale --smoke runs them at.
+// the runs a seed costs, the scale --smoke runs them at and their judging
+// seeds (.ci/run reads the smoke scale as the fifth column).
 func listExperiments(stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "experiment\tpaper\tfigure\truns\tsmoke\ttitle\tseeds")
+	fmt.Fprintln(tw, "experiment\tpaper\tfigure\truns\tsmoke\tseeds\ttitle")
 	for _, n := range papers.Names() {
 		sc, err := papers.Load(n)
 		if err != nil {
@@ -394,7 +395,7 @@ func listExperiments(stdout, stderr io.Writer) int {
 		for _, a := range e.Vary {
 			points *= len(a.Values)
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%d per seed\t%g\t%s\t%v\n", n, e.Paper, e.Section, e.Figure, points, e.Smoke.Scale, e.Title, e.JudgingSeeds())
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%d per seed\t%g\t%v\t%s\n", n, e.Paper, e.Section, e.Figure, points, e.Smoke.Scale, e.JudgingSeeds(), e.Title)
 	}
 	tw.Flush()
 	return 0
