@@ -39,7 +39,15 @@ func TestSmokeProblems(t *testing.T) {
 			t.Errorf("%s: problems %q, want one saying %q", c.name, p, c.want)
 		}
 	}
+	// The smoke's one seed judges nothing, and a quantity that does not
+	// exist is said so: neither is a problem of the runs.
 	r := good()
+	r.Findings[0].Verdict = NotJudged
+	r.Findings[1] = Finding{ID: "b", Verdict: NotMeasurable, Why: "the quantity is undefined on seed 1: … — nothing to compare"}
+	if p := r.SmokeProblems(e); len(p) != 0 {
+		t.Errorf("not-judged and not-measurable findings: %v", p)
+	}
+	r = good()
 	r.Scale, r.Findings[0].OrderHold = 0.1, false
 	if p := r.SmokeProblems(e); len(p) != 0 {
 		t.Errorf("at a tenth the smoke's orderings are not judged, only the runs: %v", p)
