@@ -10,6 +10,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/metrics"
 )
@@ -265,6 +266,7 @@ func natsRestartSurvived(t *testing.T, sc scenario.Scenario) {
 	var m *metrics.Run
 	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
 		m = metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive}) // a run's own counters
+		cores.Hold(t, cores.Live)
 		ctx, cancel := context.WithTimeout(context.Background(), emutest.LiveTimeout(sc))
 		defer cancel()
 		res, err := emulator.Run(ctx, sc, emulator.Options{Driver: emulator.DriverLive, Metrics: m})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -43,6 +44,7 @@ func TestFanoutModesAgree(t *testing.T) {
 					sc.Link.Latency = scenario.Latency{Dist: "constant"}
 					sc.Peers.Count /= 2
 				}
+				cores.Hold(t, cores.Sim)
 				res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
 				if err != nil {
 					t.Fatalf("%s (seed %d, bus.fanout %s): %v", file, sc.Seed, mode, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 )
 
 // updateGolden rewrites testdata/golden/ from the current code. Do it only in
@@ -117,6 +118,7 @@ func TestGoldenExamples(t *testing.T) {
 				emutest.Set(t, &sc, sets...)
 			}
 			eager := eagerGolden[name] && !*updateGolden
+			cores.Hold(t, cores.Sim)
 			res, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim, EagerDecoding: eager})
 			if err != nil {
 				t.Fatalf("%s (seed %d): %v", file, sc.Seed, err)

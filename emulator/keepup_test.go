@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -31,6 +32,8 @@ func keepUpScenario(t *testing.T, peers int, scale float64, duration time.Durati
 // scale, and the run warns on its logger.
 func TestEmulatorWarnsWhenItCannotKeepUp(t *testing.T) {
 	sc := keepUpScenario(t, 50, 1e6, 10*time.Minute)
+	// It falls behind on purpose: it takes every core.
+	cores.Hold(t, cores.Slots())
 	var logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -78,6 +81,7 @@ func TestEmulatorKeepsUpWhenGentle(t *testing.T) {
 		t.Skip("15 s of wall time; the race run keeps the too-fast case")
 	}
 	sc := keepUpScenario(t, 20, 3, 45*time.Second)
+	cores.Hold(t, cores.Live)
 	var logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

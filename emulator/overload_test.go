@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -141,6 +142,8 @@ func overloadScenario(t *testing.T, policy string, duration time.Duration) scena
 // run_completed check — after a warning on the logger.
 func TestOverloadAbortsRun(t *testing.T) {
 	sc := overloadScenario(t, scenario.OverloadAbort, 365*24*time.Hour)
+	// It falls behind on purpose: it takes every core.
+	cores.Hold(t, cores.Slots())
 	var logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -208,6 +211,8 @@ func TestOverloadWarnOnly(t *testing.T) {
 		t.Skip("the race run keeps the abort case")
 	}
 	sc := overloadScenario(t, scenario.OverloadWarn, 30*24*time.Hour) // 2.6 s of wall time
+	// It falls behind on purpose: it takes every core.
+	cores.Hold(t, cores.Slots())
 	var logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/scenario"
 	"github.com/gridbed/gridbed/emulator/staleness"
 	"github.com/gridbed/gridbed/metrics"
@@ -201,6 +202,7 @@ func TestStaleAggregationLiveGauges(t *testing.T) {
 		t.Skip("long tier: a live run over NATS scraped while it runs")
 	}
 	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
+	cores.Hold(t, cores.Live)
 	sc := staleScenario(t, 7, "churn: {interval: 1m, start: 5m}")
 	// Built in-process before the bus opens, as examples/scheduling-nats.yaml.
 	if err := sc.SetAll("time_scale=300", "peers.count=30", "peers.join_window=30s", "peers.bootstrap=direct", "emulator.lag_tolerance=0.1"); err != nil {

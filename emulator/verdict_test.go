@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -28,6 +29,11 @@ func verdictScenario(t *testing.T, peers int, duration time.Duration, sets ...st
 
 func runVerdict(t *testing.T, sc scenario.Scenario, opts Options) Summary {
 	t.Helper()
+	share := cores.Sim
+	if opts.Driver == DriverLive {
+		share = cores.Live
+	}
+	cores.Hold(t, share)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, sc, opts)

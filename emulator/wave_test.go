@@ -9,6 +9,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -150,6 +151,7 @@ func TestWaveActorsLive(t *testing.T) {
 	t.Parallel() // a live run that mostly waits on wall time: it overlaps the others (at most -parallel at once)
 	sc := waveActors(t, "wave-adaptive", 60, "time_scale=10000", "duration=96h", "overlay.heartbeat.period=30m", "emulator.lag_tolerance=0.05")
 	live := emutest.Run(t, sc, emulator.DriverLive)
+	cores.Hold(t, cores.Sim)
 	sim, err := emulator.Run(context.Background(), sc, emulator.Options{Driver: emulator.DriverSim})
 	if err != nil {
 		t.Fatalf("seed %d: %v", sc.Seed, err)

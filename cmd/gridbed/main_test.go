@@ -5,12 +5,33 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 )
 
 func gridbed(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	// The commands that run scenarios hold their share of the machine's
+	// cores (a core; reproduce one a run it runs at once: --parallel, by
+	// default every core).
+	if len(args) > 0 {
+		switch args[0] {
+		case "run", "sweep", "chaos", "bench":
+			cores.Hold(t, cores.Sim)
+		case "reproduce":
+			n := cores.Slots()
+			if i := slices.Index(args, "--parallel"); i >= 0 && i+1 < len(args) {
+				if p, err := strconv.Atoi(args[i+1]); err == nil {
+					n = p * cores.Sim
+				}
+			}
+			cores.Hold(t, n)
+		}
+	}
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
 	return code, o.String(), e.String()

@@ -69,19 +69,18 @@ func reproduceIndex(t *testing.T, dir string, names []string, args ...string) []
 // plan and pass at a tenth; 004's, which have nothing to scale, are not
 // run twice.
 //
-// .ci/run runs the same two commands as a step of its own beside the
-// tests, its experiments in parallel, and sets GRIDBED_REPRODUCE_CHECKED
-// so that they are checked once, not twice.
+// It runs one run at a time, holding one core (emulator/emutest/cores):
+// in .ci/run's long tier it is the longest job, and the other tests share
+// the other core beside it.
 func TestReproduceAllSmokeAndTenth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long tier: every experiment at its smoke scale")
 	}
-	if os.Getenv("GRIDBED_REPRODUCE_CHECKED") != "" {
-		t.Skip("GRIDBED_REPRODUCE_CHECKED is set: .ci/run checks `gridbed reproduce all --smoke --strict` as a step of its own")
-	}
+	// One run at a time: a core's share, beside the other long tests
+	// (.ci/long-tier).
 	dir := filepath.Join(t.TempDir(), "smoke")
 	var tenth []string
-	for _, rep := range reproduceIndex(t, dir, []string{"all"}, "--smoke", "--strict") {
+	for _, rep := range reproduceIndex(t, dir, []string{"all"}, "--smoke", "--strict", "--parallel", "1") {
 		sc, err := papers.Load(rep.Experiment)
 		if err != nil {
 			t.Fatal(err)
@@ -98,7 +97,7 @@ func TestReproduceAllSmokeAndTenth(t *testing.T) {
 		return
 	}
 	dir = filepath.Join(t.TempDir(), "tenth")
-	for _, rep := range reproduceIndex(t, dir, tenth, "--smoke", "--scale", "0.1", "--strict") {
+	for _, rep := range reproduceIndex(t, dir, tenth, "--smoke", "--scale", "0.1", "--strict", "--parallel", "1") {
 		sc, err := papers.Load(rep.Experiment)
 		if err != nil {
 			t.Fatal(err)

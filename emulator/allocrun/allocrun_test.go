@@ -10,6 +10,7 @@ import (
 	"time"
 
 	alloc "github.com/gridbed/gridbed/actors/allocation"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 )
 
 func cfgFor(grid string, set, order int, a, rl alloc.Scheme, spikes string, seed uint64) Config {
@@ -146,6 +147,7 @@ func TestLive(t *testing.T) {
 	with := cfgFor(alloc.GridAeolus, 2, 10, alloc.Greedy, alloc.Greedy, alloc.SpikesFig4, 1)
 	with.CrashAt, with.DownFor = 30*time.Second, 10*time.Second
 	without := cfgFor(alloc.GridAeolus, 2, 10, alloc.Greedy, alloc.None, alloc.SpikesFig4, 1)
+	cores.Hold(t, cores.Live)
 	rw, err := RunLive(context.Background(), with, opts)
 	if err != nil {
 		t.Fatalf("seed 1, with relocation: %v", err)
@@ -213,6 +215,7 @@ func TestLiveOrdering(t *testing.T) {
 		t.Skip("NATS at scaled wall time")
 	}
 	const seed, scale, tol = 1, 200, 0.10
+	cores.Hold(t, cores.Sim) // deterministic runs between the live ones
 	for _, order := range []int{9, 10, 19} {
 		var lo, hi, live [6]float64
 		for i, s := range liveSchemes {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	alloc "github.com/gridbed/gridbed/actors/allocation"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 )
 
 // neighborsCfg is cfgFor under allocation.placement neighbors, the CAN
@@ -239,6 +240,7 @@ func TestNeighborsLive(t *testing.T) {
 		t.Skip("NATS at scaled wall time")
 	}
 	cfg := neighborsCfg(alloc.GridAeolus, 2, 10, alloc.Greedy, alloc.Greedy, alloc.SpikesFig4, 1)
+	cores.Hold(t, cores.Live)
 	live, err := RunLive(context.Background(), cfg, LiveOptions{TimeScale: 200})
 	if err != nil {
 		t.Fatalf("seed 1: %v", err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gridbed/gridbed/emulator"
+	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
@@ -130,10 +131,13 @@ const Slower = 2
 
 func runOnce(t testing.TB, sc scenario.Scenario, opts emulator.Options) *emulator.Result {
 	t.Helper()
-	timeout := Timeout
+	timeout, share := Timeout, cores.Sim
 	if opts.Driver == emulator.DriverLive {
-		timeout = LiveTimeout(sc)
+		timeout, share = LiveTimeout(sc), cores.Live
 	}
+	// The run's share of the machine's cores, for as long as it runs:
+	// a live run must find a core free when its timers fire.
+	cores.Hold(t, share)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	res, err := emulator.Run(ctx, sc, opts)

@@ -93,9 +93,10 @@ func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 // accounted for, every message too.
 func TestSmallWorkloadOnTwoWorkers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("long tier: a 14-s live run over two workers")
+		t.Skip("long tier: a 23-s live run over two workers")
 	}
-	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m", "time_scale=200")
+	// ×120: at ×200 it had 4× headroom here.
+	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m", "time_scale=120")
 	s := runInProcess(t, sc, 2).Summary
 	livePassed(t, sc.Seed, s)
 	jobsAccounted(t, "2 workers", sc, s)
@@ -109,7 +110,8 @@ func TestWorkloadOnWorkerProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gridbed and runs two worker processes")
 	}
-	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m", "time_scale=120")
+	// ×60: at ×120 the two processes had 2.5× headroom here.
+	sc := smallJobs(t, "peers.count=60", "workload.jobs=60", "workload.interarrival=30s", "duration=45m", "time_scale=60")
 	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
 		p := &processes{t: t, bin: gridbedBinary(t), n: 2}
 		res := runOn(t, sc, 2, p.start)

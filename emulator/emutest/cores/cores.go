@@ -1,0 +1,230 @@
+// Package cores shares this machine's cores among the end-to-end tests
+// that run at the same time, in one test process or in several (go test
+// runs each package's tests in a process of its own, several packages at
+// once, and .ci/run splits the longest packages over more processes).
+//
+// A test takes a share of the machine before a run and gives it back
+// after: a run on the deterministic driver is CPU-bound and takes a whole
+// core; a live-driver run mostly waits on its scaled clock, but it must
+// find a core free whenever its timers fire, or it falls behind its time
+// scale and says nothing about the code — it takes half a core (a whole
+// one under the race detector, whose instrumented actors cost several
+// times more). So two deterministic runs, or one and two live runs, or
+// four live runs share the two cores of the project machine, and a live
+// run never finds both cores taken by simulations.
+//
+// The shares are file locks (flock) on the slots of a directory under
+// the temporary directory, one slot a quarter of a core, so every test
+// process on the machine sees the same ones, and a process that dies
+// gives its slots back with its file descriptors. Waiters for the same
+// share take turns behind a gate of that share; the one holding the gate
+// keeps the slots it collects until it has its share, so a run that needs
+// a whole core is not starved by runs that need a quarter — while those,
+// behind a gate of their own, still take a slot as soon as one is free
+// (a whole-core waiter does not hold up quarter-core runs).
+package cores
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// PerCore is the number of slots a core has: a share is taken in
+// quarters of a core.
+const PerCore = 4
+
+// DirEnv names the variable that sets the directory of the slots (by
+// default gridbed-test-cores-UID under the temporary directory); CoresEnv
+// the number of cores they stand for (by default the machine's). .ci/run
+// runs the papers' smoke beside the long tier holding one core's slots.
+const (
+	DirEnv   = "GRIDBED_TEST_CORES_DIR"
+	CoresEnv = "GRIDBED_TEST_CORES"
+)
+
+// Shares of a core that runs take.
+const (
+	// Sim is a run on the deterministic driver: CPU-bound, one core.
+	Sim = PerCore
+	// Process is a live run split over worker processes (in this one or
+	// in processes of their own): half a core, as a live run takes on its
+	// own under the race detector.
+	Process = PerCore / 2
+)
+
+// poll is how often the waiter holding the gate looks for freed slots.
+const poll = 20 * time.Millisecond
+
+// Wait is how long Take waits for its slots before it stops the test:
+// far longer than any one end-to-end test takes.
+const Wait = 30 * time.Minute
+
+var (
+	mu   sync.Mutex
+	held = map[string]*holding{} // by the name of the test that took them
+)
+
+// holding is a test's slots.
+type holding struct {
+	files []*os.File
+}
+
+// Hold gives t at least n slots (PerCore to a core) until t ends, waiting
+// while other tests hold them. A test holds its slots to its end, not one
+// run's: a test of many short runs would otherwise wait its turn again
+// before each. A test that holds fewer takes more (it gives back what it
+// holds and waits for the larger share); a subtest of a test that holds
+// enough takes none. n larger than the machine's slots is cut to all of
+// them.
+//
+// The kit's run helpers (emutest.Run, RunWith, Retry's runs) hold a run's
+// share; a test that runs CPU-bound work without them says so at its
+// start with cores.Hold(t, cores.Sim).
+func Hold(t testing.TB, n int) {
+	t.Helper()
+	n = min(max(n, 1), Slots())
+	name := t.Name()
+	mu.Lock()
+	for h, x := range held {
+		if h == name || strings.HasPrefix(name, h+"/") {
+			// Enough, or being taken by another goroutine of the test.
+			if len(x.files) >= n || x.files == nil {
+				mu.Unlock()
+				return
+			}
+			// More than it holds: give it back and take the larger share.
+			for _, f := range x.files {
+				f.Close()
+			}
+			x.files = nil
+			name = h
+			break
+		}
+	}
+	x := held[name]
+	fresh := x == nil
+	if fresh {
+		x = &holding{}
+		held[name] = x
+	}
+	mu.Unlock()
+	files, err := take(n, Wait)
+	if err != nil {
+		t.Fatalf("taking %d slots of the machine's cores: %v", n, err)
+	}
+	mu.Lock()
+	x.files = files
+	mu.Unlock()
+	if fresh {
+		t.Cleanup(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, f := range x.files {
+				f.Close() // closing the descriptor drops its lock
+			}
+			delete(held, name)
+		})
+	}
+}
+
+// Do runs f holding n slots, outside any test (a compile in a test
+// binary's TestMain or in a sync.Once).
+func Do(n int, f func()) error {
+	files, err := take(n, Wait)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	f()
+	return nil
+}
+
+// Slots is the number of slots the machine has.
+func Slots() int {
+	c := runtime.NumCPU()
+	if v, err := strconv.Atoi(os.Getenv(CoresEnv)); err == nil && v > 0 {
+		c = v
+	}
+	return c * PerCore
+}
+
+// Dir is the directory of the slots.
+func Dir() string {
+	if d := os.Getenv(DirEnv); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("gridbed-test-cores-%d", os.Getuid()))
+}
+
+// take locks n free slot files, waiting at most wait.
+func take(n int, wait time.Duration) ([]*os.File, error) {
+	slots := Slots()
+	n = min(max(n, 1), slots)
+	dir := Dir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	gate, err := lock(filepath.Join(dir, "gate-"+strconv.Itoa(n)), true)
+	if err != nil {
+		return nil, err
+	}
+	defer gate.Close()
+	deadline := time.Now().Add(wait)
+	var got []*os.File
+	for {
+		for i := 0; i < slots && len(got) < n; i++ {
+			f, err := lock(filepath.Join(dir, "slot-"+strconv.Itoa(i)), false)
+			if err == nil {
+				got = append(got, f)
+			}
+		}
+		if len(got) == n {
+			return got, nil
+		}
+		// Keep what is taken (nobody else can take slots while the gate
+		// is held) and wait for the rest.
+		if time.Now().After(deadline) {
+			for _, f := range got {
+				f.Close()
+			}
+			return nil, fmt.Errorf("only %d of %d slots free after %s (held by other test processes: %s)", len(got), n, wait, dir)
+		}
+		time.Sleep(poll)
+	}
+}
+
+// lock opens path and locks it exclusively: waiting when block, else
+// failing at once if another descriptor holds it.
+func lock(path string, block bool) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_EX
+	if !block {
+		how |= syscall.LOCK_NB
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

@@ -1,0 +1,92 @@
+package cores
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestSlotsAreShared: what one taker holds another cannot take until it is
+// given back, in this process and in another one, and a waiter gets the
+// slots as soon as they are.
+func TestSlotsAreShared(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(DirEnv, dir)
+	t.Setenv(CoresEnv, "1") // 4 slots
+	if n := Slots(); n != 4 {
+		t.Fatalf("Slots() = %d with %s=1, want 4", n, CoresEnv)
+	}
+
+	first, err := take(3, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := take(2, 100*time.Millisecond); err == nil {
+		t.Fatal("took 2 slots while 3 of 4 were held")
+	}
+	one, err := take(1, time.Second)
+	if err != nil {
+		t.Fatalf("the fourth slot: %v", err)
+	}
+	// Another process sees them held: flock(1) on every slot fails at once.
+	if _, err := exec.LookPath("flock"); err == nil {
+		for i := range 4 {
+			if exec.Command("flock", "-n", filepath.Join(dir, "slot-"+strconv.Itoa(i)), "true").Run() == nil {
+				t.Errorf("another process locked slot %d while this one held it", i)
+			}
+		}
+	}
+	// A waiter gets the slots once they are given back.
+	done := make(chan error, 1)
+	go func() { done <- Do(4, func() {}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("took all 4 slots while they were held: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	for _, f := range append(first, one...) {
+		f.Close()
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not get the slots given back within 10 s")
+	}
+}
+
+// TestHoldLastsTheTest: a test holds its slots until it ends; its subtests
+// take none again (they would wait for what their own test holds); a test
+// that holds fewer than it asks for takes more.
+func TestHoldLastsTheTest(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	t.Setenv(CoresEnv, "1") // 4 slots
+	t.Run("holder", func(t *testing.T) {
+		Hold(t, 1)
+		Hold(t, 3) // more: it gives back 1 and takes 3
+		if _, err := take(2, 100*time.Millisecond); err == nil {
+			t.Fatal("took 2 slots while the test held 3 of 4")
+		}
+		t.Run("sub", func(t *testing.T) {
+			ok := make(chan struct{})
+			go func() { Hold(t, 2); close(ok) }()
+			select {
+			case <-ok:
+			case <-time.After(5 * time.Second):
+				t.Fatal("a subtest waited for the slots its own test holds")
+			}
+		})
+	})
+	// The holder ended: every slot is free.
+	all, err := take(4, time.Second)
+	if err != nil {
+		t.Fatalf("slots not given back when the test ended: %v", err)
+	}
+	for _, f := range all {
+		f.Close()
+	}
+}
