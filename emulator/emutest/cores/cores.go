@@ -16,12 +16,13 @@
 // The shares are file locks (flock) on the slots of a directory under
 // the temporary directory, one slot a quarter of a core, so every test
 // process on the machine sees the same ones, and a process that dies
-// gives its slots back with its file descriptors. Waiters for the same
-// share take turns behind a gate of that share; the one holding the gate
-// keeps the slots it collects until it has its share, so a run that needs
-// a whole core is not starved by runs that need a quarter — while those,
-// behind a gate of their own, still take a slot as soon as one is free
-// (a whole-core waiter does not hold up quarter-core runs).
+// gives its slots back with its file descriptors. Waiters for more than
+// one slot take turns behind a gate; the one holding it keeps the slots it
+// collects until it has its share, so a run that needs a whole core is not
+// starved by runs that need a quarter, and only one waiter at a time holds
+// part of a share (two could each hold what the other waits for). A run
+// that needs one slot takes the first that is free, without a turn: a
+// whole-core waiter does not hold up the quarter-core live runs.
 package cores
 
 import (
@@ -176,11 +177,17 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	gate, err := lock(filepath.Join(dir, "gate-"+strconv.Itoa(n)), true)
-	if err != nil {
-		return nil, err
+	// One waiter at a time collects slots, behind the gate: two collecting
+	// at once could each hold part of what the other waits for. A run that
+	// needs one slot collects nothing, so it needs no turn: it takes the
+	// first free one.
+	if n > 1 {
+		gate, err := lock(filepath.Join(dir, "gate"), true)
+		if err != nil {
+			return nil, err
+		}
+		defer gate.Close()
 	}
-	defer gate.Close()
 	deadline := time.Now().Add(wait)
 	var got []*os.File
 	for {

@@ -1,6 +1,7 @@
 package cores
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -88,5 +89,64 @@ func TestHoldLastsTheTest(t *testing.T) {
 	}
 	for _, f := range all {
 		f.Close()
+	}
+}
+
+// TestOneCollectorAtATime: two waiters for shares of different sizes never
+// each hold part of what the other waits for (a deadlock seen once with a
+// gate per size): the second waits its turn holding nothing, and both get
+// their shares as slots are given back.
+func TestOneCollectorAtATime(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	t.Setenv(CoresEnv, "1") // 4 slots
+	one, err := take(1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make(chan []*os.File, 1)
+	go func() {
+		got, err := take(4, 10*time.Second) // collects the 3 free slots, waits for the 4th
+		if err != nil {
+			t.Error(err)
+		}
+		all <- got
+	}()
+	// The first waiter holds the gate (collecting): poll until it does.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		g, err := lock(filepath.Join(Dir(), "gate"), false)
+		if err != nil {
+			break
+		}
+		g.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the whole-core waiter never took the gate")
+		}
+	}
+	half := make(chan []*os.File, 1)
+	go func() {
+		got, err := take(2, 10*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		half <- got
+	}()
+	for _, f := range one {
+		f.Close()
+	}
+	select {
+	case got := <-all:
+		for _, f := range got {
+			f.Close()
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the whole-core waiter did not get its share")
+	}
+	select {
+	case got := <-half:
+		for _, f := range got {
+			f.Close()
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second waiter did not get its share")
 	}
 }
