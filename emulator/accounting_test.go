@@ -55,6 +55,7 @@ func checkBooks(t *testing.T, s emulator.Summary) emulator.Accounting {
 // in exactly one bucket — and each of those faults put messages in its
 // own.
 func TestMessagesAccountedSim(t *testing.T) {
+	emutest.SkipUnderRace(t, "single-threaded simulator runs")
 	t.Parallel() // deterministic-driver runs: one event loop each
 	for _, seed := range []uint64{3, 4} {
 		sc := faultScenario(t, seed, "latency: {dist: exponential, mean: 200ms}", `

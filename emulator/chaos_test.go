@@ -74,6 +74,7 @@ func worst(res *emulator.Result, from time.Duration) int {
 // fault silently not applied fails here; every run must also end exact
 // (--strict's invariant).
 func TestEachFaultIsApplied(t *testing.T) {
+	emutest.SkipUnderRace(t, "single-threaded simulator runs")
 	const seed = 7
 	cases := []struct {
 		name, link, faults string
@@ -308,6 +309,7 @@ func natsRestartSurvived(t *testing.T, sc scenario.Scenario) {
 // its size while hundreds of peers come and go, and the overlay heals once
 // churn stops.
 func TestSessionChurn(t *testing.T) {
+	emutest.SkipUnderRace(t, "single-threaded simulator runs")
 	for _, dist := range []string{"exponential", "pareto", "weibull"} {
 		doc := fmt.Sprintf(`
 seed: 9

@@ -141,6 +141,7 @@ faults:
 // behind the figures are one per submitted job, and the run's table
 // prints the job rows.
 func TestCensoredWaits(t *testing.T) {
+	emutest.SkipUnderRace(t, "single-threaded simulator runs")
 	t.Parallel() // deterministic-driver runs: one event loop each
 	sc := jobsScenario(t, 6, "can", 2, "")
 	if err := sc.SetAll("workload.interarrival=5s", "duration=1h"); err != nil {

@@ -237,6 +237,7 @@ func TestChurnWithGracefulLeavesReconverges(t *testing.T) {
 // zones taken over; zones never overlap; with churn slower than the
 // detection time no link stays broken.
 func TestChurnWithCrashes(t *testing.T) {
+	emutest.SkipUnderRace(t, "single-threaded simulator runs")
 	for _, split := range overlay.SplitRules {
 		sc := churnScenario(t)
 		sc.Churn.Interval, sc.Churn.FailFraction, sc.Overlay.Split = 4*time.Minute, 1, split
@@ -393,6 +394,7 @@ func TestPerNodeCostFlatWithPeerCount(t *testing.T) {
 // §4.3.2 tracks broken links while churn goes on), recomputed here from the
 // samples; it is null without churn.
 func TestBrokenLinksChurnMean(t *testing.T) {
+	emutest.SkipUnderRace(t, "single-threaded simulator runs")
 	sc := churnScenario(t)
 	sc.Overlay.Heartbeat.Mode, sc.Churn.Interval = "compact", 5*time.Second
 	res := emutest.Run(t, sc, emulator.DriverSim)

@@ -58,6 +58,7 @@ const convergedTolerance = 1e-6
 // §3.1.4's cores and required cores: a cores dimension) and the Balloon
 // model (TNC(u) with the Balloons attached, 002 Eq 3.1).
 func TestStaleAggregationConvergesWithoutChurn(t *testing.T) {
+	emutest.SkipUnderRace(t, "single-threaded simulator runs")
 	for _, c := range []struct {
 		name string
 		set  []string
