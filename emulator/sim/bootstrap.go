@@ -125,7 +125,7 @@ func BuildOverlay(ctx context.Context, opts BootstrapOptions) (*Bootstrapped, er
 func (w *World) pendingTimers() (map[core.NodeID][]core.Timer, int) {
 	out := map[core.NodeID][]core.Timer{}
 	inFlight := 0
-	for _, e := range w.queue.Items() {
+	w.queue.Each(func(e *event) {
 		switch e.kind {
 		case evTimer:
 			id := core.NodeID(e.to)
@@ -133,6 +133,6 @@ func (w *World) pendingTimers() (map[core.NodeID][]core.Timer, int) {
 		case evDeliver:
 			inFlight++
 		}
-	}
+	})
 	return out, inFlight
 }

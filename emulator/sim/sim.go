@@ -18,7 +18,6 @@ import (
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/emulator/bus"
 	"github.com/gridbed/gridbed/emulator/driver"
-	"github.com/gridbed/gridbed/emulator/heap"
 )
 
 type eventKind uint8
@@ -29,6 +28,7 @@ const (
 	evAction
 )
 
+// event is one queued event: a delivery, a timer expiry or an action.
 type event struct {
 	at   time.Duration
 	prio uint64 // seeded tie-break among events at the same instant
@@ -40,16 +40,6 @@ type event struct {
 	fn   func()
 }
 
-func (a *event) before(b *event) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	if a.prio != b.prio {
-		return a.prio < b.prio
-	}
-	return a.seq < b.seq
-}
-
 // TimerHandler receives the expiry of a timer set with SetTimer.
 type TimerHandler func(kind core.TimerKind, at time.Duration)
 
@@ -59,7 +49,7 @@ type World struct {
 	now      time.Duration
 	rng      *rand.Rand
 	seq      uint64
-	queue    heap.Heap[event]
+	queue    queue
 	handlers []bus.Handler  // by address
 	timers   []TimerHandler // by address
 	// far holds the endpoints at addresses too large to index (the job
@@ -80,9 +70,7 @@ type World struct {
 // New returns a world at virtual time 0 whose event order derives from seed.
 // latency is the (constant) delay of every message on its bus.
 func New(seed uint64, latency time.Duration) *World {
-	w := &World{rng: rand.New(rand.NewPCG(seed, driver.StreamWorld)), latency: latency}
-	w.queue.Less = (*event).before
-	return w
+	return &World{rng: rand.New(rand.NewPCG(seed, driver.StreamWorld)), latency: latency}
 }
 
 // Recycle makes the world copy every published message into a buffer of
@@ -182,7 +170,7 @@ func (w *World) RunUntil(t time.Duration) { w.RunUntilDone(t, nil) }
 // events): an interrupt or the memory ceiling stops a long stretch of
 // events within a fraction of a wall second.
 func (w *World) RunUntilDone(t time.Duration, done <-chan struct{}) bool {
-	for w.queue.Len() > 0 && w.queue.Min().at <= t {
+	for w.queue.Len() > 0 && w.queue.MinAt() <= t {
 		if done != nil && w.events&1023 == 0 {
 			select {
 			case <-done:
@@ -330,12 +318,11 @@ func (w *World) Stats() bus.Stats { return w.stats }
 // taken): Published = Delivered + Unroutable + InFlight.
 func (w *World) InFlight() uint64 {
 	var n uint64
-	q := w.queue.Items()
-	for i := range q {
-		if q[i].kind == evDeliver {
+	w.queue.Each(func(e *event) {
+		if e.kind == evDeliver {
 			n++
 		}
-	}
+	})
 	return n
 }
 
