@@ -176,7 +176,8 @@ func (n *Node) mark() change {
 func (n *Node) onShortHeartbeat(now time.Duration, from core.NodeID, m *wire.Heartbeat) {
 	if i, ok := n.find(from); ok && n.nbrs[i].Version == m.Self.Version {
 		nb := n.nbrs[i]
-		nb.LastHeard, nb.Heard, nb.LastSplit = now, true, m.LastSplit
+		nb.LastHeard, nb.Heard = now, true
+		nb.keepSplit(m.LastSplit)
 		if m.Load != nil {
 			nb.Load = m.Load
 		}

@@ -161,6 +161,12 @@ type Neighbor struct {
 	// decoded (onHeartbeat).
 	relayed   uint64
 	relayedAt stateKey
+
+	// splitOf holds the values of splitFor, the LastSplit keepSplit last
+	// set: while LastSplit is still that one, a heartbeat's split is
+	// compared with them here rather than through the pointer.
+	splitOf  splitKey
+	splitFor *wire.Split
 }
 
 // keptList is a neighbor's neighbor list kept by its take-over node: a

@@ -33,9 +33,42 @@ func (n *Node) noteSplit(id core.NodeID, version uint64, last *wire.Split) *Neig
 	}
 	nb := n.nbrs[i]
 	if version == nb.Version {
-		nb.LastSplit = last
+		nb.keepSplit(last)
 	}
 	return nb
+}
+
+// splitKey is a split's values, kept inline in a Neighbor (splitOf).
+type splitKey struct {
+	at, sibling uint64
+	dim         uint32
+	upper       bool
+}
+
+func keyOf(s *wire.Split) splitKey {
+	return splitKey{at: s.At, sibling: s.Sibling, dim: s.Dim, upper: s.Upper}
+}
+
+// keepSplit sets the neighbor's LastSplit to the last split a message
+// carried: the split it holds when that one is the same — heartbeats
+// repeat it every period — or else a copy. The message's may be its
+// decoder's, reused for the next message (wire.Decoder). The values of
+// the split it holds are compared inline (splitOf), without reading the
+// split itself: another cache miss per heartbeat otherwise.
+func (nb *Neighbor) keepSplit(s *wire.Split) {
+	switch {
+	case s == nil:
+		nb.LastSplit = nil
+		return
+	case nb.LastSplit != nil && nb.splitFor == nb.LastSplit && nb.splitOf == keyOf(s):
+		return
+	case nb.LastSplit != nil && nb.splitFor != nb.LastSplit && keyOf(nb.LastSplit) == keyOf(s):
+		// Set elsewhere (a join's introduction): the same split.
+		nb.splitFor, nb.splitOf = nb.LastSplit, keyOf(s)
+		return
+	}
+	nb.LastSplit = &wire.Split{Dim: s.Dim, At: s.At, Upper: s.Upper, Sibling: s.Sibling}
+	nb.splitFor, nb.splitOf = nb.LastSplit, keyOf(s)
 }
 
 // lastSplit is the most recent entry of our split history, nil if none.

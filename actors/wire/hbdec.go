@@ -6,16 +6,19 @@ import (
 )
 
 // heartbeatBlock holds a received heartbeat's decoded parts in one
-// allocation: the message, the sender's NodeInfo, its zone and (up to 8
-// dimensions) the zone's coordinates. The split and the load are
-// allocated apart: receivers keep them (a neighbor's last split and load)
-// and should not keep the rest alive with them.
+// allocation: the message, the sender's NodeInfo, its zone, (up to 8
+// dimensions) the zone's coordinates and its split. The load is
+// allocated apart: receivers keep it (a neighbor's last load) and should
+// not keep the rest alive with it; a receiver keeps a copy of the split
+// when it changed (overlay.keepSplit), which a Decoder's reuse of the
+// block requires.
 type heartbeatBlock struct {
 	lazy   LazyHeartbeat
 	hb     Heartbeat
 	self   NodeInfo
 	zone   Zone
 	coords [16]uint64
+	split  Split
 }
 
 // decodeHeartbeat is DecodeLazy's fast path for a heartbeat payload laid
@@ -24,11 +27,17 @@ type heartbeatBlock struct {
 // field once, the list's records in one run, packed coordinates, no unknown
 // fields. It decodes such a payload by hand — every heartbeat a peer
 // receives, the bulk of the messages on the bus — into what proto.Unmarshal
-// would give, with two allocations instead of eight. It reports false for
+// would give, with one allocation (the block; none into a Decoder's) and
+// the load's instead of eight. It reports false for
 // anything else, valid or not, and the caller decodes that the general way
-// (which also produces the errors).
-func decodeHeartbeat(p []byte) (*LazyHeartbeat, bool) {
-	b := &heartbeatBlock{}
+// (which also produces the errors). It decodes into b (cleared first), or
+// a new block when b is nil (Decoder reuses one).
+func decodeHeartbeat(p []byte, b *heartbeatBlock) (*LazyHeartbeat, bool) {
+	if b == nil {
+		b = &heartbeatBlock{}
+	} else {
+		*b = heartbeatBlock{}
+	}
 	b.lazy.Heartbeat = &b.hb
 	from, to := -1, -1 // the list's run
 	for off := 0; off < len(p); {
@@ -50,17 +59,25 @@ func decodeHeartbeat(p []byte) (*LazyHeartbeat, bool) {
 			if from < 0 {
 				from = off
 			}
-			to = off + n + m
-		case num == 3 && b.hb.LastSplit == nil:
-			s := &Split{}
-			if !split(v, s) {
+			// The records that follow, skipped at once: the list is most
+			// of the payload, and the receiver only wants its extent.
+			if to = listEnd(p, off+n+m); to < 0 {
 				return nil, false
 			}
-			b.hb.LastSplit = s
-		case num == 4 && b.hb.Load == nil:
-			l := &Load{}
-			if proto.Unmarshal(v, l) != nil {
+			off = to
+			continue
+		case num == 3 && b.hb.LastSplit == nil:
+			if !split(v, &b.split) {
 				return nil, false
+			}
+			b.hb.LastSplit = &b.split
+		case num == 4 && b.hb.Load == nil:
+			l, ok := decodeLoad(v)
+			if !ok {
+				l = &Load{}
+				if proto.Unmarshal(v, l) != nil {
+					return nil, false
+				}
 			}
 			b.hb.Load = l
 		default:
@@ -72,6 +89,32 @@ func decodeHeartbeat(p []byte) (*LazyHeartbeat, bool) {
 		b.lazy.List = p[from:to]
 	}
 	return &b.lazy, true
+}
+
+// listEnd is where the run of neighbor records (field 2, one-byte tag
+// 0x12) starting at off ends, or -1 if one of them is truncated: what
+// decodeHeartbeat's loop finds record by record, without its generic
+// tag and length decoding.
+func listEnd(p []byte, off int) int {
+	for off < len(p) && p[off] == 0x12 {
+		off++
+		var n uint64
+		if off < len(p) && p[off] < 0x80 {
+			n = uint64(p[off])
+			off++
+		} else {
+			v, m := protowire.ConsumeVarint(p[off:])
+			if m < 0 {
+				return -1
+			}
+			n, off = v, off+m
+		}
+		if n > uint64(len(p)-off) {
+			return -1
+		}
+		off += int(n)
+	}
+	return off
 }
 
 // nodeInfo decodes the sender's NodeInfo into the block.

@@ -40,7 +40,7 @@ func TestDecodeHeartbeatFastPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lh, ok := decodeHeartbeat(p)
+		lh, ok := decodeHeartbeat(p, nil)
 		if !ok {
 			t.Errorf("%s: fast path refused a heartbeat as peers write it", name)
 			continue
@@ -70,7 +70,7 @@ func TestDecodeHeartbeatFastPath(t *testing.T) {
 		"unpacked":   unpacked,
 		"unknown":    unknown,
 	} {
-		if _, ok := decodeHeartbeat(q); ok {
+		if _, ok := decodeHeartbeat(q, nil); ok {
 			t.Errorf("%s: fast path accepted a payload it must leave to proto.Unmarshal", name)
 		}
 		b, _ := Encode(nil, Header{Type: MsgType_MSG_HEARTBEAT, From: 1, To: 2}, q)

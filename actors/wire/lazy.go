@@ -47,7 +47,30 @@ func (h *LazyHeartbeat) Neighbors() ([]*NodeInfo, error) {
 // parsed without copying its payload. It accepts and rejects exactly the
 // inputs Decode does, except for neighbor lists, whose errors surface in
 // LazyHeartbeat.Neighbors. It never panics.
-func DecodeLazy(data []byte) (Header, proto.Message, error) {
+func DecodeLazy(data []byte) (Header, proto.Message, error) { return decodeLazy(data, nil) }
+
+// Decoder is DecodeLazy with a heartbeat of its own that it decodes into
+// again and again instead of allocating one per message: a peer receives
+// a heartbeat from every neighbor every period — most of its messages —
+// and keeps none of it but the sender's load, allocated apart for it to
+// keep, and a copy of the sender's split when it changed. The zero value
+// is ready to use; a Decoder is not safe for concurrent use.
+type Decoder struct {
+	block heartbeatBlock
+}
+
+// DecodeLazy is the package's DecodeLazy, except that a heartbeat that
+// takes the fast path (decodeHeartbeat) — its LazyHeartbeat, Heartbeat,
+// the sender's NodeInfo, zone and split — is the decoder's, valid until
+// its next call: copy what you keep beyond that but Load, which is the
+// caller's. Any other message is the caller's, as from DecodeLazy.
+func (d *Decoder) DecodeLazy(data []byte) (Header, proto.Message, error) {
+	return decodeLazy(data, &d.block)
+}
+
+// decodeLazy is DecodeLazy decoding a fast-path heartbeat into block, or
+// into a new one when block is nil.
+func decodeLazy(data []byte, block *heartbeatBlock) (Header, proto.Message, error) {
 	body, err := Open(data)
 	if err != nil {
 		return Header{}, nil, err
@@ -66,7 +89,7 @@ func DecodeLazy(data []byte) (Header, proto.Message, error) {
 		}
 		return h, m, nil
 	}
-	if lh, ok := decodeHeartbeat(payload); ok {
+	if lh, ok := decodeHeartbeat(payload, block); ok {
 		return h, lh, nil
 	}
 	// The neighbors' records are usually one run (a marshaller writes
