@@ -83,6 +83,13 @@ type Accounting struct {
 	StoppedPeer   uint64           `json:"stopped_peer"`
 	Lost          uint64           `json:"lost"`
 	InFlightAtEnd AccountingFlight `json:"in_flight_at_end"`
+	// LostWithWorkers, in a run split over worker processes one of which
+	// died, is what its counters took with them: the messages its peers
+	// sent and received after its last report (sent and not counted
+	// received, or received elsewhere and never counted sent). The books
+	// close by naming them; written only when a worker died
+	// (AccountingIdentityWorkers), and the run fails workers_alive.
+	LostWithWorkers int64 `json:"lost_with_workers,omitempty"`
 	// Unaccounted is sent + duplicated minus every other term: messages
 	// that vanished (positive) or were counted twice (negative). 0 in a
 	// run whose books close.
@@ -106,6 +113,10 @@ type AccountingDrops struct {
 const AccountingIdentityBandwidth = "sent + duplicated = delivered + dropped.partition + dropped.loss + dropped.bus_outage + dropped.slow_consumer + dropped.bandwidth" +
 	" + refused + publish_failed + unroutable + stopped_peer + lost" +
 	" + in_flight_at_end.link_delay + in_flight_at_end.bus + in_flight_at_end.mailbox + in_flight_at_end.unregistered + unaccounted"
+
+// AccountingIdentityWorkers is the term a run that lost a worker process
+// adds to its identity, before unaccounted (Accounting.LostWithWorkers).
+const AccountingIdentityWorkers = " + lost_with_workers"
 
 // AccountingFlight are the messages still on their way when the run
 // ended, by where they were; Total is their sum.
@@ -133,6 +144,8 @@ type messageCounts struct {
 	// end; bwOn when link.bandwidth limits anything.
 	bwDropped, bwPending uint64
 	bwOn                 bool
+	// workersLost: the run was split over worker processes and some died.
+	workersLost bool
 }
 
 // readMessageCounts reads the counters of a run whose driver has closed.
@@ -144,6 +157,10 @@ func readMessageCounts(drv Driver, c *chaos, traffic metrics.TrafficSnapshot) me
 		mc.slow = c.Slow().Pending
 		st, m := c.Bandwidth()
 		mc.bwDropped, mc.bwPending, mc.bwOn = st.DroppedTotal(), st.Pending, m != nil
+	}
+	if wf, ok := drv.(workerFailures); ok {
+		_, lost := wf.Failures()
+		mc.workersLost = len(lost) > 0
 	}
 	if d, ok := drv.(settledDriver); ok {
 		s := d.Settlement()
@@ -192,6 +209,12 @@ func (mc messageCounts) accounting() Accounting {
 	out := a.Delivered + a.Dropped.Partition + a.Dropped.Loss + a.Dropped.BusOutage + a.Dropped.SlowConsumer + a.Dropped.Bandwidth +
 		a.Refused + a.PublishFailed + a.Unroutable + a.StoppedPeer + a.Lost + f.Total
 	a.Unaccounted = int64(in) - int64(out)
+	if mc.workersLost {
+		// What the dead workers' counters took with them is all the
+		// books cannot place: name it instead of leaving it unaccounted.
+		a.Identity = strings.Replace(a.Identity, " + unaccounted", AccountingIdentityWorkers+" + unaccounted", 1)
+		a.LostWithWorkers, a.Unaccounted = a.Unaccounted, 0
+	}
 	return a
 }
 
@@ -219,6 +242,9 @@ func (a Accounting) terms() []string {
 	add("in_flight_at_end.bus", a.InFlightAtEnd.Bus)
 	add("in_flight_at_end.mailbox", a.InFlightAtEnd.Mailbox)
 	add("in_flight_at_end.unregistered", a.InFlightAtEnd.Unregistered)
+	if a.LostWithWorkers != 0 {
+		out = append(out, fmt.Sprintf("lost_with_workers %d (the messages a dead worker's peers sent and received after its last report: its counters died with it)", a.LostWithWorkers))
+	}
 	return out
 }
 
@@ -254,7 +280,11 @@ func (a Accounting) line() string {
 		s += fmt.Sprintf(" + duplicated %d", a.Duplicated)
 	}
 	f := a.InFlightAtEnd
-	return s + fmt.Sprintf(" = delivered %d + dropped %d + unroutable %d + lost %d + in flight at end %d (delay %d, bus %d, mailbox %d, unregistered %d); unaccounted %d",
+	s += fmt.Sprintf(" = delivered %d + dropped %d + unroutable %d + lost %d + in flight at end %d (delay %d, bus %d, mailbox %d, unregistered %d)",
 		a.Delivered, d.Partition+d.Loss+d.BusOutage+d.SlowConsumer+d.Bandwidth, a.Unroutable+a.StoppedPeer, a.Refused+a.PublishFailed+a.Lost,
-		f.Total, f.LinkDelay, f.Bus, f.Mailbox, f.Unregistered, a.Unaccounted)
+		f.Total, f.LinkDelay, f.Bus, f.Mailbox, f.Unregistered)
+	if a.LostWithWorkers != 0 {
+		s += fmt.Sprintf(" + lost with dead workers %d", a.LostWithWorkers)
+	}
+	return s + fmt.Sprintf("; unaccounted %d", a.Unaccounted)
 }

@@ -196,6 +196,8 @@ type WorkersSetup struct {
 // says how many workers it had and which of them died during the run.
 type workerFailures interface {
 	Failures() (workers int, lost []string)
+	// LossTimes are when the dead workers were declared dead (emulated).
+	LossTimes() []time.Duration
 }
 
 // workerCosts is a driver whose run is split across processes: what
@@ -626,6 +628,13 @@ func (r *run) loop() error {
 		if t < sc.Duration {
 			if until, fired := r.cha.fire(s); fired {
 				r.rec.extend(until)
+			}
+		}
+		// A worker declared dead crashed its peers: a disturbance the
+		// overlay must repair, as a crash of the fault timeline is.
+		if wf, ok := drv.(workerFailures); ok {
+			for _, at := range wf.LossTimes() {
+				r.rec.extend(at)
 			}
 		}
 		if opts.Progress != nil {

@@ -100,6 +100,7 @@ type Coordinator struct {
 	adopting bool
 	origin   time.Duration
 	failures []string
+	lostAt   []time.Duration // when each lost worker was declared dead, emulated
 	closed   bool
 	closing  bool // Close has begun: its requests judge the workers
 	final    live.Settlement
@@ -501,7 +502,16 @@ func (c *Coordinator) lose(i int, why string) {
 	c.log.Error("worker lost", "worker", i, "detail", msg)
 	c.mu.Lock()
 	c.failures = append(c.failures, msg)
+	c.lostAt = append(c.lostAt, now.Round(time.Second))
 	c.mu.Unlock()
+}
+
+// LossTimes are the emulated times at which workers were declared dead:
+// their peers crashed then, a disturbance the overlay must repair.
+func (c *Coordinator) LossTimes() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.lostAt)
 }
 
 // Failures says how many workers the run had and which died during it,

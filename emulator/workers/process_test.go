@@ -254,4 +254,17 @@ func TestKilledWorkerIsReported(t *testing.T) {
 	if s.Messages.PerNodePerMinute == nil || *s.Messages.PerNodePerMinute <= 0 {
 		t.Errorf("seed %d: no per-node message figure from the surviving worker", sc.Seed)
 	}
+	// The books name what the dead worker's counters took with them
+	// instead of leaving it unaccounted.
+	a := s.Accounting
+	if a.Unaccounted != 0 || a.LostWithWorkers == 0 || !strings.Contains(a.Identity, "lost_with_workers") {
+		t.Errorf("seed %d: accounting unaccounted %d, lost with workers %d, identity %q: want the dead worker's messages named", sc.Seed, a.Unaccounted, a.LostWithWorkers, a.Identity)
+	}
+	// Its peers' crash is a disturbance the overlay had to repair, not
+	// "no churn or fault".
+	for _, c := range s.Invariants.Checks {
+		if c.Name == "overlay_reconverged" && !strings.Contains(c.Detail, "after the last disturbance at 2m") {
+			t.Errorf("seed %d: overlay_reconverged %q: want it judged from the worker's death at about 2m", sc.Seed, c.Detail)
+		}
+	}
 }
