@@ -73,6 +73,9 @@ type BatchPublisher interface {
 // length, and the frame check.
 const envelopeSlack = 64
 
+// payloadBufs lend publish the buffer it encodes payloads into.
+var payloadBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
 // encodeBufs lends publish its encoding buffer when the IO copies.
 var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
@@ -404,6 +407,13 @@ func publishAs(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msg
 		buf = encodeBufs.Get().(*[]byte)
 		defer encodeBufs.Put(buf)
 	}
+	// Payloads are encoded into a pooled buffer: every envelope copies its
+	// payload, so none is kept once the messages are encoded.
+	var pbuf *[]byte
+	if len(msgs) > 0 {
+		pbuf = payloadBufs.Get().(*[]byte)
+		defer payloadBufs.Put(pbuf)
+	}
 	var batch []Envelope // envelopes encoded so far, when batching
 	if b, ok := io.(BatchPublisher); ok && b.Batched() && len(msgs) > 1 {
 		batch = make([]Envelope, 0, len(msgs))
@@ -417,9 +427,10 @@ func publishAs(io IO, traffic *metrics.Traffic, id core.NodeID, seq *uint64, msg
 	for i, out := range msgs {
 		if out.Msg != last {
 			var err error
-			if payload, err = wire.MarshalPayload(out.Msg); err != nil {
+			if payload, err = wire.AppendPayload((*pbuf)[:0], out.Msg); err != nil {
 				continue // cannot happen for our own messages; nothing sensible to send
 			}
+			*pbuf = payload[:0] // keep the grown buffer
 			last = out.Msg
 			if batch != nil {
 				// Room for the rest of the batch at this payload's size,

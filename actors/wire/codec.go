@@ -310,13 +310,18 @@ type Header struct {
 
 // MarshalPayload encodes a payload message once, so that one heartbeat can be
 // wrapped into many envelopes without encoding it again.
-func MarshalPayload(m proto.Message) ([]byte, error) {
+func MarshalPayload(m proto.Message) ([]byte, error) { return AppendPayload(nil, m) }
+
+// AppendPayload is MarshalPayload appending to buf: a sender that is
+// done with a payload once its envelopes are written (they copy it)
+// encodes the next one into the same buffer.
+func AppendPayload(buf []byte, m proto.Message) ([]byte, error) {
 	if hb, ok := m.(*Heartbeat); ok {
-		if b, ok := appendHeartbeat(nil, hb); ok {
+		if b, ok := appendHeartbeat(buf, hb); ok {
 			return b, nil
 		}
 	}
-	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(buf, m)
 }
 
 // Encode builds the envelope bytes for header h and an already encoded

@@ -12,7 +12,8 @@ import (
 // written field by field: every peer encodes one heartbeat per period with
 // its whole neighbor list (002 §4.2.2), and protobuf's reflective encoder
 // was a tenth of the deterministic driver's time (docs/BENCHMARKS.md). The
-// load (jobs runs only) is encoded by proto. It reports false, appending
+// load (jobs runs only) is written by hand too (appendLoad), unless it has
+// Balloons, CE loads or unknown fields: those are encoded by proto. It reports false, appending
 // nothing, for a heartbeat it leaves to proto.Marshal: one with unknown
 // fields or a nil list entry (peers never build such messages).
 func appendHeartbeat(buf []byte, hb *Heartbeat) ([]byte, bool) {
@@ -34,7 +35,11 @@ func appendHeartbeat(buf []byte, hb *Heartbeat) ([]byte, bool) {
 		buf = appendVarintField(buf, 3, protowire.EncodeBool(s.Upper))
 		buf = appendVarintField(buf, 4, s.Sibling)
 	}
-	if hb.Load != nil {
+	if hb.Load != nil && plainLoad(hb.Load) {
+		buf = protowire.AppendTag(buf, 4, protowire.BytesType)
+		buf = protowire.AppendVarint(buf, uint64(sizeLoad(hb.Load)))
+		buf = appendLoad(buf, hb.Load)
+	} else if hb.Load != nil {
 		o := proto.MarshalOptions{Deterministic: true}
 		buf = protowire.AppendTag(buf, 4, protowire.BytesType)
 		buf = protowire.AppendVarint(buf, uint64(o.Size(hb.Load)))
@@ -46,8 +51,8 @@ func appendHeartbeat(buf []byte, hb *Heartbeat) ([]byte, bool) {
 	return buf, true
 }
 
-// sizeHeartbeat is the size of a plain heartbeat's encoding, but for its
-// load's (which proto computes when it is encoded).
+// sizeHeartbeat is the size of a plain heartbeat's encoding, but for a
+// load proto encodes (whose size proto computes when it is encoded).
 func sizeHeartbeat(hb *Heartbeat) int {
 	n := 0
 	if hb.Self != nil {
@@ -60,6 +65,9 @@ func sizeHeartbeat(hb *Heartbeat) int {
 	}
 	if hb.LastSplit != nil {
 		n += sizeField(sizeSplit(hb.LastSplit))
+	}
+	if hb.Load != nil && plainLoad(hb.Load) {
+		n += sizeField(sizeLoad(hb.Load))
 	}
 	return n
 }

@@ -154,15 +154,66 @@ func FuzzDecodeLoad(f *testing.F) {
 	})
 }
 
-// BenchmarkDecodeLazyLoadedHeartbeat decodes a heartbeat with a load, as
-// peers of a run with a workload receive one per neighbor and period:
-// d = 4 + virtual, 20 neighbors.
+// typicalLoad is a load as a multi-core job run sends one: d = 4 +
+// virtual, the node's point, every aggregated load, the residual
+// resources.
+func typicalLoad() *Load {
+	l := &Load{Queue: 3, Free: 1, Speed: 1.5, Point: []uint32{1 << 30, 3 << 29, 1 << 20, 12345, 1 << 31},
+		Cores: 4, Demand: 2.5, Residual: []float32{1.5, 2048, 10240}, Waiting: 1, Nbc: 2, NormLoad: 0.375}
+	for i := range 5 {
+		l.Agg = append(l.Agg, &AggLoad{Nodes: float32(10 + i), Queue: float32(3 * i), Cores: float32(40 + i)})
+	}
+	return l
+}
+
+// BenchmarkLoadCodec decodes and encodes a typical load (typicalLoad) by
+// hand (decodeLoad, appendLoad) and with proto, as every heartbeat of a
+// run with a workload needs once per receiver and once per sender.
+func BenchmarkLoadCodec(b *testing.B) {
+	l := typicalLoad()
+	p, err := proto.MarshalOptions{Deterministic: true}.Marshal(l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("decode=proto", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := proto.Unmarshal(p, &Load{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode=hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := decodeLoad(p); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
+	buf := make([]byte, 0, 256)
+	b.Run("encode=proto", func(b *testing.B) {
+		b.ReportAllocs()
+		o := proto.MarshalOptions{Deterministic: true}
+		for b.Loop() {
+			buf, _ = o.MarshalAppend(buf[:0], l)
+		}
+	})
+	b.Run("encode=hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf = appendLoad(buf[:0], l)
+		}
+	})
+}
+
+// BenchmarkDecodeLazyLoadedHeartbeat decodes a heartbeat with a typical
+// load, as peers of a run with a workload receive one per neighbor and
+// period: d = 4 + virtual, 20 neighbors.
 func BenchmarkDecodeLazyLoadedHeartbeat(b *testing.B) {
-	r := rand.New(rand.NewPCG(5, 6))
 	hb := richHeartbeat()
 	hb.Self.Extra = nil
-	hb.Load = randomLoad(r, 5)
-	hb.Load.Residual = []float32{1, 2, 3}
+	hb.Load = typicalLoad()
 	for len(hb.Neighbors) < 20 {
 		hb.Neighbors = append(hb.Neighbors, hb.Neighbors...)
 	}
@@ -172,9 +223,10 @@ func BenchmarkDecodeLazyLoadedHeartbeat(b *testing.B) {
 		b.Fatal(err)
 	}
 	data, _ := Encode(nil, Header{Type: MsgType_MSG_HEARTBEAT, From: 7, To: 2, Seq: 9, SentAt: 1e9}, p)
+	var dec Decoder
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := DecodeLazy(data); err != nil {
+		if _, _, err := dec.DecodeLazy(data); err != nil {
 			b.Fatal(err)
 		}
 	}
