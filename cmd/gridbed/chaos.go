@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 // chaosFlags are gridbed chaos's flags.
 type chaosFlags struct {
 	sets     []string
+	faults   string
 	out      string
 	runs     int
 	seed     uint64
@@ -37,15 +39,18 @@ until}}: docs/FAULTS.md) each seed draws its own fault schedule; without
 one, each seed runs the written faults, drawing only whom they hit. For each failing
 seed it shrinks the schedule by delta debugging — removing entries (a
 drawn partition with its heal, a drawn loss with its reset) while the run still
-fails one of the same invariants — writes the fewest faults found as a
-plain scenario file (--out DIR/seed-N.yaml, a faults: timeline without the
-random entry) and replays that file to confirm it fails again.
+fails one of the same invariants — and writes what is left twice: as a
+faults file, DIR/seed-N.faults.yaml — the base file's name, the seed and
+only the faults that remain, which gridbed run FILE --faults
+DIR/seed-N.faults.yaml replays — and as the whole effective scenario,
+DIR/seed-N.yaml (gridbed run DIR/seed-N.yaml). It replays the faults
+file to confirm it fails again and prints the command.
 
 Exit status: 0 no seed failed, 3 some seed failed (its files are written),
 2 a bad flag or scenario file, 1 an error of gridbed itself.`,
 		Example: `  gridbed chaos examples/nemesis.yaml --runs 20
   gridbed chaos examples/nemesis.yaml --runs 50 --seed 100 --parallel 2 --out results/hunt
-  gridbed run results/chaos-nemesis/seed-7.yaml --driver sim   # replay one`,
+  gridbed run examples/nemesis.yaml --driver sim --faults results/chaos-nemesis/seed-7.faults.yaml   # replay one`,
 		ValidArgsFunction: scenarioFiles,
 		RunE: func(c *cobra.Command, args []string) error {
 			return status(cmdChaos(c, f, args, stdout, stderr))
@@ -53,6 +58,7 @@ Exit status: 0 no seed failed, 3 some seed failed (its files are written),
 	}
 	fs := c.Flags()
 	addSetFlag(fs, &f.sets, "override a scenario key by dotted path (`key=value`); repeatable")
+	addFaultsFlag(fs, &f.faults)
 	fs.IntVar(&f.runs, "runs", 20, "seeds to try")
 	fs.Uint64Var(&f.seed, "seed", 0, "the first seed (default: the scenario's); the others follow it")
 	fs.IntVar(&f.parallel, "parallel", 1, "seeds run at once")
@@ -71,7 +77,7 @@ func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.W
 		return 2
 	}
 	noteBuiltin(args[0], stderr)
-	sc, err := loadScenario(args[0], f.sets)
+	sc, err := loadScenarioFaults(args[0], f.faults, f.sets, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -121,7 +127,7 @@ func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.W
 	}
 	code := 0
 	for _, fd := range rep.Findings {
-		path, err := search.Write(dir, fd)
+		files, err := search.Write(dir, args[0], f.sets, fd)
 		if err != nil {
 			fmt.Fprintf(stderr, "gridbed chaos: writing seed %d: %v\n", fd.Seed, err)
 			return 1
@@ -132,11 +138,13 @@ func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.W
 		}
 		verdict := "not replayed (interrupted)"
 		if ctx.Err() == nil {
-			again, err := search.Replay(ctx, path)
+			// Replayed as a person would: the base file, the same --set
+			// overrides and the faults file.
+			again, err := replayFaults(ctx, args[0], files.Faults, f.sets)
 			switch {
 			case ctx.Err() != nil: // Ctrl-C during the replay: it says nothing
 			case err != nil:
-				fmt.Fprintf(stderr, "gridbed chaos: replaying %s: %v\n", path, err)
+				fmt.Fprintf(stderr, "gridbed chaos: replaying %s: %v\n", files.Faults, err)
 				return 1
 			case search.Reproduces(again, fd):
 				verdict = "replayed: fails again" + failedText(again.Failed)
@@ -144,7 +152,8 @@ func cmdChaos(c *cobra.Command, f chaosFlags, args []string, stdout, stderr io.W
 				verdict = "replayed: DID NOT fail again (" + again.Outcome + ")"
 			}
 		}
-		fmt.Fprintf(out, "seed %d%s: %s → %s; %s\n", fd.Seed, failedText(fd.Failed), shrunk, path, verdict)
+		fmt.Fprintf(out, "seed %d%s: %s → %s (whole scenario: %s); %s\n", fd.Seed, failedText(fd.Failed), shrunk, files.Faults, files.Scenario, verdict)
+		fmt.Fprintf(out, "  replay: %s\n", search.ReplayCommand(args[0], f.sets, files.Faults))
 		code = 3
 	}
 	interruptedAtAll := rep.Interrupted || ctx.Err() != nil
@@ -171,4 +180,14 @@ func failedText(names []string) string {
 		return ""
 	}
 	return " [" + strings.Join(names, ", ") + "]"
+}
+
+// replayFaults runs base with the --set overrides sets and the faults file
+// faults on the deterministic driver.
+func replayFaults(ctx context.Context, base, faults string, sets []string) (search.Outcome, error) {
+	sc, err := loadScenarioFaults(base, faults, sets, nil)
+	if err != nil {
+		return search.Outcome{}, err
+	}
+	return search.ReplayScenario(ctx, sc)
 }

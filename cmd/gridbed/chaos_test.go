@@ -39,20 +39,39 @@ func TestChaosFindsShrinksAndReplays(t *testing.T) {
 	if !strings.Contains(stdout, "seeds failed") || !strings.Contains(stdout, "replayed: fails again") || strings.Contains(stdout, "DID NOT") {
 		t.Fatalf("stdout:\n%s", stdout)
 	}
-	files, _ := filepath.Glob(filepath.Join(out, "seed-*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(out, "seed-*.faults.yaml"))
 	if len(files) == 0 {
-		t.Fatalf("no schedule written in %s:\n%s", out, stdout)
+		t.Fatalf("no faults file written in %s:\n%s", out, stdout)
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), "random:") || !strings.Contains(string(b), "partition:") {
-			t.Fatalf("%s is not a plain timeline with the partition:\n%s", f, b)
+		// Short and to the point: the base's name, the seed and the
+		// faults left, no scenario key besides.
+		text := string(b)
+		if strings.Contains(text, "random:") || !strings.Contains(text, "partition:") || !strings.Contains(text, "\nbase: "+file+"\n") ||
+			strings.Contains(text, "peers:") || strings.Contains(text, "overlay:") || strings.Count(text, "\n") > 30 {
+			t.Fatalf("%s is not the base's name, the seed and the partitions left:\n%s", f, b)
 		}
-		if code, _, stderr := gridbed(t, "validate", f); code != 0 {
-			t.Fatalf("%s does not validate: %s", f, stderr)
+		if !strings.Contains(stdout, "replay: gridbed run "+file+" --driver sim --faults "+f) {
+			t.Fatalf("stdout does not say how to replay %s:\n%s", f, stdout)
+		}
+		// The replay, as a person runs it: it fails again (exit 3).
+		if code, rout, rerr := gridbed(t, "run", file, "--driver", "sim", "--faults", f, "--strict", "--report=false", "--out", filepath.Join(dir, "replay")); code != 3 || !strings.Contains(rout, "overlay_reconverged") {
+			t.Fatalf("gridbed run %s --faults %s: exit %d, want 3 (failed)\n%s\n%s", file, f, code, rout, rerr)
+		}
+		whole := strings.TrimSuffix(f, ".faults.yaml") + ".yaml"
+		b, err = os.ReadFile(whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "random:") || !strings.Contains(string(b), "partition:") {
+			t.Fatalf("%s is not a plain timeline with the partition:\n%s", whole, b)
+		}
+		if code, _, stderr := gridbed(t, "validate", whole); code != 0 {
+			t.Fatalf("%s does not validate: %s", whole, stderr)
 		}
 	}
 	if code, _, stderr := gridbed(t, "chaos", file, "--runs", "0"); code != 2 || !strings.Contains(stderr, "--runs") {
@@ -96,8 +115,12 @@ func TestChaosInterruptKeepsSchedules(t *testing.T) {
 		t.Fatalf("chaos.txt:\n%s\nstdout:\n%s", report, stdout.String())
 	}
 	for _, f := range files {
-		if code, _, stderr := gridbed(t, "validate", f); code != 0 {
-			t.Fatalf("%s does not validate: %s", f, stderr)
+		args := []string{"validate", f}
+		if strings.HasSuffix(f, ".faults.yaml") {
+			args = []string{"validate", file, "--faults", f}
+		}
+		if code, _, stderr := gridbed(t, args...); code != 0 {
+			t.Fatalf("%v does not validate: %s", args, stderr)
 		}
 	}
 }

@@ -124,3 +124,9 @@ func addAddrFlag(fs *pflag.FlagSet, v *string, name, def string, bare bool, usag
 	*v = def
 	fs.Var(&addrValue{name: name, v: v, bare: bare}, name, usage)
 }
+
+// addFaultsFlag adds --faults FILE: a faults file (scenario.FaultsOverride,
+// as gridbed chaos writes) whose timeline replaces the scenario's.
+func addFaultsFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "faults", "", "replace the scenario's fault timeline with the one in `FILE` (faults:, and its seed: if it has one; gridbed chaos writes them, docs/FAULTS.md); --set faults.… then edits it")
+}

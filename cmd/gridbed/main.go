@@ -68,9 +68,34 @@ func noteBuiltin(file string, stderr io.Writer) {
 // loadScenario reads a scenario file (readScenario) and applies the --set
 // overrides.
 func loadScenario(file string, sets []string) (scenario.Scenario, error) {
+	return loadScenarioFaults(file, "", sets, nil)
+}
+
+// loadScenarioFaults reads a scenario file (readScenario), replaces its
+// fault timeline with the one of faultsFile (--faults; "" keeps the
+// file's own) and applies the --set overrides, in that order: a --set of
+// a fault entry's field or of the seed changes the timeline and seed
+// faultsFile gave. When faultsFile names another base scenario than
+// file, a note says so on stderr (if not nil).
+func loadScenarioFaults(file, faultsFile string, sets []string, stderr io.Writer) (scenario.Scenario, error) {
 	sc, err := readScenario(file)
 	if err != nil {
 		return sc, err
+	}
+	if faultsFile != "" {
+		o, err := scenario.LoadFaults(faultsFile)
+		if err != nil {
+			return sc, err
+		}
+		if o.Base != "" && filepath.Clean(o.Base) != filepath.Clean(file) && stderr != nil {
+			fmt.Fprintf(stderr, "gridbed: note: the faults of %s were written for %s; running them on %s\n", faultsFile, o.Base, file)
+		}
+		o.Apply(&sc)
+		if len(sets) == 0 {
+			if err := sc.Validate(); err != nil {
+				return sc, err
+			}
+		}
 	}
 	if len(sets) > 0 {
 		if err := sc.SetAll(sets...); err != nil {
@@ -82,6 +107,7 @@ func loadScenario(file string, sets []string) (scenario.Scenario, error) {
 
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var sets []string
+	var faults string
 	c := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "check a scenario file (and --set overrides) without running it",
@@ -96,7 +122,7 @@ and what to write instead (exit status 2); a valid file prints "FILE: ok".`,
 				return exitCode(2)
 			}
 			noteBuiltin(args[0], stderr)
-			if _, err := loadScenario(args[0], sets); err != nil {
+			if _, err := loadScenarioFaults(args[0], faults, sets, stderr); err != nil {
 				fmt.Fprintln(stderr, err)
 				return exitCode(2)
 			}
@@ -105,6 +131,7 @@ and what to write instead (exit status 2); a valid file prints "FILE: ok".`,
 		},
 	}
 	addSetFlag(c.Flags(), &sets, "override a scenario key by dotted path (`key=value`); repeatable")
+	addFaultsFlag(c.Flags(), &faults)
 	return c
 }
 
@@ -165,6 +192,7 @@ func wrap(text string, width int) []string {
 // runFlags are gridbed run's flags.
 type runFlags struct {
 	sets                                []string
+	faults                              string
 	out, driver, metricsAddr, pprofAddr string
 	progress, logLevel                  string
 	strict, withReport                  bool
@@ -198,6 +226,7 @@ matters: go run reports any non-zero status of the program as its own 1.`,
 	}
 	fs := c.Flags()
 	addSetFlag(fs, &f.sets, "override a scenario key by dotted path (`key=value`); repeatable")
+	addFaultsFlag(fs, &f.faults)
 	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/<file name>, results/<file name>-sim for --driver sim); checked before the run, written as a whole at its end, an earlier run's results there replaced")
 	addDriverFlag(c, &f.driver)
 	addAddrFlag(fs, &f.metricsAddr, "metrics-addr", defaultMetricsAddr, false,
@@ -218,7 +247,7 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	}
 	noteBuiltin(args[0], stderr)
 	level := slogLevel(f.logLevel)
-	sc, err := loadScenario(args[0], f.sets)
+	sc, err := loadScenarioFaults(args[0], f.faults, f.sets, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2

@@ -42,6 +42,7 @@ func (a *axesFlag) Set(v string) error {
 // sweepFlags are gridbed sweep's flags.
 type sweepFlags struct {
 	sets        []string
+	faults      string
 	axes        axesFlag
 	out, driver string
 	columns     string
@@ -81,6 +82,7 @@ had one.
 	}
 	fs := c.Flags()
 	addSetFlag(fs, &f.sets, "override a scenario key for every run (`key=value`); repeatable")
+	addFaultsFlag(fs, &f.faults)
 	fs.Var(&f.axes, "vary", "a grid axis: `key=v1,v2,…`; repeatable (the grid is their product)")
 	fs.StringVar(&f.out, "out", "", "the results `DIR` (default results/sweep-<file name>, …-sim for --driver sim)")
 	addDriverFlag(c, &f.driver)
@@ -124,9 +126,13 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 	// Validate every combination before running any.
 	scenarios := make([]scenario.Scenario, len(grid))
 	for i, p := range grid {
-		sc, err := loadScenario(pos[0], append(append([]string(nil), f.sets...), p.Assignments(axes)...))
+		var note io.Writer
+		if i == 0 {
+			note = stderr
+		}
+		sc, err := loadScenarioFaults(pos[0], f.faults, append(append([]string(nil), f.sets...), p.Assignments(axes)...), note)
 		if err != nil {
-			fmt.Fprintln(stderr, err)
+			fmt.Fprintln(stderr, varyFlag(err.Error(), p.Assignments(axes), f.sets))
 			return 2
 		}
 		if err := emulator.Admit(sc, f.driver, memoryLimit()); err != nil {
@@ -332,4 +338,16 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "outcome: passed — every %s passed\n", strings.TrimSuffix(runs, "s"))
 	}
 	return 0
+}
+
+// varyFlag names the flag a grid point's assignment came from in a
+// message about it: --vary for an axis's value (the scenario's errors say
+// --set), unless the same assignment was also given with --set.
+func varyFlag(msg string, assignments, sets []string) string {
+	for _, a := range assignments {
+		if !slices.Contains(sets, a) {
+			msg = strings.ReplaceAll(msg, "--set "+a, "--vary "+a)
+		}
+	}
+	return msg
 }

@@ -31,6 +31,9 @@ type Fault struct {
 	At   time.Duration
 	Kind string // one of FaultKinds
 	Line int    // line in the scenario file, 0 if none
+	// source is the faults file (--faults) the entry was read from; ""
+	// for the scenario's own file. Messages name it with Line.
+	source string
 	// When, instead of At, names a protocol event (TriggerEvents): the
 	// fault happens at the first oracle sample at which Count such events
 	// (summed over all peers) have happened. At is then that sample's time.
@@ -165,7 +168,7 @@ var faultExample = map[string]string{
 	FaultCorrupt:    "corrupt: {p: 0.01}",
 }
 
-const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, leave {fraction | region} (a graceful mass departure), bus_restart {down_for}, slow {fraction, delay} (that fraction of the peers serve each message they receive in delay; delay 0s: none), random {kinds, rate, max_concurrent, duration, until} (a seeded nemesis drawing faults of those kinds: docs/FAULTS.md), flap {fraction | peers | from + to, up, down, dist, duration, oneway, name} (links that go down and up), corrupt {p} (a share of the messages arrive with a changed byte and are rejected); a partition may also cut from: [ids] to: [ids] (oneway: only that way); e.g. `- {at: 10m, partition: {fraction: 0.3}}`. Not settable with --set."
+const faultsDoc = "Fault timeline: a list of entries, each with `at` (emulated time) or `when: {event: E, count: N}` (the first oracle sample by which N protocol events E happened, e.g. takeover) and one of partition {fraction | region | peers: [ids], oneway, name}, heal {name} (every partition without a name), latency {dist, mean, jitter}, loss {p}, duplicate {p}, crash {fraction | region, restart_after}, leave {fraction | region} (a graceful mass departure), bus_restart {down_for}, slow {fraction, delay} (that fraction of the peers serve each message they receive in delay; delay 0s: none), random {kinds, rate, max_concurrent, duration, until} (a seeded nemesis drawing faults of those kinds: docs/FAULTS.md), flap {fraction | peers | from + to, up, down, dist, duration, oneway, name} (links that go down and up), corrupt {p} (a share of the messages arrive with a changed byte and are rejected); a partition may also cut from: [ids] to: [ids] (oneway: only that way); e.g. `- {at: 10m, partition: {fraction: 0.3}}`. --set (and sweep's --vary) set one field of one entry, by index or by the name the entry carries: faults.0.at=6m, faults.cut.fraction=0.3."
 
 // faults reads the top-level "faults" list.
 func (p *parser) faults(s *Scenario, v *yaml.Node) {
@@ -504,7 +507,11 @@ func readFraction(n *yaml.Node) (float64, string) {
 func checkFaults(s *Scenario) Errors {
 	var errs Errors
 	add := func(i int, f Fault, msg string) {
-		errs = append(errs, &Error{Source: s.Source, Line: f.Line, Key: fmt.Sprintf("faults[%d]", i), Msg: msg})
+		src := s.Source
+		if f.source != "" {
+			src = f.source
+		}
+		errs = append(errs, &Error{Source: src, Line: f.Line, Key: fmt.Sprintf("faults[%d]", i), Msg: msg})
 	}
 	// Named heals must follow their partition in time: walk the timed
 	// entries in time order (index i still names the entry as written).

@@ -441,9 +441,6 @@ func unknownKey(path, name string) string {
 
 // unknownSetKey explains an unknown dotted key given to --set.
 func unknownSetKey(key string) string {
-	if key == "faults" || strings.HasPrefix(key, "faults.") || strings.HasPrefix(key, "faults[") {
-		return "the fault timeline is a list and cannot be set with --set — write it in the scenario file under faults:"
-	}
 	if key == "link.region_latency" {
 		return "the region latency matrix is a list of lists and cannot be set with --set — write it in the scenario file under link:"
 	}

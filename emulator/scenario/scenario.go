@@ -576,6 +576,12 @@ func (s *Scenario) SetAll(assignments ...string) error {
 		if !found {
 			return fail(`missing "=" — write key=value, e.g. --set peers.count=2000`)
 		}
+		if isFaultKey(key) {
+			if msg := next.setFault(key, text); msg != "" {
+				return fail(msg)
+			}
+			continue
+		}
 		f := leaves[key]
 		if f == nil {
 			return fail(unknownSetKey(key))

@@ -826,7 +826,7 @@ func TestFaultErrors(t *testing.T) {
 		}
 	}
 	s := Default()
-	if err := s.Set("faults=[]"); err == nil || !strings.Contains(err.Error(), "cannot be set with --set") {
+	if err := s.Set("faults=[]"); err == nil || !strings.Contains(err.Error(), "the fault timeline is a list: set one field of one entry") {
 		t.Errorf("--set faults: %v", err)
 	}
 	for _, c := range []struct{ yaml, want string }{

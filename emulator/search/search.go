@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/gridbed/gridbed/emulator"
@@ -289,20 +290,74 @@ func Shrink(ctx context.Context, sc scenario.Scenario, o Outcome, noShrink bool)
 	return f, nil
 }
 
-// Write writes finding f's schedule into dir as seed-<seed>.yaml, a plain
-// scenario (gridbed run, or Replay, runs it again) and returns its path.
-func Write(dir string, f Finding) (string, error) {
+// Files are the two files Write writes for a finding.
+type Files struct {
+	// Faults is the faults file: the base scenario's name, the seed and
+	// only the faults that still fail (scenario.FaultsOverride), which
+	// `gridbed run BASE --faults FILE` runs.
+	Faults string
+	// Scenario is the whole effective scenario that failed, defaults
+	// filled in: `gridbed run FILE` runs it on its own.
+	Scenario string
+}
+
+// Write writes finding f's schedule into dir twice: seed-<seed>.faults.yaml,
+// the faults left after shrinking as an override of base (the scenario
+// file the search ran, with the --set overrides sets), and
+// seed-<seed>.yaml, the whole effective scenario. The first says in its
+// comment the command that replays it.
+func Write(dir, base string, sets []string, f Finding) (Files, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Files{}, err
+	}
+	files := Files{
+		Faults:   filepath.Join(dir, fmt.Sprintf("seed-%d.faults.yaml", f.Seed)),
+		Scenario: filepath.Join(dir, fmt.Sprintf("seed-%d.yaml", f.Seed)),
+	}
+	kept := fmt.Sprintf("the %d of %d faults below still fail it", f.Units, f.Total)
+	switch {
+	case f.Interrupted:
+		kept += fmt.Sprintf(" (delta debugging interrupted after %d runs: maybe not the fewest)", f.ShrinkRuns)
+	case f.ShrinkRuns > 0:
+		kept += fmt.Sprintf(" (delta debugging, %d runs)", f.ShrinkRuns)
+	}
+	head := fmt.Sprintf("gridbed chaos: seed %d of %s failed %s;\n%s.\nReplay:\n  %s\nThe whole effective scenario: %s beside this file.",
+		f.Seed, base, strings.Join(f.Failed, ", "), kept, ReplayCommand(base, sets, files.Faults), filepath.Base(files.Scenario))
+	over, err := scenario.FaultsYAML(head, base, f.Seed, true, f.Scenario.Faults)
+	if err != nil {
+		return Files{}, err
+	}
 	data, err := f.Scenario.YAML()
 	if err != nil {
-		return "", err
+		return Files{}, err
 	}
-	head := fmt.Sprintf("# gridbed chaos: seed %d failed %v; the %d of %d faults below still fail it (delta debugging).\n# Replay: gridbed run THIS_FILE --driver sim\n",
-		f.Seed, f.Failed, f.Units, f.Total)
-	path := filepath.Join(dir, fmt.Sprintf("seed-%d.yaml", f.Seed))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+	full := fmt.Sprintf("# gridbed chaos: seed %d of %s failed %s; %s.\n# Replay: gridbed run %s --driver sim\n# The same faults alone, as an override of %s: %s\n",
+		f.Seed, base, strings.Join(f.Failed, ", "), kept, shellQuote(files.Scenario), base, filepath.Base(files.Faults))
+	if err := os.WriteFile(files.Faults, over, 0o644); err != nil {
+		return Files{}, err
 	}
-	return path, os.WriteFile(path, append([]byte(head), data...), 0o644)
+	return files, os.WriteFile(files.Scenario, append([]byte(full), data...), 0o644)
+}
+
+// ReplayCommand is the command line that runs base with the --set
+// overrides sets and the faults file faults on the deterministic driver.
+func ReplayCommand(base string, sets []string, faults string) string {
+	cmd := "gridbed run " + shellQuote(base) + " --driver sim"
+	for _, s := range sets {
+		cmd += " --set " + shellQuote(s)
+	}
+	return cmd + " --faults " + shellQuote(faults)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./=:,+@%.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Replay runs a written schedule again on the deterministic driver.
@@ -311,6 +366,12 @@ func Replay(ctx context.Context, path string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	return run(ctx, sc)
+}
+
+// ReplayScenario runs sc (a base scenario with a faults file applied) on
+// the deterministic driver, as Replay does a written file.
+func ReplayScenario(ctx context.Context, sc scenario.Scenario) (Outcome, error) {
 	return run(ctx, sc)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
+	"github.com/gridbed/gridbed/emulator/scenario"
 )
 
 // harsh is a small overlay under a nemesis of partitions and lossy links
@@ -48,16 +49,39 @@ func TestSearchFindsShrinksAndReplays(t *testing.T) {
 		if f.Units < 1 || f.Units > f.Total {
 			t.Fatalf("seed %d: %d of %d units", f.Seed, f.Units, f.Total)
 		}
-		path, err := Write(dir, f)
+		files, err := Write(dir, "harsh.yaml", nil, f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := Replay(ctx, path)
+		again, err := Replay(ctx, files.Scenario)
 		if err != nil {
-			t.Fatalf("seed %d: replaying %s: %v", f.Seed, path, err)
+			t.Fatalf("seed %d: replaying %s: %v", f.Seed, files.Scenario, err)
 		}
 		if !Reproduces(again, f) {
-			t.Fatalf("seed %d: the written schedule %s does not fail again: %+v (found %+v)", f.Seed, path, again, f.Outcome)
+			t.Fatalf("seed %d: the written schedule %s does not fail again: %+v (found %+v)", f.Seed, files.Scenario, again, f.Outcome)
+		}
+		// The faults file: the base's name, the seed and only the kept
+		// faults; applied to the base (the nemesis replaced), it fails
+		// again too.
+		o, err := scenario.LoadFaults(files.Faults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, u := range f.Kept {
+			kept += len(u)
+		}
+		if o.Base != "harsh.yaml" || !o.HasSeed || o.Seed != f.Seed || len(o.Faults) != kept {
+			t.Fatalf("seed %d: faults file %s: base %q, seed %d (%v), %d entries; want harsh.yaml, %d, %d", f.Seed, files.Faults, o.Base, o.Seed, o.HasSeed, len(o.Faults), f.Seed, kept)
+		}
+		base := sc
+		o.Apply(&base)
+		if err := base.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		again, err = ReplayScenario(ctx, base)
+		if err != nil || !Reproduces(again, f) {
+			t.Fatalf("seed %d: harsh.yaml with %s does not fail again: %+v, %v", f.Seed, files.Faults, again, err)
 		}
 		// 1-minimal: without any one of its units the schedule passes
 		// the invariants it failed.
@@ -148,15 +172,25 @@ func TestSearchInterruptedKeepsFindings(t *testing.T) {
 	if !f.Interrupted || f.ShrinkRuns != 0 || f.Units != f.Total {
 		t.Fatalf("seed %d: interrupted %v, %d shrinking runs, %d of %d units: want the schedule as drawn", f.Seed, f.Interrupted, f.ShrinkRuns, f.Units, f.Total)
 	}
-	path, err := Write(t.TempDir(), f)
+	files, err := Write(t.TempDir(), "harsh.yaml", nil, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Replay(context.Background(), path)
+	again, err := Replay(context.Background(), files.Scenario)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !Reproduces(again, f) {
 		t.Fatalf("seed %d: the schedule kept at the stop does not fail again: %+v", f.Seed, again)
+	}
+}
+
+// TestReplayCommand: the command a faults file prints quotes what a
+// shell would split.
+func TestReplayCommand(t *testing.T) {
+	got := ReplayCommand("examples/nemesis.yaml", []string{"peers.count=50", "name=run #3"}, "out dir/seed-1.faults.yaml")
+	want := `gridbed run examples/nemesis.yaml --driver sim --set peers.count=50 --set 'name=run #3' --faults 'out dir/seed-1.faults.yaml'`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
