@@ -16,12 +16,13 @@ import (
 func gridbed(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	// The commands that run scenarios hold their share of the machine's
-	// cores (a core; reproduce one a run it runs at once: --parallel, by
+	// cores: the tests' runs are small (most stop at validation), a live
+	// run's share; reproduce a core a run it runs at once (--parallel, by
 	// default every core).
 	if len(args) > 0 {
 		switch args[0] {
 		case "run", "sweep", "chaos", "bench":
-			cores.Hold(t, cores.Sim)
+			cores.Hold(t, cores.Live)
 		case "reproduce":
 			if slices.ContainsFunc(args, func(a string) bool {
 				return a == "--list" || a == "--judge" || a == "--record" || a == "--fidelity"
