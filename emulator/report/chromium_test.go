@@ -105,10 +105,11 @@ func TestReportInChromium(t *testing.T) {
 	// axes and error bars.
 	t.Run("sweep with replicates", func(t *testing.T) {
 		axis := sweep.Axis{Key: "overlay.dimensions", Values: []string{"2", "3", "4"}}
-		s := &Sweep{Axes: []sweep.Axis{axis}, Columns: []string{"messages.per_node_per_minute"}, Seeds: []uint64{1, 2, 3}}
+		s := &Sweep{Axes: []sweep.Axis{axis}, Columns: []string{"messages.per_node_per_minute", "entries.per_node_per_minute"}, Seeds: []uint64{1, 2, 3}}
 		for i, v := range axis.Values {
 			st := sweep.Aggregate([]any{10.0 + float64(i), 12.0 + float64(i), 14.0 + float64(i)})
-			s.points = append(s.points, point{values: []string{v}, stats: []sweep.Stat{st}, driver: "sim"})
+			wide := sweep.Aggregate([]any{0.0, 100.0 * float64(i+1), 900.0}) // reaches below 0: cut
+			s.points = append(s.points, point{values: []string{v}, stats: []sweep.Stat{st, wide}, driver: "sim"})
 		}
 		dir := t.TempDir()
 		page, err := s.Write(dir)
@@ -120,6 +121,88 @@ func TestReportInChromium(t *testing.T) {
 		}
 		checkInChromium(t, bin, dir, page)
 	})
+	// Bars by a mode, a whisker of a count cut at zero, a long y label.
+	t.Run("sweep bars", func(t *testing.T) {
+		axis := sweep.Axis{Key: "overlay.heartbeat.mode", Values: []string{"vanilla", "compact", "adaptive"}}
+		s := &Sweep{Axes: []sweep.Axis{axis}, Columns: []string{"overlay.broken_links.mean", "entries.per_node_per_minute"}, Seeds: []uint64{1, 2, 3}}
+		for i, v := range axis.Values {
+			a := sweep.Aggregate([]any{0.0, 0.3 * float64(i+1), 2.3})
+			b := sweep.Aggregate([]any{50.0, 800.0 / float64(i+1), 1500.0})
+			s.points = append(s.points, point{values: []string{v}, stats: []sweep.Stat{a, b}, driver: "sim"})
+		}
+		dir := t.TempDir()
+		page, err := s.Write(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInChromium(t, bin, dir, page)
+	})
+}
+
+// checkTextInside renders every figure SVG of dir/figures inline in one
+// page in headless Chromium and fails for each text element whose box, as
+// the browser lays it out, reaches outside its SVG's viewBox (a clipped
+// axis label, a tick label or legend entry past the edge).
+func checkTextInside(t *testing.T, bin, dir string, page *Page) {
+	t.Helper()
+	var names []string
+	for _, f := range page.Figures {
+		names = append(names, f.Name)
+	}
+	checkSVGTextInside(t, bin, dir, names)
+}
+
+// checkSVGTextInside is checkTextInside for the figures dir/figures/NAME.svg.
+func checkSVGTextInside(t *testing.T, bin, dir string, names []string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><head><meta charset=utf-8><title>probe</title></head><body>\n")
+	for _, name := range names {
+		svg, err := os.ReadFile(filepath.Join(dir, "figures", name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(svg)
+		if i := strings.Index(text, "<svg"); i >= 0 {
+			text = text[i:]
+		}
+		fmt.Fprintf(&b, "<div data-name=%q>%s</div>\n", name, text)
+	}
+	b.WriteString(`<script>
+window.addEventListener("load", () => {
+  const bad = [];
+  let n = 0;
+  for (const div of document.querySelectorAll("div[data-name]")) {
+    const svg = div.querySelector("svg"), box = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll("text")) {
+      if (!t.textContent.trim()) continue;
+      n++;
+      const r = t.getBoundingClientRect(), e = 0.5;
+      if (r.left < box.left - e || r.right > box.right + e || r.top < box.top - e || r.bottom > box.bottom + e) {
+        bad.push(div.dataset.name + ": '" + t.textContent.trim() + "' at " + [r.left - box.left, r.top - box.top, r.right - box.left, r.bottom - box.top].map(v => v.toFixed(1)).join(",") + " in " + box.width.toFixed(0) + "x" + box.height.toFixed(0));
+      }
+    }
+  }
+  document.title = "texts " + n + " clipped " + bad.length + (bad.length ? " | " + bad.join(" | ") : "");
+});
+</script></body></html>`)
+	probe := filepath.Join(dir, "clip-check.html")
+	if err := os.WriteFile(probe, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := chromium(t, bin, probe, "--virtual-time-budget=10000", "--dump-dom")
+	m := regexp.MustCompile(`<title>texts (\d+) clipped (\d+)(.*)</title>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("Chromium did not run the clipping probe; title: %q", regexp.MustCompile(`<title>.*</title>`).FindString(dom))
+	}
+	if m[1] == "0" {
+		t.Fatalf("the probe found no text in %d figures", len(names))
+	}
+	if m[2] != "0" {
+		t.Errorf("%s of %s texts reach outside their figure's viewBox in Chromium:%s", m[2], m[1], strings.ReplaceAll(m[3], " | ", "\n  "))
+		return
+	}
+	t.Logf("%s texts in %d figures, none clipped", m[1], len(names))
 }
 
 // checkInChromium renders the report page written into dir in headless
@@ -160,6 +243,8 @@ window.addEventListener("load", () => {
 		}
 	}
 
+	checkTextInside(t, bin, dir, page)
+
 	shot := filepath.Join(t.TempDir(), "report.png")
 	chromium(t, bin, filepath.Join(dir, "report.html"), "--screenshot="+shot, "--window-size=1400,1800")
 	f, err := os.Open(shot)
@@ -196,4 +281,28 @@ func near(img image.Image, c interface{ RGBA() (r, g, b, a uint32) }) int {
 		}
 	}
 	return n
+}
+
+// TestReportDirInChromium checks the figures of a report already written
+// — GRIDBED_REPORT_DIR, a run's or a sweep's results directory — in
+// headless Chromium: no text of any figure reaches outside its viewBox.
+// Skipped without GRIDBED_REPORT_DIR:
+//
+//	gridbed sweep examples/churn.yaml --driver sim --seeds 3 --vary overlay.heartbeat.mode=vanilla,compact
+//	GRIDBED_REPORT_DIR=$PWD/results/sweep-churn-sim go test ./emulator/report -run TestReportDirInChromium -v
+func TestReportDirInChromium(t *testing.T) {
+	dir := os.Getenv("GRIDBED_REPORT_DIR")
+	if dir == "" {
+		t.Skip("GRIDBED_REPORT_DIR names no report to check")
+	}
+	bin := chromiumBinary(t)
+	svgs, _ := filepath.Glob(filepath.Join(dir, "figures", "*.svg"))
+	if len(svgs) == 0 {
+		t.Fatalf("no figures in %s/figures", dir)
+	}
+	var names []string
+	for _, p := range svgs {
+		names = append(names, strings.TrimSuffix(filepath.Base(p), ".svg"))
+	}
+	checkSVGTextInside(t, bin, dir, names)
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -260,12 +261,57 @@ func addBars(p *plot.Plot, categories []string, names []string, values [][]float
 		}
 	}
 	p.NominalX(categories...)
+	// Half a category of room at either end: the first and last groups
+	// of bars lie wholly inside the frame.
+	p.X.Min, p.X.Max = -0.5, float64(len(categories))-0.5
 	if chars := len(strings.Join(categories, "  ")); chars > 80 {
 		// Too long to sit side by side: slant them.
 		p.X.Tick.Label.Rotation = math.Pi / 8
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
 	return charts
+}
+
+// fitAxes makes room in panel p for what it shows: the y axis from zero
+// (unless the data go below it) to a twentieth above the highest value,
+// and a y label too long for the panel's height broken over two lines.
+func fitAxes(p *plot.Plot) {
+	if isLinear(p.Y.Scale) && p.Y.Max > p.Y.Min {
+		p.Y.Max += (p.Y.Max - p.Y.Min) / 20
+	}
+	p.Y.Label.Text = breakLabel(p.Y.Label.Text, p.Y.Label.TextStyle, PanelHeight-vg.Points(70))
+}
+
+// isLinear reports whether s is gonum/plot's linear scale.
+func isLinear(s plot.Normalizer) bool {
+	_, ok := s.(plot.LinearScale)
+	return ok
+}
+
+// breakLabel breaks label at the space nearest its middle when, drawn in
+// style, it is longer than room (a rotated y label longer than its panel
+// would run past the figure's edges).
+func breakLabel(label string, style text.Style, room vg.Length) string {
+	if style.Width(label) <= room || strings.Contains(label, "\n") {
+		return label
+	}
+	best := -1
+	for i, r := range label {
+		if r == ' ' && (best < 0 || abs(i-len(label)/2) < abs(best-len(label)/2)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return label
+	}
+	return label[:best] + "\n" + label[best+1:]
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
 }
 
 // mark is a vertical line at time X (minutes) of a kind (a fault's kind).
@@ -407,4 +453,99 @@ func (f *figure) save(dir string) error {
 		return fmt.Errorf("%s.pdf: %w", f.Name, err)
 	}
 	return os.WriteFile(filepath.Join(dir, f.Name+".pdf"), buf.Bytes(), 0o644)
+}
+
+// segments splits a time series where two consecutive samples are more
+// than gap apart (gap ≤ 0: never): a missing stretch — an oracle that
+// could not sample while the emulator was overloaded, an aborted run's
+// last snapshot — is a break in the line, not a straight line across it.
+func segments(xys plotter.XYs, gap float64) []plotter.XYs {
+	var out []plotter.XYs
+	start := 0
+	for i := 1; i <= len(xys); i++ {
+		if i == len(xys) || gap > 0 && xys[i].X-xys[i-1].X > gap {
+			if i > start {
+				out = append(out, xys[start:i])
+			}
+			start = i
+		}
+	}
+	return out
+}
+
+// addTimeLine is addLine for a time series with samples every step
+// (minutes): the line breaks where a sample is missing (two more than
+// 1.5 steps apart), a lone sample between breaks drawn as a dot.
+func addTimeLine(p *plot.Plot, name string, i int, xys plotter.XYs, width vg.Length, step float64) {
+	for k, seg := range segments(xys, 1.5*step) {
+		n := name
+		if k > 0 {
+			n = "" // one legend entry per series
+		}
+		if len(seg) == 1 {
+			sc, err := plotter.NewScatter(seg)
+			if err == nil {
+				sc.Color, _ = style(i)
+				sc.Shape, sc.Radius = draw.CircleGlyph{}, vg.Points(1.5)
+				p.Add(sc)
+			}
+		}
+		addLine(p, n, i, seg, width)
+	}
+}
+
+// span is a stretch of emulated time (minutes) shaded on a time series.
+type span struct{ From, To float64 }
+
+// shading fills spans of a panel's x axis over its whole height in a
+// translucent color: the stretches of a run whose figures the machine
+// distorted.
+type shading struct {
+	spans []span
+	color color.Color
+}
+
+// Plot implements plot.Plotter.
+func (s shading) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, _ := plt.Transforms(&c)
+	for _, sp := range s.spans {
+		x0, x1 := max(trX(sp.From), c.Min.X), min(trX(sp.To), c.Max.X)
+		if x1 <= x0 {
+			continue
+		}
+		c.FillPolygon(s.color, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+	}
+}
+
+// Thumbnail implements plot.Thumbnailer: the legend's swatch.
+func (s shading) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(s.color, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
+}
+
+// Overload shades: behind its time scale (the guard's early warning on),
+// and overloaded (the guard concluded it could not keep up).
+var (
+	behindShade     = color.NRGBA{R: 0xE6, G: 0x9F, B: 0x00, A: 0x30}
+	overloadedShade = color.NRGBA{R: 0xD5, G: 0x5E, B: 0x00, A: 0x40}
+)
+
+// shadeOverload shades, on a panel over emulated time, the stretches when
+// the emulator was behind its time scale (from behind to overloaded, in
+// minutes; a negative value: never) and overloaded (from overloaded to
+// end), each with a legend entry.
+func shadeOverload(p *plot.Plot, behind, overloaded, end float64) {
+	if behind >= 0 {
+		to := end
+		if overloaded >= behind {
+			to = overloaded
+		}
+		s := shading{spans: []span{{behind, to}}, color: behindShade}
+		p.Add(s)
+		p.Legend.Add("behind its time scale", s)
+	}
+	if overloaded >= 0 {
+		s := shading{spans: []span{{overloaded, end}}, color: overloadedShade}
+		p.Add(s)
+		p.Legend.Add("overloaded", s)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -151,6 +152,43 @@ func faultText(res *emulator.Result) string {
 	return " Gray vertical lines are the faults, labelled with their kind, one dash pattern per kind (table above)."
 }
 
+// decorate marks a time-series panel of the run: its faults as vertical
+// lines, and the stretches when the emulator was behind its time scale or
+// overloaded shaded.
+func decorate(p *plot.Plot, res *emulator.Result) {
+	markTimes(p, faultMarks(res.Summary))
+	if e := res.Summary.Emulator; e != nil {
+		behind, overloaded := -1.0, -1.0
+		if e.BehindAtSeconds != nil {
+			behind = *e.BehindAtSeconds / 60
+		}
+		if e.OverloadAtSeconds != nil {
+			overloaded = *e.OverloadAtSeconds / 60
+		}
+		shadeOverload(p, behind, overloaded, res.Summary.EmulatedSeconds/60)
+	}
+}
+
+// overloadText is the captions' note on the shaded stretches, if any.
+func overloadText(res *emulator.Result) string {
+	e := res.Summary.Emulator
+	if e == nil || e.BehindAtSeconds == nil && e.OverloadAtSeconds == nil {
+		return ""
+	}
+	var parts []string
+	if e.BehindAtSeconds != nil {
+		parts = append(parts, fmt.Sprintf("behind its time scale from %.1f min (timers later than the tolerance: emulator.behind_at_seconds)", *e.BehindAtSeconds/60))
+	}
+	if e.OverloadAtSeconds != nil {
+		what := "overloaded"
+		if e.Aborted {
+			what = "overloaded and stopped"
+		}
+		parts = append(parts, fmt.Sprintf("%s at %.1f min (emulator.overload_at_seconds)", what, *e.OverloadAtSeconds/60))
+	}
+	return " Shaded: the emulator was " + strings.Join(parts, ", then ") + "; the figures there are distorted by the machine, not the protocol. A line breaks where oracle samples are missing."
+}
+
 // faultMarks are the run's fault events: time in minutes and kind.
 func faultMarks(s emulator.Summary) []mark {
 	var out []mark
@@ -255,10 +293,11 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 		}
 		all := plotter.XYs{}
 		byType := make([]plotter.XYs, len(named)+1) // + other
+		step := res.Summary.Oracle.IntervalSeconds / 60
 		intervals(res.Series, func(x, dt float64, prev, cur *emulator.Sample) {
 			members := float64(prev.Oracle.Members+cur.Oracle.Members) / 2
-			if members == 0 {
-				return
+			if members == 0 || step > 0 && dt > 1.5*step {
+				return // no member, or samples missing: a break in the lines
 			}
 			d := get(cur.Traffic.Sub(prev.Traffic))
 			per := func(v uint64) float64 { return float64(v) * scale / members / dt }
@@ -282,18 +321,26 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 			return nil, Omitted{title, "no interval had a member"}
 		}
 		p := newTimePlot(title, unit+" per node per minute", true)
-		l, _ := plotter.NewLine(all)
-		l.Color, l.Width = color.Black, vg.Points(2)
-		p.Add(l)
-		p.Legend.Add("all", l)
+		for k, seg := range segments(all, 1.5*step) {
+			l, _ := plotter.NewLine(seg)
+			l.Color, l.Width = color.Black, vg.Points(2)
+			p.Add(l)
+			if k == 0 {
+				p.Legend.Add("all", l)
+			}
+		}
 		for i, t := range named {
-			addLine(p, wire.Name(wire.MsgType(t)), colors[t], byType[i], 0)
+			addTimeLine(p, wire.Name(wire.MsgType(t)), colors[t], byType[i], 0, step)
 		}
 		if other {
-			ol, _ := plotter.NewLine(byType[len(named)])
-			ol.Color, ol.Dashes = color.Black, []vg.Length{vg.Points(1), vg.Points(2)}
-			p.Add(ol)
-			p.Legend.Add(fmt.Sprintf("%d other types", len(types)-len(named)), ol)
+			for k, seg := range segments(byType[len(named)], 1.5*step) {
+				ol, _ := plotter.NewLine(seg)
+				ol.Color, ol.Dashes = color.Black, []vg.Length{vg.Points(1), vg.Points(2)}
+				p.Add(ol)
+				if k == 0 {
+					p.Legend.Add(fmt.Sprintf("%d other types", len(types)-len(named)), ol)
+				}
+			}
 		}
 		w := res.Summary.Messages.Window
 		summary := "not measured (no steady window long enough)"
@@ -304,10 +351,10 @@ func trafficFigure(bytes bool) func(*emulator.Result) (*figure, Omitted) {
 			p.Add(wl)
 			p.Legend.Add("summary (window)", wl)
 		}
-		markTimes(p, faultMarks(res.Summary))
+		decorate(p, res)
 		return &figure{Figure: Figure{Name: name, Title: title, Caption: fmt.Sprintf(
 			"Protocol %s sent per member per emulated minute in each oracle interval (%s s), in total and for the %s with the most; the dashed line is the run's figure over the measurement window (%s = %s).%s",
-			unit, fmtNum(res.Summary.Oracle.IntervalSeconds), plural(len(named), "type", "types"), key, summary, faultText(res))},
+			unit, fmtNum(res.Summary.Oracle.IntervalSeconds), plural(len(named), "type", "types"), key, summary, faultText(res)+overloadText(res))},
 			panels: []*plot.Plot{p}}, Omitted{}
 	}
 }
@@ -347,22 +394,23 @@ func overlayFigure(res *emulator.Result) (*figure, Omitted) {
 		overlaps = append(overlaps, plotter.XY{X: x, Y: float64(s.Oracle.ZoneOverlaps)})
 	}
 	top := newTimePlot("Peers (members of the overlay)", "peers", false)
-	addLine(top, "peers", 0, peers, 2)
-	markTimes(top, faultMarks(res.Summary))
+	step := res.Summary.Oracle.IntervalSeconds / 60
+	addTimeLine(top, "peers", 0, peers, 2, step)
+	decorate(top, res)
 	bottom := newTimePlot("Overlay damage (oracle)", "count", true)
-	addLine(bottom, "broken links", 1, broken, 2)
-	addLine(bottom, "stale links", 2, stale, 0)
-	addLine(bottom, "zone gaps", 3, gaps, 0)
-	addLine(bottom, "zone overlaps", 4, overlaps, 0)
+	addTimeLine(bottom, "broken links", 1, broken, 2, step)
+	addTimeLine(bottom, "stale links", 2, stale, 0, step)
+	addTimeLine(bottom, "zone gaps", 3, gaps, 0, step)
+	addTimeLine(bottom, "zone overlaps", 4, overlaps, 0, step)
 	if bottom.Y.Max == 0 {
 		bottom.Title.Text += ": none at any sample"
 		bottom.Y.Max = 1 // keep the axis readable
 	}
-	markTimes(bottom, faultMarks(res.Summary))
+	decorate(bottom, res)
 	b := res.Summary.Overlay.BrokenLinks
 	return &figure{Figure: Figure{Name: "overlay", Title: title, Caption: fmt.Sprintf(
 		"Top: members of the overlay at each oracle sample. Bottom: broken links (abutting zones missing from a neighbor table; final %d, max %d, mean %.2f), stale links, zone gaps and overlaps, as the oracle counts them.%s",
-		b.Final, b.Max, b.Mean, faultText(res))}, panels: []*plot.Plot{top, bottom}}, Omitted{}
+		b.Final, b.Max, b.Mean, faultText(res)+overloadText(res))}, panels: []*plot.Plot{top, bottom}}, Omitted{}
 }
 
 // jobsFigure draws the jobs queued or running, the busy nodes, and the
@@ -378,19 +426,20 @@ func jobsFigure(res *emulator.Result) (*figure, Omitted) {
 		busy = append(busy, plotter.XY{X: s.T.Minutes(), Y: float64(s.BusyNodes)})
 	}
 	top := newTimePlot("Jobs queued or running, busy nodes", "count", false)
-	addLine(top, "jobs queued or running", 0, queue, 2)
-	addLine(top, "busy nodes", 1, busy, 0)
-	markTimes(top, faultMarks(res.Summary))
+	step := res.Summary.Oracle.IntervalSeconds / 60
+	addTimeLine(top, "jobs queued or running", 0, queue, 2, step)
+	addTimeLine(top, "busy nodes", 1, busy, 0, step)
+	decorate(top, res)
 	bottom := newTimePlot("Job events per minute", "jobs per minute", true)
 	for i, e := range []string{"submitted", "started", "completed", "rematched", "resubmitted"} {
 		xys := eventRate(res.Series, "job_"+e)
 		if i >= 3 && allZero(xys) {
 			continue // recovery events: only when there were some
 		}
-		addLine(bottom, e, i, xys, 0)
+		addTimeLine(bottom, e, i, xys, 0, step*float64(rateBins(res.Series)))
 	}
-	markTimes(bottom, faultMarks(res.Summary))
-	return &figure{Figure: Figure{Name: "jobs", Title: title, Caption: "Top: jobs queued or running over all live nodes and the nodes with any, at each oracle sample (the global view). Bottom: job events per emulated minute " + binText(res) + "; submissions include the client's resubmissions." + faultText(res)},
+	decorate(bottom, res)
+	return &figure{Figure: Figure{Name: "jobs", Title: title, Caption: "Top: jobs queued or running over all live nodes and the nodes with any, at each oracle sample (the global view). Bottom: job events per emulated minute " + binText(res) + "; submissions include the client's resubmissions." + faultText(res) + overloadText(res)},
 		panels: []*plot.Plot{top, bottom}}, Omitted{}
 }
 
@@ -458,12 +507,12 @@ func migrationsFigure(res *emulator.Result) (*figure, Omitted) {
 	p := newTimePlot(title, "per minute", true)
 	for i, e := range migrationEvents {
 		if last[e[0]] > 0 {
-			addLine(p, e[1], i, eventRate(res.Series, e[0]), 0)
+			addTimeLine(p, e[1], i, eventRate(res.Series, e[0]), 0, res.Summary.Oracle.IntervalSeconds/60*float64(rateBins(res.Series)))
 		}
 	}
-	markTimes(p, faultMarks(res.Summary))
+	decorate(p, res)
 	return &figure{Figure: Figure{Name: "migrations", Title: title, Caption: fmt.Sprintf(
-		"Waiting jobs moved to a neighbor (%s scheduling), PUSH offers and PULL requests refused at the handshake, and transfers taken back because they were never acknowledged, per emulated minute %s.%s", j.Mode, binText(res), faultText(res))},
+		"Waiting jobs moved to a neighbor (%s scheduling), PUSH offers and PULL requests refused at the handshake, and transfers taken back because they were never acknowledged, per emulated minute %s.%s", j.Mode, binText(res), faultText(res)+overloadText(res))},
 		panels: []*plot.Plot{p}}, Omitted{}
 }
 
@@ -513,15 +562,20 @@ func staleFigure(res *emulator.Result) (*figure, Omitted) {
 		return nil, Omitted{title, "no oracle sample had a member"}
 	}
 	p := newTimePlot(title, "error (ratio)", true)
+	step := res.Summary.Oracle.IntervalSeconds / 60
 	for i, n := range names {
-		addLine(p, n+" mean", i, means[i], 2)
-		l, _ := plotter.NewLine(p90s[i])
-		l.Color, _ = style(i)
-		l.Dashes, l.Width = []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
-		p.Add(l)
-		p.Legend.Add(n+" p90", l)
+		addTimeLine(p, n+" mean", i, means[i], 2, step)
+		for k, seg := range segments(p90s[i], 1.5*step) {
+			l, _ := plotter.NewLine(seg)
+			l.Color, _ = style(i)
+			l.Dashes, l.Width = []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
+			p.Add(l)
+			if k == 0 {
+				p.Legend.Add(n+" p90", l)
+			}
+		}
 	}
-	markTimes(p, faultMarks(res.Summary))
+	decorate(p, res)
 	f := func(e emulator.ErrorStats) string { return fmtOpt(e.Mean, "") + " (p90 " + fmtOpt(e.P90, "") + ")" }
 	acid := ""
 	if st.ACIDWrongFraction != nil {
@@ -529,6 +583,6 @@ func staleFigure(res *emulator.Result) (*figure, Omitted) {
 	}
 	return &figure{Figure: Figure{Name: "stale_aggregation", Title: title, Caption: fmt.Sprintf(
 		"How wrong the aggregated load peers hold is against AI_d recomputed from the oracle's global snapshot with fresh information (003 Eq 1), at each oracle sample: nodes and queue are relative errors of AI_d's number of nodes and required cores, core_utilization the absolute difference of the upper region's core utilization (002 §5.2.4); solid lines the mean over every member and dimension, dashed the p90. Averaged over the %d samples of the measurement window: nodes %s, queue %s, core utilization %s (summary staleness.*).%s%s",
-		st.Samples, f(st.NodesError), f(st.LoadError), f(st.CoreUtilizationError), acid, faultText(res))},
+		st.Samples, f(st.NodesError), f(st.LoadError), f(st.CoreUtilizationError), acid, faultText(res)+overloadText(res))},
 		panels: []*plot.Plot{p}}, Omitted{}
 }

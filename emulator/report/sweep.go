@@ -44,6 +44,7 @@ type point struct {
 	stats  []sweep.Stat // one per column, over the replicates
 	driver string
 	broken plotter.XYs // broken links over time (minutes), first replicate
+	step   float64     // the oracle's interval (minutes): a longer gap is a break
 	waits  []float64   // job waits, first replicate
 	jobs   bool
 }
@@ -53,7 +54,8 @@ type point struct {
 // replicate's run (the figures over time show it) and one Stat per column
 // over all its replicates.
 func (s *Sweep) Add(values []string, dir string, res *emulator.Result, stats []sweep.Stat) {
-	p := point{values: values, dir: dir, stats: stats, driver: res.Summary.Driver, waits: res.JobWaits, jobs: res.Summary.Jobs != nil}
+	p := point{values: values, dir: dir, stats: stats, driver: res.Summary.Driver, waits: res.JobWaits, jobs: res.Summary.Jobs != nil,
+		step: res.Summary.Oracle.IntervalSeconds / 60}
 	for _, x := range res.Series {
 		p.broken = append(p.broken, plotter.XY{X: x.T.Minutes(), Y: float64(x.Oracle.BrokenLinks)})
 	}
@@ -208,13 +210,20 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 	title := desc.Title
 	vals := make([]float64, len(s.points))
 	errs := make([][2]float64, len(s.points)) // below, above the mean
-	some, nonzero := false, false
+	some, nonzero, cut := false, false, false
+	domLo, domHi := sweep.Domain(col)
+	minN, maxN := math.MaxInt, 0
 	for i, p := range s.points {
 		vals[i] = math.NaN()
 		if c < len(p.stats) && p.stats[c].Numeric() && !math.IsInf(p.stats[c].Mean, 0) {
 			st := p.stats[c]
 			vals[i] = st.Mean
-			errs[i] = [2]float64{st.Mean - st.Lo, st.Hi - st.Mean}
+			// The interval drawn within the quantity's domain: a count's
+			// whisker never reaches below zero.
+			lo, hi := max(st.Lo, domLo), min(st.Hi, domHi)
+			cut = cut || lo != st.Lo || hi != st.Hi
+			errs[i] = [2]float64{max(0, st.Mean-lo), max(0, hi-st.Mean)}
+			minN, maxN = min(minN, st.N), max(maxN, st.N)
 			some = true
 			nonzero = nonzero || st.Mean != 0 || st.Hi != 0
 		}
@@ -237,10 +246,27 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 		}
 	}
 	xKey := s.Axes[x].Key
-	p := newPlot(title, xKey, desc.Label())
+	durations := false
+	if isNum {
+		_, err := strconv.ParseFloat(s.Axes[x].Values[0], 64)
+		durations = err != nil
+	}
+	xDesc := sweep.DescribeKey(xKey, durations)
+	p := newPlot(title, xDesc.Label(), desc.Label())
 	caption := fmt.Sprintf("%s — summary.json's %s — at each grid point", desc.Label(), col)
 	if s.replicated() {
-		caption = fmt.Sprintf("%s — summary.json's %s — at each grid point: the mean over %s, the error bars its 95%% confidence interval (Student's t)", desc.Label(), col, s.seedsText())
+		n := fmt.Sprintf("n = %d", maxN)
+		if minN != maxN {
+			n = fmt.Sprintf("n = %d to %d: the seeds with a number", minN, maxN)
+		}
+		caption = fmt.Sprintf("%s — summary.json's %s — at each grid point: the mean over %s (%s), the error bars its 95%% confidence interval (Student's t)", desc.Label(), col, s.seedsText(), n)
+		if cut {
+			if math.IsInf(domHi, 1) {
+				caption += fmt.Sprintf(", cut at %s where it reaches below: the quantity cannot be negative", tickLabel(domLo))
+			} else {
+				caption += fmt.Sprintf(", cut to [%s, %s], the quantity's range, where it reaches past it", tickLabel(domLo), tickLabel(domHi))
+			}
+		}
 	}
 	if isNum {
 		lines := make([]plotter.XYs, len(names))
@@ -278,10 +304,7 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 				}
 			}
 		}
-		if _, err := strconv.ParseFloat(s.Axes[x].Values[0], 64); err != nil {
-			p.X.Label.Text = xKey + " (s)"
-		}
-		caption += fmt.Sprintf(", along %s", xKey)
+		caption += fmt.Sprintf(", along %s (%s)", strings.ToLower(xDesc.Title[:1])+xDesc.Title[1:], xKey)
 	} else {
 		cats := s.Axes[x].Values
 		cat := map[string]int{}
@@ -305,8 +328,9 @@ func (s *Sweep) columnFigure(c int, col string) (*figure, Omitted) {
 		if s.replicated() {
 			p.Add(barErrors{charts: charts, values: bars, errs: errBars})
 		}
-		caption += fmt.Sprintf(", by %s", xKey)
+		caption += fmt.Sprintf(", by %s (%s)", strings.ToLower(xDesc.Title[:1])+xDesc.Title[1:], xKey)
 	}
+	fitAxes(p)
 	if len(names) > 1 {
 		caption += "; one colour per combination of the other axes"
 	}
@@ -388,7 +412,7 @@ func (s *Sweep) brokenFigure() (*figure, Omitted) {
 	}
 	p := newTimePlot(title, "broken links", true)
 	for i, pt := range s.points {
-		addLine(p, s.label(pt, -1), i, pt.broken, 0)
+		addTimeLine(p, s.label(pt, -1), i, pt.broken, 0, pt.step)
 	}
 	return &figure{Figure: Figure{Name: "broken_links", Title: title, Caption: "Broken links (abutting zones missing from a neighbor table, as the oracle counts them) at each oracle sample, one line per grid point."},
 		panels: []*plot.Plot{p}}, Omitted{}

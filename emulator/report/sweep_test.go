@@ -126,8 +126,10 @@ func TestSweepReportLines(t *testing.T) {
 	}
 	// Titled and labelled by the column's description with its unit,
 	// not its summary.json path.
-	for _, want := range []string{">mode=vanilla<", ">mode=compact<", ">overlay.dimensions<",
-		">Messages per node per minute<", ">Messages per node per minute (messages / node / min)<"} {
+	// The x axis in words; the y label, longer than the panel is high,
+	// on two lines.
+	for _, want := range []string{">mode=vanilla<", ">mode=compact<", ">Resource dimensions<",
+		">Messages per node per minute<", ">(messages / node / min)<"} {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("column figure lacks %q", want)
 		}
@@ -234,7 +236,7 @@ func TestSweepErrorBars(t *testing.T) {
 			if bars != (seeds != nil) {
 				t.Errorf("%s, seeds %v: y axis up to %g, the highest interval's top %g: error bars drawn %v", axis.Key, seeds, p.Y.Max, top, bars)
 			}
-			if p.Title.Text != "Messages per node per minute" || p.Y.Label.Text != "Messages per node per minute (messages / node / min)" {
+			if p.Title.Text != "Messages per node per minute" || p.Y.Label.Text != "Messages per node per minute\n(messages / node / min)" {
 				t.Errorf("%s: title %q, y label %q", axis.Key, p.Title.Text, p.Y.Label.Text)
 			}
 			if seeds != nil && !strings.Contains(f.Caption, "95% confidence interval") {

@@ -1,6 +1,9 @@
 package sweep
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // Column describes a tabulated summary.json path for the figures and the
 // table: what it measures, in words (a figure's title and y axis), and its
@@ -89,6 +92,61 @@ func Describe(path string) Column {
 		c.Unit = "s"
 	case strings.Contains(path, "bytes"):
 		c.Unit = "bytes"
+	}
+	return c
+}
+
+// Domain is the range the quantity at a summary.json path can take, for
+// the figures' error bars: every tabulated figure is a count, a rate, a
+// time, a size or an error magnitude — never negative —, and a share
+// (a path with "fraction", "ratio" or "share") is at most 1. A 95%
+// interval reaching past the domain is drawn cut at its edge.
+func Domain(path string) (lo, hi float64) {
+	for _, w := range []string{"fraction", "ratio", "share"} {
+		if strings.Contains(path, w) {
+			return 0, 1
+		}
+	}
+	return 0, math.Inf(1)
+}
+
+// keys are words for the scenario keys a sweep varies most (an axis of
+// its figures); DescribeKey reads the others from their words.
+var keys = map[string]Column{
+	"overlay.dimensions":          {"Resource dimensions", ""},
+	"overlay.heartbeat.mode":      {"Heartbeat scheme", ""},
+	"overlay.heartbeat.period":    {"Heartbeat period", "s"},
+	"overlay.split":               {"Zone split rule", ""},
+	"peers.count":                 {"Initial peers", "peers"},
+	"peers.population":            {"Peer population", ""},
+	"churn.interval":              {"Mean time between churn events", "s"},
+	"churn.fail_fraction":         {"Share of departures that crash", ""},
+	"link.loss":                   {"Message loss probability", ""},
+	"link.latency.mean":           {"Mean link latency", "s"},
+	"link.bandwidth.up":           {"Upload capacity", ""},
+	"workload.jobs":               {"Jobs submitted", "jobs"},
+	"workload.interarrival":       {"Mean job inter-arrival time", "s"},
+	"workload.load":               {"Offered load", ""},
+	"workload.constraint_ratio":   {"Share of resources a job constrains", ""},
+	"matchmaking.scheme":          {"Matchmaking scheme", ""},
+	"matchmaking.stopping_factor": {"CAN-P stopping factor", ""},
+	"scheduling.mode":             {"Scheduling mode", ""},
+	"time_scale":                  {"Time scale", "emulated s / wall s"},
+	"seed":                        {"Seed", ""},
+}
+
+// DescribeKey is a scenario key (a sweep's axis) in words, with the unit
+// its values are drawn in: the registered words, or the key's own
+// ("faults.cut.fraction" → "Faults cut fraction"). durations says that
+// the axis's values are durations, drawn in seconds.
+func DescribeKey(key string, durations bool) Column {
+	c, ok := keys[key]
+	if !ok {
+		words := strings.NewReplacer(".", " ", "_", " ").Replace(key)
+		c = Column{Title: strings.ToUpper(words[:1]) + words[1:]}
+	}
+	if durations {
+		c.Unit = "s"
 	}
 	return c
 }
