@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +27,7 @@ type benchFlags struct {
 	timeScale                                                         float64
 	duration, ceilingFor                                              time.Duration
 	driver, metricsAddr, pprofAddr                                    string
-	logLevel                                                          string
+	log                                                               logFlags
 	asJSON, noCeiling                                                 bool
 }
 
@@ -67,7 +66,7 @@ directory).
 	fs.IntVar(&f.ceilingSize, "ceiling-size", 0, "ceiling message size in bytes (0: the scenario's mean message size)")
 	addAddrFlag(fs, &f.metricsAddr, "metrics-addr", "off", false, `serve /metrics here while running: host:port, ":PORT" for this machine only, or "off"`)
 	addAddrFlag(fs, &f.pprofAddr, "pprof-addr", "", true, "serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)")
-	addLogLevelFlag(c, &f.logLevel)
+	addLogFlags(c, &f.log)
 	return c
 }
 
@@ -91,7 +90,6 @@ func cmdBench(f benchFlags, pos []string, stdout, stderr io.Writer) int {
 		file = pos[0]
 	}
 	noteBuiltin(file, stderr)
-	level := slogLevel(f.logLevel)
 	sets := append([]string(nil), f.sets...)
 	// The shortcut flags are --set overrides applied after the others, so
 	// they get the same validation and error messages.
@@ -122,7 +120,7 @@ func cmdBench(f benchFlags, pos []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprint(stderr, fitted)
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := f.log.logger(stderr)
 	m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	if err := emulator.Admit(sc, f.driver, memoryLimit()); err != nil {
 		fmt.Fprintf(stderr, "gridbed bench: %v\n", err)

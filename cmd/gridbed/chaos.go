@@ -32,8 +32,9 @@ func newChaosCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "chaos FILE",
 		Short: "run a scenario's seeded nemesis for many seeds and shrink the failing schedules",
-		Long: `Runs a scenario for --runs seeds on the deterministic driver and reports
-the seeds whose invariants failed. With a random entry in its fault
+		Long: `Runs a scenario for --runs seeds on the deterministic driver only (sim:
+every seed's run and its shrinking replay exactly) and reports the seeds
+whose invariants failed. With a random entry in its fault
 timeline (faults: - {at, random: {kinds, rate, max_concurrent, duration,
 until}}: docs/FAULTS.md) each seed draws its own fault schedule; without
 one, each seed runs the written faults, drawing only whom they hit. For each failing

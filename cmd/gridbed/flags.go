@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -65,6 +66,37 @@ var logLevels = []string{"debug", "info", "warn", "error"}
 // addLogLevelFlag adds --log-level (logs go to stderr).
 func addLogLevelFlag(c *cobra.Command, v *string) {
 	addChoiceFlag(c, v, "log-level", "warn", logLevels, "what is logged to stderr")
+}
+
+// logFlags are --log-level and --log-format.
+type logFlags struct{ level, format string }
+
+// addLogFlags adds --log-level and --log-format (logs go to stderr).
+func addLogFlags(c *cobra.Command, l *logFlags) {
+	addLogLevelFlag(c, &l.level)
+	addChoiceFlag(c, &l.format, "log-format", "text", []string{"text", "json"},
+		"how log lines are written to stderr: text (time=… level=… msg=… key=value) or json (one object a line, for a log collector)")
+}
+
+// logger is the command's logger on w, at the flags' level and format.
+func (l logFlags) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slogLevel(l.level)}
+	if l.format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// args are the flags as a worker process is given them.
+func (l logFlags) args() []string {
+	level, format := l.level, l.format
+	if level == "" {
+		level = "warn"
+	}
+	if format == "" {
+		format = "text"
+	}
+	return []string{"--log-level", level, "--log-format", format}
 }
 
 // slogLevel reads a --log-level word (already validated).

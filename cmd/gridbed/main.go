@@ -20,8 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,14 +107,20 @@ func loadScenarioFaults(file, faultsFile string, sets []string, stderr io.Writer
 
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var sets []string
-	var faults string
+	var faults, driver string
+	var plan bool
 	c := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "check a scenario file (and --set overrides) without running it",
 		Long: `Checks a scenario file and the --set overrides: an unknown key, an
 impossible value or a malformed line is reported with the file, the line
-and what to write instead (exit status 2); a valid file prints "FILE: ok".`,
-		Example:           "  gridbed validate examples/quickstart.yaml --set peers.count=2000",
+and what to write instead (exit status 2); a valid file prints "FILE: ok".
+With --plan it also prints what gridbed run would do: the driver (the
+emulator unless --driver sim), the emulated time and the planned wall
+time, and the memory estimate run admits it by.`,
+		Example: `  gridbed validate examples/quickstart.yaml --set peers.count=2000
+  gridbed validate examples/quickstart.yaml --plan               # memory, planned wall time, driver
+  gridbed validate examples/churn.yaml --plan --driver sim`,
 		ValidArgsFunction: scenarioFiles,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -122,17 +128,65 @@ and what to write instead (exit status 2); a valid file prints "FILE: ok".`,
 				return exitCode(2)
 			}
 			noteBuiltin(args[0], stderr)
-			if _, err := loadScenarioFaults(args[0], faults, sets, stderr); err != nil {
+			sc, err := loadScenarioFaults(args[0], faults, sets, stderr)
+			if err != nil {
 				fmt.Fprintln(stderr, err)
 				return exitCode(2)
 			}
 			fmt.Fprintf(stdout, "%s: ok\n", args[0])
+			if plan && !writePlan(stdout, sc, driver, memoryLimit()) {
+				return exitCode(2) // gridbed run would refuse it
+			}
 			return nil
 		},
 	}
 	addSetFlag(c.Flags(), &sets, "override a scenario key by dotted path (`key=value`); repeatable")
 	addFaultsFlag(c.Flags(), &faults)
+	c.Flags().BoolVar(&plan, "plan", false, "also print the run's plan: the driver, the emulated and planned wall time, the memory estimate and whether the run is admitted")
+	addDriverFlag(c, &driver)
 	return c
+}
+
+// writePlan prints what gridbed run would do with sc on driver: the
+// driver, the emulated time and the wall time planned (duration over
+// time_scale; the deterministic driver has none), and the memory
+// estimate against limit (the run's admission, emulator.Admit). It
+// reports whether the run would be admitted.
+func writePlan(w io.Writer, sc scenario.Scenario, driver string, limit int64) bool {
+	row := func(k, v string) { fmt.Fprintf(w, "  %-10s %s\n", k, v) }
+	fmt.Fprintln(w, "plan:")
+	switch driver {
+	case emulator.DriverSim:
+		row("driver", "sim (deterministic, virtual time; gridbed run's default is the emulator: drop --driver sim)")
+	default:
+		row("driver", "emulator (actors over embedded NATS at scaled wall time; the default of gridbed run and sweep)")
+	}
+	row("peers", fmt.Sprintf("%d, %d resource dimensions + virtual, %s heartbeats", sc.Peers.Count, sc.Overlay.Dimensions, sc.Overlay.Heartbeat.Mode))
+	row("emulated", sc.Duration.String())
+	if driver == emulator.DriverSim {
+		row("wall", "no plan: the deterministic driver runs as fast as the machine goes (time_scale is not used)")
+	} else {
+		wall := time.Duration(float64(sc.Duration) / sc.TimeScale)
+		row("wall", fmt.Sprintf("%s planned (duration %s / time_scale %g), plus the start and the results", wall.Round(100*time.Millisecond), sc.Duration, sc.TimeScale))
+	}
+	e := emulator.EstimateMemory(sc, driver)
+	verdict, admitted := "no limit set: admitted", true
+	if limit > 0 && limit != math.MaxInt64 {
+		verdict = fmt.Sprintf("within the limit of %s: admitted", fmtMiB(limit))
+		if err := emulator.Admit(sc, driver, limit); err != nil {
+			verdict, admitted = "REFUSED: "+err.Error(), false
+		}
+	}
+	row("memory", fmt.Sprintf("about %s estimated (%.1f KiB a peer); %s", fmtMiB(e.Bytes), e.PerPeer/1024, verdict))
+	return admitted
+}
+
+// fmtMiB is b bytes in MiB, or GiB from 10 GiB.
+func fmtMiB(b int64) string {
+	if b >= 10<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
 }
 
 func newKeysCmd(stdout io.Writer) *cobra.Command {
@@ -194,7 +248,8 @@ type runFlags struct {
 	sets                                []string
 	faults                              string
 	out, driver, metricsAddr, pprofAddr string
-	progress, logLevel                  string
+	progress                            string
+	log                                 logFlags
 	strict, withReport                  bool
 	workers                             workerFlags
 }
@@ -204,8 +259,10 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run FILE",
 		Short: "run a scenario and write its results and report",
-		Long: `Runs a scenario and writes its results (summary.json, timeseries.csv, …;
-docs/RESULTS.md) and report.html into a results directory.
+		Long: `Runs a scenario on the emulator driver by default (actors over embedded
+NATS at scaled wall time; --driver sim: deterministic, virtual time) and
+writes its results (summary.json, timeseries.csv, …; docs/RESULTS.md) and
+report.html into a results directory.
 
 Every run ends with one outcome — passed, failed, overloaded, interrupted —
 on its last line and in summary.json. Without --strict a run that
@@ -233,7 +290,7 @@ matters: go run reports any non-zero status of the program as its own 1.`,
 		`serve /metrics here while running: host:port, ":PORT" for this machine only, or "off"; the default moves to a free port if busy, an address you give must be free`)
 	addAddrFlag(fs, &f.pprofAddr, "pprof-addr", "", true, "serve Go's profiler (/debug/pprof/) here; a bare port means loopback (default: not served)")
 	addChoiceFlag(c, &f.progress, "progress", "auto", []string{"auto", "on", "off"}, "a progress bar on stderr (auto: when stderr is a terminal)")
-	addLogLevelFlag(c, &f.logLevel)
+	addLogFlags(c, &f.log)
 	fs.BoolVar(&f.strict, "strict", false, "exit non-zero unless the outcome is passed: 3 failed (an invariant failed), 4 overloaded (the machine could not keep up)")
 	fs.BoolVar(&f.withReport, "report", true, "write report.html and its figures (--report=false skips them)")
 	addWorkerFlags(c, &f.workers)
@@ -246,7 +303,6 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		return 2
 	}
 	noteBuiltin(args[0], stderr)
-	level := slogLevel(f.logLevel)
 	sc, err := loadScenarioFaults(args[0], f.faults, f.sets, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -280,7 +336,7 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := f.log.logger(stderr)
 	m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	ep, err := serveEndpoints("run", m.Registry, f.metricsAddr, flagGiven(c.Flags(), "metrics-addr"), f.pprofAddr, stderr)
 	if err != nil {
@@ -306,7 +362,7 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "this file is an experiment (%s %s %s, %d findings): run measures one point of it; `gridbed reproduce %s` runs its sweep and judges the findings\n",
 			e.Paper, e.Section, e.Figure, len(e.Findings), args[0])
 	}
-	wopt, lw := workersOption(ctx, f.workers, f.logLevel, logger, stderr)
+	wopt, lw := workersOption(ctx, f.workers, f.log, logger, stderr)
 	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger, Workers: wopt})
 	if lw != nil {
 		lw.wait(10 * time.Second)

@@ -58,7 +58,8 @@ func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "sweep FILE --vary key=v1,v2 [--vary …]",
 		Short: "run a parameter grid, replicated over seeds, and tabulate it",
 		Long: `Runs a scenario at every point of a parameter grid — the product of the
---vary axes — and tabulates summary.json figures across it in sweep.md and
+--vary axes — on the emulator driver by default (--driver sim: the
+deterministic one), and tabulates summary.json figures across it in sweep.md and
 sweep.csv, with report.html comparing the points. Every combination is
 validated before any runs.
 
@@ -231,7 +232,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 			m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 			// Each run has worker processes of its own: they leave when
 			// its coordinator closes them.
-			wopt, lw := workersOption(ctx, workerFlags{local: f.workers}, "warn", nil, stderr)
+			wopt, lw := workersOption(ctx, workerFlags{local: f.workers}, logFlags{level: "warn", format: "text"}, nil, stderr)
 			res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Workers: wopt})
 			if lw != nil {
 				lw.wait(10 * time.Second)

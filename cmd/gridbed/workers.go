@@ -74,13 +74,13 @@ type localWorkers struct {
 }
 
 // start starts n worker processes of this executable joining url.
-func (l *localWorkers) start(n int, url string, logLevel string) error {
+func (l *localWorkers) start(n int, url string, log logFlags) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("--workers: cannot find the gridbed executable: %w", err)
 	}
 	for range n {
-		cmd := exec.Command(exe, "worker", "--coordinator", url, "--metrics-addr", "127.0.0.1:0", "--log-level", logLevel)
+		cmd := exec.Command(exe, append([]string{"worker", "--coordinator", url, "--metrics-addr", "127.0.0.1:0"}, log.args()...)...)
 		cmd.Stdout, cmd.Stderr = l.stderr, l.stderr
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("--workers: start a worker: %w", err)
@@ -114,7 +114,7 @@ func (l *localWorkers) wait(grace time.Duration) {
 
 // workersOption returns the emulator.Options.Workers of the flags (nil
 // for a run in one process) and the local processes it starts.
-func workersOption(ctx context.Context, f workerFlags, logLevel string, logger *slog.Logger, stderr io.Writer) (func(emulator.WorkersSetup) (emulator.Driver, error), *localWorkers) {
+func workersOption(ctx context.Context, f workerFlags, log logFlags, logger *slog.Logger, stderr io.Writer) (func(emulator.WorkersSetup) (emulator.Driver, error), *localWorkers) {
 	if f.local+f.remote == 0 {
 		return nil, nil
 	}
@@ -124,7 +124,7 @@ func workersOption(ctx context.Context, f workerFlags, logLevel string, logger *
 			if f.remote > 0 {
 				fmt.Fprintf(stderr, "waiting for %d remote workers: gridbed worker --coordinator %s\n", f.remote, url)
 			}
-			return lw.start(f.local, url, logLevel)
+			return lw.start(f.local, url, log)
 		},
 		OnJoin: func(index int, h workers.Hello) {
 			fmt.Fprintf(stderr, "worker %d: pid %d on %s, metrics http://%s/metrics\n", index, h.PID, h.Host, h.Metrics)
@@ -136,7 +136,8 @@ func workersOption(ctx context.Context, f workerFlags, logLevel string, logger *
 }
 
 func newWorkerCmd(stderr io.Writer) *cobra.Command {
-	var url, metricsAddr, logLevel string
+	var url, metricsAddr string
+	var log logFlags
 	c := &cobra.Command{
 		Use:   "worker --coordinator nats://HOST:PORT",
 		Short: "host a share of the peers of a run split across processes",
@@ -150,7 +151,7 @@ until the run ends; docs/WORKERS.md. It serves /metrics while it runs.`,
 				fmt.Fprintln(stderr, "gridbed worker: give --coordinator nats://HOST:PORT (what gridbed run --workers prints)")
 				return exitCode(2)
 			}
-			logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slogLevel(logLevel)}))
+			logger := log.logger(stderr)
 			ctx, stop := interruptContext(stderr)
 			defer stop()
 			if err := workers.Work(ctx, url, workers.WorkerOptions{MetricsAddr: loopbackAddr(metricsAddr), Logger: logger}); err != nil {
@@ -162,6 +163,6 @@ until the run ends; docs/WORKERS.md. It serves /metrics while it runs.`,
 	}
 	c.Flags().StringVar(&url, "coordinator", "", "the coordinator's NATS `URL`")
 	addAddrFlag(c.Flags(), &metricsAddr, "metrics-addr", "127.0.0.1:0", false, `serve /metrics here: host:port, ":PORT" for this machine only, or "off"`)
-	addLogLevelFlag(c, &logLevel)
+	addLogFlags(c, &log)
 	return c
 }
