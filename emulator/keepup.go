@@ -44,6 +44,8 @@ type LiveSummary struct {
 	// the heartbeat period allowed (emulator.lag_tolerance).
 	judged, tolerance float64
 	timers            uint64
+	// pace is what SuggestedTimeScale was computed from.
+	pace Pace
 	// CPUSeconds is the process's CPU time (user + system) from the start
 	// of emulated time to the end of the run; CPUPerEmulatedSecond that
 	// divided by the emulated seconds; Cores the CPUs the process may use.
@@ -53,7 +55,7 @@ type LiveSummary struct {
 	CPUPerEmulatedSecond float64 `json:"cpu_per_emulated_second"`
 	Cores                int     `json:"cores"`
 	// SuggestedTimeScale estimates the largest time scale that would have
-	// kept up (see suggestTimeScale); when the run kept up it may exceed
+	// kept up (SuggestTimeScale); when the run kept up it may exceed
 	// the requested one (headroom). In a split run its CPU bound is the
 	// busiest machine's (workers.hosts), not the coordinator's.
 	SuggestedTimeScale float64 `json:"suggested_time_scale"`
@@ -116,11 +118,11 @@ func keepUp(scale float64, period time.Duration, tolerance, lagP50, lagP99 float
 	// No timer handled at all is no evidence of keeping up: the peers'
 	// timers never came round (the run was over, or they were stuck).
 	e.KeptUp = judged <= e.LagToleranceSeconds && drops == 0 && timers > 0
-	cpuPer, cores := e.CPUPerEmulatedSecond, e.Cores
+	e.pace = Pace{Scale: scale, KeptUp: e.KeptUp, LagP99: lagP99, Tolerance: e.LagToleranceSeconds, CPUPerEmulated: e.CPUPerEmulatedSecond, Cores: e.Cores}
 	if h, ok := busiestHost(hosts); ok && emulated > 0 {
-		cpuPer, cores = h.CPUSeconds/emulated, h.Cores
+		e.pace.CPUPerEmulated, e.pace.Cores = h.CPUSeconds/emulated, h.Cores
 	}
-	e.SuggestedTimeScale = suggestTimeScale(scale, e.KeptUp, lagP99, e.LagToleranceSeconds, cpuPer, cores)
+	e.SuggestedTimeScale = SuggestTimeScale(e.pace)
 	return e
 }
 
@@ -213,36 +215,85 @@ func (w *WorkersSummary) printRows(row func(string, any)) {
 	row("CPU, all processes", fmt.Sprintf("%.1f s (each process once)", w.CPUSecondsAll))
 }
 
-// suggestTimeScale estimates the largest time scale at which the run would
-// have kept up, as the smaller of two bounds:
+// Pace is what an emulator run measured of its own speed from the start
+// of emulated time to a moment: the inputs of SuggestTimeScale, the one
+// suggested time scale every output of a run prints — the overload
+// guard's warnings while it goes (measured so far), and at its end the
+// summary (emulator.suggested_time_scale), the kept_up line and invariant,
+// run_completed's detail and the closing warning (measured over the whole
+// run).
+type Pace struct {
+	Scale float64 // the run's time_scale
+	// KeptUp: the clock lag stayed within Tolerance and the bus dropped
+	// nothing (so far). A run that did not gets a suggestion below Scale.
+	KeptUp bool
+	// LagP99 is the clock lag's p99 since the start, in wall seconds (0:
+	// no timer yet); Tolerance the emulated lag that still keeps up.
+	LagP99, Tolerance float64
+	// CPUPerEmulated is the CPU seconds the run used per emulated second
+	// (0: unknown) on Cores cores (the busiest machine's, split over
+	// workers).
+	CPUPerEmulated float64
+	Cores          int
+	// Handled are the bus messages the peers handled (delivered, less
+	// those still in mailboxes) in Wall; Need the messages per emulated
+	// second the scenario needs (neededRate).
+	Handled float64
+	Wall    time.Duration
+	Need    float64
+}
+
+// SuggestTimeScale estimates the largest time scale at which the run
+// would keep up, as the smaller of
 //
-//   - CPU: the work the run needed per emulated second (cpuPerEmulated,
-//     CPU seconds) must fit in cpuBudget of the cores per wall second, so
-//     scale ≤ cpuBudget × cores / cpuPerEmulated;
-//   - lag: if timers stay as late in wall time as they were (bursts such
-//     as GC or the oracle's snapshots take fixed wall time), the emulated
-//     lag tolerance allows scale ≤ tolerance / lagP99.
+//   - the CPU bound: the work the run needed per emulated second must fit
+//     in cpuBudget of the cores per wall second, so scale ≤ cpuBudget ×
+//     cores / CPUPerEmulated;
+//   - for a run that did not keep up, what the peers sustained: the
+//     messages they handled per wall second over what the scenario needs
+//     per emulated second, planned at cpuBudget of it (a runaway lag says
+//     nothing of the lag at a gentler scale; a whole run's throughput
+//     does) — and below 0.9 × the requested scale;
+//   - otherwise the lag bound: if timers stay as late in wall time as they
+//     were (bursts such as GC or the oracle's snapshots take fixed wall
+//     time), the emulated tolerance allows scale ≤ Tolerance / LagP99.
 //
-// An overloaded run did less work than it was given (messages still in
-// mailboxes at the end), so the CPU bound overestimates and the lag bound,
-// measured at saturation, underestimates; re-run at the suggestion to
-// confirm. A run that did not keep up gets a suggestion below the
-// requested scale. The result has two significant digits, rounded down.
-func suggestTimeScale(scale float64, keptUp bool, lagP99, tolerance, cpuPerEmulated float64, cores int) float64 {
+// A kept-up run's suggestion may exceed its scale (headroom). The result
+// has two significant digits, rounded down; with nothing measured it is
+// the requested scale.
+func SuggestTimeScale(p Pace) float64 {
 	s := math.Inf(1)
-	if cpuPerEmulated > 0 {
-		s = cpuBudget * float64(cores) / cpuPerEmulated
+	if p.CPUPerEmulated > 0 {
+		s = cpuBudget * float64(max(p.Cores, 1)) / p.CPUPerEmulated
 	}
-	if lagP99 > 0 {
-		s = min(s, tolerance/lagP99)
+	sustained := 0.0
+	if !p.KeptUp && p.Handled > 0 && p.Wall > 0 && p.Need > 0 {
+		sustained = p.Handled / p.Wall.Seconds() / p.Need
 	}
-	if !keptUp {
-		s = min(s, 0.9*scale)
+	switch {
+	case sustained > 0:
+		s = min(s, cpuBudget*sustained)
+	case p.LagP99 > 0:
+		s = min(s, p.Tolerance/p.LagP99)
+	}
+	if !p.KeptUp {
+		s = min(s, 0.9*p.Scale)
 	}
 	if math.IsInf(s, 1) {
-		return scale
+		return p.Scale
 	}
 	return roundDown2(s)
+}
+
+// neededRate is the bus messages per emulated second scenario sc needs:
+// vanilla-heartbeat traffic of its population, peers.count × neighbors /
+// period, neighbors being the mean neighbor-table size the oracle last
+// saw (2(d+1) when it saw none).
+func neededRate(sc scenario.Scenario, neighbors float64) float64 {
+	if neighbors <= 0 {
+		neighbors = float64(2 * (sc.Overlay.Dimensions + 1))
+	}
+	return float64(sc.Peers.Count) * neighbors / sc.Overlay.Heartbeat.Period.Seconds()
 }
 
 // roundDown2 rounds v > 0 down to two significant digits.
@@ -306,29 +357,19 @@ func (e *LiveSummary) check(scale float64, drops uint64) InvariantCheck {
 	return c
 }
 
-// sustainedTimeScale suggests a time scale for a run that did not keep up,
-// from what the peers sustained over the whole live run (not from one bad
-// window): the protocol messages they handled per wall second (handled:
-// delivered less those still waiting in mailboxes when the run stopped)
-// against what the scenario needs per emulated second — vanilla-heartbeat
-// traffic of its population, peers.count × mean neighbors / period (2(d+1)
-// neighbors when the overlay never formed) — planned at cpuBudget of that
-// capacity and below 0.9 × the requested scale. Two significant digits,
-// rounded down. Falls back to the summary's own estimate when nothing was
-// handled.
+// suggestTimeScale is SuggestTimeScale of a pace measured by its lag and
+// CPU alone (nothing handled counted): the form keepUp's tests state
+// their cases in.
+func suggestTimeScale(scale float64, keptUp bool, lagP99, tolerance, cpuPerEmulated float64, cores int) float64 {
+	return SuggestTimeScale(Pace{Scale: scale, KeptUp: keptUp, LagP99: lagP99, Tolerance: tolerance, CPUPerEmulated: cpuPerEmulated, Cores: cores})
+}
+
+// sustainedTimeScale is SuggestTimeScale of a run that did not keep up,
+// from what its peers handled (handled bus messages in wall) against what
+// scenario sc needs, the summary's own estimate when nothing was handled.
 func sustainedTimeScale(sc scenario.Scenario, s Summary, wall time.Duration, handled float64) float64 {
-	fallback := s.Emulator.SuggestedTimeScale
 	if handled <= 0 || wall <= 0 {
-		return fallback
+		return s.Emulator.SuggestedTimeScale
 	}
-	neighbors := s.Overlay.NeighborsMean
-	if neighbors <= 0 {
-		neighbors = float64(2 * (sc.Overlay.Dimensions + 1))
-	}
-	need := float64(sc.Peers.Count) * neighbors / sc.Overlay.Heartbeat.Period.Seconds()
-	if need <= 0 {
-		return fallback
-	}
-	sustained := handled / wall.Seconds() / need
-	return roundDown2(min(cpuBudget*sustained, 0.9*sc.TimeScale))
+	return SuggestTimeScale(Pace{Scale: sc.TimeScale, Handled: handled, Wall: wall, Need: neededRate(sc, s.Overlay.NeighborsMean)})
 }

@@ -4,14 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gridbed/gridbed/emulator/cputime"
 	"github.com/gridbed/gridbed/emulator/live"
 	"github.com/gridbed/gridbed/emulator/scenario"
 )
@@ -244,7 +242,7 @@ func (t *overloadTrip) record(e *LiveSummary) {
 //
 // Each window's pressure is also stored in seen (if not nil), so that the
 // memory ceiling can say what filled the memory.
-func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, opts Options, cpuStart time.Duration, seen *atomic.Pointer[live.Pressure]) (context.Context, func() *overloadTrip) {
+func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, opts Options, pace func(now time.Duration) Pace, seen *atomic.Pointer[live.Pressure]) (context.Context, func() *overloadTrip) {
 	gctx, cancel := context.WithCancelCause(ctx)
 	window := opts.OverloadWindow
 	if window <= 0 {
@@ -277,17 +275,9 @@ func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, op
 			}
 			now := ld.Now()
 			at := now.Seconds()
-			cpuPer := 0.0
-			if at > 0 {
-				cpuPer = (cputime.Process() - cpuStart).Seconds() / at
-			}
-			suggested := suggestTimeScale(sc.TimeScale, false, v.LagEmulated/sc.TimeScale, g.tolerance, cpuPer, runtime.GOMAXPROCS(0))
-			if v.Sustained > 0 {
-				// A runaway lag says nothing about the lag at a gentler
-				// scale; half of what the peers sustained (and within the
-				// CPU bound) is a scale to try, whose run judges itself.
-				suggested = roundDown2(min(suggestTimeScale(sc.TimeScale, false, 0, g.tolerance, cpuPer, runtime.GOMAXPROCS(0)), v.Sustained/2))
-			}
+			// The one suggestion, from the run's pace so far (the same
+			// function and measurements as the summary's at the end).
+			suggested := SuggestTimeScale(pace(now))
 			policy := "the run stops if this goes on (emulator.overload: abort)"
 			if !abort {
 				policy = "the run goes on (emulator.overload: warn)"
@@ -297,7 +287,7 @@ func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, op
 				trip.behindAt = &at
 				if opts.Logger != nil {
 					opts.Logger.Warn("the emulator is falling behind its time scale: timers fire late, results will be distorted; "+policy,
-						"emulated", now.Round(time.Second), "lag_emulated_seconds", roundDown2(v.LagEmulated), "tolerance_seconds", g.tolerance,
+						"emulated", now.Round(time.Second), "lag_emulated_seconds", roundDown2(v.LagEmulated), "tolerance_emulated_seconds", g.tolerance,
 						"mailbox_backlog", v.Backlog, "time_scale", sc.TimeScale, "suggested_time_scale", suggested)
 				}
 			}

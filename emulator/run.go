@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -326,8 +328,11 @@ type run struct {
 	churned *churnCounts
 
 	// loop
-	liveStart   time.Time
-	cpuStart    time.Duration
+	liveStart time.Time
+	cpuStart  time.Duration
+	// neighbors is the mean neighbor-table size of the last oracle
+	// sample (float64 bits), for the overload guard's pace.
+	neighbors   atomic.Uint64
 	rec         *recorder
 	stopGuard   func() *overloadTrip
 	finalStates []peer.State
@@ -506,6 +511,21 @@ func (r *run) spawn() error {
 	return nil
 }
 
+// paceNow is the run's pace so far, at emulated time now (the overload
+// guard's goroutine calls it): the same measurements the summary's
+// suggested time scale is computed from at the end, up to now.
+func (r *run) paceNow(now time.Duration) Pace {
+	p := Pace{Scale: r.sc.TimeScale, LagP99: r.m.Lag.Quantile(0.99), Tolerance: r.sc.Emulator.LagTolerance * r.sc.Overlay.Heartbeat.Period.Seconds(),
+		Cores: runtime.GOMAXPROCS(0), Wall: time.Since(r.liveStart), Need: neededRate(r.sc, math.Float64frombits(r.neighbors.Load()))}
+	if now > 0 {
+		p.CPUPerEmulated = (cputime.Process() - r.cpuStart).Seconds() / now.Seconds()
+	}
+	if r.pd != nil {
+		p.Handled = float64(r.pd.BusStats().Delivered) - float64(r.pd.Backlog())
+	}
+	return p
+}
+
 // take records the oracle's snapshot states at t as a sample.
 func (r *run) take(t time.Duration, states []peer.State) Sample {
 	r.finalStates = states
@@ -514,6 +534,7 @@ func (r *run) take(t time.Duration, states []peer.State) Sample {
 		bl = r.pd.Backlog()
 	}
 	s := r.rec.sample(t, states, r.drv.BusStats(), bl, r.drv.Alive())
+	r.neighbors.Store(math.Float64bits(s.Oracle.NeighborsMean))
 	if jr := r.jr; jr != nil {
 		s.JobEvents = jr.events()
 		jr.tally(t, states)
@@ -574,7 +595,7 @@ func (r *run) loop() error {
 	// runs and cancels gctx with an *overloadError when it must stop.
 	r.gctx, r.stopGuard = r.mctx, func() *overloadTrip { return nil }
 	if r.pd != nil {
-		r.gctx, r.stopGuard = watchOverload(r.mctx, r.pd, sc, opts, r.cpuStart, &r.pressure)
+		r.gctx, r.stopGuard = watchOverload(r.mctx, r.pd, sc, opts, r.paceNow, &r.pressure)
 	}
 	// Samples at multiples of the interval (after the handover, with an
 	// overlay built outside the bus), and at duration. With
@@ -762,14 +783,17 @@ func (r *run) finish() (*Result, error) {
 		sum.Emulator.clampTo(end.Seconds())
 		if !sum.Emulator.KeptUp {
 			// Planned from what the peers sustained over the whole live
-			// run, not from one bad window.
-			sum.Emulator.SuggestedTimeScale = sustainedTimeScale(sc, sum, r.liveWall, r.handled)
+			// run, not from one bad window: the same function, with what
+			// the guard saw so far while the run went on.
+			p := sum.Emulator.pace
+			p.KeptUp, p.Handled, p.Wall, p.Need = false, r.handled, r.liveWall, neededRate(sc, sum.Overlay.NeighborsMean)
+			sum.Emulator.SuggestedTimeScale = SuggestTimeScale(p)
 		}
 		keptUp = sum.Emulator.check(sc.TimeScale, sum.Bus.Dropped)
 		if !sum.Emulator.KeptUp && opts.Logger != nil {
 			opts.Logger.Warn("the emulator could not keep up with the time scale: its results are distorted by late timers",
 				"time_scale", sc.TimeScale, "lag_p99_emulated_seconds", sum.Emulator.LagP99EmulatedSeconds,
-				"tolerance_seconds", sum.Emulator.LagToleranceSeconds, "bus_dropped", sum.Bus.Dropped,
+				"tolerance_emulated_seconds", sum.Emulator.LagToleranceSeconds, "bus_dropped", sum.Bus.Dropped,
 				"suggested_time_scale", sum.Emulator.SuggestedTimeScale, "aborted", sum.Emulator.Aborted)
 		}
 	}
@@ -833,8 +857,13 @@ func (r *run) finish() (*Result, error) {
 			why += " (while stopping: " + r.snapshotGap + ")"
 		}
 	}
+	res := &Result{Summary: sum, Series: rec.series, Scenario: sc, JobWaits: waits, Jobs: table}
+	if c, ok := res.jobHistories(); ok {
+		sum.Invariants.add(c)
+	}
 	sum.decide(why)
-	return &Result{Summary: sum, Series: rec.series, Scenario: sc, JobWaits: waits, Jobs: table}, nil
+	res.Summary = sum
+	return res, nil
 }
 
 // scheduleSessions hands the session model's turnovers to the driver: the

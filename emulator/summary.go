@@ -597,7 +597,7 @@ func (s Summary) PrintTable(w io.Writer) {
 		row("message rate", fmt.Sprintf("%.0f msgs per wall second (window)", *r))
 	}
 	if s.Driver == DriverLive {
-		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
+		row("clock lag", fmt.Sprintf("p50 %.3g s, p99 %.3g s, max %.3g s of wall time over %d timers", s.Clock.LagSeconds.P50, s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max, s.Clock.Timers))
 	}
 	if e := s.Emulator; e != nil {
 		row("kept up", e.verdict(s.TimeScale))

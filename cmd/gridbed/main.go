@@ -336,7 +336,6 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
 		return 2
 	}
-	logger := f.log.logger(stderr)
 	m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 	ep, err := serveEndpoints("run", m.Registry, f.metricsAddr, flagGiven(c.Flags(), "metrics-addr"), f.pprofAddr, stderr)
 	if err != nil {
@@ -346,8 +345,10 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	}
 	defer ep.Close()
 
+	// While the bar is drawn, log lines and notices go above it.
 	bar := newProgressBar(stderr, f.progress)
-	ctx, stop := interruptContext(stderr)
+	logger := f.log.logger(bar.writer())
+	ctx, stop := interruptContext(bar.writer())
 	defer stop()
 	who := fmt.Sprintf("%d peers", sc.Peers.Count)
 	if sc.Allocation.On() {
@@ -447,42 +448,4 @@ func defaultOut(prefix, file, driver string) string {
 		name += "-sim"
 	}
 	return filepath.Join("results", name)
-}
-
-// progressBar draws emulated progress on a terminal.
-type progressBar struct {
-	w       io.Writer
-	on      bool
-	started time.Time
-}
-
-func newProgressBar(w io.Writer, mode string) *progressBar {
-	on := mode == "on"
-	if mode == "auto" {
-		if f, ok := w.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				on = true
-			}
-		}
-	}
-	return &progressBar{w: w, on: on, started: time.Now()}
-}
-
-func (p *progressBar) update(s emulator.Sample) {
-	if !p.on || s.Duration <= 0 {
-		return
-	}
-	const width = 30
-	frac := float64(s.T) / float64(s.Duration)
-	n := min(max(int(frac*width), 0), width)
-	bar := strings.Repeat("█", n) + strings.Repeat("░", width-n)
-	fmt.Fprintf(p.w, "\r%s %5.1f%%  %v / %v  peers %d  broken links %d  lag p99 %s  wall %s ",
-		bar, 100*frac, s.T.Round(time.Second), s.Duration, s.Oracle.Members, s.Oracle.BrokenLinks,
-		time.Duration(s.LagP99*float64(time.Second)).Round(time.Microsecond), time.Since(p.started).Round(100*time.Millisecond))
-}
-
-func (p *progressBar) done() {
-	if p.on {
-		fmt.Fprintln(p.w)
-	}
 }

@@ -108,7 +108,7 @@ func runPage(res *emulator.Result) *Page {
 	}
 	kv.add("bus", fmt.Sprintf("published %d, delivered %d, lost %d", s.Bus.Published, s.Bus.Delivered, s.Bus.Lost), "bus")
 	if s.Driver == emulator.DriverLive {
-		kv.add("clock lag", fmt.Sprintf("p99 %.3g s, max %.3g s", s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max), "clock.lag_seconds")
+		kv.add("clock lag", fmt.Sprintf("p99 %.3g s, max %.3g s of wall time (emulated: p99 × time scale)", s.Clock.LagSeconds.P99, s.Clock.LagSeconds.Max), "clock.lag_seconds")
 	}
 	inv := Table{Caption: "Invariants", Head: []string{"check", "verdict", "detail"}}
 	for _, c := range s.Invariants.Checks {
