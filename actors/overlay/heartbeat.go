@@ -68,7 +68,7 @@ func (n *Node) onHeartbeat(now time.Duration, from core.NodeID, m *wire.Heartbea
 			nb.Load = m.Load
 		}
 		if hasList {
-			if _, ours := n.takesOver(nb.Zone, nb.LastSplit); !ours {
+			if !n.takesOverNeighbor(nb) {
 				nb.kept = nil
 			} else if lazy == nil {
 				nb.kept = &keptList{decoded: neighbors()}

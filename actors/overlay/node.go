@@ -167,6 +167,11 @@ type Neighbor struct {
 	// compared with them here rather than through the pointer.
 	splitOf  splitKey
 	splitFor *wire.Split
+
+	// takeover is takesOverNeighbor's last answer, for takeoverKey.
+	takeoverKey   takeoverKey
+	takeover      bool
+	takeoverKnown bool
 }
 
 // keptList is a neighbor's neighbor list kept by its take-over node: a

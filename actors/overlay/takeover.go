@@ -99,6 +99,28 @@ func (n *Node) takesOver(z can.Zone, last *wire.Split) (can.Zone, bool) {
 	return can.Extend(n.zone, z, int(last.Dim))
 }
 
+// takeoverKey is what takesOver's answer for a neighbor depends on: our
+// zone (every change bumps our version), the neighbor's zone (learn
+// replaces it only with a newer version) and its last split (keepSplit
+// keeps the same pointer while the split stays the same).
+type takeoverKey struct {
+	ours, theirs uint64
+	split        *wire.Split
+}
+
+// takesOverNeighbor is takesOver for neighbor nb's zone and last split,
+// remembered in nb until one of them or our zone changes: every heartbeat
+// with a list asks it, and the zones it reads are a cache miss each.
+func (n *Node) takesOverNeighbor(nb *Neighbor) bool {
+	k := takeoverKey{n.version, nb.Version, nb.LastSplit}
+	if nb.takeoverKnown && nb.takeoverKey == k {
+		return nb.takeover
+	}
+	_, ours := n.takesOver(nb.Zone, nb.LastSplit)
+	nb.takeoverKey, nb.takeover, nb.takeoverKnown = k, ours, true
+	return ours
+}
+
 // detectFailures declares failed every neighbor not heard from for
 // FailAfter heartbeat periods (002 §4.2: consecutive missed heartbeats).
 // Where we are its take-over node we claim its zone; otherwise we drop it
