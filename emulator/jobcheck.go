@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gridbed/gridbed/emulator/ledger"
@@ -34,4 +35,26 @@ func (r *Result) CheckJobs() error {
 		Duplicating:    dup,
 		FalseSuspicion: e != nil && !e.KeptUp,
 	})
+}
+
+// jobHistories is the invariant job_histories of a run with a workload
+// (false without one): CheckJobs over every job the client submitted —
+// each ended exactly once (or is unfinished at the end), through legal
+// states, none ran twice — with the offending histories in the detail.
+func (r *Result) jobHistories() (InvariantCheck, bool) {
+	n := 0
+	for _, row := range r.Jobs {
+		if row.Record.ID != 0 {
+			n++
+		}
+	}
+	if r.Jobs == nil {
+		return InvariantCheck{}, false
+	}
+	c := InvariantCheck{Name: "job_histories", OK: true,
+		Detail: fmt.Sprintf("the %d submitted jobs' histories follow the job's state machine: each ended at most once, through legal states, and none ran twice", n)}
+	if err := r.CheckJobs(); err != nil {
+		c.OK, c.Detail = false, err.Error()
+	}
+	return c, true
 }
