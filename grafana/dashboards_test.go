@@ -446,6 +446,15 @@ func TestProvisioningAndCompose(t *testing.T) {
 			StaticConfigs []struct {
 				Targets []string
 			} `yaml:"static_configs"`
+			FileSDConfigs []struct {
+				Files []string
+			} `yaml:"file_sd_configs"`
+			RelabelConfigs []struct {
+				SourceLabels []string `yaml:"source_labels"`
+				Regex        string
+				TargetLabel  string `yaml:"target_label"`
+				Replacement  string
+			} `yaml:"relabel_configs"`
 		} `yaml:"scrape_configs"`
 	}
 	readYAML(t, "prometheus.yml", &prom)
@@ -512,11 +521,22 @@ func TestProvisioningAndCompose(t *testing.T) {
 	if prom.Global.ScrapeInterval != "1s" {
 		t.Errorf("scrape_interval %q: runs last seconds, scrape every 1s", prom.Global.ScrapeInterval)
 	}
-	if len(prom.ScrapeConfigs) != 1 || len(prom.ScrapeConfigs[0].StaticConfigs) != 1 ||
-		!slices.Equal(prom.ScrapeConfigs[0].StaticConfigs[0].Targets, []string{"host.docker.internal:9464"}) {
-		t.Errorf("prometheus.yml must scrape exactly host.docker.internal:9464 (gridbed's default metrics port); has %+v", prom.ScrapeConfigs)
+	// Every gridbed process's target file, from the directory compose
+	// mounts, each address reached through host.docker.internal.
+	if len(prom.ScrapeConfigs) != 1 || len(prom.ScrapeConfigs[0].StaticConfigs) != 0 || len(prom.ScrapeConfigs[0].FileSDConfigs) != 1 ||
+		!slices.Equal(prom.ScrapeConfigs[0].FileSDConfigs[0].Files, []string{targetsMount + "/*.json"}) {
+		t.Errorf("prometheus.yml must read gridbed's target files, %s/*.json (file_sd_configs), and nothing else; has %+v", targetsMount, prom.ScrapeConfigs)
+	} else if rc := prom.ScrapeConfigs[0].RelabelConfigs; len(rc) != 1 || rc[0].TargetLabel != "__address__" || !strings.HasPrefix(rc[0].Replacement, "host.docker.internal:") {
+		t.Errorf("prometheus.yml must point the loopback addresses of the target files at host.docker.internal; relabel_configs %+v", rc)
+	}
+	if !slices.Contains(prometheus.Volumes, "${HOME}/.cache/gridbed/targets:"+targetsMount+":ro") {
+		t.Errorf("compose.yaml must mount gridbed's target directory (~/.cache/gridbed/targets) at %s; volumes %v", targetsMount, prometheus.Volumes)
 	}
 }
+
+// targetsMount is where compose.yaml mounts gridbed's target directory and
+// prometheus.yml reads it.
+const targetsMount = "/etc/prometheus/gridbed-targets"
 
 // checkImportable: the dashboard names no data source of its own. It has a
 // datasource variable of type prometheus, first in the template list (the

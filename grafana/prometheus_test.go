@@ -253,31 +253,15 @@ faults:
 `)
 	m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population, Scenario: sc.Name, Seed: sc.Seed})
 	runID := m.Info().RunID
+	// The run's server writes its target file, as gridbed run's does,
+	// into a directory of the test's; Prometheus finds it there.
+	targets := advertiseInto(t)
 	srv, err := metrics.Serve("127.0.0.1:0", m.Registry)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-
-	cfg, err := os.ReadFile("prometheus.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const target = "host.docker.internal:9464"
-	if !bytes.Contains(cfg, []byte(target)) {
-		t.Fatalf("prometheus.yml does not scrape %s", target)
-	}
-	cfg = bytes.ReplaceAll(cfg, []byte(target), []byte(srv.Addr()))
-	if tool := filepath.Join(filepath.Dir(bin), "promtool"); fileExists(tool) {
-		f := filepath.Join(t.TempDir(), "prometheus.yml")
-		if err := os.WriteFile(f, cfg, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(tool, "check", "config", f).CombinedOutput(); err != nil {
-			t.Fatalf("promtool check config grafana/prometheus.yml: %v\n%s", err, out)
-		}
-	}
-	prom := startPrometheus(t, bin, string(cfg))
+	prom := startPrometheus(t, bin, shippedConfig(t, bin, targets))
 
 	// Prometheus has scraped the run's registry before the run starts, so
 	// that counters are seen rising.
@@ -419,4 +403,92 @@ func usesVars(expr string, vars []variable) bool {
 		}
 	}
 	return false
+}
+
+// advertiseInto makes the metrics servers the test starts write their
+// Prometheus target files (as the gridbed command's do) into a temporary
+// directory, which it returns; undone when the test ends.
+func advertiseInto(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv(metrics.TargetsDirEnv, dir)
+	metrics.Advertise("run")
+	t.Cleanup(func() { metrics.Advertise("") })
+	return dir
+}
+
+// shippedConfig is grafana/prometheus.yml edited as its comment and
+// grafana/README.md say for Prometheus without Docker — the target files
+// read from dir, the loopback scraped — and checked by promtool when it
+// is beside the server.
+func shippedConfig(t *testing.T, bin, dir string) string {
+	t.Helper()
+	cfg, err := os.ReadFile("prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(cfg, []byte(targetsMount)) || !bytes.Contains(cfg, []byte("host.docker.internal")) {
+		t.Fatalf("prometheus.yml does not read %s or relabel to host.docker.internal", targetsMount)
+	}
+	cfg = bytes.ReplaceAll(cfg, []byte(targetsMount), []byte(dir))
+	cfg = bytes.ReplaceAll(cfg, []byte("host.docker.internal"), []byte("127.0.0.1"))
+	if tool := filepath.Join(filepath.Dir(bin), "promtool"); fileExists(tool) {
+		f := filepath.Join(t.TempDir(), "prometheus.yml")
+		if err := os.WriteFile(f, cfg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(tool, "check", "config", f).CombinedOutput(); err != nil {
+			t.Fatalf("promtool check config grafana/prometheus.yml: %v\n%s", err, out)
+		}
+	}
+	return string(cfg)
+}
+
+// TestTwoRunsOneConfig: two runs serving metrics at once, each on its own
+// port, each write a target file, and Prometheus with the shipped
+// configuration scrapes both — no port written in it; when they close,
+// their files are gone and nothing else in the directory is touched.
+func TestTwoRunsOneConfig(t *testing.T) {
+	bin := prometheusBinary(t)
+	dir := advertiseInto(t)
+	foreign := filepath.Join(dir, "not-gridbeds.json")
+	if err := os.WriteFile(foreign, []byte("[]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var srvs []*metrics.Server
+	for i := range 2 {
+		m := metrics.NewRun(metrics.RunInfo{Driver: emulator.DriverLive, Scenario: fmt.Sprintf("run-%d", i), Seed: uint64(i + 1)})
+		m.Peers.Set(float64(10 * (i + 1)))
+		srv, err := metrics.Serve("127.0.0.1:0", m.Registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		if f, err := srv.TargetFile(); f == "" || err != nil {
+			t.Fatalf("server %d wrote no target file: %v", i, err)
+		}
+		ids, srvs = append(ids, m.Info().RunID), append(srvs, srv)
+	}
+	prom := startPrometheus(t, bin, shippedConfig(t, bin, dir))
+	waitFor(t, prom, "both runs scraped", 45*time.Second, func() (bool, error) {
+		r, err := prom.query(`up{job="gridbed"} == 1`)
+		return len(r) == 2, err
+	})
+	for i, id := range ids {
+		r, err := prom.query(fmt.Sprintf(`gridbed_run_info{run_id=%q}`, id))
+		if err != nil || len(r) != 1 || r[0].Metric["instance"] != srvs[i].Addr() || r[0].Metric["gridbed_process"] != "run" {
+			t.Errorf("run %d (%s on %s): %v %v", i, id, srvs[i].Addr(), r, err)
+		}
+	}
+	for _, s := range srvs {
+		f, _ := s.TargetFile()
+		s.Close()
+		if fileExists(f) {
+			t.Errorf("%s left after its server closed", f)
+		}
+	}
+	if !fileExists(foreign) {
+		t.Error("closing removed a file gridbed did not write")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,11 @@ import (
 type Server struct {
 	srv *http.Server
 	ln  net.Listener
+	// target is the Prometheus target file the server wrote (Advertise),
+	// removed when it closes; "" none. targetErr says why none was
+	// written when one should have been.
+	target    string
+	targetErr error
 }
 
 // Serve starts serving /metrics of reg on addr (e.g. "127.0.0.1:9464";
@@ -52,14 +58,27 @@ func serve(addr string, reg *prometheus.Registry, profiler bool) (*Server, error
 	}
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
 	go func() { _ = s.srv.Serve(ln) }()
+	if role := advertising(); role != "" && reg != nil {
+		if dir := TargetsDir(); dir != "" {
+			s.target, s.targetErr = writeTarget(dir, s.Addr(), role)
+		}
+	}
 	return s, nil
 }
+
+// TargetFile is the Prometheus target file the server wrote (Advertise):
+// its path, or "" and why not (nil when not advertising).
+func (s *Server) TargetFile() (string, error) { return s.target, s.targetErr }
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server.
+// Close stops the server and removes its target file.
 func (s *Server) Close() error {
+	if s.target != "" {
+		os.Remove(s.target)
+		s.target = ""
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

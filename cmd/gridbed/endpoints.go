@@ -55,15 +55,31 @@ func serveEndpoints(cmd string, reg *prometheus.Registry, metricsAddr string, me
 		if err != nil && metricsGiven {
 			return nil, fmt.Errorf("gridbed %s: cannot serve metrics on --metrics-addr %s: %v — choose a free address (e.g. --metrics-addr 127.0.0.1:0 for any free port) or --metrics-addr off", cmd, metricsAddr, err)
 		}
-		if err != nil {
+		busy := err != nil
+		if busy {
 			srv, err = serve("127.0.0.1:0", reg)
 			if err != nil {
 				return nil, fmt.Errorf("gridbed %s: cannot serve metrics: %v", cmd, err)
 			}
-			fmt.Fprintf(stderr, "gridbed: %s is busy (another gridbed run?); serving metrics on %s instead — point Prometheus there\n", maddr, srv.Addr())
 		}
 		e.servers = append(e.servers, srv)
+		target, terr := srv.TargetFile()
+		if busy {
+			// Loud: a Prometheus pointed at the default port scrapes
+			// another process, not this run.
+			fmt.Fprintf(stderr, "gridbed: ***** the default metrics port %s is busy (another gridbed run?) *****\n", maddr)
+			fmt.Fprintf(stderr, "gridbed: ***** this run serves its metrics on http://%s/metrics instead *****\n", srv.Addr())
+			switch {
+			case target != "":
+				fmt.Fprintf(stderr, "gridbed: Prometheus with grafana/prometheus.yml finds it through %s (file_sd_configs); by hand: curl -s http://%s/metrics, or add the target %s\n", target, srv.Addr(), srv.Addr())
+			default:
+				fmt.Fprintf(stderr, "gridbed: point Prometheus at %s (curl -s http://%s/metrics), or give every run its own port with --metrics-addr\n", srv.Addr(), srv.Addr())
+			}
+		}
 		fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", srv.Addr())
+		if terr != nil {
+			fmt.Fprintf(stderr, "gridbed: could not write the Prometheus target file (%v): file-discovery Prometheus will not find this run; set %s to a writable directory\n", terr, metrics.TargetsDirEnv)
+		}
 		if shared {
 			fmt.Fprintf(stderr, "profiler: http://%s/debug/pprof/\n", srv.Addr())
 		}

@@ -337,6 +337,7 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		return 2
 	}
 	m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
+	metrics.Advertise("run") // a Prometheus target file while it serves (metrics.TargetsDir)
 	ep, err := serveEndpoints("run", m.Registry, f.metricsAddr, flagGiven(c.Flags(), "metrics-addr"), f.pprofAddr, stderr)
 	if err != nil {
 		od.Discard()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/workers"
+	"github.com/gridbed/gridbed/metrics"
 )
 
 // workerFlags are gridbed run's flags for a run split across processes.
@@ -152,6 +153,7 @@ until the run ends; docs/WORKERS.md. It serves /metrics while it runs.`,
 				return exitCode(2)
 			}
 			logger := log.logger(stderr)
+			metrics.Advertise("worker") // its /metrics in a Prometheus target file of its own
 			ctx, stop := interruptContext(stderr)
 			defer stop()
 			if err := workers.Work(ctx, url, workers.WorkerOptions{MetricsAddr: loopbackAddr(metricsAddr), Logger: logger}); err != nil {
