@@ -67,7 +67,7 @@ func TestLogFormat(t *testing.T) {
 	if !strings.Contains(b.String(), "level=WARN msg=x k=1") {
 		t.Fatalf("text log: %q", b.String())
 	}
-	for _, cmd := range []string{"run", "bench", "worker"} {
+	for _, cmd := range []string{"run", "sweep", "bench", "worker"} {
 		code, _, stderr := gridbed(t, cmd, "--log-format", "xml")
 		if code != 2 || !strings.Contains(stderr, "text") || !strings.Contains(stderr, "json") {
 			t.Errorf("gridbed %s --log-format xml: exit %d, %s", cmd, code, stderr)

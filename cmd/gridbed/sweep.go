@@ -41,6 +41,7 @@ func (a *axesFlag) Set(v string) error {
 
 // sweepFlags are gridbed sweep's flags.
 type sweepFlags struct {
+	log         logFlags
 	sets        []string
 	faults      string
 	axes        axesFlag
@@ -92,6 +93,7 @@ had one.
 	fs.IntVar(&f.seeds, "seeds", 1, "`N` replicates per grid point: seeds S, S+1, …, S+N-1")
 	fs.Uint64Var(&f.seed, "seed", 0, "the first seed `S` (default: the scenario's seed)")
 	fs.IntVar(&f.workers, "workers", 0, "split every run over `N` local worker processes (emulator driver; docs/WORKERS.md); 0: one process")
+	addLogFlags(c, &f.log)
 	return c
 }
 
@@ -202,6 +204,7 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := interruptContext(stderr)
 	defer stop()
+	logger := f.log.logger(stderr) // the emulator's warnings (falling behind its time scale)
 	var mdRows, csvRows [][]string
 	rep := &report.Sweep{Name: scenarios[0].Name, File: pos[0], Axes: axes, Columns: cols, Seeds: seeds}
 	dir = od.Dir()
@@ -232,8 +235,8 @@ func cmdSweep(f sweepFlags, pos []string, stdout, stderr io.Writer) int {
 			m := metrics.NewRun(metrics.RunInfo{Driver: f.driver, Mode: sc.Overlay.Heartbeat.Mode.String(), Population: sc.Peers.Population})
 			// Each run has worker processes of its own: they leave when
 			// its coordinator closes them.
-			wopt, lw := workersOption(ctx, workerFlags{local: f.workers}, logFlags{level: "warn", format: "text"}, nil, stderr)
-			res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Workers: wopt})
+			wopt, lw := workersOption(ctx, workerFlags{local: f.workers}, f.log, logger, stderr)
+			res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Workers: wopt, Logger: logger})
 			if lw != nil {
 				lw.wait(10 * time.Second)
 			}
