@@ -276,7 +276,9 @@ func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, op
 			now := ld.Now()
 			at := now.Seconds()
 			// The one suggestion, from the run's pace so far (the same
-			// function and measurements as the summary's at the end).
+			// function, measurements and kept-up judgement as the
+			// summary's at the end): above the scale while the run as a
+			// whole still keeps up, below it once it does not.
 			suggested := SuggestTimeScale(pace(now))
 			policy := "the run stops if this goes on (emulator.overload: abort)"
 			if !abort {

@@ -520,6 +520,10 @@ func (r *run) paceNow(now time.Duration) Pace {
 	if now > 0 {
 		p.CPUPerEmulated = (cputime.Process() - r.cpuStart).Seconds() / now.Seconds()
 	}
+	// Kept up so far, judged as the end judges the whole run (keepUp):
+	// the lag p99 since the start within the tolerance. A window's late
+	// timers warn; they do not make the run so far one that fell behind.
+	p.KeptUp = p.LagP99 > 0 && p.LagP99*p.Scale <= p.Tolerance
 	if r.pd != nil {
 		p.Handled = float64(r.pd.BusStats().Delivered) - float64(r.pd.Backlog())
 	}
