@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,8 +16,9 @@ func gridbed(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	// The commands that run scenarios hold their share of the machine's
 	// cores: the tests' runs are small (most stop at validation), a live
-	// run's share; reproduce a core a run it runs at once (--parallel, by
-	// default every core).
+	// run's share; reproduce a core (cores.Most: no test holds more; the
+	// tests that run experiments say --parallel 1, but for the race
+	// tier's smoke, whose runs at once are what it checks).
 	if len(args) > 0 {
 		switch args[0] {
 		case "run", "sweep", "chaos", "bench":
@@ -29,13 +29,7 @@ func gridbed(t *testing.T, args ...string) (code int, stdout, stderr string) {
 			}) {
 				break // runs nothing
 			}
-			n := cores.Slots()
-			if i := slices.Index(args, "--parallel"); i >= 0 && i+1 < len(args) {
-				if p, err := strconv.Atoi(args[i+1]); err == nil {
-					n = p * cores.Sim
-				}
-			}
-			cores.Hold(t, n)
+			cores.Hold(t, cores.Most)
 		}
 	}
 	var o, e bytes.Buffer

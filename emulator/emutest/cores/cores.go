@@ -23,6 +23,14 @@
 // part of a share (two could each hold what the other waits for). A run
 // that needs one slot takes the first that is free, without a turn: a
 // whole-core waiter does not hold up the quarter-core live runs.
+//
+// No share is larger than one core (Most). A waiter for the whole machine
+// held the gate, and the slots it had collected, until the longest test
+// then running ended — the papers' smoke takes eight minutes — while
+// every other multi-slot waiter queued behind it: most of the machine
+// stood idle (the long tier ran at half its cores). A test that runs
+// more than one core's work at once (reproduce's parallel runs, a run
+// that falls behind on purpose) holds one core and says so.
 package cores
 
 import (
@@ -55,6 +63,9 @@ const (
 const (
 	// Sim is a run on the deterministic driver: CPU-bound, one core.
 	Sim = PerCore
+	// Most is the largest share a test takes: one core (see the package
+	// comment). A larger request is cut to it.
+	Most = PerCore
 	// Process is a live run split over worker processes (in this one or
 	// in processes of their own): half a core, as a live run takes on its
 	// own under the race detector.
@@ -83,15 +94,15 @@ type holding struct {
 // run's: a test of many short runs would otherwise wait its turn again
 // before each. A test that holds fewer takes more (it gives back what it
 // holds and waits for the larger share); a subtest of a test that holds
-// enough takes none. n larger than the machine's slots is cut to all of
-// them.
+// enough takes none. n larger than Most (one core), or than the
+// machine's slots, is cut to it.
 //
 // The kit's run helpers (emutest.Run, RunWith, Retry's runs) hold a run's
 // share; a test that runs CPU-bound work without them says so at its
 // start with cores.Hold(t, cores.Sim).
 func Hold(t testing.TB, n int) {
 	t.Helper()
-	n = min(max(n, 1), Slots())
+	n = min(max(n, 1), Most, Slots())
 	name := t.Name()
 	mu.Lock()
 	for h, x := range held {
@@ -172,7 +183,7 @@ func Dir() string {
 // take locks n free slot files, waiting at most wait.
 func take(n int, wait time.Duration) ([]*os.File, error) {
 	slots := Slots()
-	n = min(max(n, 1), slots)
+	n = min(max(n, 1), Most, slots)
 	dir := Dir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

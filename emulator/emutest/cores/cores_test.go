@@ -150,3 +150,31 @@ func TestOneCollectorAtATime(t *testing.T) {
 		t.Fatal("the second waiter did not get its share")
 	}
 }
+
+// TestNoShareAboveOneCore: a request for the whole machine gets one core
+// (Most) and leaves the other cores' slots to other tests — a waiter for
+// every slot held the gate until the longest test then running ended, and
+// most of the machine stood idle behind it.
+func TestNoShareAboveOneCore(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	t.Setenv(CoresEnv, "2") // 8 slots
+	all, err := take(Slots(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, f := range all {
+			f.Close()
+		}
+	}()
+	if len(all) != Most {
+		t.Fatalf("take(%d) held %d slots, want %d (one core)", Slots(), len(all), Most)
+	}
+	other, err := take(Most, time.Second)
+	if err != nil {
+		t.Fatalf("the other core's slots were not free beside a whole-machine request: %v", err)
+	}
+	for _, f := range other {
+		f.Close()
+	}
+}
