@@ -21,8 +21,10 @@
 // collects until it has its share, so a run that needs a whole core is not
 // starved by runs that need a quarter, and only one waiter at a time holds
 // part of a share (two could each hold what the other waits for). A run
-// that needs one slot takes the first that is free, without a turn: a
-// whole-core waiter does not hold up the quarter-core live runs.
+// that needs one slot takes the first that is free without a turn, unless
+// a collector is waiting: then the slots given back are the collector's,
+// which would otherwise hold the slots it has idle for as long as one-slot
+// runs keep taking the others.
 //
 // No share is larger than one core (Most). A waiter for the whole machine
 // held the gate, and the slots it had collected, until the longest test
@@ -189,11 +191,10 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 		return nil, err
 	}
 	// One waiter at a time collects slots, behind the gate: two collecting
-	// at once could each hold part of what the other waits for. A run that
-	// needs one slot collects nothing, so it needs no turn: it takes the
-	// first free one.
+	// at once could each hold part of what the other waits for.
+	gatePath := filepath.Join(dir, "gate")
 	if n > 1 {
-		gate, err := lock(filepath.Join(dir, "gate"), true)
+		gate, err := lock(gatePath, true)
 		if err != nil {
 			return nil, err
 		}
@@ -202,11 +203,19 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 	deadline := time.Now().Add(wait)
 	var got []*os.File
 	for {
-		for i := 0; i < slots && len(got) < n; i++ {
-			f, err := lock(filepath.Join(dir, "slot-"+strconv.Itoa(i)), false)
-			if err == nil {
-				got = append(got, f)
+		if n == 1 {
+			// A run that needs one slot collects nothing, so it needs no
+			// turn — but while a collector waits it takes nothing: the
+			// slots given back go to the collector, which holds the ones
+			// it has idle until it has its share (one-slot runs that took
+			// each freed slot kept a whole-core waiter, and every waiter
+			// queued behind it, out for minutes).
+			if gate, err := lock(gatePath, false); err == nil {
+				got = takeFree(dir, slots, 1, got)
+				gate.Close()
 			}
+		} else {
+			got = takeFree(dir, slots, n, got)
 		}
 		if len(got) == n {
 			return got, nil
@@ -221,6 +230,16 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 		}
 		time.Sleep(poll)
 	}
+}
+
+// takeFree adds free slots of dir to got until it holds n.
+func takeFree(dir string, slots, n int, got []*os.File) []*os.File {
+	for i := 0; i < slots && len(got) < n; i++ {
+		if f, err := lock(filepath.Join(dir, "slot-"+strconv.Itoa(i)), false); err == nil {
+			got = append(got, f)
+		}
+	}
+	return got
 }
 
 // lock opens path and locks it exclusively: waiting when block, else

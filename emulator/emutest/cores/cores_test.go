@@ -178,3 +178,57 @@ func TestNoShareAboveOneCore(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestOneSlotWaitsForACollector: while a waiter collects a whole core, a
+// slot given back is the collector's, not a one-slot run's that asks at the
+// same time (one-slot runs that took each freed slot kept the collector,
+// and every waiter behind it, out for minutes); with nobody collecting, a
+// one-slot run takes a free slot at once.
+func TestOneSlotWaitsForACollector(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	t.Setenv(CoresEnv, "1") // 4 slots
+	held, err := take(2, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := make(chan []*os.File, 1)
+	go func() {
+		got, err := take(4, 10*time.Second) // collects the 2 free slots, waits for 2 more
+		if err != nil {
+			t.Error(err)
+		}
+		whole <- got
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		g, err := lock(filepath.Join(Dir(), "gate"), false)
+		if err != nil {
+			break // the collector holds the gate
+		}
+		g.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the whole-core waiter never took the gate")
+		}
+	}
+	held[0].Close()
+	if one, err := take(1, 300*time.Millisecond); err == nil {
+		one[0].Close()
+		t.Fatal("a one-slot run took a slot given back while a whole-core waiter collected")
+	}
+	held[1].Close()
+	select {
+	case got := <-whole:
+		if len(got) != 4 {
+			t.Fatalf("the collector got %d slots, want 4", len(got))
+		}
+		for _, f := range got {
+			f.Close()
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the whole-core waiter did not get its share")
+	}
+	one, err := take(1, time.Second)
+	if err != nil {
+		t.Fatalf("a one-slot run with nobody collecting: %v", err)
+	}
+	one[0].Close()
+}
