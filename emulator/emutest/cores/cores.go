@@ -21,10 +21,8 @@
 // collects until it has its share, so a run that needs a whole core is not
 // starved by runs that need a quarter, and only one waiter at a time holds
 // part of a share (two could each hold what the other waits for). A run
-// that needs one slot takes the first that is free without a turn, unless
-// a collector is waiting: then the slots given back are the collector's,
-// which would otherwise hold the slots it has idle for as long as one-slot
-// runs keep taking the others.
+// that needs one slot takes its turn too: without one it either kept a
+// collector out or was kept out by a stream of them.
 //
 // No share is larger than one core (Most). A waiter for the whole machine
 // held the gate, and the slots it had collected, until the longest test
@@ -190,33 +188,33 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	// One waiter at a time collects slots, behind the gate: two collecting
-	// at once could each hold part of what the other waits for.
-	gatePath := filepath.Join(dir, "gate")
-	if n > 1 {
-		gate, err := lock(gatePath, true)
-		if err != nil {
+	// Waiters take turns behind the gate, whatever their share (each
+	// tries it every poll until its deadline): two collecting at once could each hold part of what the other
+	// waits for, and a turn for every waiter keeps any of them from being
+	// passed over for long — one-slot runs that took each freed slot
+	// without a turn kept a whole-core waiter out (holding its partial
+	// share idle) for minutes; one-slot runs that waited until no
+	// collector was queued waited for twelve minutes behind a stream of
+	// deterministic runs.
+	deadline := time.Now().Add(wait)
+	var gate *os.File
+	for {
+		var err error
+		if gate, err = lock(filepath.Join(dir, "gate"), false); err == nil {
+			break
+		}
+		if err != syscall.EWOULDBLOCK {
 			return nil, err
 		}
-		defer gate.Close()
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no turn to take %d slots after %s (other test processes are taking theirs: %s)", n, wait, dir)
+		}
+		time.Sleep(poll)
 	}
-	deadline := time.Now().Add(wait)
+	defer gate.Close()
 	var got []*os.File
 	for {
-		if n == 1 {
-			// A run that needs one slot collects nothing, so it needs no
-			// turn — but while a collector waits it takes nothing: the
-			// slots given back go to the collector, which holds the ones
-			// it has idle until it has its share (one-slot runs that took
-			// each freed slot kept a whole-core waiter, and every waiter
-			// queued behind it, out for minutes).
-			if gate, err := lock(gatePath, false); err == nil {
-				got = takeFree(dir, slots, 1, got)
-				gate.Close()
-			}
-		} else {
-			got = takeFree(dir, slots, n, got)
-		}
+		got = takeFree(dir, slots, n, got)
 		if len(got) == n {
 			return got, nil
 		}

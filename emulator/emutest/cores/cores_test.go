@@ -180,10 +180,10 @@ func TestNoShareAboveOneCore(t *testing.T) {
 }
 
 // TestOneSlotWaitsForACollector: while a waiter collects a whole core, a
-// slot given back is the collector's, not a one-slot run's that asks at the
-// same time (one-slot runs that took each freed slot kept the collector,
-// and every waiter behind it, out for minutes); with nobody collecting, a
-// one-slot run takes a free slot at once.
+// slot given back is the collector's; a one-slot run that asks at the same
+// time waits for its turn (one-slot runs that took each freed slot kept
+// the collector, and every waiter behind it, out for minutes); with nobody
+// collecting, a one-slot run takes a free slot at once.
 func TestOneSlotWaitsForACollector(t *testing.T) {
 	t.Setenv(DirEnv, t.TempDir())
 	t.Setenv(CoresEnv, "1") // 4 slots
