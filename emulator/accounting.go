@@ -35,6 +35,14 @@ package emulator
 //     before the end).
 //   - lost: accepted by NATS and destroyed by a server stop (bus_restart):
 //     bus.Stats.Lost − Refused.
+//   - lost_on_disconnect: accepted by NATS and destroyed when the server
+//     cut a connection off mid-run (a slow consumer: its outbound buffer
+//     for the connection overflowed, or a write to it timed out, as under
+//     memory pressure; a stale connection; a failed write): what the
+//     server had queued for the connection and the client had not yet
+//     written (bus.Stats.LostOnDisconnect, settled when the bus closes).
+//     The term and the key appear only in runs that lost some. The
+//     messages refused while the cut connection reconnected are in refused.
 //   - dropped.bandwidth: refused by a full access-link queue
 //     (bandwidth.Stats.Dropped, link.bandwidth.queue); the term and the
 //     key appear only in runs that limit bandwidth.
@@ -72,17 +80,21 @@ const AccountingIdentity = "sent + duplicated = delivered + dropped.partition + 
 // Accounting is summary.json's accounting object: every term of
 // AccountingIdentity (see the top of this file for where each is counted).
 type Accounting struct {
-	Identity      string           `json:"identity"`
-	Sent          uint64           `json:"sent"`
-	Duplicated    uint64           `json:"duplicated"`
-	Delivered     uint64           `json:"delivered"`
-	Dropped       AccountingDrops  `json:"dropped"`
-	Refused       uint64           `json:"refused"`
-	PublishFailed uint64           `json:"publish_failed"`
-	Unroutable    uint64           `json:"unroutable"`
-	StoppedPeer   uint64           `json:"stopped_peer"`
-	Lost          uint64           `json:"lost"`
-	InFlightAtEnd AccountingFlight `json:"in_flight_at_end"`
+	Identity      string          `json:"identity"`
+	Sent          uint64          `json:"sent"`
+	Duplicated    uint64          `json:"duplicated"`
+	Delivered     uint64          `json:"delivered"`
+	Dropped       AccountingDrops `json:"dropped"`
+	Refused       uint64          `json:"refused"`
+	PublishFailed uint64          `json:"publish_failed"`
+	Unroutable    uint64          `json:"unroutable"`
+	StoppedPeer   uint64          `json:"stopped_peer"`
+	Lost          uint64          `json:"lost"`
+	// LostOnDisconnect: destroyed with a connection the NATS server cut
+	// off mid-run (bus.Stats.LostOnDisconnect); written, and in the
+	// identity (AccountingIdentityDisconnect), only when nonzero.
+	LostOnDisconnect uint64           `json:"lost_on_disconnect,omitempty"`
+	InFlightAtEnd    AccountingFlight `json:"in_flight_at_end"`
 	// LostWithWorkers, in a run split over worker processes one of which
 	// died, is what its counters took with them: the messages its peers
 	// sent and received after its last report (sent and not counted
@@ -113,6 +125,11 @@ type AccountingDrops struct {
 const AccountingIdentityBandwidth = "sent + duplicated = delivered + dropped.partition + dropped.loss + dropped.bus_outage + dropped.slow_consumer + dropped.bandwidth" +
 	" + refused + publish_failed + unroutable + stopped_peer + lost" +
 	" + in_flight_at_end.link_delay + in_flight_at_end.bus + in_flight_at_end.mailbox + in_flight_at_end.unregistered + unaccounted"
+
+// AccountingIdentityDisconnect is the term a run in which the NATS server
+// cut a connection off mid-run adds to its identity, after lost
+// (Accounting.LostOnDisconnect).
+const AccountingIdentityDisconnect = " + lost_on_disconnect"
 
 // AccountingIdentityWorkers is the term a run that lost a worker process
 // adds to its identity, before unaccounted (Accounting.LostWithWorkers).
@@ -186,16 +203,20 @@ func (mc messageCounts) accounting() Accounting {
 			BusOutage:    mc.outage,
 			SlowConsumer: mc.bus.Dropped,
 		},
-		Refused:       mc.bus.Refused,
-		PublishFailed: mc.bus.PublishErrs - min(mc.bus.Refused, mc.bus.PublishErrs),
-		Unroutable:    mc.bus.Unroutable,
-		Lost:          mc.bus.Lost - min(mc.bus.Refused, mc.bus.Lost),
+		Refused:          mc.bus.Refused,
+		PublishFailed:    mc.bus.PublishErrs - min(mc.bus.Refused, mc.bus.PublishErrs),
+		Unroutable:       mc.bus.Unroutable,
+		Lost:             mc.bus.Lost - min(mc.bus.Refused, mc.bus.Lost),
+		LostOnDisconnect: mc.bus.LostOnDisconnect,
 	}
 	f := &a.InFlightAtEnd
 	f.LinkDelay = mc.faults.DelayPending + mc.slow + mc.bwPending
 	if mc.bwOn {
 		a.Identity = AccountingIdentityBandwidth
 		a.Dropped.Bandwidth = mc.bwDropped
+	}
+	if a.LostOnDisconnect != 0 {
+		a.Identity = strings.Replace(a.Identity, " + lost + ", " + lost"+AccountingIdentityDisconnect+" + ", 1)
 	}
 	f.Bus = mc.bus.Discarded + mc.simInFlight
 	if s := mc.live; s != nil {
@@ -207,7 +228,7 @@ func (mc messageCounts) accounting() Accounting {
 	f.Total = f.LinkDelay + f.Bus + f.Mailbox + f.Unregistered
 	in := a.Sent + a.Duplicated
 	out := a.Delivered + a.Dropped.Partition + a.Dropped.Loss + a.Dropped.BusOutage + a.Dropped.SlowConsumer + a.Dropped.Bandwidth +
-		a.Refused + a.PublishFailed + a.Unroutable + a.StoppedPeer + a.Lost + f.Total
+		a.Refused + a.PublishFailed + a.Unroutable + a.StoppedPeer + a.Lost + a.LostOnDisconnect + f.Total
 	a.Unaccounted = int64(in) - int64(out)
 	if mc.workersLost {
 		// What the dead workers' counters took with them is all the
@@ -238,6 +259,9 @@ func (a Accounting) terms() []string {
 	add("unroutable", a.Unroutable)
 	add("stopped_peer", a.StoppedPeer)
 	add("lost", a.Lost)
+	if a.LostOnDisconnect != 0 {
+		out = append(out, fmt.Sprintf("lost_on_disconnect %d (held by a bus connection the NATS server cut off mid-run: its outbound buffer and the client's unwritten one)", a.LostOnDisconnect))
+	}
 	add("in_flight_at_end.link_delay", a.InFlightAtEnd.LinkDelay)
 	add("in_flight_at_end.bus", a.InFlightAtEnd.Bus)
 	add("in_flight_at_end.mailbox", a.InFlightAtEnd.Mailbox)
@@ -280,8 +304,12 @@ func (a Accounting) line() string {
 		s += fmt.Sprintf(" + duplicated %d", a.Duplicated)
 	}
 	f := a.InFlightAtEnd
-	s += fmt.Sprintf(" = delivered %d + dropped %d + unroutable %d + lost %d + in flight at end %d (delay %d, bus %d, mailbox %d, unregistered %d)",
-		a.Delivered, d.Partition+d.Loss+d.BusOutage+d.SlowConsumer+d.Bandwidth, a.Unroutable+a.StoppedPeer, a.Refused+a.PublishFailed+a.Lost,
+	lost := fmt.Sprintf("lost %d", a.Refused+a.PublishFailed+a.Lost+a.LostOnDisconnect)
+	if a.LostOnDisconnect != 0 {
+		lost += fmt.Sprintf(" (%d with a connection the NATS server cut off)", a.LostOnDisconnect)
+	}
+	s += fmt.Sprintf(" = delivered %d + dropped %d + unroutable %d + %s + in flight at end %d (delay %d, bus %d, mailbox %d, unregistered %d)",
+		a.Delivered, d.Partition+d.Loss+d.BusOutage+d.SlowConsumer+d.Bandwidth, a.Unroutable+a.StoppedPeer, lost,
 		f.Total, f.LinkDelay, f.Bus, f.Mailbox, f.Unregistered)
 	if a.LostWithWorkers != 0 {
 		s += fmt.Sprintf(" + lost with dead workers %d", a.LostWithWorkers)

@@ -67,3 +67,33 @@ func TestAccountingSeesLeaks(t *testing.T) {
 		t.Errorf("no message sent: check %+v", c)
 	}
 }
+
+// TestAccountingCutConnection: messages destroyed with a bus connection the
+// NATS server cut off mid-run are a term of their own, named in the
+// identity, the check and the printed line; without them neither the key
+// nor the term appears.
+func TestAccountingCutConnection(t *testing.T) {
+	mc := books()
+	mc.traffic.Count[1] += 40 // 40 more sent, lost with the cut connection
+	mc.bus.LostOnDisconnect = 40
+	a := mc.accounting()
+	if a.LostOnDisconnect != 40 || a.Unaccounted != 0 || !a.Check().OK {
+		t.Fatalf("lost on disconnect %d, unaccounted %d, check %+v", a.LostOnDisconnect, a.Unaccounted, a.Check())
+	}
+	if !strings.Contains(a.Identity, " + lost + lost_on_disconnect + in_flight_at_end.link_delay") {
+		t.Errorf("identity %q", a.Identity)
+	}
+	if c := a.Check(); !strings.Contains(c.Detail, "lost_on_disconnect 40 (held by a bus connection the NATS server cut off") {
+		t.Errorf("detail %q", c.Detail)
+	}
+	if l := a.line(); !strings.Contains(l, "(40 with a connection the NATS server cut off)") {
+		t.Errorf("line %q", l)
+	}
+	if a := books().accounting(); a.Identity != AccountingIdentity || strings.Contains(a.Check().Detail, "disconnect") {
+		t.Errorf("no cut: identity %q, detail %q", a.Identity, a.Check().Detail)
+	}
+	mc.bwOn = true
+	if a := mc.accounting(); !strings.Contains(a.Identity, "dropped.bandwidth") || !strings.Contains(a.Identity, "lost_on_disconnect") {
+		t.Errorf("bandwidth and a cut: identity %q", a.Identity)
+	}
+}

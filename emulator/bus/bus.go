@@ -38,11 +38,11 @@ type Bus interface {
 // Every message a peer publishes is either accepted (Published) or refused
 // (PublishErrs). An accepted message, or one refused because the transport
 // was down (Refused), ends up exactly once as Delivered, Unroutable, Dropped,
-// Lost or — once the bus is closed — Discarded, so once the bus is quiescent
-// (no publishers, Flush returned and the handlers have caught up), and
-// always after Close,
+// Lost or — once the bus is closed — Discarded or LostOnDisconnect, so once
+// the bus is quiescent (no publishers, Flush returned and the handlers have
+// caught up), and always after Close,
 //
-//	Published + Refused == Delivered + Unroutable + Dropped + Lost + Discarded
+//	Published + Refused == Delivered + Unroutable + Dropped + Lost + Discarded + LostOnDisconnect
 //
 // i.e. Unsettled() == 0. While messages are in flight Unsettled() counts
 // them; a bus that cannot see some of its losses (see NATSBus.Stats) also
@@ -68,6 +68,14 @@ type Stats struct {
 	// delivery inside the transport (a NATS subscription's pending buffer)
 	// when Close stopped delivery: in flight at the end, handed to nobody.
 	Discarded uint64
+	// LostOnDisconnect counts accepted messages destroyed when the
+	// transport cut a connection off mid-run other than by a server stop
+	// (NATS: the server closed it as a slow consumer or a stale
+	// connection, or a write on it failed): what the server had queued for
+	// the connection and the client had not yet written. Known once the
+	// bus is closed (see NATSBus.Close); Cuts counts those connections.
+	LostOnDisconnect uint64
+	Cuts             uint64
 	// Transport counts the transport messages published (NATS messages;
 	// for the deterministic driver's bus, the messages it would have
 	// published): one per Publish, one per receiving connection of a
@@ -78,11 +86,11 @@ type Stats struct {
 }
 
 // Unsettled returns Published + Refused - Delivered - Unroutable - Dropped -
-// Lost - Discarded: the messages still in flight, or lost without the bus
-// noticing. It is 0 for a quiescent or closed bus that accounts for all its
-// losses.
+// Lost - Discarded - LostOnDisconnect: the messages still in flight, or lost
+// without the bus noticing. It is 0 for a quiescent or closed bus that
+// accounts for all its losses.
 func (s Stats) Unsettled() int64 {
-	return int64(s.Published+s.Refused) - int64(s.Delivered+s.Unroutable+s.Dropped+s.Lost+s.Discarded)
+	return int64(s.Published+s.Refused) - int64(s.Delivered+s.Unroutable+s.Dropped+s.Lost+s.Discarded+s.LostOnDisconnect)
 }
 
 // Message is one logical message of a batch: the bytes for one receiver.

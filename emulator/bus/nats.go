@@ -192,6 +192,11 @@ type NATSBus struct {
 	closedPublishErrs  atomic.Uint64
 	slowConsumerEvents atomic.Uint64
 	disconnects        atomic.Uint64
+	// lostOnDisconnect and cuts are settled by Close (settleCuts): the
+	// messages the connections the server cut off mid-run took with
+	// them, and how many connections were cut.
+	lostOnDisconnect atomic.Uint64
+	cuts             atomic.Uint64
 }
 
 var _ Bus = (*NATSBus)(nil)
@@ -224,6 +229,9 @@ type shard struct {
 	// progress and set stopped: after Close returns no Handler runs.
 	deliverMu sync.Mutex
 	stopped   bool // guarded by deliverMu
+	// abandoned: Close counted what the subscription still held as
+	// discarded at once (teardown); later callbacks count nothing.
+	abandoned bool // guarded by deliverMu
 
 	// Counters written by publishers (any goroutine) ...
 	published   atomic.Uint64
@@ -247,6 +255,9 @@ type shard struct {
 	deadDial   atomic.Uint64
 	reconnects atomic.Uint64
 	gapBase    int64
+	// disconnects counts the connection's disconnections other than by
+	// Close, a server stop's included (onDisconnect).
+	disconnects atomic.Uint64
 
 	batchState
 }
@@ -501,7 +512,9 @@ func (s *shard) onMsg(m *nats.Msg) {
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
 	if s.stopped {
-		s.discarded.Add(frameMessages(m))
+		if !s.abandoned {
+			s.discarded.Add(frameMessages(m))
+		}
 		return
 	}
 	subj := m.Subject
@@ -598,10 +611,11 @@ func (b *NATSBus) Subject(addr Address) string {
 // shard), so it is exact when this bus is the only client publishing on its
 // Run; if other clients publish on it (through a listening server), their
 // messages make the count too low. Messages lost when the server cuts off a
-// slow connection without StopServer (see Disconnects) are not in Lost;
-// Stats.Unsettled shows them once the bus is quiescent. Discarded counts,
-// one by one, the messages the subscriptions still held when Close stopped
-// delivery.
+// slow connection without StopServer (see Disconnects) are not in Lost:
+// Close counts them, by the same reckoning, in LostOnDisconnect (see
+// settleCuts); until then Stats.Unsettled shows them once the bus is
+// quiescent. Discarded counts, one by one, the messages the subscriptions
+// still held when Close stopped delivery.
 func (b *NATSBus) Stats() Stats {
 	st := Stats{
 		PublishErrs: b.closedPublishErrs.Load(),
@@ -619,6 +633,7 @@ func (b *NATSBus) Stats() Stats {
 		st.Discarded += s.discarded.Load()
 		st.Transport += s.transport.Load()
 	}
+	st.LostOnDisconnect, st.Cuts = b.lostOnDisconnect.Load(), b.cuts.Load()
 	if !b.batched {
 		st.Transport = st.Published // one NATS message each
 	}
@@ -758,7 +773,28 @@ func (b *NATSBus) teardown() {
 		}
 		return true
 	}) {
-		b.log.Warn("bus close: subscriptions still held messages after the wait; they are not counted as discarded", "wait", flushTimeout)
+		// A process too busy to run the callbacks through in time (one
+		// thrashing under memory pressure): what the subscriptions still
+		// hold is counted at once, and the callbacks still to come count
+		// nothing (abandoned). With batched fan-out a pending NATS message
+		// may be a frame of many, which only its callback can count.
+		left := 0
+		for _, s := range b.shards {
+			if s.sub == nil {
+				continue
+			}
+			s.deliverMu.Lock()
+			if n, _, err := s.sub.Pending(); err == nil && n > 0 && !b.batched {
+				s.discarded.Add(uint64(n))
+				s.abandoned = true
+			} else if err == nil && n > 0 {
+				left += n
+			}
+			s.deliverMu.Unlock()
+		}
+		if left > 0 {
+			b.log.Warn("bus close: subscriptions still held batch frames after the wait; their messages are not counted as discarded", "wait", flushTimeout, "frames", left)
+		}
 	}
 	for _, s := range b.shards {
 		if s.sub != nil {
@@ -771,6 +807,7 @@ func (b *NATSBus) teardown() {
 			s.nc.Close()
 		}
 	}
+	b.settleCuts()
 	b.live.Store(nil)
 	if srv := b.srv.Load(); srv != nil {
 		srv.Shutdown() // no-op if StopServer already did
@@ -796,7 +833,61 @@ func (s *shard) onDisconnect(nc *nats.Conn, err error) {
 		return // our own Close
 	}
 	s.b.disconnects.Add(1)
-	s.b.log.Warn("nats disconnected", "conn", nc.Opts.Name, "err", err)
+	s.disconnects.Add(1)
+	args := []any{"conn", nc.Opts.Name, "err", err}
+	if srv := s.b.live.Load(); srv != nil {
+		// The server is up: it cut the connection off. Its counters say
+		// why (a slow consumer: its outbound buffer for the connection
+		// overflowed or a write to it timed out; a stale connection: the
+		// client did not answer its pings).
+		args = append(args, "server_slow_consumers", srv.NumSlowConsumersClients(), "server_stale_connections", srv.NumStaleConnectionsClients())
+	}
+	s.b.log.Warn("nats disconnected", args...)
+}
+
+// settleCuts counts, once the connections are closed, what connections
+// the server cut off mid-run took with them. A message for address a is
+// published and received on connection a % Connections, so every message
+// a connection accepted (nats.go's OutMsgs) comes back on it (InMsgs,
+// dropped ones included) unless the transport destroyed it; StopServer
+// has counted the gap each outage left (gapBase). What remains is either
+// lost with a connection the server cut off other than by StopServer —
+// the server's outbound buffer for it and the client's unwritten buffer
+// (LostOnDisconnect) — or, on a connection never cut off, still on its
+// way when Close's flush gave up (Discarded: in flight at the end). The
+// reckoning needs this bus to be the only publisher on its subjects: it
+// is skipped for an external or listening server, a bus subscribing to
+// some shards only, and batched fan-out (whose frames a cut loses are
+// counted when the numbering shows them missing, see batch.go). Called
+// by teardown after the connections closed.
+func (b *NATSBus) settleCuts() {
+	if !b.embedded || b.listen || b.batched {
+		return
+	}
+	for _, s := range b.shards {
+		if s.publishOnly || s.nc == nil {
+			return
+		}
+	}
+	outages := b.outages.Load()
+	for _, s := range b.shards {
+		st := s.nc.Stats()
+		gap := int64(st.OutMsgs) - int64(st.InMsgs) - s.gapBase
+		cut := s.disconnects.Load() > outages // disconnected other than by the outages
+		if cut {
+			b.cuts.Add(s.disconnects.Load() - outages)
+		}
+		if gap <= 0 {
+			continue
+		}
+		if cut {
+			b.lostOnDisconnect.Add(uint64(gap))
+			b.log.Warn("nats: messages lost with a connection the server cut off", "conn", s.nc.Opts.Name, "lost", gap)
+			continue
+		}
+		s.discarded.Add(uint64(gap))
+		b.log.Warn("bus close: messages still in the transport when the flush gave up, counted as discarded", "conn", s.nc.Opts.Name, "discarded", gap)
+	}
 }
 
 func (s *shard) onReconnect(nc *nats.Conn) {
