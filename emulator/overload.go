@@ -23,17 +23,31 @@ import (
 //   - warns once, as soon as timers are handled later than lag_tolerance of
 //     the heartbeat period (emulated) in warnWindows windows in a row;
 //   - trips when timers are handled at least a whole heartbeat period late
-//     (emulated) in lagWindows windows in a row — failure detection then
-//     fires on healthy neighbors and the experiment no longer means
-//     anything — and that lag grew lagGrowth-fold over those windows (a
-//     runaway, not a steady delay such as a slow race-detector build's),
+//     (emulated) in lagWindows windows in a row and that lag grew
+//     lagGrowth-fold over those windows (a runaway, not a steady delay
+//     such as a slow race-detector build's),
 //     or it stayed farPeriods heartbeat periods late or more all along
 //     (peers that skip the beats they missed keep the lag bounded: a run
 //     hopelessly behind need not get later and later),
+//     or when timers are handled later than failure detection waits
+//     (overlay.heartbeat.fail_after heartbeat periods, emulated) in
+//     detectWindows windows in a row: neighbors that are alive are then
+//     declared failed, and the protocol answers failures that did not
+//     happen — take-overs, orphan claims, rejoins and the zone updates
+//     that announce them — with more traffic than the run was ever meant
+//     to carry: measured on examples/scheduling-nats.yaml at time scale
+//     3000, its 100 peers went from ~1,300 zone updates per emulated
+//     hour to 306,689 in 30 emulated seconds, 64k of them waiting in
+//     mailboxes and 3.7 GB of RSS within 9 s of wall time, while the two
+//     windows this rule waits took 2 s (docs/SCENARIOS.md),
 //     or when the backlog — bus messages and expired timers waiting in
 //     mailboxes, and overdue timers (delayed messages in flight included)
-//     the timer goroutine has not handed out — is above backlogFloor and
-//     grew in each of growWindows windows in a row.
+//     the timer goroutine has not handed out — is above the backlog floor
+//     (backlogPerPeer messages per peer, between backlogMinFloor and
+//     backlogFloor) and grew in each of growWindows windows in a row.
+//
+// A tripped guard's reason names what waits in the mailboxes, by message
+// type, and which types piled up while it watched.
 //
 // With emulator.overload: abort (the default) a tripped guard stops the
 // run cleanly (Run); with warn it only says so.
@@ -44,9 +58,15 @@ const (
 	lagGrowth      = 4
 	farPeriods     = 10
 	growWindows    = 10
+	detectWindows  = 2
 	// backlogFloor: below this many waiting messages (a few hundred MB at
-	// most) a growing backlog is a burst, not a runaway.
-	backlogFloor = 200_000
+	// most) a growing backlog is a burst, not a runaway. A smaller run
+	// has a floor of backlogPerPeer messages per peer (a peer handles a
+	// few at a time; a hundred waiting each are a queue), but at least
+	// backlogMinFloor.
+	backlogFloor    = 200_000
+	backlogPerPeer  = 50
+	backlogMinFloor = 5_000
 )
 
 // overloadGuard decides, window by window, whether the run is falling
@@ -55,17 +75,40 @@ type overloadGuard struct {
 	scale     float64 // time scale
 	tolerance float64 // emulated seconds: emulator.lag_tolerance × heartbeat period
 	abortLag  float64 // emulated seconds: one heartbeat period
+	// detectLag: emulated seconds after which failure detection declares
+	// a silent neighbor failed (fail_after periods); 0: not watched.
+	detectLag float64
+	failAfter int
+	floor     int64 // backlog floor (withPeers)
 
-	lagStreak, warnStreak, growStreak, farStreak int
-	lagFrom                                      float64 // wall lag at the start of the streak
-	growFrom, lastBacklog                        int64
-	pubFrom, lastPublished                       uint64  // bus messages published, at the start of the growth streak
-	lastLag                                      float64 // wall seconds, previous window
-	warned                                       bool
+	lagStreak, warnStreak, growStreak, farStreak, detectStreak int
+	lagFrom                                                    float64 // wall lag at the start of the streak
+	growFrom, lastBacklog                                      int64
+	pubFrom, lastPublished                                     uint64  // bus messages published, at the start of the growth streak
+	lastLag                                                    float64 // wall seconds, previous window
+	warned                                                     bool
+	// What waited by type when the growth and the detection streaks
+	// began, and in the previous window: the reason says what piled up.
+	waitGrowFrom, waitDetectFrom, lastWaiting map[string]int64
 }
 
 func newOverloadGuard(scale float64, period time.Duration, tolerance float64) *overloadGuard {
-	return &overloadGuard{scale: scale, tolerance: tolerance * period.Seconds(), abortLag: period.Seconds()}
+	return &overloadGuard{scale: scale, tolerance: tolerance * period.Seconds(), abortLag: period.Seconds(), floor: backlogFloor}
+}
+
+// withFailureDetection makes the guard trip once timers are handled later
+// than failAfter heartbeat periods in detectWindows windows in a row.
+func (g *overloadGuard) withFailureDetection(failAfter int) *overloadGuard {
+	if failAfter > 0 {
+		g.failAfter, g.detectLag = failAfter, float64(failAfter)*g.abortLag
+	}
+	return g
+}
+
+// withPeers scales the backlog floor to a run of peers peers.
+func (g *overloadGuard) withPeers(peers int) *overloadGuard {
+	g.floor = min(backlogFloor, max(backlogMinFloor, backlogPerPeer*int64(peers)))
+	return g
 }
 
 // overloadVerdict is what one window tells.
@@ -101,7 +144,8 @@ func lagOf(p live.Pressure, prev float64, window time.Duration) float64 {
 
 // observe judges one window of length window.
 func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadVerdict {
-	lag := lagOf(p, g.lastLag, window)
+	prev := g.lastLag
+	lag := lagOf(p, prev, window)
 	g.lastLag = lag
 	v := overloadVerdict{LagEmulated: lag * g.scale, Backlog: p.Backlog + p.TimersQueued + p.TimersOverdue}
 
@@ -115,6 +159,19 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 	} else {
 		g.farStreak = 0
 	}
+	// The lag p99 is the upper bound of a power-of-two bucket: up to twice
+	// the true one. Failure detection is judged on the bucket's lower
+	// bound, so that a run is stopped for it only when it is sure.
+	sure := p
+	sure.LagP99 /= 2
+	if g.detectLag > 0 && lagOf(sure, prev, window)*g.scale > g.detectLag {
+		if g.detectStreak == 0 {
+			g.waitDetectFrom = g.lastWaiting
+		}
+		g.detectStreak++
+	} else {
+		g.detectStreak = 0
+	}
 	if v.LagEmulated >= g.abortLag {
 		if g.lagStreak == 0 {
 			g.lagFrom = lag
@@ -124,19 +181,24 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 		g.lagStreak = 0
 	}
 	switch {
-	case v.Backlog > backlogFloor && v.Backlog > g.lastBacklog && g.growStreak > 0:
+	case v.Backlog > g.floor && v.Backlog > g.lastBacklog && g.growStreak > 0:
 		g.growStreak++
-	case v.Backlog > backlogFloor && v.Backlog > g.lastBacklog:
-		g.growStreak, g.growFrom, g.pubFrom = 1, g.lastBacklog, g.lastPublished
+	case v.Backlog > g.floor && v.Backlog > g.lastBacklog:
+		g.growStreak, g.growFrom, g.pubFrom, g.waitGrowFrom = 1, g.lastBacklog, g.lastPublished, g.lastWaiting
 	default:
 		g.growStreak = 0
 	}
-	g.lastBacklog, g.lastPublished = v.Backlog, p.Published
+	g.lastBacklog, g.lastPublished, g.lastWaiting = v.Backlog, p.Published, p.Waiting
 
 	if !g.warned && (g.warnStreak >= warnWindows || g.growStreak >= growWindows/2) {
 		g.warned, v.Warn = true, true
 	}
+	var from map[string]int64 // what waited when the tripping streak began
 	switch {
+	case g.detectStreak >= detectWindows:
+		v.Trip, from = true, g.waitDetectFrom
+		v.Reason = fmt.Sprintf("timers were handled later than failure detection waits (overlay.heartbeat.fail_after %d × %.3g s = %.3g s emulated) for %.3g s of wall time in a row, now %.3g s emulated late: live neighbors are declared failed and the protocol answers failures that did not happen (take-overs, orphan claims, rejoins, zone updates)",
+			g.failAfter, g.abortLag, g.detectLag, float64(g.detectStreak)*window.Seconds(), v.LagEmulated)
 	case g.lagStreak >= lagWindows && lag >= lagGrowth*g.lagFrom:
 		v.Trip = true
 		v.Reason = fmt.Sprintf("timers were handled more than a heartbeat period (%.3g s emulated) late for %.3g s of wall time in a row, and later and later: %.3g s, now %.3g s emulated",
@@ -149,7 +211,7 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 		v.Reason = fmt.Sprintf("timers were handled more than %d heartbeat periods (%.3g s emulated) late for %.3g s of wall time in a row: failure detection declares live neighbors dead; now %.3g s emulated late",
 			farPeriods, farPeriods*g.abortLag, float64(g.farStreak)*window.Seconds(), v.LagEmulated)
 	case g.growStreak >= growWindows:
-		v.Trip = true
+		v.Trip, from = true, g.waitGrowFrom
 		v.Reason = fmt.Sprintf("the mailboxes' backlog grew in every one of the last %d s of wall time, from %d to %d messages and timers",
 			int(float64(growWindows)*window.Seconds()+0.5), g.growFrom, v.Backlog)
 		// The peers kept up with the part of what was published that did
@@ -161,7 +223,7 @@ func (g *overloadGuard) observe(p live.Pressure, window time.Duration) overloadV
 		}
 	}
 	if v.Trip {
-		v.Reason += waitingWords(p)
+		v.Reason += waitingWords(p) + pilingWords(from, p.Waiting)
 	}
 	if v.Trip && !g.warned {
 		g.warned, v.Warn = true, true
@@ -208,6 +270,37 @@ func waitingWords(p live.Pressure) string {
 	return "; waiting: " + strings.Join(parts, ", ")
 }
 
+// pilingWords names the message types whose backlog grew the most from
+// (what waited when the guard's streak began) to now — at most two, with
+// how many more wait than then — for a tripped guard's reason; "" when
+// none grew.
+func pilingWords(from, now map[string]int64) string {
+	type kind struct {
+		name     string
+		grew, at int64
+	}
+	var ks []kind
+	for t, n := range now {
+		if d := n - from[t]; d > 0 {
+			ks = append(ks, kind{t, d, n})
+		}
+	}
+	if len(ks) == 0 {
+		return ""
+	}
+	slices.SortFunc(ks, func(a, b kind) int {
+		if c := cmp.Compare(b.grew, a.grew); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var parts []string
+	for _, k := range ks[:min(2, len(ks))] {
+		parts = append(parts, fmt.Sprintf("%s (+%d, from %d to %d)", k.name, k.grew, k.at-k.grew, k.at))
+	}
+	return "; piling up: " + strings.Join(parts, ", ")
+}
+
 // overloadError is the cause of a run stopped by the guard.
 type overloadError struct {
 	reason string
@@ -248,7 +341,8 @@ func watchOverload(ctx context.Context, ld pacedDriver, sc scenario.Scenario, op
 	if window <= 0 {
 		window = overloadWindow
 	}
-	g := newOverloadGuard(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance)
+	g := newOverloadGuard(sc.TimeScale, sc.Overlay.Heartbeat.Period, sc.Emulator.LagTolerance).
+		withFailureDetection(sc.Overlay.Heartbeat.FailAfter).withPeers(sc.Peers.Count)
 	abort := sc.Emulator.Overload != scenario.OverloadWarn
 	trip := &overloadTrip{}
 	ld.Pressure() // start the first window now

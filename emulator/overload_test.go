@@ -103,8 +103,8 @@ func TestOverloadGuardDecides(t *testing.T) {
 	}
 	if trips == 0 || !strings.Contains(reason, "backlog grew") {
 		t.Errorf("growing backlog: no trip (reason %q)", reason)
-	} else if want := "; waiting: 487490 heartbeat, 162500 job_probe, 4 join, 6 more of 2 other types, 7 timers"; !strings.HasSuffix(reason, want) {
-		t.Errorf("growing backlog: the reason does not name what waits, most first: %q, want it to end %q", reason, want)
+	} else if want := "; waiting: 487490 heartbeat, 162500 job_probe, 4 join, 6 more of 2 other types, 7 timers; piling up: heartbeat (+375000, from 112490 to 487490), job_probe (+125000, from 37500 to 162500)"; !strings.HasSuffix(reason, want) {
+		t.Errorf("growing backlog: the reason does not name what waits, most first, and what piled up: %q, want it to end %q", reason, want)
 	} else if at < growWindows {
 		t.Errorf("growing backlog tripped at window %d, before %d windows of growth above the floor", at, growWindows)
 	}
@@ -163,6 +163,11 @@ func TestOverloadAbortsRun(t *testing.T) {
 	}
 	if !(e.SuggestedTimeScale > 0 && e.SuggestedTimeScale < sc.TimeScale) {
 		t.Errorf("suggested time scale %g, want in (0, %g)", e.SuggestedTimeScale, sc.TimeScale)
+	}
+	// Hopelessly behind from the start, it is stopped by the first rule
+	// that can: timers later than failure detection waits, two windows.
+	if !strings.Contains(e.Reason, "later than failure detection waits") {
+		t.Errorf("seed %d: reason %q: want the failure-detection rule", sc.Seed, e.Reason)
 	}
 	if s.EmulatedSeconds >= sc.Duration.Seconds() || s.EmulatedSeconds <= 0 {
 		t.Errorf("emulated %g s of %g: the summary should cover the run up to the abort", s.EmulatedSeconds, sc.Duration.Seconds())
@@ -265,5 +270,91 @@ func TestUnansweredSampleAbortsRun(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "stopping the run") {
 		t.Errorf("no stop on the logger:\n%s", logs.String())
+	}
+}
+
+// TestOverloadGuardFailureDetection: timers handled later than failure
+// detection waits (fail_after heartbeat periods) in two windows in a row
+// trip the guard at the second, naming what piled up meanwhile; one such
+// window, or a lag below it, does not; a lag p99 is judged by its bucket's
+// lower bound.
+func TestOverloadGuardFailureDetection(t *testing.T) {
+	const scale = 3000.0
+	period := 30 * time.Second // detection after 90 s emulated = 30 ms wall
+	w := time.Second
+	guard := func() *overloadGuard {
+		return newOverloadGuard(scale, period, 0.1).withFailureDetection(3).withPeers(100)
+	}
+	trips := func(ps ...live.Pressure) (at int, reason string) {
+		g := guard()
+		for i, p := range ps {
+			if v := g.observe(p, w); v.Trip {
+				return i, v.Reason
+			}
+		}
+		return -1, ""
+	}
+	calm := live.Pressure{LagP99: 0.000512, Timers: 1000, Waiting: map[string]int64{"heartbeat": 20}, Backlog: 20}
+	// 0.131 s is the bucket [65.5, 131) ms: 197-393 s emulated, sure to be
+	// beyond 90 s; 0.065536 is [32.8, 65.5) ms: 98-197 s, sure too;
+	// 0.032768 is [16.4, 32.8) ms: 49-98 s, not sure.
+	late := func(p99 float64, zu int64) live.Pressure {
+		return live.Pressure{LagP99: p99, Timers: 500, Backlog: zu + 20, Waiting: map[string]int64{"heartbeat": 20, "zone_update": zu}}
+	}
+	if at, r := trips(calm, calm, late(0.131072, 500), calm, late(0.131072, 900), calm); at >= 0 {
+		t.Errorf("single late windows tripped at %d: %q", at, r)
+	}
+	if at, r := trips(calm, late(0.032768, 100), late(0.032768, 100), late(0.032768, 100)); at >= 0 {
+		t.Errorf("a lag that may be below detection tripped at %d: %q", at, r)
+	}
+	at, r := trips(calm, late(0.065536, 4311), late(1.048576, 59038))
+	if at != 2 || !strings.Contains(r, "later than failure detection waits (overlay.heartbeat.fail_after 3 × 30 s = 90 s emulated) for 2 s") ||
+		!strings.Contains(r, "waiting: 59038 zone_update, 20 heartbeat") || !strings.HasSuffix(r, "; piling up: zone_update (+59038, from 0 to 59038)") {
+		t.Errorf("two windows beyond detection: trip at %d, %q", at, r)
+	}
+	// Peers stuck: no timer handled while expired ones wait counts as
+	// later and later.
+	if at, _ := trips(calm, live.Pressure{LagP99: 0.1, Timers: 10}, live.Pressure{TimersQueued: 100}); at != 2 {
+		t.Errorf("stuck peers after a late window: trip at %d, want 2", at)
+	}
+	// Without failure detection watched (fail_after unknown) the guard
+	// waits for its other rules.
+	g := newOverloadGuard(scale, period, 0.1)
+	for i := range 5 {
+		if v := g.observe(late(1.048576, int64(1000*i)), w); v.Trip {
+			t.Errorf("no fail_after: tripped at window %d: %q", i, v.Reason)
+		}
+	}
+}
+
+// TestOverloadGuardBacklogPerPeer: a small run's mailboxes that grow
+// window after window trip the guard long before the large-run floor of
+// 200k messages: at 50 a peer (5,000 for 100 peers), naming the type that
+// piled up.
+func TestOverloadGuardBacklogPerPeer(t *testing.T) {
+	if f := newOverloadGuard(600, 30*time.Second, 0.1).withPeers(100).floor; f != backlogMinFloor {
+		t.Errorf("floor for 100 peers %d, want %d", f, backlogMinFloor)
+	}
+	if f := newOverloadGuard(600, 30*time.Second, 0.1).withPeers(1000).floor; f != 50_000 {
+		t.Errorf("floor for 1000 peers %d, want 50000", f)
+	}
+	if f := newOverloadGuard(600, 30*time.Second, 0.1).withPeers(100_000).floor; f != backlogFloor {
+		t.Errorf("floor for 100k peers %d, want %d", f, backlogFloor)
+	}
+	g := newOverloadGuard(600, 30*time.Second, 0.1).withFailureDetection(3).withPeers(100)
+	tripAt, reason := -1, ""
+	for i := range 20 {
+		zu := int64(4000 + 3000*i)
+		p := live.Pressure{LagP99: 0.001, Timers: 100, Backlog: zu + 50, Published: uint64(10_000 * i),
+			Waiting: map[string]int64{"zone_update": zu, "heartbeat": 50}}
+		if v := g.observe(p, time.Second); v.Trip {
+			tripAt, reason = i, v.Reason
+			break
+		}
+	}
+	// Above 5,000 from window 1 on: growth in windows 1..10 trips at 10.
+	if tripAt != growWindows || !strings.Contains(reason, "backlog grew in every one of the last 10 s") ||
+		!strings.HasSuffix(reason, "; piling up: zone_update (+30000, from 4000 to 34000)") {
+		t.Errorf("trip at window %d (want %d): %q", tripAt, growWindows, reason)
 	}
 }

@@ -271,3 +271,40 @@ func TestPeersElsewhereLeavesTrafficOut(t *testing.T) {
 		t.Errorf("Traffic holds %d messages, want 5", msgs)
 	}
 }
+
+// TestMailboxWaitingByType: the messages waiting in mailboxes are a gauge
+// by message type, read when scraped, one series per type that has some
+// waiting (never a peer label); promlint finds nothing to say.
+func TestMailboxWaitingByType(t *testing.T) {
+	r := NewRun(RunInfo{Driver: "emulator"})
+	waiting := map[string]int64{"zone_update": 59038, "heartbeat": 20}
+	r.SetWaiting(func() map[string]int64 { return waiting })
+	mfs, err := r.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "gridbed_mailbox_waiting_messages" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if ls := m.GetLabel(); len(ls) != 1 || ls[0].GetName() != "type" {
+				t.Fatalf("labels %v, want type alone", ls)
+			}
+			got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+	}
+	if len(got) != 2 || got["zone_update"] != 59038 || got["heartbeat"] != 20 {
+		t.Errorf("gridbed_mailbox_waiting_messages = %v, want zone_update 59038 and heartbeat 20", got)
+	}
+	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if p.Metric == "gridbed_mailbox_waiting_messages" {
+			t.Errorf("promlint: %s", p.Text)
+		}
+	}
+}

@@ -39,6 +39,8 @@ type Run struct {
 	events      map[string]float64
 	bus         func() BusStats
 	drops       func() Drops
+	waiting     func() map[string]int64
+	waitingDesc *prometheus.Desc
 	eventsDesc  *prometheus.Desc
 	dropsDesc   *prometheus.Desc
 	dupDesc     *prometheus.Desc
@@ -190,6 +192,7 @@ func NewRun(info RunInfo) *Run {
 		prometheus.NewDesc("gridbed_bus_unroutable_messages_total", "Messages that arrived for an address with no peer.", nil, nil),
 		prometheus.NewDesc("gridbed_bus_nats_messages_total", "Transport (NATS) messages published: one per message with bus.fanout per-receiver, one per receiving connection of a batch with batched; the other bus counters count logical messages.", nil, nil),
 	}
+	r.waitingDesc = prometheus.NewDesc("gridbed_mailbox_waiting_messages", "Bus messages waiting in the peer actors' mailboxes now, by message type (read when scraped; a type with none waiting has no series): which messages pile up when the peers fall behind.", []string{"type"}, nil)
 	r.runInfoDesc = prometheus.NewDesc("gridbed_run_info", "Constant 1, labelled with the run's scenario, seed, driver, run id, heartbeat mode and population.",
 		[]string{"scenario", "seed", "driver", "run_id", "mode", "population"}, nil)
 	if info.RunID == "" {
@@ -255,6 +258,15 @@ func (r *Run) SetDrops(f func() Drops) {
 	r.mu.Unlock()
 }
 
+// SetWaiting installs the function that reads the messages waiting in the
+// peers' mailboxes by message type (the emulator driver's; the labels
+// are message type names, a bounded set).
+func (r *Run) SetWaiting(f func() map[string]int64) {
+	r.mu.Lock()
+	r.waiting = f
+	r.mu.Unlock()
+}
+
 // SetBus installs the function that reads the bus counters.
 func (r *Run) SetBus(f func() BusStats) {
 	r.mu.Lock()
@@ -279,6 +291,7 @@ func (c *runCollector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	ch <- c.runInfoDesc
+	ch <- c.waitingDesc
 }
 
 func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
@@ -312,8 +325,13 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, v := range c.events {
 		ch <- prometheus.MustNewConstMetric(c.eventsDesc, prometheus.CounterValue, v, k)
 	}
-	bus, drops := c.bus, c.drops
+	bus, drops, waiting := c.bus, c.drops, c.waiting
 	c.mu.Unlock()
+	if waiting != nil && !elsewhere {
+		for t, n := range waiting() {
+			ch <- prometheus.MustNewConstMetric(c.waitingDesc, prometheus.GaugeValue, float64(n), t)
+		}
+	}
 	var d Drops
 	if drops != nil && !elsewhere {
 		d = drops()

@@ -160,6 +160,7 @@ func New(opts Options) (*Driver, error) {
 		s := d.raw.Stats()
 		return metrics.BusStats{Published: s.Published, Dropped: s.Dropped, Unroutable: s.Unroutable, NATSMessages: s.Transport}
 	})
+	opts.Metrics.SetWaiting(d.waiting.Counts)
 	d.clock = clock.New(opts.TimeScale)
 	d.timers = clock.NewTimers(d.clock)
 	return d, nil
