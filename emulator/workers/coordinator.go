@@ -616,6 +616,12 @@ func (c *Coordinator) request(i int, cmd Cmd, timeout time.Duration) (Report, er
 
 // all sends cmd to every live worker at once and waits for their answers.
 func (c *Coordinator) all(cmd Cmd, timeout time.Duration) ([]Report, []error) {
+	return c.each(func(int) Cmd { return cmd }, timeout)
+}
+
+// each sends cmd(i) to every live worker i at once and waits for their
+// answers.
+func (c *Coordinator) each(cmd func(i int) Cmd, timeout time.Duration) ([]Report, []error) {
 	n := c.opts.Workers
 	reps, errs := make([]Report, n), make([]error, n)
 	var wg sync.WaitGroup
@@ -626,7 +632,7 @@ func (c *Coordinator) all(cmd Cmd, timeout time.Duration) ([]Report, []error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reps[i], errs[i] = c.request(i, cmd, timeout)
+			reps[i], errs[i] = c.request(i, cmd(i), timeout)
 		}()
 	}
 	wg.Wait()
@@ -909,7 +915,7 @@ func (c *Coordinator) collectFrom(i int, wait time.Duration) (Report, []peer.Sta
 	// The chunks of a large population must not be dropped as a slow
 	// consumer's while they are decoded.
 	_ = sub.SetPendingLimits(-1, -1)
-	r, err := c.request(i, Cmd{Op: opCollect, Wait: wait, Chunks: subj, ChunkBytes: c.opts.ChunkBytes}, wait+c.opts.Deadline)
+	r, err := c.request(i, Cmd{Op: opCollect, Wait: wait, Chunks: subj, ChunkBytes: c.opts.ChunkBytes, JobsNext: c.merge.next(i)}, wait+c.opts.Deadline)
 	if err != nil && r.Err == "" {
 		return r, nil, err
 	}
@@ -1112,7 +1118,9 @@ func (c *Coordinator) Close() error {
 		}
 	}
 	var first error
-	_, errs := c.all(Cmd{Op: opQuiesce}, 2*time.Minute)
+	// Each worker sends again the batches of job events the coordinator
+	// lacks (jobOutbox) before its last.
+	_, errs := c.each(func(i int) Cmd { return Cmd{Op: opQuiesce, JobsNext: c.merge.next(i)} }, 2*time.Minute)
 	for _, err := range errs {
 		first = cmpErr(first, err)
 	}
@@ -1120,7 +1128,9 @@ func (c *Coordinator) Close() error {
 	// Every worker has closed (or is lost): the ledger gets the rest
 	// before the oracle's last tally.
 	c.awaitJobs(reps)
-	c.merge.flush()
+	for _, gap := range c.merge.flush() {
+		c.log.Error("job events lost: the ledger goes without them", "detail", gap)
+	}
 	c.mu.Lock()
 	c.closed = true // no worker is lost from here on
 	c.mu.Unlock()

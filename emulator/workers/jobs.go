@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -76,6 +77,61 @@ func (s *jobSink) batch(final bool) *JobBatch {
 	return b
 }
 
+// jobOutbox is a worker's batches of job events on their way to the
+// coordinator, each kept (encoded) until the coordinator says it has it:
+// a batch the worker published in the instant before a bus_restart's
+// stop was noticed, or that the stopped server had not yet handed on, is
+// gone with the server, and nothing else would ever say so — the
+// coordinator's merge would hold the worker's later batches behind the
+// gap until the end and then hand them on without it (a job's history
+// missing its submission). The coordinator names the first batch it
+// lacks with every resume, quiesce and collect (Cmd.JobsNext): the
+// batches before it are dropped, and resume and quiesce send the others
+// again (the merge ignores a batch it already has).
+type jobOutbox struct {
+	mu   sync.Mutex
+	kept []keptBatch // in Seq order
+}
+
+type keptBatch struct {
+	seq  uint64
+	data []byte
+}
+
+// keep notes batch seq (encoded as data) as sent.
+func (o *jobOutbox) keep(seq uint64, data []byte) {
+	o.mu.Lock()
+	o.kept = append(o.kept, keptBatch{seq, data})
+	o.mu.Unlock()
+}
+
+// ack drops the batches before next: the coordinator has them.
+func (o *jobOutbox) ack(next uint64) {
+	if next == 0 {
+		return // a command that names no batch
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := 0
+	for k < len(o.kept) && o.kept[k].seq < next {
+		k++
+	}
+	o.kept = slices.Delete(o.kept, 0, k)
+}
+
+// unacked acknowledges the batches before next and returns the others,
+// in order, to be sent again.
+func (o *jobOutbox) unacked(next uint64) [][]byte {
+	o.ack(next)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([][]byte, len(o.kept))
+	for i, b := range o.kept {
+		out[i] = b.data
+	}
+	return out
+}
+
 // jobMerge is the coordinator's side of the workers' job sinks: it puts
 // each worker's batches back in order and hands their items to the
 // oracle's sink (the run's ledger) merged by Key, an item only once no
@@ -146,6 +202,17 @@ func (m *jobMerge) add(b *JobBatch) {
 	m.arrived.Broadcast()
 }
 
+// next is the Seq of the first batch of worker i the merge lacks: it has
+// put every earlier one in order (Cmd.JobsNext).
+func (m *jobMerge) next(i int) uint64 {
+	if m == nil || i < 0 || i >= len(m.w) {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.w[i].next
+}
+
 // await waits until every worker i has had its batches up to seqs[i] put
 // in order (0: none awaited), or wait has passed; it reports whether
 // they all came.
@@ -192,22 +259,37 @@ func (m *jobMerge) lose(i int) {
 
 // flush hands on everything received, in order: the run is over (every
 // worker closed or is lost); a batch after a gap in a worker's sequence
-// (one that never came) is taken as it is.
-func (m *jobMerge) flush() {
+// (one that never came) is taken as it is. It returns the gaps, one line
+// a worker: the batches that never came, their job events lost (a live
+// worker's are sent again until the coordinator has them: jobOutbox).
+func (m *jobMerge) flush() (gaps []string) {
 	if m == nil {
-		return
+		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range m.w {
 		w := &m.w[i]
+		var missing []uint64
 		for _, s := range slices.Sorted(maps.Keys(w.held)) {
+			for ; w.next < s; w.next++ {
+				missing = append(missing, w.next)
+			}
+			w.next = s + 1
 			w.queue = append(w.queue, w.held[s].Items...)
 			delete(w.held, s)
+		}
+		if len(missing) > 0 {
+			who := fmt.Sprintf("worker %d", i)
+			if w.lost {
+				who += " (dead)"
+			}
+			gaps = append(gaps, fmt.Sprintf("%s: its batches of job events %v never came, their events are not in the ledger", who, missing))
 		}
 		w.out = true
 	}
 	m.deliver()
+	return gaps
 }
 
 // deliver hands the ledger, in Key order (ties: the lower worker), every

@@ -17,7 +17,12 @@ package workers
 //     again;
 //   - the workers hold their joins and job events and send no heartbeat;
 //     nobody is judged by silence until every worker has said it is back
-//     (resume), its bus reconnected.
+//     (resume), its bus reconnected;
+//   - a batch of job events a worker published in the instant before its
+//     connection noticed the stop, or that the server had not yet handed
+//     to the coordinator, is gone with it: resume names the first batch
+//     the coordinator lacks from the worker, which sends it and the ones
+//     after it again (jobOutbox).
 //
 // See docs/WORKERS.md, "bus_restart".
 
@@ -202,7 +207,11 @@ func (c *Coordinator) resume(i int, k uint64, deadline time.Time) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for time.Now().Before(deadline) {
-		msg, err := c.nc.Request(cmdSubject(c.st.Run, i), encode(Cmd{Op: opResume, Index: int(k)}), max(time.Until(deadline), time.Millisecond))
+		// The first batch of job events it lacks from the worker: the
+		// server that stopped took the ones in flight with it, and
+		// nothing the worker sent since the stop is here yet.
+		cmd := Cmd{Op: opResume, Index: int(k), JobsNext: c.merge.next(i)}
+		msg, err := c.nc.Request(cmdSubject(c.st.Run, i), encode(cmd), max(time.Until(deadline), time.Millisecond))
 		if err == nil {
 			var r Report
 			if decode(msg.Data, &r) == nil && r.Err == "" {

@@ -14,7 +14,9 @@ import (
 // events) and makes its requests (bootstrap contacts, injections) wait.
 // The connection refuses publishes while it is down (no reconnect
 // buffer): what it held is sent, in order, once the coordinator, itself
-// reconnected and subscribed, asks for it.
+// reconnected and subscribed, asks for it. (What it published in the
+// instant before the drop was noticed is lost with the server: the job
+// events are sent again, jobOutbox.)
 type hold struct {
 	mu       sync.Mutex
 	waiting  chan struct{} // non-nil while paused, closed on resume
@@ -114,19 +116,36 @@ func (w *worker) awaitResumed() {
 // resume is the worker's answer to the coordinator's resume after a
 // bus_restart: once every connection of its bus is back (and subscribed
 // on the new server) it sends what it held, in order, and goes on; the
-// answer carries its control connection's new id.
-func (w *worker) resume() Report {
+// answer carries its control connection's new id. The batches of job
+// events go from jobsNext on, the first the coordinator lacks, whether
+// held here or published before the stop was noticed and lost with the
+// server (jobOutbox).
+func (w *worker) resume(jobsNext uint64) Report {
 	var r Report
 	r.CID, _ = w.nc.GetClientID()
-	if nb, ok := w.drv.Bus().(*bus.NATSBus); ok {
-		if err := nb.AwaitConnected(resumeWait); err != nil {
-			r.Err = err.Error()
-			return r
+	if w.drv != nil {
+		if nb, ok := w.drv.Bus().(*bus.NATSBus); ok {
+			if err := nb.AwaitConnected(resumeWait); err != nil {
+				r.Err = err.Error()
+				return r
+			}
 		}
 	}
 	w.hold.mu.Lock()
 	defer w.hold.mu.Unlock()
+	subj := jobsSubject(w.st.Run)
+	if w.jobs != nil {
+		for _, data := range w.jobsOut.unacked(jobsNext) {
+			if err := w.nc.Publish(subj, data); err != nil {
+				r.Err = "send the job events again: " + err.Error()
+				return r
+			}
+		}
+	}
 	for i, m := range w.hold.held {
+		if w.jobs != nil && m.subj == subj {
+			continue // sent above, unless the coordinator has it
+		}
 		if err := w.nc.Publish(m.subj, m.data); err != nil {
 			w.hold.held = w.hold.held[i:]
 			r.Err = "send what it held: " + err.Error()

@@ -187,6 +187,11 @@ type Cmd struct {
 	Index int
 	// Peers are a host command's.
 	Peers []PeerSpec
+	// JobsNext is the Seq of the first batch of the worker's job events
+	// the coordinator lacks (resume, quiesce, collect; 0: none named):
+	// the worker drops the batches before it, and with resume and
+	// quiesce sends the others again (jobOutbox).
+	JobsNext uint64
 }
 
 // Job is a submission's wire.JobSpec, as the client receives it from the

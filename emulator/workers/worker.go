@@ -188,6 +188,9 @@ type worker struct {
 
 	tl   *timeline.Timeline // the fault layer, nil without a scenario
 	jobs *jobSink           // the job events on their way to the coordinator; nil without a workload
+	// jobsOut keeps the batches sent until the coordinator has them
+	// (resent on resume and quiesce).
+	jobsOut jobOutbox
 
 	closing atomic.Bool // the coordinator asked it to close
 
@@ -232,8 +235,22 @@ func (w *worker) sendJobs(final bool) uint64 {
 		return 0
 	}
 	b := w.jobs.batch(final)
-	w.publish(jobsSubject(w.st.Run), encode(b))
+	data := encode(b)
+	w.jobsOut.keep(b.Seq, data) // until the coordinator has it
+	w.publish(jobsSubject(w.st.Run), data)
 	return b.Seq
+}
+
+// resendJobs publishes again every batch of job events sent from Seq
+// next on (Cmd.JobsNext: the first the coordinator lacks); those before
+// it are dropped.
+func (w *worker) resendJobs(next uint64) {
+	if w.jobs == nil {
+		return
+	}
+	for _, data := range w.jobsOut.unacked(next) {
+		w.publish(jobsSubject(w.st.Run), data)
+	}
 }
 
 // Inject asks the coordinator for the member the job client submits
@@ -380,10 +397,11 @@ func (w *worker) handle(msg *nats.Msg) {
 	case opFreeze:
 		w.drv.Freeze()
 	case opResume:
-		w.reply(msg, w.resume())
+		w.reply(msg, w.resume(c.JobsNext))
 		w.beat()
 		return
 	case opCollect:
+		w.jobsOut.ack(c.JobsNext)
 		// The oracle's wait runs beside the commands that follow.
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), c.Wait)
@@ -412,6 +430,10 @@ func (w *worker) handle(msg *nats.Msg) {
 				err = e
 			}
 		}
+		// The batches the coordinator lacks go again (one lost with an
+		// outage's server, or one still on its way: the merge takes a
+		// batch once), then what was told since.
+		w.resendJobs(c.JobsNext)
 		r := Report{JobsSeq: w.sendJobs(false)}
 		if err != nil {
 			r.Err = err.Error()
