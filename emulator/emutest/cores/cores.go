@@ -188,14 +188,14 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	// Waiters take turns behind the gate, whatever their share (each
-	// tries it every poll until its deadline): two collecting at once could each hold part of what the other
-	// waits for, and a turn for every waiter keeps any of them from being
-	// passed over for long — one-slot runs that took each freed slot
-	// without a turn kept a whole-core waiter out (holding its partial
-	// share idle) for minutes; one-slot runs that waited until no
-	// collector was queued waited for twelve minutes behind a stream of
-	// deterministic runs.
+	// Waiters take turns behind the gate, whatever their share: each
+	// tries for it every poll until its deadline, so no kind of waiter is
+	// passed over as a rule, and two collecting at once cannot each hold
+	// part of what the other waits for. (One-slot runs that took each freed
+	// slot without a turn kept a whole-core waiter out, holding its partial
+	// share idle, for minutes; one-slot runs that waited until no collector
+	// was queued waited twelve minutes behind a stream of deterministic
+	// runs.)
 	deadline := time.Now().Add(wait)
 	var gate *os.File
 	for {
