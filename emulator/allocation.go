@@ -118,7 +118,7 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 	var mkMu sync.Mutex
 	var mk float64
 	cfg := allocrun.Config{
-		Speeds: alloc.Grid(a.Grid), Jobs: alloc.JobSet(a.Jobset, a.Order, allocrun.Rand(sc.Seed)), Spikes: spikes,
+		Speeds: alloc.Reweigh(alloc.Grid(a.Grid), a.Weights.Vector()), Jobs: alloc.JobSet(a.Jobset, a.Order, allocrun.Rand(sc.Seed)), Spikes: spikes,
 		Allocator: a.AllocatorScheme(), Relocator: a.RelocatorScheme(), Social: a.SocialReading(), SocialGain: a.SocialGainNorm(), Theta: a.Theta, MaxMoves: a.MaxMoves,
 		Limit: sc.Duration, Sample: a.Sample, CrashAt: a.CrashAt, DownFor: a.CrashDownFor,
 		Relocated: func(n int) { am.Relocations.Add(float64(n)) },

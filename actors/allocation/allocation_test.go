@@ -54,6 +54,45 @@ func TestEq1AndAffinity(t *testing.T) {
 	}
 }
 
+// Hand-computed from 004 §2.1–2.2 under another weight vector, W =
+// ⟨10⁻⁴, 10⁻², 10⁻²⟩ (allocation.weights): Reweigh's speeds give the
+// affinity 004's formula gives with that W and the speeds as printed.
+func TestReweighAffinity(t *testing.T) {
+	w := Vector{1e-4, 1e-2, 1e-2}
+	g := Reweigh(Synthetic, w)
+	for _, tc := range []struct {
+		name      string
+		c         Vector
+		m         int
+		load      float64
+		n         int
+		cost, tau float64
+	}{
+		// 1e-4·0.2/1 + 1e-2·0.8/800 = 2e-5 + 1e-5 = 3e-5; τ = 1/3e-5
+		{"C4 on S3 alone", Compositions[4], 3, 0, 0, 3e-5, 1 / 3e-5},
+		// 1e-4·0.2/4 + 1e-2·0.8/100 = 5e-6 + 8e-5 = 8.5e-5; τ = 0.5/(2·8.5e-5)
+		{"C4 on S0, one other job, λ=0.5", Compositions[4], 0, 0.5, 1, 8.5e-5, 0.5 / (2 * 8.5e-5)},
+		// 1e-4·0.7/2 + 1e-2·0.1/100 + 1e-2·0.2/250 = 3.5e-5 + 1e-5 + 8e-6 = 5.3e-5
+		{"C1 on S1, two others", Compositions[1], 1, 0, 2, 5.3e-5, 1 / (3 * 5.3e-5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Cost(tc.c, g[tc.m]); !near(got, tc.cost) {
+				t.Errorf("Cost = %v, want %v", got, tc.cost)
+			}
+			if got := Affinity(tc.c, g[tc.m], tc.load, tc.n); !near(got, tc.tau) {
+				t.Errorf("τ = %v, want %v", got, tc.tau)
+			}
+		})
+	}
+	// 004 §3's own W leaves the speeds as printed, exactly.
+	if got := Reweigh(Synthetic, Weights); !slices.Equal(got, Synthetic) {
+		t.Errorf("Reweigh with 004's W = %v, want %v", got, Synthetic)
+	}
+	if Synthetic[3] != (Vector{1, 800, 250}) {
+		t.Errorf("Reweigh changed the grid it was given: %v", Synthetic[3])
+	}
+}
+
 func grid(jobs ...[]int) []Machine {
 	ms := make([]Machine, len(Synthetic))
 	id := uint64(0)

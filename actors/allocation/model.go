@@ -25,6 +25,23 @@ type Vector [D]float64
 // operation is W[i] real operations of type i.
 var Weights = Vector{2e-5, 0.1, 0.1}
 
+// Reweigh returns speeds in the units in which the weight vector is w
+// instead of Weights: S'[i] = S[i]·Weights[i]/w[i], so that Cost(c, S')
+// = Σ_i w[i]·C[i]/S[i] — a machine's affinities and running times under
+// the weight vector w (004 §2.1: W, "fixed a priori", is the exchange rate
+// between the components' operations; changing the unit of a speed's
+// component is the same as dividing its weight by the unit's factor). w's
+// components must be positive; w = Weights returns the speeds unchanged.
+func Reweigh(speeds []Vector, w Vector) []Vector {
+	out := make([]Vector, len(speeds))
+	for k, s := range speeds {
+		for i := range D {
+			out[k][i] = s[i] * (Weights[i] / w[i])
+		}
+	}
+	return out
+}
+
 // Cost is Σ_i W[i]·C[i]/S[i], the time one logical operation of composition
 // c takes alone on a machine of speed s (004 Eq 1's sum), with 0/0 = 0 (004
 // §2.1, footnote 1); +Inf when the machine lacks a resource the job needs.

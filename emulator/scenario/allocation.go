@@ -34,7 +34,17 @@ type Allocation struct {
 	GossipPeriod time.Duration
 	// SocialGain is the SOCIAL relocator's normalization (alloc.SocialGain).
 	SocialGain string
+	// Weights is 004 §2.1's weight vector W (CPU, disk, network) the
+	// affinities and running times use, the speeds read in 004 §3's units
+	// (GHz, MB/s, KB/s); default 004 §3's ⟨2·10⁻⁵, 0.1, 0.1⟩.
+	Weights Weights
 }
+
+// Weights is allocation.weights: 004 §2.1's W by component.
+type Weights struct{ CPU, Disk, Network float64 }
+
+// Vector is W as a vector of package allocation.
+func (w Weights) Vector() alloc.Vector { return alloc.Vector{w.CPU, w.Disk, w.Network} }
 
 // GridNone is allocation.grid's default: no allocation run.
 const GridNone = "none"
@@ -64,6 +74,9 @@ var allocationFields = []field{
 	enumField("allocation.social_gain", func(s *Scenario) *string { return &s.Allocation.SocialGain }, alloc.SocialGains()[0],
 		alloc.SocialGains(), "a normalization of the SOCIAL relocator's gain",
 		"What the social relocator's gain f(j, m, m') = (α₀(Σ_m − Σ'_m) + α₁(Σ_m' − Σ'_m')) / D is relative to (004 §2.3; docs/ALLOCATION.md, gridbed's readings): sums (default, 004's formula: D = Σ_m + Σ'_m, the source machine's sums of affinities after and before the move — one job's worth over a whole machine's, so the gain falls below θ once a machine holds a few jobs) or job (D = the moved job's own affinity on the source machine before the move, as GREEDY's gain divides by it; not 004's formula: a what-if, docs/fidelity/004.md). Only the social relocator reads it."),
+	weightField(0, "cpu", "GHz", "CPU", func(w *Weights) *float64 { return &w.CPU }),
+	weightField(1, "disk", "MB/s", "disk", func(w *Weights) *float64 { return &w.Disk }),
+	weightField(2, "network", "KB/s", "network", func(w *Weights) *float64 { return &w.Network }),
 	enumField("allocation.relocator", func(s *Scenario) *string { return &s.Allocation.Relocator }, "none",
 		append([]string{"none", "same"}, allocationSchemes...), "a relocator",
 		"The relocator run when a job ends or an owner load changes: none, same (the allocator's own scheme, as 004 §3 pairs them), greedy (the job of the largest relative affinity gain, 004 §2.3), social (the gain in the two machines' affinity sums, 004 §2.3) or min-num (between the machines with the most and the fewest jobs, 004 §3). Each relocation preempts the job and sends its state to the new machine over the bus."),
@@ -100,6 +113,14 @@ var allocationFields = []field{
 	durationField("allocation.gossip_period", func(s *Scenario) *time.Duration { return &s.Allocation.GossipPeriod }, 10*time.Second,
 		"Under allocation.placement neighbors, how often every machine may send each CAN neighbour its owner load and jobs (an allocation gossip message): it sends them when they changed since its last gossip, and at least every 6th period even if they did not; its neighbours' view of it is stale by up to this long. Default 10s: the overlay's heartbeat period, and shorter than the 25 s between job set 2's bursts. A positive duration; central ignores it.",
 		positive("gossip period", 10*time.Second)),
+}
+
+// weightField is allocation.weights.NAME: component i of the weight vector W.
+func weightField(i int, name, unit, what string, p func(*Weights) *float64) field {
+	return floatField("allocation.weights."+name, func(s *Scenario) *float64 { return p(&s.Allocation.Weights) }, alloc.Weights[i],
+		func(v float64) bool { return v > 0 && v <= 1e6 }, "a valid weight", "a number above 0, at most 1e6, e.g. "+fmtFloat(alloc.Weights[i]),
+		fmt.Sprintf("W[%d], the %s component of 004 §2.1's weight vector W: one logical operation is W[%d] real %s operations, the speeds counting them as 004 §3 does (%s), so a job's cost per logical operation on a machine is Σ_i W[i]·C_j[i]/S_m[i] (004 Eq 1) and its affinity τ = (1 − λ_m)/((n_m + 1)·that). Default %s, 004 §3's W = ⟨2·10⁻⁵, 0.1, 0.1⟩. The paper fixes W \"a priori\" to make the components comparable; changing the unit of a speed component is the same as dividing its weight by the unit's factor (docs/ALLOCATION.md, gridbed's readings). Above 0, at most 1e6.",
+			i, what, i, what, unit, fmtFloat(alloc.Weights[i])))
 }
 
 // PlacementMode is allocation.placement as a placement.
