@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,19 +95,11 @@ func TestGoldenExamples(t *testing.T) {
 	if emutest.Race {
 		t.Skip("deterministic-driver runs: one goroutine each, nothing for the race detector (the fast tier runs them without it)")
 	}
-	files, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no example scenarios found (%v)", err)
-	}
 	dir := filepath.Join("testdata", "golden")
 	if testing.Short() {
 		dir = filepath.Join(dir, "short")
 	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		if name == "bench-100k" {
-			continue
-		}
+	for name, file := range goldenExamples(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each run is one single-threaded event loop
 			sc := emutest.Load(t, file)
@@ -202,6 +195,27 @@ func lineDiff(want, got string) string {
 	return b.String()
 }
 
+// goldenExamples are the example files the golden tests run, by name, in
+// name order: every examples/*.yaml but bench-100k (a benchmark's size).
+func goldenExamples(t *testing.T) iter.Seq2[string, string] {
+	t.Helper()
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example scenarios found (%v)", err)
+	}
+	return func(yield func(string, string) bool) {
+		for _, file := range files {
+			name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+			if name == "bench-100k" {
+				continue
+			}
+			if !yield(name, file) {
+				return
+			}
+		}
+	}
+}
+
 // freshSeeds are seeds no example, test or tuning run of the repository
 // used before this test: an example must not pass only on the seed it was
 // written with.
@@ -220,15 +234,7 @@ func TestExamplesOnFreshSeeds(t *testing.T) {
 		t.Skip("long tier: every example on three more seeds")
 	}
 	emutest.SkipUnderRace(t, "single-threaded simulator runs")
-	files, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no example scenarios found (%v)", err)
-	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		if name == "bench-100k" {
-			continue
-		}
+	for name, file := range goldenExamples(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each run is one single-threaded event loop
 			for _, seed := range freshSeeds {

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -123,15 +122,5 @@ func FaultsYAML(head, base string, seed uint64, hasSeed bool, faults []Fault) ([
 		root.Content = append(root.Content, plainNode("seed"), plainNode(strconv.FormatUint(seed, 10)))
 	}
 	root.Content = append(root.Content, plainNode("faults"), faultsNode(faults))
-	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: strings.TrimRight(head, "\n"), Content: []*yaml.Node{root}}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encodeDocument(strings.TrimRight(head, "\n"), root)
 }

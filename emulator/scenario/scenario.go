@@ -666,6 +666,12 @@ func (s Scenario) YAML() ([]byte, error) {
 	if s.Source != "" {
 		comment += "\nsource: " + s.Source
 	}
+	return encodeDocument(comment, root)
+}
+
+// encodeDocument writes root as a YAML document headed by comment, indented
+// by two spaces (the scenario files' style).
+func encodeDocument(comment string, root *yaml.Node) ([]byte, error) {
 	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: comment, Content: []*yaml.Node{root}}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
