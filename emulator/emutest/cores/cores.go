@@ -200,7 +200,7 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 	var gate *os.File
 	for {
 		var err error
-		if gate, err = lock(filepath.Join(dir, "gate"), false); err == nil {
+		if gate, err = lock(filepath.Join(dir, "gate")); err == nil {
 			break
 		}
 		if err != syscall.EWOULDBLOCK {
@@ -233,26 +233,22 @@ func take(n int, wait time.Duration) ([]*os.File, error) {
 // takeFree adds free slots of dir to got until it holds n.
 func takeFree(dir string, slots, n int, got []*os.File) []*os.File {
 	for i := 0; i < slots && len(got) < n; i++ {
-		if f, err := lock(filepath.Join(dir, "slot-"+strconv.Itoa(i)), false); err == nil {
+		if f, err := lock(filepath.Join(dir, "slot-"+strconv.Itoa(i))); err == nil {
 			got = append(got, f)
 		}
 	}
 	return got
 }
 
-// lock opens path and locks it exclusively: waiting when block, else
-// failing at once if another descriptor holds it.
-func lock(path string, block bool) (*os.File, error) {
+// lock opens path and locks it exclusively, failing at once
+// (syscall.EWOULDBLOCK) if another descriptor holds it.
+func lock(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	how := syscall.LOCK_EX
-	if !block {
-		how |= syscall.LOCK_NB
-	}
 	for {
-		err = syscall.Flock(int(f.Fd()), how)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err != syscall.EINTR {
 			break
 		}

@@ -113,7 +113,7 @@ func TestOneCollectorAtATime(t *testing.T) {
 	}()
 	// The first waiter holds the gate (collecting): poll until it does.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		g, err := lock(filepath.Join(Dir(), "gate"), false)
+		g, err := lock(filepath.Join(Dir(), "gate"))
 		if err != nil {
 			break
 		}
@@ -200,7 +200,7 @@ func TestOneSlotWaitsForACollector(t *testing.T) {
 		whole <- got
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		g, err := lock(filepath.Join(Dir(), "gate"), false)
+		g, err := lock(filepath.Join(Dir(), "gate"))
 		if err != nil {
 			break // the collector holds the gate
 		}
