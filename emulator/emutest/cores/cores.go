@@ -59,6 +59,15 @@ const (
 	CoresEnv = "GRIDBED_TEST_CORES"
 )
 
+// BackgroundEnv names the variable .ci/long-tier sets for the tests it
+// runs in the background: CPU-bound tests of deterministic runs only,
+// niced below every other test and taking their shares from slots of
+// their own (DirEnv), so that they use what the other tests leave idle
+// and a live run's timers preempt them. A background test that takes a
+// share smaller than a core's (a live run's) stops: a live run there
+// would fall behind whenever the foreground is busy.
+const BackgroundEnv = "GRIDBED_TEST_BACKGROUND"
+
 // Shares of a core that runs take.
 const (
 	// Sim is a run on the deterministic driver: CPU-bound, one core.
@@ -103,6 +112,10 @@ type holding struct {
 func Hold(t testing.TB, n int) {
 	t.Helper()
 	n = min(max(n, 1), Most, Slots())
+	if os.Getenv(BackgroundEnv) != "" && n < Sim {
+		t.Fatalf("%s takes %d of a core's %d slots, a live run's share, but runs in the background (%s=%s: niced below the other tests, where a live run falls behind whenever they are busy): take it off .ci/long-tier's background list",
+			t.Name(), n, PerCore, BackgroundEnv, os.Getenv(BackgroundEnv))
+	}
 	name := t.Name()
 	mu.Lock()
 	for h, x := range held {

@@ -1,10 +1,12 @@
 package cores
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -231,4 +233,66 @@ func TestOneSlotWaitsForACollector(t *testing.T) {
 		t.Fatalf("a one-slot run with nobody collecting: %v", err)
 	}
 	one[0].Close()
+}
+
+// fatalTB records a Fatalf and stops the call there (a panic the test
+// recovers), as testing.T's stops its goroutine.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+type stopped struct{}
+
+func (f *fatalTB) Helper()      {}
+func (f *fatalTB) Name() string { return "TestInTheBackground" }
+func (f *fatalTB) Cleanup(func()) {
+}
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(stopped{})
+}
+
+// holdIn runs Hold(tb, n) and reports what it stopped the test with ("":
+// it did not).
+func holdIn(tb *fatalTB, n int) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(stopped); !ok {
+				panic(r)
+			}
+			msg = tb.msg
+		}
+	}()
+	Hold(tb, n)
+	return ""
+}
+
+// TestBackgroundTakesNoLiveShare: a test run in the background (niced,
+// .ci/long-tier's background list) that takes a live run's share stops,
+// naming the list; a deterministic run's share (a core) is taken from the
+// background's own slots.
+func TestBackgroundTakesNoLiveShare(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	t.Setenv(CoresEnv, "2")
+	t.Setenv(BackgroundEnv, "1")
+	for _, n := range []int{1, Process} {
+		if msg := holdIn(&fatalTB{TB: t}, n); !strings.Contains(msg, "background list") {
+			t.Errorf("Hold(%d) in the background: stopped with %q, want a word on .ci/long-tier's background list", n, msg)
+		}
+	}
+	tb := &fatalTB{TB: t}
+	if msg := holdIn(tb, Sim); msg != "" {
+		t.Fatalf("Hold(Sim) in the background stopped: %s", msg)
+	}
+	mu.Lock()
+	got := len(held[tb.Name()].files)
+	for _, f := range held[tb.Name()].files {
+		f.Close()
+	}
+	delete(held, tb.Name())
+	mu.Unlock()
+	if got != Sim {
+		t.Errorf("Hold(Sim) in the background holds %d slots, want %d", got, Sim)
+	}
 }
