@@ -130,7 +130,8 @@ func runAllocation(ctx context.Context, sc scenario.Scenario, opts Options) (*Re
 			mkMu.Unlock()
 		},
 		Placement: a.PlacementMode(), GossipPeriod: a.GossipPeriod, Seed: sc.Seed,
-		Sent: func(k alloc.Kind, n int) { sent.Sent(int(k)-1, n) },
+		Sent:   func(k alloc.Kind, n int) { sent.Sent(int(k)-1, n) },
+		Record: opts.Record,
 	}
 	start := time.Now()
 	var res allocrun.Result

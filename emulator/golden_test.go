@@ -3,7 +3,6 @@ package emulator_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"iter"
 	"os"
@@ -20,51 +19,15 @@ import (
 // a commit that says why the behaviour changed.
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden/*.json from this build")
 
-// wallClockFields are the summary fields that measure this machine rather
-// than the protocol: they differ between two runs of the same seed.
-var wallClockFields = map[string]bool{
-	"wall_seconds":           true,
-	"per_wall_second":        true,
-	"bootstrap_wall_seconds": true,
-	"loop_seconds":           true,
-	"events_per_second":      true,
-}
-
-// goldenSummary is a run's summary.json with the wall-clock fields removed,
-// indented, so a change shows as a readable diff.
+// goldenSummary is a run's summary.json without the wall-clock fields
+// (emulator.ProtocolJSON), indented, so a change shows as a readable diff.
 func goldenSummary(t *testing.T, s emulator.Summary) []byte {
 	t.Helper()
-	raw, err := json.Marshal(s)
+	out, err := emulator.ProtocolJSON(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tree any
-	if err := json.Unmarshal(raw, &tree); err != nil {
-		t.Fatal(err)
-	}
-	var strip func(any)
-	strip = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, child := range v {
-				if wallClockFields[k] {
-					delete(v, k)
-					continue
-				}
-				strip(child)
-			}
-		case []any:
-			for _, child := range v {
-				strip(child)
-			}
-		}
-	}
-	strip(tree)
-	out, err := json.MarshalIndent(tree, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(out, '\n')
+	return out
 }
 
 // TestGoldenExamples is the regression net under every restructuring: each

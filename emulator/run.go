@@ -171,6 +171,9 @@ type Options struct {
 	// driver: the peers run on worker processes, this process keeps the
 	// timeline, the oracle and the results.
 	Workers func(WorkersSetup) (Driver, error)
+	// Record, if set, sees every event of a deterministic-driver run
+	// (CheckDeterminism).
+	Record *sim.Recorder
 }
 
 // WorkersSetup is what Options.Workers is given to open its driver.
@@ -459,7 +462,7 @@ func (r *run) prepare() (*Result, error) {
 		// The simulator's bus counters are published to the metrics at
 		// every sample (the event loop is single-threaded; see recorder).
 		r.drv = sim.NewDriver(sim.DriverOptions{Seed: sc.Seed, Overlay: r.ocfg, Traffic: r.m.Traffic, Jobs: r.jr.setup(), Wave: r.wave.setup(), EagerDecoding: r.opts.EagerDecoding,
-			Clock: clockSpread(sc), Batched: sc.Bus.Fanout == scenario.FanoutBatched, Connections: sc.Bus.Connections})
+			Clock: clockSpread(sc), Batched: sc.Bus.Fanout == scenario.FanoutBatched, Connections: sc.Bus.Connections, Record: r.opts.Record})
 	case DriverLive:
 		ld, err := live.New(live.Options{
 			Seed: sc.Seed, TimeScale: sc.TimeScale, Overlay: r.ocfg, Metrics: r.m,

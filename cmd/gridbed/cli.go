@@ -17,7 +17,8 @@ import (
 // (docs/RESULTS.md#outcome-and-exit-codes).
 const exitStatuses = `Exit status:
   0    the run completed, whatever its outcome (without --strict)
-  1    an error of gridbed itself (e.g. writing the results)
+  1    an error of gridbed itself (e.g. writing the results; with
+       run --check-determinism, two runs of one seed that diverged)
   2    it did not start: a bad flag, scenario file or --set, a results
        directory that cannot be written, a run that cannot fit in memory,
        a busy --metrics-addr or --pprof-addr

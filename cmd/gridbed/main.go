@@ -251,6 +251,7 @@ type runFlags struct {
 	progress                            string
 	log                                 logFlags
 	strict, withReport                  bool
+	checkDeterminism                    bool
 	workers                             workerFlags
 }
 
@@ -275,7 +276,8 @@ Run the built binary (go build -o gridbed ./cmd/gridbed) where the status
 matters: go run reports any non-zero status of the program as its own 1.`,
 		Example: `  gridbed run examples/quickstart.yaml
   gridbed run examples/churn.yaml --driver sim --set seed=3 --out results/churn-3
-  gridbed run examples/chaos.yaml --strict; echo "exit $?"`,
+  gridbed run examples/chaos.yaml --strict; echo "exit $?"
+  gridbed run examples/jobs.yaml --driver sim --check-determinism`,
 		ValidArgsFunction: scenarioFiles,
 		RunE: func(c *cobra.Command, args []string) error {
 			return status(cmdRun(c, f, args, stdout, stderr))
@@ -293,6 +295,7 @@ matters: go run reports any non-zero status of the program as its own 1.`,
 	addLogFlags(c, &f.log)
 	fs.BoolVar(&f.strict, "strict", false, "exit non-zero unless the outcome is passed: 3 failed (an invariant failed), 4 overloaded (the machine could not keep up)")
 	fs.BoolVar(&f.withReport, "report", true, "write report.html and its figures (--report=false skips them)")
+	fs.BoolVar(&f.checkDeterminism, "check-determinism", false, "with --driver sim: run the scenario twice and compare the runs event by event and their summaries; at the first difference say where (the event, its time, both sides) and exit 1; the first run's results are written")
 	addWorkerFlags(c, &f.workers)
 	return c
 }
@@ -317,6 +320,10 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	}
 	if f.workers.local+f.workers.remote > 0 && f.driver != emulator.DriverLive {
 		fmt.Fprintln(stderr, "gridbed run: --workers runs the emulator driver; drop --driver sim")
+		return 2
+	}
+	if f.checkDeterminism && f.driver != emulator.DriverSim {
+		fmt.Fprintf(stderr, "gridbed run: --check-determinism compares two runs of the deterministic driver: add --driver %s (the emulator's actors read a scaled wall clock, so two of its runs differ by design)\n", emulator.DriverSim)
 		return 2
 	}
 	dir := f.out
@@ -365,7 +372,22 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 			e.Paper, e.Section, e.Figure, len(e.Findings), args[0])
 	}
 	wopt, lw := workersOption(ctx, f.workers, f.log, logger, stderr)
-	res, err := emulator.Run(ctx, sc, emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger, Workers: wopt})
+	opts := emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger, Workers: wopt}
+	var res *emulator.Result
+	var diverged *emulator.Divergence
+	notCompared := false
+	if f.checkDeterminism {
+		fmt.Fprintln(stderr, "checking determinism: the scenario runs twice (three times if the runs diverge)")
+		res, err = emulator.CheckDeterminism(ctx, sc, opts)
+		if errors.As(err, &diverged) {
+			err = nil
+		}
+		if errors.Is(err, emulator.ErrNotCompared) {
+			notCompared, err = true, nil
+		}
+	} else {
+		res, err = emulator.Run(ctx, sc, opts)
+	}
 	if lw != nil {
 		lw.wait(10 * time.Second)
 	}
@@ -377,9 +399,24 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	}
 	res.Summary.PrintTable(stdout)
 	code := writeRun(od, res, f.withReport, stdout, stderr)
+	switch {
+	case diverged != nil:
+		fmt.Fprintf(stderr, "gridbed run: not deterministic: %v\n", diverged)
+		fmt.Fprintln(stdout, "determinism: the two runs diverged (above)")
+	case notCompared:
+		fmt.Fprintf(stderr, "gridbed run: %v; the first run's results are written\n", emulator.ErrNotCompared)
+	case f.checkDeterminism:
+		fmt.Fprintln(stdout, "determinism: the two runs agree event for event and in their summaries")
+	}
 	// The outcome is said whatever the disk did: the table above holds
 	// the figures even when the files could not be written.
 	fmt.Fprintln(stdout, res.Summary.OutcomeLine())
+	switch {
+	case diverged != nil:
+		return 1
+	case notCompared:
+		return 130
+	}
 	if code != 0 {
 		return code
 	}

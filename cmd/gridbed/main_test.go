@@ -164,3 +164,27 @@ func TestSweepTabulatesGrid(t *testing.T) {
 		t.Fatalf("bad grid: exit %d %s", code, stderr)
 	}
 }
+
+// TestRunChecksDeterminism: `run --check-determinism` on the
+// deterministic driver runs the scenario twice, says the runs agree,
+// writes the first run's results and ends with the outcome; on the
+// emulator driver it is refused (exit 2) with what to add.
+func TestRunChecksDeterminism(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := gridbed(t, "run", "../../examples/quickstart.yaml", "--driver", "sim", "--check-determinism", "--out", dir,
+		"--metrics-addr", "off", "--report=false", "--set", "peers.count=60", "--set", "duration=3m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) < 2 || lines[len(lines)-2] != "determinism: the two runs agree event for event and in their summaries" || lines[len(lines)-1] != "outcome: passed — every invariant held" {
+		t.Fatalf("want the determinism line, then the outcome, at the end:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
+		t.Errorf("the first run's results: %v", err)
+	}
+	code, _, stderr = gridbed(t, "run", "../../examples/quickstart.yaml", "--check-determinism", "--out", t.TempDir(), "--metrics-addr", "off")
+	if code != 2 || !strings.Contains(stderr, "add --driver sim") {
+		t.Errorf("--check-determinism on the emulator driver: exit %d, %q; want 2 and what to add", code, stderr)
+	}
+}

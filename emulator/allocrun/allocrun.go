@@ -19,6 +19,7 @@ import (
 
 	alloc "github.com/gridbed/gridbed/actors/allocation"
 	"github.com/gridbed/gridbed/emulator/bus"
+	"github.com/gridbed/gridbed/emulator/sim"
 )
 
 // Config is one allocation run.
@@ -60,6 +61,9 @@ type Config struct {
 	// Sent, if set, is told of every message sent, its kind and encoded
 	// size, in the sender's context (metrics).
 	Sent func(k alloc.Kind, bytes int)
+	// Record, if set, sees every event of a deterministic run's world
+	// (RunSim; the determinism check, sim.Recorder).
+	Record *sim.Recorder
 	// SocialGain is the SOCIAL relocator's normalization
 	// (allocation.social_gain).
 	SocialGain alloc.SocialGain

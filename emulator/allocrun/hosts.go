@@ -39,6 +39,7 @@ func RunSim(ctx context.Context, cfg Config, seed uint64) (Result, error) {
 // runSim is RunSim with every message delayed by latency.
 func runSim(ctx context.Context, cfg Config, seed uint64, latency time.Duration) (Result, error) {
 	w := sim.New(seed, latency)
+	w.Record(cfg.Record)
 	r, err := start(cfg, simHost{w})
 	if err != nil {
 		return Result{}, err

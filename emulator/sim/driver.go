@@ -38,6 +38,9 @@ type DriverOptions struct {
 	// Connections is the bus.connections whose NATS messages batches
 	// count as (World.SetConnections); 0 means bus.DefaultConnections.
 	Connections int
+	// Record, if set, sees every event of the run's world (the
+	// determinism check, Recorder).
+	Record *Recorder
 }
 
 // Driver runs peers in a World. It implements the emulator's driver
@@ -60,6 +63,7 @@ func NewDriver(opts DriverOptions) *Driver {
 	w := New(opts.Seed, opts.Latency)
 	w.Recycle() // the peers and the job client copy what they keep
 	w.SetConnections(opts.Connections)
+	w.Record(opts.Record)
 	d := &Driver{w: w, bus: w, eager: opts.EagerDecoding, batch: opts.Batched}
 	d.Init("sim", (*host)(d), driver.Options{Seed: opts.Seed, Overlay: opts.Overlay, Traffic: opts.Traffic, Jobs: opts.Jobs, Wave: opts.Wave, Clock: opts.Clock})
 	return d

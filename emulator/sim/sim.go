@@ -65,6 +65,8 @@ type World struct {
 	// are delivered (Recycle); spare holds them by size class.
 	recycle bool
 	spare   [spareClasses][][]byte
+	// rec, if set, sees every event (Record: the determinism check).
+	rec *Recorder
 }
 
 // New returns a world at virtual time 0 whose event order derives from seed.
@@ -181,6 +183,9 @@ func (w *World) RunUntilDone(t time.Duration, done <-chan struct{}) bool {
 		e := w.queue.Pop()
 		w.now = e.at
 		w.events++
+		if w.rec != nil {
+			w.rec.see(&e)
+		}
 		switch e.kind {
 		case evDeliver:
 			if h := w.handler(e.to); h != nil {
