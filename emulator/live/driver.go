@@ -110,6 +110,21 @@ type Driver struct {
 		discarded  int64
 	}
 
+	// Until Start the clock has not restarted (a worker's reads emulated
+	// time since New, not the coordinator's), so what the bus delivers
+	// then is held (held, guarded by heldMu) and handed to the mailboxes
+	// as Start ends, after the adopted peers' StartMember. A worker's
+	// peers receive messages from the workers that started first:
+	// handled before the restart, they were stamped with the wrong
+	// emulated time — a neighbor heard "at 3 s" by a peer that starts at
+	// the 2m handover looks silent since 3 s, and the first failure check
+	// declares it failed. running says Start has released them;
+	// heldCount counts them.
+	heldMu    sync.Mutex
+	held      []heldMsg
+	running   atomic.Bool
+	heldCount atomic.Int64
+
 	mu       sync.Mutex
 	closed   bool
 	quiesced []*actor.PID // set by Quiesce
@@ -294,16 +309,60 @@ func (d *Driver) spawn(a actor.Actor, io peer.IO) *actor.PID {
 	return pid
 }
 
-// route hands what the bus delivers to addr to pid's mailbox.
+// route hands what the bus delivers to addr to pid's mailbox; before
+// Start it holds it (hold).
 func (d *Driver) route(addr bus.Address, pid *actor.PID) error {
 	root := d.system.Root
 	return d.bus.Register(addr, func(_ bus.Address, data []byte) {
 		t, _ := wire.PeekType(data)
 		d.backlog.Add(1)
 		d.waiting.Add(t, 1)
-		root.Send(pid, &peer.Inbound{Data: data, Type: t})
+		m := &peer.Inbound{Data: data, Type: t}
+		if !d.running.Load() && d.hold(pid, m) {
+			return
+		}
+		root.Send(pid, m)
 	})
 }
+
+// heldMsg is a bus message that arrived before Start, for actor pid.
+type heldMsg struct {
+	pid *actor.PID
+	m   *peer.Inbound
+}
+
+// hold keeps a message that arrived before Start for release; false once
+// Start has released the held ones (the message goes to the mailbox at
+// once, after them).
+func (d *Driver) hold(pid *actor.PID, m *peer.Inbound) bool {
+	d.heldMu.Lock()
+	defer d.heldMu.Unlock()
+	if d.running.Load() {
+		return false
+	}
+	d.held = append(d.held, heldMsg{pid, m})
+	return true
+}
+
+// release hands the messages held before Start to their mailboxes, in
+// the order they arrived, and lets later ones through; it reports how
+// many it held.
+func (d *Driver) release() int {
+	d.heldMu.Lock()
+	defer d.heldMu.Unlock()
+	n := len(d.held)
+	for _, h := range d.held {
+		d.system.Root.Send(h.pid, h.m)
+	}
+	d.held = nil
+	d.running.Store(true)
+	return n
+}
+
+// Held is how many bus messages arrived before Start and waited for it
+// (release): in a run split across processes, those the peers of the
+// workers that started first sent to this worker's peers.
+func (d *Driver) Held() int64 { return d.heldCount.Load() }
 
 // Submit hands a job to the client actor.
 func (d *Driver) Submit(spec *wire.JobSpec) {
@@ -351,13 +410,20 @@ func (d *Driver) Bus() bus.Bus { return d.raw }
 func (d *Driver) Start() { d.StartFrom(time.Now()) }
 
 // StartFrom is Start with the emulated origin at wall instant epoch: the
-// workers of a run split across processes share the coordinator's.
+// workers of a run split across processes share the coordinator's. The
+// bus messages that arrived before it (sent by the peers of workers that
+// started first) reach their peers now, after the adopted peers' start,
+// and are handled on the restarted clock.
 func (d *Driver) StartFrom(epoch time.Time) {
 	d.clock.RestartFrom(epoch, d.origin)
-	for _, a := range d.adopted {
+	d.mu.Lock()
+	adopted := d.adopted
+	d.adopted = nil
+	d.mu.Unlock()
+	for _, a := range adopted {
 		d.system.Root.Send(a.pid, &peer.StartMember{Timers: a.timers})
 	}
-	d.adopted = nil
+	d.heldCount.Add(int64(d.release()))
 	d.Base.Start()
 	d.mu.Lock()
 	early := d.early

@@ -43,13 +43,21 @@ type WorkerOptions struct {
 // share of the peers until the coordinator closes the run (nil), the
 // connection to the coordinator is lost, or ctx ends.
 func Work(ctx context.Context, url string, opts WorkerOptions) error {
+	return work(ctx, url, opts, nil)
+}
+
+// work is Work; beforeStart, if set, is called with the worker's index
+// and its bus's delivered count as the start command arrives, before the
+// worker starts its clock and peers (a test's stand-in for a worker the
+// machine kept from starting while the others ran).
+func work(ctx context.Context, url string, opts WorkerOptions, beforeStart func(index int, delivered func() uint64)) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	w := &worker{log: log, done: make(chan struct{})}
+	w := &worker{log: log, done: make(chan struct{}), beforeStart: beforeStart}
 	// The control connection rides out a bus_restart of the
 	// coordinator's server (reconnecting, holding what it would publish
 	// meanwhile, outage.go); in a scenario without one, losing the
@@ -193,6 +201,8 @@ type worker struct {
 	jobsOut jobOutbox
 
 	closing atomic.Bool // the coordinator asked it to close
+
+	beforeStart func(index int, delivered func() uint64) // work's
 
 	// The worker's cost (Cost): its process's CPU time at the start
 	// command (started says it came), and the peers it hosted.
@@ -378,6 +388,9 @@ func (w *worker) handle(msg *nats.Msg) {
 		if !w.started.Load() {
 			w.cpuStart.Store(int64(cputime.Process()))
 			w.started.Store(true)
+		}
+		if w.beforeStart != nil {
+			w.beforeStart(w.st.Index, func() uint64 { return w.drv.BusStats().Delivered })
 		}
 		w.drv.StartFrom(time.Unix(0, c.Epoch))
 	case opClient:

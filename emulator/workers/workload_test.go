@@ -101,7 +101,7 @@ func TestSmallWorkloadOnTwoWorkers(t *testing.T) {
 	livePassed(t, sc.Seed, s)
 	jobsAccounted(t, "2 workers", sc, s)
 	j := s.Jobs
-	t.Logf("outcome %s; jobs %d submitted: %d completed, %d failed, %d unfinished", s.Outcome, j.Submitted, j.Completed, j.Failed, j.Unfinished)
+	t.Logf("outcome %s; jobs %d submitted: %d completed, %d failed, %d unfinished; false suspicions %d", s.Outcome, j.Submitted, j.Completed, j.Failed, j.Unfinished, s.Overlay.FalseSuspicions)
 }
 
 // TestWorkloadOnWorkerProcesses: the same short workload over two real
@@ -187,7 +187,7 @@ func TestGlobalViewSchemesOnTwoWorkers(t *testing.T) {
 			livePassed(t, sc.Seed, s)
 			jobsAccounted(t, tc.name+" on 2 workers", sc, s)
 			j := s.Jobs
-			t.Logf("outcome %s; jobs %d submitted: %d completed, %d failed, %d unfinished", s.Outcome, j.Submitted, j.Completed, j.Failed, j.Unfinished)
+			t.Logf("outcome %s; jobs %d submitted: %d completed, %d failed, %d unfinished; false suspicions %d", s.Outcome, j.Submitted, j.Completed, j.Failed, j.Unfinished, s.Overlay.FalseSuspicions)
 		})
 	}
 }
