@@ -61,6 +61,10 @@ func ProtocolJSON(s Summary) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
+// keepTries is how many runs CheckDeterminism makes, at most, for the
+// first run's side of a diverging block.
+const keepTries = 3
+
 // ErrNotCompared is CheckDeterminism's error when it was interrupted
 // before the runs could be compared.
 var ErrNotCompared = errors.New("the determinism check was interrupted before the runs could be compared")
@@ -77,6 +81,10 @@ type Divergence struct {
 	// first differing events in it (nil: that run had none there).
 	Block         int
 	First, Second *sim.Event
+	// FirstIsAnother says First comes from another run than the first,
+	// none of the runs meant to give the first run's side having agreed
+	// with it up to Block (Note).
+	FirstIsAnother bool
 	// Note says what else the check found (a third run, asked for the
 	// first run's side of the block, diverged earlier from the first).
 	Note string
@@ -98,8 +106,12 @@ func (d *Divergence) Error() string {
 	}
 	if d.Block >= 0 {
 		fmt.Fprintf(&b, " in events %d-%d (runs of %d and %d events)", d.Block*sim.BlockEvents+1, (d.Block+1)*sim.BlockEvents, d.Events[0], d.Events[1])
+		label := "first run: "
+		if d.FirstIsAnother {
+			label = "a later run:"
+		}
 		if d.First != nil || d.Second != nil {
-			fmt.Fprintf(&b, ":\n  first run:  %s\n  second run: %s", side(d.First), side(d.Second))
+			fmt.Fprintf(&b, ":\n  %s %s\n  second run:  %s", label, side(d.First), side(d.Second))
 		}
 	}
 	if d.Note != "" {
@@ -117,8 +129,9 @@ func (d *Divergence) Error() string {
 // order, and the summaries without their WallClockFields. It returns the
 // first run's result, and a *Divergence at the first difference: the
 // first differing event with both sides (a third run recovers the first
-// run's side of that block, whose events only the second run kept) or
-// the first differing summary line. The Wave scheduler's event engine
+// run's side of that block, whose events only the second run kept; up to
+// keepTries runs when those diverge too) or the first differing summary
+// line. The Wave scheduler's event engine
 // (wave.engine: events) has no world: its runs are compared by their
 // summaries alone.
 //
@@ -163,16 +176,28 @@ func CheckDeterminism(ctx context.Context, sc scenario.Scenario, opts Options) (
 	}
 	d := &Divergence{Seed: sc.Seed, Events: [2]uint64{a.Events(), b.Events()}, Block: b.Diverged()}
 	if d.Block >= 0 {
-		c := sim.Keep(a.Marks(), d.Block)
-		if _, err := run(c, false); err != nil {
-			return first, err
+		// The first run kept only its marks: a run that agrees with it up
+		// to the end of the diverging block gives its side. A run that
+		// diverges from it there too is tried again, up to keepTries
+		// runs in all; if none agrees, the last one's side is shown as
+		// that run's.
+		var c *sim.Recorder
+		for try := 0; try < keepTries; try++ {
+			c = sim.Keep(a.Marks(), d.Block)
+			if _, err := run(c, false); err != nil {
+				return first, err
+			}
+			if stopped() {
+				return first, ErrNotCompared
+			}
+			if c.Diverged() < 0 || c.Diverged() > d.Block {
+				break
+			}
 		}
-		if stopped() {
-			return first, ErrNotCompared
-		}
-		if c.Diverged() >= 0 && c.Diverged() < d.Block {
-			d.Note = fmt.Sprintf("a third run, for the first run's side, diverged from the first run earlier (events %d-%d): the order of events changes from run to run",
-				c.Diverged()*sim.BlockEvents+1, (c.Diverged()+1)*sim.BlockEvents)
+		if c.Diverged() >= 0 && c.Diverged() <= d.Block {
+			d.FirstIsAnother = true
+			d.Note = fmt.Sprintf("%d more runs, each meant to give the first run's side, diverged from the first run too (the last one at events %d-%d): the order of events changes from run to run; the first side shown is the last of those runs'",
+				keepTries, c.Diverged()*sim.BlockEvents+1, (c.Diverged()+1)*sim.BlockEvents)
 		}
 		d.First, d.Second = sim.FirstDifference(c.Kept(), b.Kept())
 	}

@@ -50,7 +50,7 @@ func TestDivergenceSaysWhere(t *testing.T) {
 	b := &sim.Event{N: 1500, At: 90e9, Kind: "timer", To: 7, Timer: 1}
 	d := &emulator.Divergence{Seed: 42, Events: [2]uint64{3000, 3001}, Block: 1, First: a, Second: b, Line: 12, Lines: [2]string{`  "count": 3`, `  "count": 4`}}
 	msg := d.Error()
-	for _, want := range []string{"seed 42", "events 1025-2048", "runs of 3000 and 3001 events", "first run:  event 1500 at 1m30s: HEARTBEAT to 7", "second run: event 1500 at 1m30s: timer 1 of 7", "line 12", `"count": 3`, `"count": 4`} {
+	for _, want := range []string{"seed 42", "events 1025-2048", "runs of 3000 and 3001 events", "first run:  event 1500 at 1m30s: HEARTBEAT to 7", "second run:  event 1500 at 1m30s: timer 1 of 7", "line 12", `"count": 3`, `"count": 4`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the divergence's message lacks %q:\n%s", want, msg)
 		}

@@ -15,6 +15,16 @@ import (
 // what rec saw.
 func pingPong(t *testing.T, rec *Recorder, rounds, odd int) *Recorder {
 	t.Helper()
+	return conversation(t, rec, rounds, odd, false)
+}
+
+// conversation is pingPong; with fanOut, endpoint 2 answers message odd
+// with one message per key of a map, in the map's iteration order (which
+// Go varies from one range to the next: a map-order dependency), each
+// message's last byte its key.
+func conversation(t *testing.T, rec *Recorder, rounds, odd int, fanOut bool) *Recorder {
+	t.Helper()
+	keys := map[byte]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true}
 	w := New(1, time.Millisecond)
 	w.Record(rec)
 	msg := []byte{0x08, byte(wire.MsgType_MSG_HEARTBEAT)} // field 1, the type: what wire.PeekType reads
@@ -27,6 +37,12 @@ func pingPong(t *testing.T, rec *Recorder, rounds, odd int) *Recorder {
 				return
 			}
 			out := msg
+			if a == 2 && n == odd && fanOut {
+				for k := range keys {
+					w.Publish(peer, append(append([]byte(nil), msg...), k))
+				}
+				return
+			}
 			if a == 2 && n == odd {
 				out = append(append([]byte(nil), msg...), 0)
 			}
@@ -89,5 +105,50 @@ func TestRecorderShorterRun(t *testing.T) {
 	c := pingPong(t, Keep(a.Marks(), b.Diverged()), 3000, 0)
 	if x, y := FirstDifference(c.Kept(), b.Kept()); x == nil || y != nil && *x == *y {
 		t.Errorf("first difference of a shorter run: %v | %v, want the longer run's event against none or another", x, y)
+	}
+}
+
+// TestRecorderFindsAMapOrderDependency: a handler that sends one message
+// per key of a map, in the map's iteration order, makes two runs of one
+// seed differ at the first of those deliveries, and the check says so at
+// that event. Go starts each range over a map at a random place: eight
+// keys in one group come in one of eight rotations, so two runs send the
+// eight messages in the same order one time in eight. The second run is
+// tried up to tries times until it diverges (all alike: 8^-200), and so is
+// the run that gives the first run's side until it agrees with the first
+// run through the block (the chained hash never agrees again once a run
+// has diverged; all diverging: (7/8)^200, 2.5e-12).
+func TestRecorderFindsAMapOrderDependency(t *testing.T) {
+	const rounds, odd = 3000, 1801
+	a := conversation(t, NewRecorder(), rounds, odd, true)
+	const tries = 200
+	var b *Recorder
+	for try := 0; try < tries; try++ {
+		if b = conversation(t, Compare(a.Marks()), rounds, odd, true); b.Diverged() >= 0 {
+			break
+		}
+	}
+	if b.Diverged() < 0 {
+		t.Fatalf("%d runs that send a map's keys in its iteration order all agreed with the first", tries)
+	}
+	// The first run's side: a run that agrees with it through the block
+	// (emulator.CheckDeterminism tries again the same way).
+	var c *Recorder
+	for try := 0; try < tries; try++ {
+		if c = conversation(t, Keep(a.Marks(), b.Diverged()), rounds, odd, true); c.Diverged() < 0 || c.Diverged() > b.Diverged() {
+			break
+		}
+	}
+	if c.Diverged() >= 0 && c.Diverged() <= b.Diverged() {
+		t.Fatalf("%d runs for the first run's side all diverged from it", tries)
+	}
+	x, y := FirstDifference(c.Kept(), b.Kept())
+	if x == nil || y == nil {
+		t.Fatalf("first difference: %v | %v, want both sides", x, y)
+	}
+	// Message odd is delivered as event odd or a little later (timers
+	// interleave): the fan-out's deliveries follow it, a millisecond on.
+	if x.N <= odd || x.Kind != "deliver" || y.Kind != "deliver" || x.To != 1 || x.Bytes != y.Bytes || x.Hash == y.Hash || x.At != y.At {
+		t.Errorf("first difference: %v | %v; want one of the fan-out's deliveries to endpoint 1, after message %d, the same time and length, other bytes", x, y, odd)
 	}
 }
