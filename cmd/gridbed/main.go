@@ -377,7 +377,7 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	var diverged *emulator.Divergence
 	notCompared := false
 	if f.checkDeterminism {
-		fmt.Fprintln(stderr, "checking determinism: the scenario runs twice (three times if the runs diverge)")
+		fmt.Fprintln(stderr, "checking determinism: the scenario runs twice (up to three more times if the runs diverge)")
 		res, err = emulator.CheckDeterminism(ctx, sc, opts)
 		if errors.As(err, &diverged) {
 			err = nil
