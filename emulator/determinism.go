@@ -135,8 +135,8 @@ func (d *Divergence) Error() string {
 // (wave.engine: events) has no world: its runs are compared by their
 // summaries alone.
 //
-// opts.Metrics, if set, serves the first run; the others run with
-// private ones. When ctx ends (an interrupt) nothing is compared: the
+// opts.Metrics, if set, serves the first run, and so does opts.Tap; the
+// others run with private metrics and no tap. When ctx ends (an interrupt) nothing is compared: the
 // error is ErrNotCompared, with the first run's result.
 func CheckDeterminism(ctx context.Context, sc scenario.Scenario, opts Options) (*Result, error) {
 	if opts.Driver != DriverSim {
@@ -146,7 +146,7 @@ func CheckDeterminism(ctx context.Context, sc scenario.Scenario, opts Options) (
 		o := opts
 		o.Record = rec
 		if !first {
-			o.Metrics, o.Progress = nil, nil
+			o.Metrics, o.Progress, o.Tap = nil, nil, nil
 		}
 		res, err := Run(ctx, sc, o)
 		if err != nil {

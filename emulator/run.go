@@ -71,8 +71,9 @@ type Driver interface {
 	// built outside the bus (peers.bootstrap: direct), already a member;
 	// Start starts it, and emulated time, at at (the handover).
 	Adopt(m driver.Member, at time.Duration) error
-	// WrapBus puts a decorator (the fault layer) between the peers and the
-	// bus; called once, before the first Spawn.
+	// WrapBus puts a decorator (the fault layer; a message tap above it)
+	// between the peers and the bus; called before the first Spawn, each
+	// call wrapping what the previous ones put.
 	WrapBus(wrap func(bus.Bus) bus.Bus)
 	// AdvanceTo returns once emulated time t has been reached.
 	AdvanceTo(ctx context.Context, t time.Duration) error
@@ -174,6 +175,9 @@ type Options struct {
 	// Record, if set, sees every event of a deterministic-driver run
 	// (CheckDeterminism).
 	Record *sim.Recorder
+	// Tap, if set, sees every message sent and delivered (a message
+	// trace, emulator/trace); not with Workers.
+	Tap MessageTap
 }
 
 // WorkersSetup is what Options.Workers is given to open its driver.
@@ -487,6 +491,12 @@ func (r *run) spawn() error {
 	sc, drv := r.sc, r.drv
 	r.ids = &idAlloc{}
 	r.cha = newChaos(sc, drv, r.m, r.ids, r.opts.Logger)
+	if r.opts.Tap != nil {
+		// Above the fault layers: the tap sees what they then drop.
+		if err := installTap(drv, r.opts.Tap); err != nil {
+			return err
+		}
+	}
 	for i, n := range r.nodes[:sc.Peers.Count] {
 		r.ids.Next(n.Point)
 		if r.boot != nil {

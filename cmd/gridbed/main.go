@@ -252,6 +252,7 @@ type runFlags struct {
 	log                                 logFlags
 	strict, withReport                  bool
 	checkDeterminism                    bool
+	trace                               traceFlags
 	workers                             workerFlags
 }
 
@@ -295,6 +296,7 @@ matters: go run reports any non-zero status of the program as its own 1.`,
 	addLogFlags(c, &f.log)
 	fs.BoolVar(&f.strict, "strict", false, "exit non-zero unless the outcome is passed: 3 failed (an invariant failed), 4 overloaded (the machine could not keep up)")
 	fs.BoolVar(&f.withReport, "report", true, "write report.html and its figures (--report=false skips them)")
+	addTraceFlags(fs, &f.trace)
 	fs.BoolVar(&f.checkDeterminism, "check-determinism", false, "with --driver sim: run the scenario twice and compare the runs event by event and their summaries; at the first difference say where (the event, its time, both sides) and exit 1; the first run's results are written")
 	addWorkerFlags(c, &f.workers)
 	return c
@@ -321,6 +323,19 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	if f.workers.local+f.workers.remote > 0 && f.driver != emulator.DriverLive {
 		fmt.Fprintln(stderr, "gridbed run: --workers runs the emulator driver; drop --driver sim")
 		return 2
+	}
+	tw, err := f.trace.open()
+	if err != nil {
+		fmt.Fprintf(stderr, "gridbed run: %v\n", err)
+		return 2
+	}
+	if tw != nil && f.workers.local+f.workers.remote > 0 {
+		tw.discard()
+		fmt.Fprintln(stderr, "gridbed run: --trace follows the messages of one process: drop --workers")
+		return 2
+	}
+	if tw != nil {
+		defer tw.discard() // a no-op once finished
 	}
 	if f.checkDeterminism && f.driver != emulator.DriverSim {
 		fmt.Fprintf(stderr, "gridbed run: --check-determinism compares two runs of the deterministic driver: add --driver %s (the emulator's actors read a scaled wall clock, so two of its runs differ by design)\n", emulator.DriverSim)
@@ -373,6 +388,9 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	}
 	wopt, lw := workersOption(ctx, f.workers, f.log, logger, stderr)
 	opts := emulator.Options{Driver: f.driver, Metrics: m, Progress: bar.update, Logger: logger, Workers: wopt}
+	if tw != nil {
+		opts.Tap = tw.w
+	}
 	var res *emulator.Result
 	var diverged *emulator.Divergence
 	notCompared := false
@@ -399,6 +417,12 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	}
 	res.Summary.PrintTable(stdout)
 	code := writeRun(od, res, f.withReport, stdout, stderr)
+	if tw != nil {
+		if err := tw.finish(res, stdout); err != nil {
+			fmt.Fprintf(stderr, "gridbed run: writing the trace %s: %v\n", tw.path, err)
+			code = 1
+		}
+	}
 	switch {
 	case diverged != nil:
 		fmt.Fprintf(stderr, "gridbed run: not deterministic: %v\n", diverged)

@@ -188,3 +188,54 @@ func TestRunChecksDeterminism(t *testing.T) {
 		t.Errorf("--check-determinism on the emulator driver: exit %d, %q; want 2 and what to add", code, stderr)
 	}
 }
+
+// TestRunWritesATrace: `run --trace FILE` writes a trace that parses as
+// the trace-event format's JSON object and says so; it replaces an earlier
+// trace but refuses a file that is not one (exit 2, the file kept); a
+// filter without --trace, a bad filter and --trace with --workers are
+// refused with what to write.
+func TestRunWritesATrace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "t.json")
+	args := []string{"run", "../../examples/chaos.yaml", "--driver", "sim", "--out", filepath.Join(dir, "out"), "--metrics-addr", "off", "--report=false",
+		"--set", "peers.count=60", "--trace", file, "--trace-peers", "0-5"}
+	for range 2 { // the second run replaces the first's trace
+		code, stdout, stderr := gridbed(t, args...)
+		if code != 0 || !strings.Contains(stdout, "trace: "+file) {
+			t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		var f struct {
+			TraceEvents []map[string]any `json:"traceEvents"`
+		}
+		b, err := os.ReadFile(file)
+		if err != nil || json.Unmarshal(b, &f) != nil || len(f.TraceEvents) == 0 {
+			t.Fatalf("the trace: %v, %d events", err, len(f.TraceEvents))
+		}
+		args[5] = filepath.Join(dir, "out2")
+	}
+	other := filepath.Join(dir, "notes.json")
+	if err := os.WriteFile(other, []byte(`{"mine": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := gridbed(t, "run", "../../examples/quickstart.yaml", "--driver", "sim", "--out", filepath.Join(dir, "out3"), "--metrics-addr", "off", "--trace", other)
+	if b, _ := os.ReadFile(other); code != 2 || !strings.Contains(stderr, "not a gridbed trace") || string(b) != `{"mine": true}` {
+		t.Errorf("--trace over a file of the user's: exit %d, %q, file now %q; want 2, a refusal, the file kept", code, stderr, b)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace-peers", "1-3"}, "add --trace FILE"},
+		{[]string{"--trace", filepath.Join(dir, "x.json"), "--trace-types", "hartbeat"}, "not one of"},
+		{[]string{"--trace", filepath.Join(dir, "x.json"), "--trace-peers", "9-2"}, "e.g. 0-20,35"},
+		{[]string{"--trace", filepath.Join(dir, "x.json"), "--workers", "2"}, "drop --workers"},
+	} {
+		code, _, stderr := gridbed(t, append([]string{"run", "../../examples/quickstart.yaml", "--metrics-addr", "off", "--out", filepath.Join(dir, "o")}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(left) > 0 {
+		t.Errorf("temporaries left: %v", left)
+	}
+}

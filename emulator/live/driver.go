@@ -84,6 +84,9 @@ type Driver struct {
 	ownBus  bool
 	backlog atomic.Int64
 	waiting peer.Waiting // backlog by message type
+	// delivered, if set, sees every message routed to a mailbox
+	// (TapDeliveries); set before the first route, read after.
+	delivered func(at time.Duration, to bus.Address, data []byte)
 
 	// What the overload guard reads (pressure.go): timer lags of the
 	// current window, expired timers waiting in mailboxes, and whether
@@ -314,6 +317,9 @@ func (d *Driver) spawn(a actor.Actor, io peer.IO) *actor.PID {
 func (d *Driver) route(addr bus.Address, pid *actor.PID) error {
 	root := d.system.Root
 	return d.bus.Register(addr, func(_ bus.Address, data []byte) {
+		if f := d.delivered; f != nil {
+			f(d.clock.Now(), addr, data)
+		}
 		t, _ := wire.PeekType(data)
 		d.backlog.Add(1)
 		d.waiting.Add(t, 1)
@@ -398,6 +404,13 @@ type earlyTimer struct {
 // bus; call it before the first Spawn. The driver is a Scheduler for it
 // (Now, At: delayed messages are published from the timer goroutine).
 func (d *Driver) WrapBus(wrap func(bus.Bus) bus.Bus) { d.bus = wrap(d.bus) }
+
+// TapDeliveries reports every message the bus hands to a peer's or the
+// job client's mailbox, at the emulated time it arrives (a message trace,
+// emulator.MessageTap); call it before the first peer is spawned.
+func (d *Driver) TapDeliveries(f func(at time.Duration, to bus.Address, data []byte)) {
+	d.delivered = f
+}
 
 // Bus is the transport under any decorator: the NATS bus when the driver
 // opened it (for bus faults), else what Options.Bus was.

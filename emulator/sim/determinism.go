@@ -217,3 +217,10 @@ func FirstDifference(a, b []Event) (x, y *Event) {
 // Record makes the world report every event it handles to r (the
 // determinism check); nil stops it.
 func (w *World) Record(r *Recorder) { w.rec = r }
+
+// TapDeliveries makes the world report every message it hands to a
+// handler, at its time, before the handler runs (a message trace); nil
+// stops it.
+func (w *World) TapDeliveries(f func(at time.Duration, to bus.Address, data []byte)) {
+	w.delivered = f
+}

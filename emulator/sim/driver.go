@@ -185,6 +185,12 @@ func (d *Driver) At(t time.Duration, fn func()) { d.w.At(t, fn) }
 // for it (Now, At).
 func (d *Driver) WrapBus(wrap func(bus.Bus) bus.Bus) { d.bus = wrap(d.bus) }
 
+// TapDeliveries reports every message handed to a peer or the job
+// client (a message trace, emulator.MessageTap).
+func (d *Driver) TapDeliveries(f func(at time.Duration, to bus.Address, data []byte)) {
+	d.w.TapDeliveries(f)
+}
+
 // AdvanceTo runs every event up to emulated time t.
 func (d *Driver) AdvanceTo(ctx context.Context, t time.Duration) error {
 	if err := ctx.Err(); err != nil {

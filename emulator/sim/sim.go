@@ -67,6 +67,9 @@ type World struct {
 	spare   [spareClasses][][]byte
 	// rec, if set, sees every event (Record: the determinism check).
 	rec *Recorder
+	// delivered, if set, sees every message handed to a handler
+	// (TapDeliveries).
+	delivered func(at time.Duration, to bus.Address, data []byte)
 }
 
 // New returns a world at virtual time 0 whose event order derives from seed.
@@ -190,6 +193,9 @@ func (w *World) RunUntilDone(t time.Duration, done <-chan struct{}) bool {
 		case evDeliver:
 			if h := w.handler(e.to); h != nil {
 				w.stats.Delivered++
+				if w.delivered != nil {
+					w.delivered(e.at, e.to, e.data)
+				}
 				h(e.to, e.data)
 			} else {
 				w.stats.Unroutable++
