@@ -110,7 +110,7 @@ read from the examples built into gridbed.
 	})
 	root.AddCommand(newRunCmd(stdout, stderr), newWorkerCmd(stderr), newSweepCmd(stdout, stderr), newValidateCmd(stdout, stderr),
 		newReproduceCmd(stdout, stderr), newKeysCmd(stdout), newBenchCmd(stdout, stderr), newVersionCmd(stdout),
-		newChaosCmd(stdout, stderr))
+		newChaosCmd(stdout, stderr), newTraceCmd(stdout, stderr))
 	return root
 }
 

@@ -238,4 +238,36 @@ func TestRunWritesATrace(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(left) > 0 {
 		t.Errorf("temporaries left: %v", left)
 	}
+	// gridbed trace draws it; a page of the user's is not replaced.
+	code, stdout, stderr := gridbed(t, "trace", file, "--from", "4m", "--to", "6m")
+	page := strings.TrimSuffix(file, ".json") + ".html"
+	if b, err := os.ReadFile(page); code != 0 || !strings.Contains(stdout, "timeline: "+page) || err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("gridbed trace: exit %d, %q, %q, page %v", code, stdout, stderr, err)
+	}
+	if code, _, _ := gridbed(t, "trace", file, "--from", "4m", "--to", "6m"); code != 0 {
+		t.Errorf("gridbed trace over its own page: exit %d", code)
+	}
+	mine := filepath.Join(dir, "mine.html")
+	if err := os.WriteFile(mine, []byte("<p>mine</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", mine}, "not a timeline gridbed wrote"},
+		{[]string{"--peers", "x"}, "e.g. 0-20,35"},
+		{[]string{"--from", "9m", "--to", "1m"}, "from before to"},
+	} {
+		code, _, stderr := gridbed(t, append([]string{"trace", file}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("gridbed trace %v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "<p>mine</p>" {
+		t.Errorf("the user's page was changed: %q", b)
+	}
+	if code, _, stderr := gridbed(t, "trace", other); code != 2 || !strings.Contains(stderr, "gridbed run --trace") {
+		t.Errorf("gridbed trace on a JSON file that is no trace: exit %d, %q", code, stderr)
+	}
 }

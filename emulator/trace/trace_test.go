@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -271,4 +276,121 @@ func mustTypes(t *testing.T, s string) map[wire.MsgType]bool {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestTimeline: a chaos run's trace drawn over a window with a fault in
+// it, for the busiest peer and its correspondents: a well-formed page whose SVG has an arrow per
+// message drawn, a band per fault, and what it left out counted; too many
+// messages are refused with what to narrow.
+func TestTimeline(t *testing.T) {
+	sc := emutest.Load(t, "../../examples/chaos.yaml", "peers.count=60")
+	res, data := traced(t, sc, emulator.DriverSim, trace.Filter{})
+	var at time.Duration
+	for _, e := range res.Summary.Faults.Events {
+		if e.Kind == "crash" || e.Kind == "partition" {
+			at = time.Duration(e.TSeconds * 1e9)
+			break
+		}
+	}
+	if at == 0 {
+		t.Fatalf("seed %d: no crash or partition in the chaos example's faults: %+v", sc.Seed, res.Summary.Faults.Events)
+	}
+	var page bytes.Buffer
+	st, err := trace.Timeline(bytes.NewReader(data), &page, trace.TimelineOptions{From: at - time.Minute, To: at + time.Minute})
+	if err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	if len(st.Columns) != trace.DefaultColumns || st.Arrows == 0 || st.Faults == 0 {
+		t.Errorf("seed %d: timeline %+v: want %d columns (the busiest peer and its correspondents), arrows and the fault", sc.Seed, st, trace.DefaultColumns)
+	}
+	svg := page.String()
+	i, j := strings.Index(svg, "<svg"), strings.Index(svg, "</svg>")
+	if i < 0 || j < i {
+		t.Fatalf("seed %d: no SVG in the page", sc.Seed)
+	}
+	dec := xml.NewDecoder(strings.NewReader(svg[i : j+len("</svg>")]))
+	lines, rects := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("seed %d: the SVG is not well-formed XML: %v", sc.Seed, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "line":
+				for _, a := range se.Attr {
+					if a.Name.Local == "marker-end" || (a.Name.Local == "class" && a.Value == "lost") {
+						lines++
+					}
+				}
+			case "rect":
+				rects++
+			}
+		}
+	}
+	if lines < st.Arrows+st.Lost-1 { // a message to itself is a path
+		t.Errorf("seed %d: %d message lines in the SVG for %d arrows and %d lost", sc.Seed, lines, st.Arrows, st.Lost)
+	}
+	if rects < st.Faults {
+		t.Errorf("seed %d: %d rects for %d faults", sc.Seed, rects, st.Faults)
+	}
+	if _, err := trace.Timeline(bytes.NewReader(data), io.Discard, trace.TimelineOptions{MaxArrows: 10}); err == nil || !strings.Contains(err.Error(), "fewer peers") {
+		t.Errorf("a timeline of more than MaxArrows messages: %v, want a refusal saying what to narrow", err)
+	}
+	if _, err := trace.Timeline(strings.NewReader(`{"traceEvents":[]}`), io.Discard, trace.TimelineOptions{}); err == nil || !strings.Contains(err.Error(), "gridbed run --trace") {
+		t.Errorf("a trace gridbed did not write: %v", err)
+	}
+}
+
+// TestTimelineInChromium: the timeline page renders in headless Chromium:
+// its screenshot shows the messages' colour (the first type's, #1f77b4)
+// and the fault band's red.
+func TestTimelineInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the browser checks run in the long tier")
+	}
+	bin := emutest.ChromiumBinary(t)
+	sc := emutest.Load(t, "../../examples/chaos.yaml", "peers.count=60")
+	res, data := traced(t, sc, emulator.DriverSim, trace.Filter{})
+	at := time.Duration(res.Summary.Faults.Events[0].TSeconds * 1e9)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "timeline.html")
+	var b bytes.Buffer
+	if _, err := trace.Timeline(bytes.NewReader(data), &b, trace.TimelineOptions{From: max(at-time.Minute, 0), To: at + time.Minute}); err != nil {
+		t.Fatalf("seed %d: %v", sc.Seed, err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "shot.png")
+	emutest.Chromium(t, bin, page, "--window-size=1100,1400", "--screenshot="+shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blue, red := 0, 0
+	bnd := img.Bounds()
+	for y := bnd.Min.Y; y < bnd.Max.Y; y++ {
+		for x := bnd.Min.X; x < bnd.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			r, g, bl = r>>8, g>>8, bl>>8
+			switch {
+			case r < 0x40 && g > 0x60 && g < 0x90 && bl > 0x98 && bl < 0xd0:
+				blue++
+			case r > 0xd0 && g < 0xa0 && bl < 0xa0:
+				red++
+			}
+		}
+	}
+	if blue < 200 || red < 200 {
+		t.Errorf("seed %d: the rendered timeline has %d pixels of the messages' blue and %d of the fault's red; want both drawn", sc.Seed, blue, red)
+	}
 }
