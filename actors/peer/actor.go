@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/gridbed/gridbed/actors/core"
 	"github.com/gridbed/gridbed/actors/wire"
 )
@@ -59,22 +57,24 @@ type Endpoint interface {
 	Fire(kind core.TimerKind, at time.Duration)
 }
 
-// Actor is the thin protoactor adapter of an Endpoint
-// (docs/ARCHITECTURE.md principle 2): Receive type-switches and hands the
-// message to the endpoint. Timers come back as messages to the same
-// mailbox, so the endpoint needs no lock.
+// Actor is the thin actor adapter of an Endpoint (docs/ARCHITECTURE.md
+// principle 2): Handle type-switches and hands the message to the
+// endpoint. Timers come back as messages to the same mailbox, so the
+// endpoint needs no lock. The actor runtime (protoactor-go) stays behind
+// the emulator driver's seam (emulator/live), which hands Handle each
+// message of the mailbox.
 type Actor struct {
 	Endpoint Endpoint
 	// OnLag receives how late (wall seconds) each timer was handled.
 	OnLag func(seconds float64)
 	// Backlog counts Inbound messages handed to mailboxes but not yet
-	// processed; the sender increments it, Receive decrements it.
+	// processed; the sender increments it, Handle decrements it.
 	Backlog *atomic.Int64
 	// Waiting, if set, counts the same Inbound messages by message type:
-	// the sender adds one under the Inbound's Type, Receive takes it off.
+	// the sender adds one under the Inbound's Type, Handle takes it off.
 	Waiting *Waiting
 	// TimerBacklog counts TimerFired messages waiting in mailboxes (the
-	// timer goroutine increments it, Receive decrements it).
+	// timer goroutine increments it, Handle decrements it).
 	TimerBacklog *atomic.Int64
 	// Frozen, once set, makes the actor ignore everything but CollectState
 	// and Halt, as if halted: the emulator freezes all peers at once to
@@ -86,15 +86,15 @@ type Actor struct {
 	Discarded *atomic.Int64
 	// OnPanic, if set, hears of a panic while handling a message (the
 	// value and the stack); the message's work stops there and the peer
-	// goes on with the next one. Without it protoactor would recover the
-	// panic silently and restart the actor.
+	// goes on with the next one. Without it the runtime (protoactor)
+	// would recover the panic silently and restart the actor.
 	OnPanic func(v any, stack []byte)
 
 	halted bool
 }
 
-// reportPanic is deferred by the actors' Receive: a panic in a protocol
-// core must be seen (OnPanic), not swallowed by protoactor's supervisor.
+// reportPanic is deferred by Handle: a panic in a protocol core must be
+// seen (OnPanic), not swallowed by the runtime's supervisor.
 func reportPanic(on func(any, []byte)) {
 	if on == nil {
 		return
@@ -104,14 +104,17 @@ func reportPanic(on func(any, []byte)) {
 	}
 }
 
-// Receive implements actor.Actor.
-func (a *Actor) Receive(ctx actor.Context) {
+// Handle handles one message of the actor's mailbox, on the mailbox's
+// goroutine (one at a time). The runtime that owns the mailbox calls it:
+// the emulator's protoactor adapter (emulator/live), or any other mailbox
+// (a benchmark's), so actors/ does not depend on the actor runtime.
+func (a *Actor) Handle(msg any) {
 	defer reportPanic(a.OnPanic)
 	if !a.halted && a.Frozen != nil && a.Frozen.Load() {
 		a.halted = true
 	}
 	p, _ := a.Endpoint.(*Peer)
-	switch m := ctx.Message().(type) {
+	switch m := msg.(type) {
 	case *Inbound:
 		if a.Backlog != nil {
 			a.Backlog.Add(-1)

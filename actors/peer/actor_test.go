@@ -6,13 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/gridbed/gridbed/actors/core"
 )
 
 // A panic while an actor handles a message reaches OnPanic with its stack
-// instead of protoactor's silent recovery; without OnPanic it propagates.
+// instead of the runtime's silent recovery; without OnPanic it propagates.
 func TestReportPanicHandsThePanicOn(t *testing.T) {
 	var got any
 	var stack []byte
@@ -47,14 +45,6 @@ func (f *fakeEndpoint) Fire(kind core.TimerKind, _ time.Duration) {
 	f.fired = append(f.fired, kind)
 }
 
-// msgContext is an actor.Context carrying one message (all Receive reads).
-type msgContext struct {
-	actor.Context
-	msg any
-}
-
-func (c msgContext) Message() any { return c.msg }
-
 // The one endpoint actor hands bus messages and timers to what it hosts,
 // ignores messages meant for the other kind of endpoint, and after Halt
 // counts what still arrives as discarded instead of handing it on.
@@ -63,7 +53,7 @@ func TestActorHostsAnEndpointUntilHalted(t *testing.T) {
 	var backlog, timerBacklog, discarded atomic.Int64
 	var lags int
 	a := &Actor{Endpoint: ep, Backlog: &backlog, TimerBacklog: &timerBacklog, Discarded: &discarded, OnLag: func(float64) { lags++ }}
-	recv := func(m any) { a.Receive(msgContext{msg: m}) }
+	recv := a.Handle
 	backlog.Store(2)
 	timerBacklog.Store(1)
 	recv(&Inbound{Data: []byte("a")})

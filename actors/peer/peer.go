@@ -2,8 +2,9 @@
 // cores: it decodes what arrives from the bus, steps the cores with the
 // current emulated time, encodes their outbox into wire envelopes, counts the
 // bytes, publishes them and asks the driver for timers. Both drivers — the
-// emulator's protoactor actors (actors/peer/actor.go) and the deterministic
-// simulator (emulator/sim) — call the very same Peer, so they run the same
+// emulator's actors (actors/peer/actor.go, run by protoactor in
+// emulator/live) and the deterministic simulator (emulator/sim) — call the
+// very same Peer, so they run the same
 // code path down to the bytes on the bus.
 //
 // A Peer is not safe for concurrent use: each driver calls it from one
