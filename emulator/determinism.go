@@ -210,23 +210,31 @@ func CheckDeterminism(ctx context.Context, sc scenario.Scenario, opts Options) (
 		return first, err
 	}
 	if !bytes.Equal(x, y) {
-		xl, yl := strings.Split(string(x), "\n"), strings.Split(string(y), "\n")
-		for i := 0; i < max(len(xl), len(yl)); i++ {
-			var l, r string
-			if i < len(xl) {
-				l = xl[i]
-			}
-			if i < len(yl) {
-				r = yl[i]
-			}
-			if l != r {
-				d.Line, d.Lines = i+1, [2]string{l, r}
-				break
-			}
-		}
+		var l, r string
+		d.Line, l, r = FirstLineDifference(string(x), string(y))
+		d.Lines = [2]string{l, r}
 	}
 	if d.Block < 0 && d.Line == 0 {
 		return first, nil
 	}
 	return first, d
+}
+
+// FirstLineDifference is the first line (from 1) at which two texts
+// differ, with both sides ("" past a text's end); 0 when they do not.
+func FirstLineDifference(a, b string) (line int, x, y string) {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < max(len(al), len(bl)); i++ {
+		x, y = "", ""
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return i + 1, x, y
+		}
+	}
+	return 0, "", ""
 }

@@ -70,3 +70,21 @@ func TestDeterminismCheckNeedsTheDeterministicDriver(t *testing.T) {
 		t.Errorf("the check on the emulator driver: %v, want a refusal naming the deterministic driver", err)
 	}
 }
+
+// TestFirstLineDifference: the first differing line, from 1, with both
+// sides; a text that ends first has "" there; equal texts give 0.
+func TestFirstLineDifference(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		line int
+		x, y string
+	}{
+		{"a\nb\nc", "a\nB\nc", 2, "b", "B"},
+		{"a\nb", "a\nb\nc", 3, "", "c"},
+		{"a\nb", "a\nb", 0, "", ""},
+	} {
+		if line, x, y := emulator.FirstLineDifference(c.a, c.b); line != c.line || x != c.x || y != c.y {
+			t.Errorf("FirstLineDifference(%q, %q) = %d, %q, %q; want %d, %q, %q", c.a, c.b, line, x, y, c.line, c.x, c.y)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
 	"github.com/gridbed/gridbed/emulator/emutest/cores"
 	"github.com/gridbed/gridbed/emulator/reproduce"
@@ -356,18 +357,8 @@ func TestFidelityGenerated(t *testing.T) {
 
 // firstDifference names the first line where got and want differ.
 func firstDifference(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return fmt.Sprintf("line %d of the section:\n  page:     %s\n  rendered: %s", i+1, a, b)
-		}
+	if i, a, b := emulator.FirstLineDifference(got, want); i > 0 {
+		return fmt.Sprintf("line %d of the section:\n  page:     %s\n  rendered: %s", i, a, b)
 	}
 	return ""
 }
