@@ -68,7 +68,7 @@ func (n *Node) onHeartbeat(now time.Duration, from core.NodeID, m *wire.Heartbea
 			nb.Load = m.Load
 		}
 		if hasList {
-			if !n.takesOverNeighbor(nb) {
+			if !n.cfg.OrphanNotice && !n.takesOverNeighbor(nb) {
 				nb.kept = nil
 			} else if lazy == nil {
 				nb.kept = &keptList{decoded: neighbors()}

@@ -284,6 +284,6 @@ func (n *Node) onLeave(now time.Duration, from core.NodeID, m *wire.Leave) {
 		n.forget(from)
 	}
 	if n.joined {
-		n.await(now, z, x)
+		n.await(now, z, x, m.Neighbors)
 	}
 }

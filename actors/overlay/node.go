@@ -78,6 +78,16 @@ type Config struct {
 	// neighborhood for full updates at once; like every adaptive node it
 	// asks when its border check finds a broken link (002 §4.2.3).
 	NoTakeoverRequest bool
+	// OrphanNotice (gridbed's extension, scenario key
+	// overlay.orphan_notice): every neighbor keeps a neighbor's last full
+	// list, not only its take-over nodes, and a node that claims part of a
+	// departed neighbor's zone as an orphan (claimOrphans) tells the
+	// departed node's other neighbors of the claim at once. Without it,
+	// claimants on opposite sides of an orphan that spans the space
+	// between them may never hear of each other (both hold the same
+	// space). Vanilla heartbeats carry the lists; in compact and adaptive
+	// mode only take-over nodes have them.
+	OrphanNotice bool
 	// VerifyLazy turns the list cache (onHeartbeat) into a check of
 	// itself: every list the cache would skip as changing nothing is
 	// merged anyway, and the node's whole state is compared before and
@@ -210,6 +220,7 @@ type Status struct {
 	Probes           uint64 // zone updates sent to neighbors declared failed, to find a healed partition
 	Conflicts        uint64 // nodes found owning part of our own zone (after a partition healed)
 	Rejoins          uint64 // times this node gave up its zones and joined again, losing a conflict
+	OrphanNotices    uint64 // zone updates telling a departed node's other neighbors of our orphan claim (Config.OrphanNotice)
 	HolesClaimed     uint64 // unowned space next to our border that nobody was awaiting, claimed as an extra zone
 	ListsSkipped     uint64 // heartbeat lists the list cache judged to change nothing, not merged (with Config.VerifyLazy: merged and checked)
 	LazyMisjudged    uint64 // with Config.VerifyLazy: lists judged to change nothing that changed something

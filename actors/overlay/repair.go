@@ -128,12 +128,14 @@ func (n *Node) rejoin(now time.Duration, contact core.NodeID) {
 // need, or they may come to abut one of ours.
 func (n *Node) claimOrphans(now time.Duration) {
 	var claimed []can.Zone
+	var notify []core.NodeID
 	kept := n.awaited[:0]
 	for _, a := range n.awaited {
 		if now < a.claimAt {
 			kept = append(kept, a)
 			continue
 		}
+		had := len(claimed)
 		parts := slices.Clone(a.zones)
 		cover := func(w can.Zone) {
 			var rest []can.Zone
@@ -168,6 +170,9 @@ func (n *Node) claimOrphans(now time.Duration) {
 			}
 			parts = slices.Clone(left)
 		}
+		if len(claimed) > had {
+			notify = append(notify, a.notify...)
+		}
 		if len(parts) > 0 && now < a.giveUp {
 			a.zones, a.claimAt = parts, now+n.cfg.HeartbeatPeriod
 			kept = append(kept, a)
@@ -183,11 +188,36 @@ func (n *Node) claimOrphans(now time.Duration) {
 	n.mergeExtras()
 	n.version++
 	n.zoneChanged(now, old, nil)
+	n.noticeOrphanClaim(notify, old)
 	// The orphan's other neighbors are the departed node's, most of whom we
 	// do not know: our neighbors' full lists name them, and each one we
 	// learn from a list hears of our claim at once (learn, fromRelay). This
 	// is part of claiming, in every heartbeat mode.
 	n.requestFullUpdates(now)
+}
+
+// noticeOrphanClaim tells the departed node's neighbors of our claim on
+// its zone (Config.OrphanNotice): those that hold no zone next to ours
+// drop the news, a rival claimant settles the overlap (settleClaims), and
+// the others learn a new neighbor. Our neighbors, old and new, heard of
+// it from zoneChanged.
+func (n *Node) noticeOrphanClaim(ids []core.NodeID, old []*Neighbor) {
+	if len(ids) == 0 {
+		return
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var upd *wire.ZoneUpdate
+	for _, id := range ids {
+		if _, ok := n.find(id); ok || slices.ContainsFunc(old, func(nb *Neighbor) bool { return nb.ID == id }) {
+			continue
+		}
+		if upd == nil {
+			upd = &wire.ZoneUpdate{Self: n.info(), LastSplit: n.lastSplit()}
+		}
+		n.status.OrphanNotices++
+		n.send(id, upd)
+	}
 }
 
 // claimHoles is the last resort against unowned space: space that touches
@@ -228,12 +258,15 @@ func (n *Node) claimHoles(now time.Duration) {
 	// zone mirrored across the face the hole is on. Beyond it we know
 	// nothing, and a claim there would only collide with zones we never
 	// heard of.
-	lim := can.Mirror(n.zones(), q)
-	for _, z := range avoid {
-		lim = can.BoundingBox(lim, z)
-	}
+	lim := n.holeLimit(now, q)
 	for k := range b.Lo {
 		b.Lo[k], b.Hi[k] = max(b.Lo[k], lim.Lo[k]), min(b.Hi[k], lim.Hi[k])
+	}
+	if !b.Contains(q) {
+		// The hole lies beyond every zone we know but our extra zones:
+		// space we never heard of, not a hole in our neighborhood.
+		n.holeSeen, n.holeKey = false, 0
+		return
 	}
 	n.holeSeen, n.holeKey = false, 0
 	n.status.HolesClaimed++
@@ -243,6 +276,34 @@ func (n *Node) claimHoles(now time.Duration) {
 	n.version++
 	n.zoneChanged(now, old, nil)
 	n.requestFullUpdates(now)
+}
+
+// holeLimit bounds a hole claim around point q: the bounding box of our
+// own zone, of the zones of our neighbors and of departed neighbors still
+// awaited, and of our own zone mirrored across its face at q (if q lies
+// just outside it). Our extra zones do not count: with them (can.Mirror of
+// n.zones(), before), a hole that did not close — space owned by nodes we
+// never heard of, beyond an extra zone — was claimed again and again, each
+// claim mirrored across the last, an extra zone doubling every holeWait
+// periods until it overlapped hundreds of zones (chaos seeds 7203, 8116;
+// docs/OVERLAY.md, "Healing after faults").
+func (n *Node) holeLimit(now time.Duration, q can.Point) can.Zone {
+	lim := n.zone.Clone()
+	if m := can.Mirror([]can.Zone{n.zone}, q); m.Contains(q) {
+		lim = can.BoundingBox(lim, m)
+	}
+	for _, nb := range n.nbrs {
+		lim = can.BoundingBox(lim, nb.Zone)
+		for _, x := range nb.Extra {
+			lim = can.BoundingBox(lim, x)
+		}
+	}
+	for _, a := range n.awaited {
+		for _, z := range a.zones {
+			lim = can.BoundingBox(lim, z)
+		}
+	}
+	return lim
 }
 
 // borderKey fingerprints the inputs of holeWitness: our zone version, the

@@ -18,6 +18,9 @@ type awaitedZone struct {
 	until time.Duration
 	// claimAt is when we look for unclaimed parts next; giveUp when we stop.
 	claimAt, giveUp time.Duration
+	// notify are the departed node's neighbors as its last list named
+	// them, told of our claim on its zone (Config.OrphanNotice; else nil).
+	notify []core.NodeID
 }
 
 // takeoverWait is how many heartbeat periods a departed neighbor's zone is
@@ -144,27 +147,36 @@ func (n *Node) detectFailures(now time.Duration) {
 			n.status.FailuresDetected++
 			n.suspects[nb.ID] = now
 		}
-		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, n.takeoverList(nb)) {
+		list := n.takeoverList(nb)
+		if !n.absorb(now, nb.ID, nb.Zone, nb.LastSplit, list) {
 			n.forget(nb.ID)
 		}
 		if n.joined {
-			n.await(now, nb.Zone, nb.Extra)
+			n.await(now, nb.Zone, nb.Extra, list)
 		}
 	}
 }
 
 // await records a departed neighbor's zones (its own and its extras) as
 // being taken over; claimOrphans later claims what nobody did.
-func (n *Node) await(now time.Duration, z can.Zone, x []can.Zone) {
+func (n *Node) await(now time.Duration, z can.Zone, x []can.Zone, list []*wire.NodeInfo) {
 	p := n.cfg.HeartbeatPeriod
 	until := now + takeoverWait*p
 	// Our rank among the claimants: a fraction of a period that grows with
 	// the volume of our zone (0 for a point, 1 for the whole space).
 	rank := time.Duration(float64(p) * logVolume(n.zone) / float64(32*n.cfg.Dims))
 	claimAt := until + rank
+	var notify []core.NodeID
+	if n.cfg.OrphanNotice {
+		for _, info := range list {
+			if id := core.NodeID(info.GetId()); id != 0 && id != n.id {
+				notify = append(notify, id)
+			}
+		}
+	}
 	n.awaited = append(n.awaited, awaitedZone{
 		zones: append([]can.Zone{z.Clone()}, x...), until: until,
-		claimAt: claimAt, giveUp: claimAt + orphanRetries*p,
+		claimAt: claimAt, giveUp: claimAt + orphanRetries*p, notify: notify,
 	})
 }
 

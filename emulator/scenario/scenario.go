@@ -140,6 +140,9 @@ type Overlay struct {
 	Dimensions int               // resource dimensions, not counting the virtual dimension
 	Split      overlay.SplitRule // how an owner divides its zone at a join
 	Heartbeat  Heartbeat
+	// OrphanNotice: an orphan's claimant tells the departed node's other
+	// neighbors of its claim (gridbed's extension; overlay.Config).
+	OrphanNotice bool
 }
 
 // Heartbeat configures neighbor liveness checking.

@@ -121,7 +121,7 @@ func TestLoadFull(t *testing.T) {
 		Peers:     Peers{Count: 2000, Population: PopulationClustered, JoinWindow: 5 * time.Minute, Bootstrap: BootstrapDirect, Categorical: PeersCategorical{Types: 3, Values: 3, Combinations: 20}, Clock: PeersClock{Drift: 0.05, Offset: time.Second}, CEs: PeersCEs{GpuTypes: 1, GpuFraction: 0.25}},
 		Overlay: Overlay{Dimensions: 4, Split: overlay.SplitHalve, Heartbeat: Heartbeat{
 			Period: 10 * time.Second, Mode: overlay.HeartbeatAdaptive, FailAfter: 5, AnnounceRepairs: false, ZoneQueries: false, TakeoverRequest: false,
-		}},
+		}, OrphanNotice: true},
 		Churn: Churn{Interval: 15 * time.Second, Start: 10 * time.Minute, Stop: time.Hour, FailFraction: 0.25,
 			Lifetime: Lifetime{Dist: "weibull", Mean: 20 * time.Minute, Shape: 0.5}},
 		Link: Link{Latency: Latency{Dist: "exponential", Mean: 50 * time.Millisecond, Jitter: 5 * time.Millisecond},

@@ -124,6 +124,9 @@ var schema = append([]field{
 	boolField("overlay.heartbeat.takeover_request", func(s *Scenario) *bool { return &s.Overlay.Heartbeat.TakeoverRequest }, true,
 		"Adaptive mode: a peer that takes over a zone asks its new neighborhood for full updates at once; false: only when its border check finds a broken link (002 §4.2.3's rule)."),
 
+	boolField("overlay.orphan_notice", func(s *Scenario) *bool { return &s.Overlay.OrphanNotice }, false,
+		"gridbed's extension (docs/OVERLAY.md, healing after faults): every peer keeps its neighbors' last full lists, and a peer that claims part of a departed neighbor's zone as an orphan tells the departed peer's other neighbors at once, so that rival claimants on opposite sides of the orphan meet; vanilla heartbeats carry the lists (in compact and adaptive mode only take-over nodes have them). false: claimants learn of each other only through common neighbors."),
+
 	durationField("churn.interval", func(s *Scenario) *time.Duration { return &s.Churn.Interval }, 0,
 		"Mean emulated time between churn events (Poisson); each is a join or a departure with equal probability. 0s: no churn.",
 		nonNegative("churn interval", 10*time.Second)),
