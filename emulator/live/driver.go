@@ -85,8 +85,8 @@ type Driver struct {
 	backlog atomic.Int64
 	waiting peer.Waiting // backlog by message type
 	// delivered, if set, sees every message routed to a mailbox
-	// (TapDeliveries); set before the first route, read after.
-	delivered func(at time.Duration, to bus.Address, data []byte)
+	// (TapDeliveries; read by the bus's goroutines).
+	delivered atomic.Pointer[deliveryTap]
 
 	// What the overload guard reads (pressure.go): timer lags of the
 	// current window, expired timers waiting in mailboxes, and whether
@@ -326,8 +326,8 @@ func (r runtimeActor) Receive(ctx actor.Context) { r.a.Handle(ctx.Message()) }
 func (d *Driver) route(addr bus.Address, pid *actor.PID) error {
 	root := d.system.Root
 	return d.bus.Register(addr, func(_ bus.Address, data []byte) {
-		if f := d.delivered; f != nil {
-			f(d.clock.Now(), addr, data)
+		if f := d.delivered.Load(); f != nil {
+			(*f)(d.clock.Now(), addr, data)
 		}
 		t, _ := wire.PeekType(data)
 		d.backlog.Add(1)
@@ -416,10 +416,18 @@ func (d *Driver) WrapBus(wrap func(bus.Bus) bus.Bus) { d.bus = wrap(d.bus) }
 
 // TapDeliveries reports every message the bus hands to a peer's or the
 // job client's mailbox, at the emulated time it arrives (a message trace,
-// emulator.MessageTap); call it before the first peer is spawned.
+// emulator.MessageTap); nil stops it.
 func (d *Driver) TapDeliveries(f func(at time.Duration, to bus.Address, data []byte)) {
-	d.delivered = f
+	if f == nil {
+		d.delivered.Store(nil)
+		return
+	}
+	t := deliveryTap(f)
+	d.delivered.Store(&t)
 }
+
+// deliveryTap is what TapDeliveries is given.
+type deliveryTap func(at time.Duration, to bus.Address, data []byte)
 
 // Bus is the transport under any decorator: the NATS bus when the driver
 // opened it (for bus faults), else what Options.Bus was.
