@@ -426,7 +426,7 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 	switch {
 	case diverged != nil:
 		fmt.Fprintf(stderr, "gridbed run: not deterministic: %v\n", diverged)
-		fmt.Fprintln(stdout, "determinism: the two runs diverged (above)")
+		fmt.Fprintln(stdout, "determinism: the two runs diverged (where: on stderr)")
 	case notCompared:
 		fmt.Fprintf(stderr, "gridbed run: %v; the first run's results are written\n", emulator.ErrNotCompared)
 	case f.checkDeterminism:
