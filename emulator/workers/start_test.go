@@ -44,9 +44,19 @@ emulator: {lag_tolerance: 0.1}
 			if index != 1 {
 				return
 			}
-			deadline := time.Now().Add(5 * time.Second) // within the start command's timeout
-			for delivered() < minDelivered && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond) // polling
+			// Polled on a ticker until a deadline within the start
+			// command's timeout; the test fails below if it passed.
+			deadline := time.NewTimer(5 * time.Second)
+			defer deadline.Stop()
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+		poll:
+			for delivered() < minDelivered {
+				select {
+				case <-deadline.C:
+					break poll
+				case <-tick.C:
+				}
 			}
 			early.Store(delivered())
 		}
