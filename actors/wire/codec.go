@@ -394,6 +394,40 @@ func PeekType(data []byte) (t MsgType, ok bool) {
 	return MsgType(int32(v)), true
 }
 
+// PeekHeader reads an envelope's header — type, sender, receiver,
+// sequence number and sending time — without checking its frame or
+// decoding its payload: Encode writes those fields first, in field order,
+// so it stops at the payload (field 6) or at the first field that is not
+// one of them. ok is false when no type was read (bytes that do not start
+// as an envelope does, or a type-0 envelope). It never panics. For
+// observers of the bus (a trace), not for a receiver, which must Decode.
+func PeekHeader(data []byte) (h Header, ok bool) {
+	for len(data) > 0 {
+		num, typ, n := protowire.ConsumeTag(data)
+		if n < 0 || typ != protowire.VarintType || num < 1 || num > 5 {
+			break
+		}
+		v, m := protowire.ConsumeVarint(data[n:])
+		if m < 0 {
+			return Header{}, false
+		}
+		switch num {
+		case 1:
+			h.Type = MsgType(int32(v))
+		case 2:
+			h.From = v
+		case 3:
+			h.To = v
+		case 4:
+			h.Seq = v
+		case 5:
+			h.SentAt = int64(v)
+		}
+		data = data[n+m:]
+	}
+	return h, h.Type != 0
+}
+
 // PeekFrom reads the sender address of an envelope without decoding it
 // (fault injectors need the sender of every message; a full Decode per
 // message would cost more than the delivery). It walks the envelope's

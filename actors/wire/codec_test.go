@@ -215,6 +215,26 @@ func FuzzPeekFrom(f *testing.F) {
 	})
 }
 
+// FuzzPeekHeader: PeekHeader never panics on any bytes and, on every
+// envelope Encode writes with a type, reads the header it was given.
+func FuzzPeekHeader(f *testing.F) {
+	f.Add(int32(MsgType_MSG_HEARTBEAT), uint64(1234567), uint64(2), uint64(3), int64(4), []byte{1, 2})
+	f.Add(int32(0), uint64(7), uint64(0), uint64(0), int64(0), []byte{})
+	f.Add(int32(-3), uint64(0), uint64(1<<40), uint64(9), int64(-1), []byte{0x08})
+	f.Fuzz(func(t *testing.T, typ int32, from, to, seq uint64, sentAt int64, payload []byte) {
+		PeekHeader(payload) // arbitrary bytes: must not panic
+		h := Header{Type: MsgType(typ), From: from, To: to, Seq: seq, SentAt: sentAt}
+		b, err := Encode(nil, h, payload)
+		if err != nil {
+			t.Skip()
+		}
+		got, ok := PeekHeader(b)
+		if want := h.Type != 0; ok != want || (ok && got != h) {
+			t.Fatalf("PeekHeader(Encode(%+v)) = %+v, %v", h, got, ok)
+		}
+	})
+}
+
 // FuzzPeekType: PeekType never panics on any bytes and, on every envelope
 // Encode writes, names its type (none for type 0, which Encode leaves out).
 func FuzzPeekType(f *testing.F) {

@@ -31,7 +31,6 @@ import (
 	"github.com/gridbed/gridbed/actors/wire"
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/bus"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Filter selects what a trace keeps; its zero value keeps everything.
@@ -168,43 +167,6 @@ func New(w io.Writer, f Filter) *Writer {
 	return t
 }
 
-// header is what the trace reads of an envelope: its type, sender,
-// receiver and sequence number (wire.Encode writes them first, in this
-// order, before the payload).
-type header struct {
-	typ           wire.MsgType
-	from, to, seq uint64
-	ok            bool
-}
-
-// peek reads an envelope's header fields without decoding it; ok is false
-// for bytes that do not start as an envelope does. It never panics.
-func peek(data []byte) (h header) {
-	for len(data) > 0 {
-		num, typ, n := protowire.ConsumeTag(data)
-		if n < 0 || typ != protowire.VarintType || num < 1 || num > 5 {
-			break // the payload (field 6) or bytes that are no envelope
-		}
-		v, m := protowire.ConsumeVarint(data[n:])
-		if m < 0 {
-			return header{}
-		}
-		switch num {
-		case 1:
-			h.typ = wire.MsgType(int32(v))
-		case 2:
-			h.from = v
-		case 3:
-			h.to = v
-		case 4:
-			h.seq = v
-		}
-		data = data[n+m:]
-	}
-	h.ok = h.typ != 0
-	return h
-}
-
 // track is the track of an address: a peer's id, the job client's 0.
 func track(a uint64) uint64 {
 	if a == uint64(peer.ClientAddress) {
@@ -228,21 +190,21 @@ func (t *Writer) keeps(at time.Duration, typ wire.MsgType, from, to uint64) bool
 // Sent implements emulator.MessageTap: a slice on the sender's track and
 // the start of the message's flow.
 func (t *Writer) Sent(at time.Duration, to bus.Address, data []byte) {
-	h := peek(data)
-	if !h.ok || !t.keeps(at, h.typ, h.from, uint64(to)) {
+	h, ok := wire.PeekHeader(data)
+	if !ok || !t.keeps(at, h.Type, h.From, uint64(to)) {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.flows++
-	k := key{h.from, uint64(to), h.seq}
-	t.pending[k] = sent{flow: t.flows, at: at, typ: h.typ, n: len(data)}
+	k := key{h.From, uint64(to), h.Seq}
+	t.pending[k] = sent{flow: t.flows, at: at, typ: h.Type, n: len(data)}
 	t.c.Sent++
-	name := wire.Name(h.typ)
-	from := track(h.from)
+	name := wire.Name(h.Type)
+	from := track(h.From)
 	t.tracks[from] = true
 	t.event(fmt.Sprintf(`{"name":"send %s","cat":"message","ph":"X","ts":%s,"dur":1,"pid":%d,"tid":%d,"args":{"to":%d,"bytes":%d,"seq":%d}}`,
-		name, ts(at), pidPeers, from, uint64(to), len(data), h.seq))
+		name, ts(at), pidPeers, from, uint64(to), len(data), h.Seq))
 	t.event(fmt.Sprintf(`{"name":"%s","cat":"message","ph":"s","id":%d,"ts":%s,"pid":%d,"tid":%d}`, name, t.flows, ts(at), pidPeers, from))
 }
 
@@ -250,9 +212,9 @@ func (t *Writer) Sent(at time.Duration, to bus.Address, data []byte) {
 // track and the end of the message's flow (none for a copy whose send
 // was already matched, or bytes the link changed).
 func (t *Writer) Delivered(at time.Duration, to bus.Address, data []byte) {
-	h := peek(data)
-	if !h.ok || !t.keeps(at, h.typ, h.from, uint64(to)) {
-		if !h.ok && t.f.Types == nil && (t.f.Peers == nil || t.f.Peers[core.NodeID(track(uint64(to)))]) && at >= t.f.From && (t.f.To == 0 || at <= t.f.To) {
+	h, ok := wire.PeekHeader(data)
+	if !ok || !t.keeps(at, h.Type, h.From, uint64(to)) {
+		if !ok && t.f.Types == nil && (t.f.Peers == nil || t.f.Peers[core.NodeID(track(uint64(to)))]) && at >= t.f.From && (t.f.To == 0 || at <= t.f.To) {
 			t.mu.Lock()
 			t.c.Unmatched++
 			t.tracks[track(uint64(to))] = true
@@ -264,21 +226,21 @@ func (t *Writer) Delivered(at time.Duration, to bus.Address, data []byte) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	name := wire.Name(h.typ)
+	name := wire.Name(h.Type)
 	rcv := track(uint64(to))
 	t.tracks[rcv] = true
-	k := key{h.from, uint64(to), h.seq}
+	k := key{h.From, uint64(to), h.Seq}
 	s, ok := t.pending[k]
 	if !ok {
 		t.c.Unmatched++
 		t.event(fmt.Sprintf(`{"name":"recv %s (no matching send: a duplicate, or sent before the window)","cat":"message","ph":"X","ts":%s,"dur":1,"pid":%d,"tid":%d,"args":{"from":%d,"bytes":%d,"seq":%d}}`,
-			name, ts(at), pidPeers, rcv, h.from, len(data), h.seq))
+			name, ts(at), pidPeers, rcv, h.From, len(data), h.Seq))
 		return
 	}
 	delete(t.pending, k)
 	t.c.Delivered++
 	t.event(fmt.Sprintf(`{"name":"recv %s","cat":"message","ph":"X","ts":%s,"dur":1,"pid":%d,"tid":%d,"args":{"from":%d,"bytes":%d,"seq":%d,"latency_ms":%s}}`,
-		name, ts(at), pidPeers, rcv, h.from, len(data), h.seq, num(float64(at-s.at)/1e6)))
+		name, ts(at), pidPeers, rcv, h.From, len(data), h.Seq, num(float64(at-s.at)/1e6)))
 	t.event(fmt.Sprintf(`{"name":"%s","cat":"message","ph":"f","bp":"e","id":%d,"ts":%s,"pid":%d,"tid":%d}`, name, s.flow, ts(at), pidPeers, rcv))
 }
 
