@@ -72,6 +72,12 @@ func runInProcessOnce(t *testing.T, sc scenario.Scenario, n int) *emulator.Resul
 // machine overloaded it: emutest.Retry).
 func runOneProcess(t *testing.T, sc scenario.Scenario) emulator.Summary {
 	t.Helper()
+	return runOneProcessResult(t, sc).Summary
+}
+
+// runOneProcessResult is runOneProcess's whole result.
+func runOneProcessResult(t *testing.T, sc scenario.Scenario) *emulator.Result {
+	t.Helper()
 	res, _ := emutest.Retry(t, sc, func(sc scenario.Scenario) *emulator.Result {
 		cores.Hold(t, cores.Live)
 		ctx, cancel := context.WithTimeout(context.Background(), emutest.LiveTimeout(sc))
@@ -82,7 +88,7 @@ func runOneProcess(t *testing.T, sc scenario.Scenario) emulator.Summary {
 		}
 		return res
 	})
-	return res.Summary
+	return res
 }
 
 // onTwoAndOne runs sc on two in-process workers and in one process
@@ -117,11 +123,15 @@ func livePassed(t *testing.T, seed uint64, s emulator.Summary) {
 	}
 }
 
-func within(t *testing.T, seed uint64, what string, a, b, tol float64) {
+// within: a (2 workers) and b (1 process) differ by at most tol of the
+// larger; false after an error saying by how much.
+func within(t *testing.T, seed uint64, what string, a, b, tol float64) bool {
 	t.Helper()
 	if math.Abs(a-b) > tol*math.Max(a, b) {
 		t.Errorf("seed %d: %s: 2 workers %.3f vs 1 process %.3f differ by more than %.0f%%", seed, what, a, b, 100*tol)
+		return false
 	}
+	return true
 }
 
 // TestTwoWorkersInProcess: a small quickstart over two workers running

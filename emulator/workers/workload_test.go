@@ -1,8 +1,11 @@
 package workers_test
 
 import (
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gridbed/gridbed/emulator"
 	"github.com/gridbed/gridbed/emulator/emutest"
@@ -64,28 +67,77 @@ func workloadOnTwoAndOne(t *testing.T, sc scenario.Scenario, each func(name stri
 // TestWorkloadOnTwoWorkersAgreesWithOneProcess: a workload split over two
 // workers (the client on one of them, the peers' job events merged into
 // the coordinator's ledger) passes with every job accounted for, and its
-// mean wait over all jobs is within 10% of the same scenario and seed in
-// one process. The two runs are not deterministic (actors read a scaled
-// wall clock), but under CAN-P the jobs go where the seeded matchmaking
-// sends them, and the waits are queueing behind 40-minute jobs: timing
-// moves them by emulated seconds against a mean of minutes (measured
-// here: 580.7 s against 580.6 s), so 10% fails only if jobs went
-// elsewhere, were held up, or their events were lost or misordered.
+// jobs wait as in one process, job by job. The two runs are not
+// deterministic (actors read a scaled wall clock): under CAN-P the jobs
+// go where the seeded matchmaking sends them, but a placement may read a
+// load a heartbeat older or newer, and a job queued behind a 40-minute
+// job instead of on a free node waits half an hour longer (seen here and
+// on CI, in either run: one job of 100 moved the mean over all jobs by
+// 11%). So the runs agree when at most maxMoved jobs' waits differ by
+// more than a minute and the completed jobs' mean wait is within 10% —
+// jobs sent elsewhere wholesale, held up, or whose events were lost or
+// misordered in the merged ledger move many jobs.
 func TestWorkloadOnTwoWorkersAgreesWithOneProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long tier: two 60-s live runs")
 	}
+	const maxMoved = 3
 	sc := smallJobs(t)
-	two, one := workloadOnTwoAndOne(t, sc, func(name string, s emulator.Summary) {
-		j := s.Jobs
-		t.Logf("%s: %d completed, %d failed, %d unfinished; wait mean %.1f s (completed %.1f s), matchmaking %.2f s; kept up %v",
-			name, j.Completed, j.Failed, j.Unfinished, *j.WaitSeconds.Mean, *j.WaitSecondsCompleted.Mean, *j.Matchmaking.SecondsMean, s.Emulator.KeptUp)
-	})
+	rtwo := runInProcess(t, sc, 2)
+	rone := runOneProcessResult(t, sc)
+	two, one := rtwo.Summary, rone.Summary
+	for _, r := range []struct {
+		name string
+		s    emulator.Summary
+	}{{"2 workers", two}, {"1 process", one}} {
+		livePassed(t, sc.Seed, r.s)
+		jobsAccounted(t, r.name, sc, r.s)
+		j := r.s.Jobs
+		t.Logf("%s: %d completed, %d failed, %d unfinished (%d waits censored); wait mean %.1f s (completed %.1f s), matchmaking %.2f s; false suspicions %d, takeovers %d; kept up %v",
+			r.name, j.Completed, j.Failed, j.Unfinished, j.WaitCensored, *j.WaitSeconds.Mean, *j.WaitSecondsCompleted.Mean, *j.Matchmaking.SecondsMean,
+			r.s.Overlay.FalseSuspicions, r.s.Overlay.Takeovers, r.s.Emulator.KeptUp)
+	}
 	if !two.Emulator.KeptUp || !one.Emulator.KeptUp {
 		t.Logf("seed %d: a run did not keep up with its time scale: its waits are not compared", sc.Seed)
 		return
 	}
-	within(t, sc.Seed, "mean wait over all jobs (s)", *two.Jobs.WaitSeconds.Mean, *one.Jobs.WaitSeconds.Mean, 0.10)
+	within(t, sc.Seed, "mean wait of the completed jobs (s)", *two.Jobs.WaitSecondsCompleted.Mean, *one.Jobs.WaitSecondsCompleted.Mean, 0.10)
+	if moved := logWaitDifferences(t, rtwo, rone); moved > maxMoved {
+		t.Errorf("seed %d: %d of %d jobs wait over a minute longer or shorter over 2 workers than in one process (logged above), want at most %d", sc.Seed, moved, len(rone.JobWaits), maxMoved)
+	}
+}
+
+// logWaitDifferences logs the jobs whose waits differ by more than a
+// minute between a split run and one process — each side's wait,
+// outcome and last steps, which say where the difference came from —
+// and returns how many there are (all of them when the runs' jobs
+// cannot be paired).
+func logWaitDifferences(t *testing.T, two, one *emulator.Result) int {
+	t.Helper()
+	if len(two.JobWaits) != len(one.JobWaits) || len(two.Jobs) != len(one.Jobs) {
+		t.Logf("%d and %d job waits, %d and %d job rows: not compared job by job", len(two.JobWaits), len(one.JobWaits), len(two.Jobs), len(one.Jobs))
+		return max(len(two.JobWaits), len(one.JobWaits))
+	}
+	steps := func(r emulator.JobRow) string {
+		h := r.Record.History[max(0, len(r.Record.History)-6):]
+		var b strings.Builder
+		for _, s := range h {
+			fmt.Fprintf(&b, " %v:%s@%d", s.At.Round(time.Second), s.Event, s.Peer)
+			if s.Reason != "" {
+				fmt.Fprintf(&b, "(%s)", s.Reason)
+			}
+		}
+		return b.String()
+	}
+	moved := 0
+	for i := range two.JobWaits {
+		if d := two.JobWaits[i] - one.JobWaits[i]; d > 60 || d < -60 {
+			moved++
+			t.Logf("job %d: wait %.0f s (%s) over 2 workers, %.0f s (%s) in one process\n  2 workers:%s\n  1 process:%s", two.Jobs[i].Job.ID,
+				two.JobWaits[i], two.Jobs[i].Outcome(), one.JobWaits[i], one.Jobs[i].Outcome(), steps(two.Jobs[i]), steps(one.Jobs[i]))
+		}
+	}
+	return moved
 }
 
 // TestSmallWorkloadOnTwoWorkers: a short workload over two in-process
