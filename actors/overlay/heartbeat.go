@@ -215,9 +215,7 @@ func (n *Node) onZoneUpdate(now time.Duration, from core.NodeID, m *wire.ZoneUpd
 	// The nodes a zone update names are introductions by their neighbor
 	// (the node a zone was just split with), not repairs.
 	for _, info := range m.Others {
-		if n.learn(now, info, fromJoin) {
-			n.noteJoinVia(now, from, info)
-		}
+		n.learn(now, info, fromJoin)
 	}
 }
 
