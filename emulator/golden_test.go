@@ -122,6 +122,7 @@ var shortGolden = map[string][]string{
 	"jobs-failures":        {"peers.count=60", "workload.jobs=300"},
 	"nemesis":              {"peers.count=50"},
 	"quickstart":           {"peers.count=100"},
+	"regions":              {"peers.count=60"},
 	"scheduling":           {"peers.count=50", "workload.jobs=200"},
 	"scheduling-nats":      {"peers.count=40", "workload.jobs=200"},
 }

@@ -321,6 +321,7 @@ type run struct {
 	sessions  []churn.Turnover
 	nodes     []population.Node
 	ocfg      overlay.Config
+	regions   *regionMeter      // link.latency_matrix's measurements; nil without one
 	boot      *sim.Bootstrapped // the overlay built in-process, if any
 	bootWall  time.Duration
 	jr        *jobRun
@@ -492,9 +493,12 @@ func (r *run) spawn() error {
 	sc, drv := r.sc, r.drv
 	r.ids = &idAlloc{}
 	r.cha = newChaos(sc, drv, r.m, r.ids, r.opts.Logger)
-	if r.opts.Tap != nil {
+	if sc.Link.Matrix != nil {
+		r.regions = newRegionMeter(len(sc.Link.Matrix.Regions), r.cha.Region)
+	}
+	if r.opts.Tap != nil || r.regions != nil {
 		// Above the fault layers: the tap sees what they then drop.
-		if err := installTap(drv, r.opts.Tap); err != nil {
+		if err := installTap(drv, r.opts.Tap, r.regions); err != nil {
 			return err
 		}
 	}
@@ -824,6 +828,9 @@ func (r *run) finish() (*Result, error) {
 	}
 	sum.Churn = r.churned.summary()
 	sum.Faults = r.cha.summary()
+	if r.regions != nil {
+		sum.RegionLatency = r.regions.summary(sc, sc.Peers.Count)
+	}
 	annotateRecovery(sum.Faults.Events, rec.series)
 	inForce := inForceAtEnd(sc)
 	markInForce(sum.Faults.Events, inForce)

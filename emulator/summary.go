@@ -170,6 +170,10 @@ type Summary struct {
 	Churn      ChurnSummary      `json:"churn"`
 	Faults     FaultSummary      `json:"faults"`
 	Invariants InvariantsSummary `json:"invariants"`
+	// RegionLatency is present for a run with link.latency_matrix: the
+	// one-way latencies measured per pair of regions beside the matrix's
+	// (regionlatency.go).
+	RegionLatency *RegionLatencySummary `json:"region_latency,omitempty"`
 	// Jobs is present when the run had a workload.
 	Jobs *JobsSummary `json:"jobs,omitempty"`
 	// Wave is the Wave scheduler's figures (001 §V-B; docs/WAVE.md),

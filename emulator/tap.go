@@ -28,15 +28,32 @@ type deliveryTapper interface {
 	TapDeliveries(f func(at time.Duration, to bus.Address, data []byte))
 }
 
-// installTap puts tap on drv: above the fault layers (installed first)
-// for what is sent, on the driver for what is delivered.
-func installTap(drv Driver, tap MessageTap) error {
+// installTap puts tap (if not nil) on drv: above the fault layers
+// (installed first) for what is sent, on the driver for what is
+// delivered; regions (if not nil) sees the deliveries too.
+func installTap(drv Driver, tap MessageTap, regions *regionMeter) error {
 	dt, ok := drv.(deliveryTapper)
 	if !ok {
-		return fmt.Errorf("a message trace needs the deliveries of one process: the %s driver does not report them (a run split over workers traces nothing)", drv.Name())
+		what := "a message trace"
+		if tap == nil {
+			what = "measuring the latency between the regions of link.latency_matrix"
+		}
+		return fmt.Errorf("%s needs the deliveries of one process: the %s driver does not report them (a run split over workers)", what, drv.Name())
 	}
-	dt.TapDeliveries(tap.Delivered)
-	drv.WrapBus(func(inner bus.Bus) bus.Bus { return &sendTap{Bus: inner, tap: tap, now: drv.Now} })
+	switch {
+	case tap != nil && regions != nil:
+		dt.TapDeliveries(func(at time.Duration, to bus.Address, data []byte) {
+			tap.Delivered(at, to, data)
+			regions.Delivered(at, to, data)
+		})
+	case tap != nil:
+		dt.TapDeliveries(tap.Delivered)
+	default:
+		dt.TapDeliveries(regions.Delivered)
+	}
+	if tap != nil {
+		drv.WrapBus(func(inner bus.Bus) bus.Bus { return &sendTap{Bus: inner, tap: tap, now: drv.Now} })
+	}
 	return nil
 }
 

@@ -15,18 +15,20 @@ import (
 	"strings"
 )
 
-//go:embed *.yaml
+//go:embed *.yaml *.csv
 var files embed.FS
 
 // Dir is where the files live in the repository.
 const Dir = "examples"
 
-// Names lists the embedded files (e.g. "quickstart.yaml"), sorted.
+// Names lists the embedded scenario files (e.g. "quickstart.yaml"), sorted.
 func Names() []string {
 	entries, _ := fs.ReadDir(files, ".")
 	var out []string
 	for _, e := range entries {
-		out = append(out, e.Name())
+		if strings.HasSuffix(e.Name(), ".yaml") {
+			out = append(out, e.Name())
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -47,4 +49,22 @@ func Lookup(p string) (source string, data []byte, ok bool) {
 		return "", nil, false
 	}
 	return path.Join(Dir, name), data, true
+}
+
+// ReadBeside reads a data file a built-in example names (a latency
+// matrix: link.latency_matrix), relative to the examples: source is the
+// scenario's source as Lookup gives it ("examples/NAME.yaml"), name the
+// path the scenario wrote. ok is false for any other source or name.
+func ReadBeside(source, name string) (data []byte, ok bool) {
+	source = filepath.ToSlash(filepath.Clean(source))
+	dir, _ := path.Split(source)
+	if path.Base(strings.TrimSuffix(dir, "/")) != Dir {
+		return nil, false
+	}
+	name = path.Clean(filepath.ToSlash(name))
+	if !fs.ValidPath(name) || strings.HasSuffix(name, ".yaml") {
+		return nil, false
+	}
+	data, err := files.ReadFile(name)
+	return data, err == nil
 }

@@ -1,10 +1,11 @@
-package examples
+package examples_test
 
 import (
 	"os"
 	"testing"
 
 	"github.com/gridbed/gridbed/emulator/scenario"
+	"github.com/gridbed/gridbed/examples"
 )
 
 // TestLookup: the docs' paths name embedded files from anywhere; other
@@ -19,9 +20,9 @@ func TestLookup(t *testing.T) {
 		"examples/nosuch.yaml":          "",
 		"other/quickstart.yaml":         "",
 	} {
-		src, data, ok := Lookup(p)
+		src, data, ok := examples.Lookup(p)
 		if ok != (want != "") || src != want || ok && len(data) == 0 {
-			t.Errorf("Lookup(%q) = %q, %d bytes, %v; want %q", p, src, len(data), ok, want)
+			t.Errorf("examples.Lookup(%q) = %q, %d bytes, %v; want %q", p, src, len(data), ok, want)
 		}
 	}
 }
@@ -43,7 +44,7 @@ func TestEmbeddedAreTheFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, data, ok := Lookup("examples/" + e.Name())
+		src, data, ok := examples.Lookup("examples/" + e.Name())
 		if !ok || string(data) != string(disk) {
 			t.Errorf("%s: embedded %v, same bytes %v", e.Name(), ok, string(data) == string(disk))
 			continue
@@ -52,7 +53,7 @@ func TestEmbeddedAreTheFiles(t *testing.T) {
 			t.Errorf("%s: %v", src, err)
 		}
 	}
-	if n == 0 || n != len(Names()) {
-		t.Errorf("%d files here, %d embedded", n, len(Names()))
+	if n == 0 || n != len(examples.Names()) {
+		t.Errorf("%d files here, %d embedded", n, len(examples.Names()))
 	}
 }

@@ -289,6 +289,7 @@ func (p *parser) validate(s *Scenario) {
 		p.add(n, f.key, msg)
 	}
 	p.checkLifetime(s)
+	p.loadLatencyMatrix(s)
 	p.checkRegionMatrix(s)
 	p.checkBandwidth(s)
 	if !p.failed["faults"] && !p.failed["duration"] && !p.failed["link.regions"] {

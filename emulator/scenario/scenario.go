@@ -24,6 +24,7 @@ import (
 	"github.com/gridbed/gridbed/actors/categorical"
 	"github.com/gridbed/gridbed/actors/jobs"
 	"github.com/gridbed/gridbed/actors/overlay"
+	"github.com/gridbed/gridbed/faults/link"
 )
 
 // Scenario is one emulation run, as described by a scenario file.
@@ -232,6 +233,12 @@ type Link struct {
 	// delays from region i to region j (the diagonal included), drawn from
 	// InterRegion's distribution and jitter; it replaces InterRegion.Mean.
 	RegionLatency [][]time.Duration
+	// LatencyMatrix is link.latency_matrix: the path of a CSV file of
+	// measured one-way delays between named regions (link.ParseMatrix),
+	// as written; Matrix is what it holds, read when the scenario is
+	// validated (latencymatrix.go). It sets Regions.
+	LatencyMatrix string
+	Matrix        *link.Matrix
 	// Bandwidth is link.bandwidth: the peers' access links (bandwidth.go).
 	Bandwidth Bandwidth
 }

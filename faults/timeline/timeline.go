@@ -101,6 +101,9 @@ type trigger struct {
 func New(sc scenario.Scenario, host Host, m *metrics.Run, ids IDs, logger *slog.Logger) *Timeline {
 	c := &Timeline{sc: sc, host: host, m: m, logger: logger, ids: ids, byKind: map[string]uint64{}}
 	c.region = regionOf(sc.Seed, sc.Link.Regions)
+	if m := sc.Link.Matrix; m != nil {
+		c.region = weightedRegionOf(sc.Seed, m)
+	}
 	host.WrapBus(func(inner bus.Bus) bus.Bus {
 		c.outage, inner = outage.Wrap(inner)
 		c.slow = slow.New(inner, host)
@@ -110,6 +113,8 @@ func New(sc scenario.Scenario, host Host, m *metrics.Run, ids IDs, logger *slog.
 	l := sc.Link
 	c.chain.Delay.SetLatency(latency(l.Latency))
 	switch {
+	case l.Matrix != nil:
+		c.chain.Delay.SetRegionMatrix(c.region, l.Matrix.Latencies())
 	case len(l.RegionLatency) > 0:
 		m := make([][]link.Latency, len(l.RegionLatency))
 		for i, row := range l.RegionLatency {
@@ -140,6 +145,18 @@ func regionOf(seed uint64, regions int) func(bus.Address) int {
 	}
 	return func(a bus.Address) int { return int(mix(seed, 0x726567696f6e, uint64(a)) % uint64(regions)) }
 }
+
+// weightedRegionOf places addresses in the regions of a latency matrix
+// by a seeded hash, each region taking a share of the addresses in
+// proportion to its weight (link.Matrix.Pick).
+func weightedRegionOf(seed uint64, m *link.Matrix) func(bus.Address) int {
+	return func(a bus.Address) int {
+		return m.Pick(float64(mix(seed, 0x726567696f6e, uint64(a))>>11) / (1 << 53))
+	}
+}
+
+// Region is the region of address a (0 without regions).
+func (c *Timeline) Region(a bus.Address) int { return c.region(a) }
 
 // mix is a seeded 64-bit hash of (a, b) (splitmix64 finalizers): the same
 // inputs give the same value in every run and on every machine.
