@@ -540,6 +540,7 @@ func addStatus(ev map[string]uint64, st overlay.Status) {
 	ev["join_rejected"] += st.JoinsRejected
 	ev["join_retry"] += st.JoinRetries
 	ev["join_duplicate_accept"] += st.DuplicateAccepts
+	ev["join_accept_resent"] += st.AcceptsResent
 	ev["route_forward"] += st.RouteForwards
 	ev["route_no_progress"] += st.RouteNoProgress
 	ev["route_detour"] += st.RouteDetours

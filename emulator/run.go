@@ -408,7 +408,10 @@ func (r *run) prepare() (*Result, error) {
 	}
 	r.ocfg = overlay.Config{HeartbeatPeriod: sc.Overlay.Heartbeat.Period, Mode: sc.Overlay.Heartbeat.Mode, FailAfter: sc.Overlay.Heartbeat.FailAfter, Split: sc.Overlay.Split,
 		QuietRepairs: !sc.Overlay.Heartbeat.AnnounceRepairs, NoZoneQueries: !sc.Overlay.Heartbeat.ZoneQueries, NoTakeoverRequest: !sc.Overlay.Heartbeat.TakeoverRequest,
-		OrphanNotice: sc.Overlay.OrphanNotice}
+		OrphanNotice: sc.Overlay.OrphanNotice, JoinRetry: sc.Overlay.JoinRetry}
+	if r.ocfg.JoinRetry == 0 {
+		r.ocfg.JoinRetry = sc.JoinRetryAuto(opts.Driver != DriverSim)
+	}
 	if sc.Peers.Bootstrap == scenario.BootstrapDirect {
 		// The join phase runs in-process, in the deterministic driver
 		// (the same cores, join sequence and heartbeats), before the bus

@@ -215,7 +215,9 @@ func (n *Node) onZoneUpdate(now time.Duration, from core.NodeID, m *wire.ZoneUpd
 	// The nodes a zone update names are introductions by their neighbor
 	// (the node a zone was just split with), not repairs.
 	for _, info := range m.Others {
-		n.learn(now, info, fromJoin)
+		if n.learn(now, info, fromJoin) {
+			n.noteJoinVia(now, from, info)
+		}
 	}
 }
 

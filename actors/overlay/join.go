@@ -36,14 +36,14 @@ func (n *Node) Bootstrap(now time.Duration, contact core.NodeID) {
 	if contact == n.id {
 		// A node joining again is still in the driver's directory and may
 		// be handed itself: it must not found a second overlay. Ask again
-		// after the join timeout.
-		n.joinRetry = now + n.cfg.JoinTimeout
+		// after the join wait.
+		n.joinRetry = now + n.nextJoinWait()
 		n.timer(core.TimerJoinRetry, n.joinRetry)
 		return
 	}
 	n.contact = contact
 	n.sendJoin()
-	n.joinRetry = now + n.cfg.JoinTimeout
+	n.joinRetry = now + n.nextJoinWait()
 	n.timer(core.TimerJoinRetry, n.joinRetry)
 }
 
@@ -61,7 +61,11 @@ func (n *Node) onJoin(now time.Duration, from core.NodeID, m *wire.Join) {
 		return
 	}
 	if !n.joined {
-		n.buffer(from, m)
+		// Not a member (joining, or joining again): no zone to split or
+		// route from. The JOIN is dropped, not kept for later: its joiner
+		// retries (joinretry.go), and a JOIN answered after the retry
+		// was accepted elsewhere would split a zone for nobody.
+		n.status.RouteDrops++
 		return
 	}
 	p := can.Point(m.Point)
@@ -75,6 +79,11 @@ func (n *Node) onJoin(now time.Duration, from core.NodeID, m *wire.Join) {
 		return
 	}
 	if joiner == n.id {
+		return
+	}
+	if _, ok := n.accepted[joiner]; ok && n.retriedJoin(joiner, m) {
+		// A retry of a joiner we accepted (its point may still be ours
+		// when the split moved its virtual coordinate across).
 		return
 	}
 	keep, give, dim, at, virtual, ok := n.split(p)
@@ -105,6 +114,7 @@ func (n *Node) onJoin(now time.Duration, from core.NodeID, m *wire.Join) {
 		accept.Virtual = &virtual
 	}
 	n.send(joiner, accept)
+	n.keepAccept(now, joiner, accept)
 
 	// Our table: keep neighbors that still abut our smaller zone, add the joiner.
 	n.touch()
@@ -156,7 +166,9 @@ func (n *Node) handExtra(now time.Duration, i int, joiner core.NodeID, hops uint
 	for _, nb := range old {
 		jNbrs = append(jNbrs, neighborInfo(nb))
 	}
-	n.send(joiner, &wire.JoinAccept{Zone: jInfo.Zone, Neighbors: jNbrs, Hops: hops})
+	accept := &wire.JoinAccept{Zone: jInfo.Zone, Neighbors: jNbrs, Hops: hops}
+	n.send(joiner, accept)
+	n.keepAccept(now, joiner, accept)
 	n.learn(now, jInfo, fromJoin)
 	n.zoneChanged(now, old, []*wire.NodeInfo{jInfo})
 }
@@ -165,6 +177,13 @@ func (n *Node) handExtra(now time.Duration, i int, joiner core.NodeID, hops uint
 func (n *Node) routeJoin(p can.Point, m *wire.Join) {
 	if !n.routeProgress(p, m.Hops, &m.Best, &m.Detours) {
 		return
+	}
+	if joiner := core.NodeID(m.Joiner); len(n.accepted) > 0 || len(n.joinVia) > 0 {
+		// A JOIN on its way to its own joiner: the joiner has a zone it
+		// does not know of (our JOIN-ACCEPT, or its owner's, was lost).
+		if i, ok := n.find(joiner); ok && n.nbrs[i].Zone.Contains(p) && n.retriedJoin(joiner, m) {
+			return
+		}
 	}
 	n.route(p, m, &m.Hops)
 }
@@ -179,6 +198,11 @@ func (n *Node) buffer(from core.NodeID, m proto.Message) {
 
 func (n *Node) onJoinAccept(now time.Duration, from core.NodeID, m *wire.JoinAccept) {
 	if n.joined {
+		if z, ok := zoneFromWire(m.Zone, n.cfg.Dims); ok && z.Equal(n.zone) {
+			// Our owner's JOIN-ACCEPT sent again, for a retry of ours
+			// that crossed the first (joinretry.go): nothing new.
+			return
+		}
 		// A second owner accepted an earlier attempt of ours. Its split
 		// stays unclaimed; the oracle shows the gap. (Handing it back is the
 		// leave protocol's job.)
@@ -202,6 +226,7 @@ func (n *Node) onJoinAccept(now time.Duration, from core.NodeID, m *wire.JoinAcc
 
 func (n *Node) becomeMember(now time.Duration, owner core.NodeID, z can.Zone, hist []*wire.Split, nbrs []*wire.NodeInfo) {
 	n.joined = true
+	n.joinWait = 0
 	n.zone = z
 	n.version++ // 1 at the first join; a rejoin continues its versions
 	n.history = hist

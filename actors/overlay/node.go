@@ -47,6 +47,14 @@ type Config struct {
 	// before it asks the driver for a new bootstrap contact. Default: two
 	// heartbeat periods.
 	JoinTimeout time.Duration
+	// JoinRetry is a joiner's first wait for its JOIN-ACCEPT (gridbed's
+	// reading: 003 §4.1 does not say how a lost JOIN is retried); each
+	// retry through a new contact doubles the wait, up to JoinTimeout.
+	// An owner that accepted a joiner keeps the JOIN-ACCEPT until it hears
+	// from it and answers a retried JOIN with it again, so a lost
+	// JOIN-ACCEPT costs one retry too (joinretry.go). Default: JoinTimeout
+	// (one wait of the full timeout).
+	JoinRetry time.Duration
 	// MaxHops bounds the hops of a routed message (default 65536). Clustered
 	// populations make long chains of zones that differ only in the virtual
 	// dimension, so routes can be long; loops are cut by MaxDetours.
@@ -111,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.JoinTimeout <= 0 {
 		c.JoinTimeout = 2 * c.HeartbeatPeriod
+	}
+	if c.JoinRetry <= 0 || c.JoinRetry > c.JoinTimeout {
+		c.JoinRetry = c.JoinTimeout
 	}
 	if c.MaxHops <= 0 {
 		c.MaxHops = 1 << 16
@@ -207,6 +218,7 @@ type Status struct {
 	DuplicateAccepts uint64 // JOIN_ACCEPTs received after the node had joined
 	BadMessages      uint64 // messages with missing or inconsistent fields
 	JoinRetries      uint64 // join attempts that timed out
+	AcceptsResent    uint64 // JOIN-ACCEPTs sent again to a joiner that retried (joinretry.go)
 	Takeovers        uint64 // zones (or parts) of departed neighbors taken over
 	LeavesSeen       uint64 // LEAVE messages received from departing neighbors
 	FailuresDetected uint64 // neighbors declared failed after FailAfter silent periods
@@ -253,10 +265,16 @@ type Node struct {
 	// gone remembers the last zone version of nodes dropped from the table
 	// for a while, so that older second-hand information about them (still
 	// circulating in other nodes' heartbeats) cannot bring them back.
-	gone        map[core.NodeID]tombstone
-	pending     []pendingMsg
-	nextBeat    time.Duration
-	joinRetry   time.Duration
+	gone      map[core.NodeID]tombstone
+	pending   []pendingMsg
+	nextBeat  time.Duration
+	joinRetry time.Duration
+	joinWait  time.Duration // the current wait for a JOIN-ACCEPT (0: no join under way)
+	// accepted are the JOIN-ACCEPTs we sent, per joiner, until we hear
+	// from it; joinVia, per joiner we learned of from a zone update
+	// before hearing from it, is who told us (joinretry.go).
+	accepted    map[core.NodeID]sentAccept
+	joinVia     map[core.NodeID]viaEntry
 	lastFullReq time.Duration // when we last asked for full updates (adaptive)
 	fullBackoff int           // periods to wait before asking again while a hole persists
 	// awaited are zones of departed neighbors whose take-over nodes may not
@@ -368,6 +386,9 @@ func (n *Node) Tick(now time.Duration, kind core.TimerKind) {
 		if n.joined && now >= n.nextBeat {
 			n.heartbeat(now)
 		}
+		if n.joined && (len(n.accepted) > 0 || len(n.joinVia) > 0) {
+			n.forgetJoins(now)
+		}
 	case core.TimerJoinRetry:
 		if !n.joined && now >= n.joinRetry {
 			n.status.JoinRetries++
@@ -380,6 +401,10 @@ func (n *Node) Tick(now time.Duration, kind core.TimerKind) {
 func (n *Node) Step(now time.Duration, from core.NodeID, m proto.Message) {
 	if n.left {
 		return
+	}
+	if _, join := m.(*wire.Join); !join && (len(n.accepted) > 0 || len(n.joinVia) > 0) {
+		// Anything but a JOIN (a retry) says the joiner is a member.
+		n.heardFrom(from)
 	}
 	switch m := m.(type) {
 	case *wire.Join:

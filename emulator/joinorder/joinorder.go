@@ -19,8 +19,20 @@ import (
 type Sequence struct {
 	ids   []core.NodeID
 	slots []time.Duration
-	next  int // index of the peer whose join is awaited
+	next  int  // index of the peer whose join is awaited
+	asked bool // the awaited peer has made its first join attempt
+	// skipped are the peers the sequence went on without (Attempt) that
+	// have not joined yet.
+	skipped map[core.NodeID]bool
 }
+
+// MaxSkipped is how many peers whose join is still under way the
+// sequence goes on without (Attempt): a lost message holds the join
+// phase for one retry wait, but a join phase whose joins keep failing
+// (routed into the zones of crashed peers not yet taken over) waits, as
+// the papers' sequential joins do, instead of starting every peer into
+// the repair.
+const MaxSkipped = 2
 
 // Add appends peer id with its slot. It reports whether the peer is the
 // head of the sequence and should start at its slot right away.
@@ -33,10 +45,42 @@ func (s *Sequence) Add(id core.NodeID, slot time.Duration) bool {
 // Joined records that id joined at emulated time now. If id is the peer the
 // sequence was waiting for, it returns the next peer and when it may start.
 func (s *Sequence) Joined(id core.NodeID, now time.Duration) (next core.NodeID, at time.Duration, ok bool) {
+	delete(s.skipped, id)
 	if s.next >= len(s.ids) || s.ids[s.next] != id {
 		return 0, 0, false
 	}
+	return s.advance(now)
+}
+
+// Attempt records that id asked for a bootstrap contact at now: its
+// first join attempt, or a retry after its JOIN or JOIN-ACCEPT was lost.
+// At the awaited peer's retry the sequence goes on without it, as at its
+// join (the next peer and when it may start), unless MaxSkipped peers it
+// went on without are still joining: a lost message holds the join phase
+// for one retry wait, not for as many retries as the joiner needs (a join
+// under way is then concurrent with the next, as under churn); the
+// retrying peer's join, when it comes, does not advance it again.
+func (s *Sequence) Attempt(id core.NodeID, now time.Duration) (next core.NodeID, at time.Duration, ok bool) {
+	if s.next >= len(s.ids) || s.ids[s.next] != id {
+		return 0, 0, false
+	}
+	if !s.asked {
+		s.asked = true
+		return 0, 0, false
+	}
+	if len(s.skipped) >= MaxSkipped {
+		return 0, 0, false
+	}
+	if s.skipped == nil {
+		s.skipped = map[core.NodeID]bool{}
+	}
+	s.skipped[id] = true
+	return s.advance(now)
+}
+
+func (s *Sequence) advance(now time.Duration) (next core.NodeID, at time.Duration, ok bool) {
 	s.next++
+	s.asked = false
 	if s.next >= len(s.ids) {
 		return 0, 0, false
 	}

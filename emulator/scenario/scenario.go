@@ -15,6 +15,7 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -144,6 +145,9 @@ type Overlay struct {
 	// OrphanNotice: an orphan's claimant tells the departed node's other
 	// neighbors of its claim (gridbed's extension; overlay.Config).
 	OrphanNotice bool
+	// JoinRetry is overlay.join_retry: a joiner's first wait for its
+	// JOIN-ACCEPT (overlay.Config.JoinRetry); 0 is JoinRetryAuto.
+	JoinRetry time.Duration
 }
 
 // Heartbeat configures neighbor liveness checking.
@@ -751,4 +755,31 @@ func (d Departures) faults(duration time.Duration) []Fault {
 		out[k] = Fault{At: at, Kind: kind, Fraction: per / (1 - float64(k)*per), Region: -1}
 	}
 	return out
+}
+
+// JoinRetryAuto is a joiner's first wait for its JOIN-ACCEPT when
+// overlay.join_retry is not set: four times the longest a join should
+// take on the scenario's links — a JOIN's greedy route across the space
+// (each of the d dimensions crossed halfway on average, N^(1/d) zones
+// along each, plus two hops) and the JOIN-ACCEPT back, each hop at three
+// times its mean delay plus its jitter (and the largest inter-region
+// delay) — and at least a second, or on the emulator the emulated time
+// of 20 ms of wall time (the bus and the mailboxes take some); at most
+// the join timeout (two heartbeat periods). A lost JOIN or JOIN-ACCEPT
+// then holds the sequential join phase for about this long instead of
+// the join timeout.
+func (s *Scenario) JoinRetryAuto(emulator bool) time.Duration {
+	d := max(s.Overlay.Dimensions, 1)
+	hops := float64(d)/2*math.Pow(float64(max(s.Peers.Count, 1)), 1/float64(d)) + 3
+	hop := 3*(s.Link.Latency.Mean+s.Link.Latency.Jitter) + 3*(s.Link.InterRegion.Mean+s.Link.InterRegion.Jitter)
+	for _, row := range s.Link.RegionLatency {
+		for _, x := range row {
+			hop = max(hop, 3*(s.Link.Latency.Mean+s.Link.Latency.Jitter+x+s.Link.InterRegion.Jitter))
+		}
+	}
+	w := max(time.Duration(4*hops*float64(hop)), time.Second)
+	if emulator {
+		w = max(w, time.Duration(0.02*s.TimeScale*float64(time.Second)))
+	}
+	return min(w, 2*s.Overlay.Heartbeat.Period)
 }

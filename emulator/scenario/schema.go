@@ -127,6 +127,10 @@ var schema = append([]field{
 	boolField("overlay.orphan_notice", func(s *Scenario) *bool { return &s.Overlay.OrphanNotice }, false,
 		"gridbed's extension (docs/OVERLAY.md, healing after faults): every peer keeps its neighbors' last full lists, and a peer that claims part of a departed neighbor's zone as an orphan tells the departed peer's other neighbors at once, so that rival claimants on opposite sides of the orphan meet; vanilla heartbeats carry the lists (in compact and adaptive mode only take-over nodes have them). false: claimants learn of each other only through common neighbors."),
 
+	durationField("overlay.join_retry", func(s *Scenario) *time.Duration { return &s.Overlay.JoinRetry }, 0,
+		"A joiner's first wait for its JOIN-ACCEPT before it tries again through a new contact; each retry doubles the wait, up to the join timeout (two heartbeat periods). An owner keeps its JOIN-ACCEPT until the joiner speaks and sends it again for a retry, so a lost JOIN or JOIN-ACCEPT holds the sequential join phase about this long (gridbed's reading: 003 §4.1 does not say how a lost join is retried). 0s: four times the longest a join should take on the scenario's links, at least 1s (on the emulator, at least 20 ms of wall time), at most the join timeout (docs/FAULTS.md).",
+		nonNegative("join retry", time.Second)),
+
 	durationField("churn.interval", func(s *Scenario) *time.Duration { return &s.Churn.Interval }, 0,
 		"Mean emulated time between churn events (Poisson); each is a join or a departure with equal probability. 0s: no churn.",
 		nonNegative("churn interval", 10*time.Second)),

@@ -334,7 +334,13 @@ func (c *Coordinator) onReady(msg *nats.Msg) {
 // onBoot answers a worker's peer asking for a bootstrap contact.
 func (c *Coordinator) onBoot(msg *nats.Msg) {
 	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(c.Contact()))
+	contact := core.NodeID(0)
+	if len(msg.Data) == 8 {
+		contact = c.ContactFor(core.NodeID(binary.BigEndian.Uint64(msg.Data)), c.clock.Now())
+	} else {
+		contact = c.Contact()
+	}
+	binary.BigEndian.PutUint64(b[:], uint64(contact))
 	_ = msg.Respond(b[:])
 }
 
