@@ -1975,3 +1975,37 @@ func TestCANPStopNodesReadings(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelAfterHandingAdoptionOn: a run node that adopted the job it
+// runs (its point fell in its zone while the owner was silent: the owner
+// it replaced is "former", whose cancels are stale) and then lost the
+// point (a zone conflict after a partition's heal) hands the job on; the
+// point's owner — the former owner again — cancels the copy, since it
+// matched the job elsewhere meanwhile, and the copy goes. (Before, the
+// cancel was taken for the former owner's stale one and the copy ran to
+// the end beside the rematched one: the job completed twice.)
+func TestCancelAfterHandingAdoptionOn(t *testing.T) {
+	n, v := tHeld(t, true)
+	now := tTimeout + time.Second
+	n.Tick(now, core.TimerJobs)
+	if e := tOneEvent(t, tDrain(n), EvAdopted); e.Job != 7 || e.Other != 2 {
+		t.Fatalf("adopted %+v", e)
+	}
+	// The point leaves our zone: the job is handed on (disowned) and its
+	// adoption asked of the point's owner.
+	v.zone = zUp0()
+	now += 10 * time.Second
+	n.Tick(now, core.TimerJobs)
+	r := tDrain(n)
+	tOneEvent(t, r, EvDisowned)
+	tOne[*wire.JobAdopt](t, r, 7)
+	// The point's owner is node 1, the owner we replaced: it cancels our copy.
+	n.Step(now, 1, &wire.JobCancel{Job: &wire.JobRef{Id: 7, Epoch: 3}})
+	r = tDrain(n)
+	if e := tOneEvent(t, r, EvCancelled); e.Job != 7 || e.Other != 1 {
+		t.Fatalf("cancelled %+v", e)
+	}
+	if s := n.Snapshot(); len(s.Held) != 0 {
+		t.Fatalf("the copy is still held after the point's owner cancelled it: %+v", s)
+	}
+}

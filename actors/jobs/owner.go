@@ -559,6 +559,9 @@ func (n *Node) onRunHeartbeat(now time.Duration, from core.NodeID, m *wire.RunHe
 func (n *Node) onDisowned(now time.Duration, from core.NodeID, refs []*wire.JobRef) {
 	for _, r := range refs {
 		if h := n.holding(r.Id); h != nil && h.owner == from {
+			// Whoever owns the point now decides, the owner an earlier
+			// adoption replaced included: its cancel is no longer stale.
+			h.former = 0
 			n.routeAdopt(now, &wire.JobAdopt{Job: h.spec, Run: uint64(n.self), Epoch: h.epoch, Moves: h.moves})
 		}
 		for _, d := range n.done {
