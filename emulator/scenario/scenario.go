@@ -777,6 +777,13 @@ func (s *Scenario) JoinRetryAuto(emulator bool) time.Duration {
 			hop = max(hop, 3*(s.Link.Latency.Mean+s.Link.Latency.Jitter+x+s.Link.InterRegion.Jitter))
 		}
 	}
+	if m := s.Link.Matrix; m != nil {
+		for i := range m.Median {
+			for j := range m.Median[i] {
+				hop = max(hop, 3*(s.Link.Latency.Mean+s.Link.Latency.Jitter)+m.Median[i][j]+m.Jitter[i][j])
+			}
+		}
+	}
 	w := max(time.Duration(4*hops*float64(hop)), time.Second)
 	if emulator {
 		w = max(w, time.Duration(0.02*s.TimeScale*float64(time.Second)))
