@@ -130,16 +130,26 @@ func TestLostJoinAcceptSentAgain(t *testing.T) {
 	}
 }
 
-// TestKeptAcceptsForgotten: an owner keeps a JOIN-ACCEPT whose joiner
-// never speaks for two join timeouts, then drops it at a heartbeat.
-func TestKeptAcceptsForgotten(t *testing.T) {
-	a := New(1, can.Point{tQ1, tQ1}, tRetryConfig, tRand(1))
+// tAccepted founds the overlay with node 1 and has node 2 join through
+// it at time 0; the JOIN-ACCEPT is drained (lost). It returns the owner
+// and node 2's JOIN.
+func tAccepted(t *testing.T) (a *Node, join *wire.Join) {
+	t.Helper()
+	a = New(1, can.Point{tQ1, tQ1}, tRetryConfig, tRand(1))
 	a.Bootstrap(0, 0)
 	tDrain(a)
 	b := New(2, can.Point{tQ3, tQ1}, tRetryConfig, tRand(2))
 	b.Bootstrap(0, 1)
-	a.Step(0, 2, tOnly[*wire.Join](t, tDrain(b), 1))
+	join = tOnly[*wire.Join](t, tDrain(b), 1)
+	a.Step(0, 2, join)
 	tDrain(a)
+	return a, join
+}
+
+// TestKeptAcceptsForgotten: an owner keeps a JOIN-ACCEPT whose joiner
+// never speaks for two join timeouts, then drops it at a heartbeat.
+func TestKeptAcceptsForgotten(t *testing.T) {
+	a, _ := tAccepted(t)
 	if len(a.accepted) != 1 {
 		t.Fatalf("a keeps %d accepts after a join, want 1", len(a.accepted))
 	}
@@ -160,14 +170,7 @@ func TestKeptAcceptsForgotten(t *testing.T) {
 // JOIN is routed as any other (to the joiner's zone), so a joiner that
 // cannot keep the zone it was given is not answered for ever.
 func TestAcceptSentAgainAtMostMaxResends(t *testing.T) {
-	a := New(1, can.Point{tQ1, tQ1}, tRetryConfig, tRand(1))
-	a.Bootstrap(0, 0)
-	tDrain(a)
-	b := New(2, can.Point{tQ3, tQ1}, tRetryConfig, tRand(2))
-	b.Bootstrap(0, 1)
-	join := tOnly[*wire.Join](t, tDrain(b), 1)
-	a.Step(0, 2, join)
-	tDrain(a)
+	a, join := tAccepted(t)
 	for i := 0; i < maxResends; i++ {
 		a.Step(time.Duration(i+1)*time.Second, 2, &wire.Join{Joiner: 2, Point: join.Point})
 		tOnly[*wire.JoinAccept](t, tDrain(a), 2)

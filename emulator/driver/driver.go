@@ -238,15 +238,21 @@ func (b *Base[E]) ContactFor(id core.NodeID, at time.Duration) core.NodeID {
 	b.mu.Lock()
 	c := b.members.Pick(b.rng)
 	next, start, ok := b.seq.Attempt(id, at)
-	var ep E
-	if ok {
-		ep = b.eps[next-1]
-	}
+	ep := b.endpointLocked(next, ok)
 	b.mu.Unlock()
 	if ok {
 		b.host.StartAt(ep, start)
 	}
 	return c
+}
+
+// endpointLocked is the endpoint of the join sequence's next peer (zero
+// when ok is false); call it with b.mu held.
+func (b *Base[E]) endpointLocked(next core.NodeID, ok bool) (ep E) {
+	if ok {
+		ep = b.eps[next-1]
+	}
+	return ep
 }
 
 // Joined makes id a member, unless it departed meanwhile (a late report
@@ -284,10 +290,7 @@ func (b *Base[E]) JoinedAt(id core.NodeID, at time.Duration) {
 	b.members.Add(id)
 	b.markJoined(id)
 	next, at, ok := b.seq.Joined(id, at)
-	var ep E
-	if ok {
-		ep = b.eps[next-1]
-	}
+	ep := b.endpointLocked(next, ok)
 	b.mu.Unlock()
 	if ok {
 		b.host.StartAt(ep, at)
