@@ -324,6 +324,10 @@ func cmdRun(c *cobra.Command, f runFlags, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "gridbed run: --workers runs the emulator driver; drop --driver sim")
 		return 2
 	}
+	if sc.Link.Matrix != nil && f.workers.local+f.workers.remote > 0 {
+		fmt.Fprintf(stderr, "gridbed run: link.latency_matrix (%s) runs in one process — its latencies are measured on the deliveries there: drop --workers\n", sc.Link.LatencyMatrix)
+		return 2
+	}
 	tw, err := f.trace.open()
 	if err != nil {
 		fmt.Fprintf(stderr, "gridbed run: %v\n", err)

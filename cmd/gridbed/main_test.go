@@ -271,3 +271,14 @@ func TestRunWritesATrace(t *testing.T) {
 		t.Errorf("gridbed trace on a JSON file that is no trace: exit %d, %q", code, stderr)
 	}
 }
+
+// TestRegionsRefuseWorkers: a run with link.latency_matrix over --workers
+// is refused at once (exit 2), not left to workers that cannot read the
+// matrix beside the coordinator's scenario.
+func TestRegionsRefuseWorkers(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := gridbed(t, "run", "../../examples/regions.yaml", "--workers", "2", "--metrics-addr", "off", "--out", filepath.Join(dir, "o"))
+	if code != 2 || !strings.Contains(stderr, "link.latency_matrix (ibm-cloud-regions.csv) runs in one process") {
+		t.Errorf("exit %d, %q; want 2 and the refusal", code, stderr)
+	}
+}
