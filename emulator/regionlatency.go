@@ -85,15 +85,15 @@ func (m *regionMeter) Delivered(at time.Duration, to bus.Address, data []byte) {
 	m.mu.Unlock()
 }
 
-// summary is the section for sc's matrix; peers is the initial
-// population's size (ids 1..peers).
-func (m *regionMeter) summary(sc scenario.Scenario, peers int) *RegionLatencySummary {
+// summary is the section for sc's matrix, its regions counting the
+// initial population (ids 1..peers.count).
+func (m *regionMeter) summary(sc scenario.Scenario) *RegionLatencySummary {
 	mx := sc.Link.Matrix
 	s := &RegionLatencySummary{Source: sc.Link.LatencyMatrix}
 	for i, name := range mx.Regions {
 		s.Regions = append(s.Regions, RegionShare{Name: name, Weight: mx.Weights[i]})
 	}
-	for id := 1; id <= peers; id++ {
+	for id := 1; id <= sc.Peers.Count; id++ {
 		if r := m.region(bus.Address(id)); r >= 0 && r < len(s.Regions) {
 			s.Regions[r].Peers++
 		}

@@ -832,7 +832,7 @@ func (r *run) finish() (*Result, error) {
 	sum.Churn = r.churned.summary()
 	sum.Faults = r.cha.summary()
 	if r.regions != nil {
-		sum.RegionLatency = r.regions.summary(sc, sc.Peers.Count)
+		sum.RegionLatency = r.regions.summary(sc)
 	}
 	annotateRecovery(sum.Faults.Events, rec.series)
 	inForce := inForceAtEnd(sc)

@@ -402,9 +402,11 @@ func (n *Node) Step(now time.Duration, from core.NodeID, m proto.Message) {
 	if n.left {
 		return
 	}
-	if _, join := m.(*wire.Join); !join && (len(n.accepted) > 0 || len(n.joinVia) > 0) {
-		// Anything but a JOIN (a retry) says the joiner is a member.
-		n.heardFrom(from)
+	if len(n.accepted)+len(n.joinVia) > 0 {
+		if _, join := m.(*wire.Join); !join {
+			// Anything but a JOIN (a retry) says the joiner is a member.
+			n.heardFrom(from)
+		}
 	}
 	switch m := m.(type) {
 	case *wire.Join:

@@ -411,21 +411,27 @@ func PeekHeader(data []byte) (h Header, ok bool) {
 		if m < 0 {
 			return Header{}, false
 		}
-		switch num {
-		case 1:
-			h.Type = MsgType(int32(v))
-		case 2:
-			h.From = v
-		case 3:
-			h.To = v
-		case 4:
-			h.Seq = v
-		case 5:
-			h.SentAt = int64(v)
-		}
+		h.set(num, v)
 		data = data[n+m:]
 	}
 	return h, h.Type != 0
+}
+
+// set stores envelope field num (1–5: type, sender, receiver, sequence
+// number, sending time) read as the varint v.
+func (h *Header) set(num protowire.Number, v uint64) {
+	switch num {
+	case 1:
+		h.Type = MsgType(int32(v))
+	case 2:
+		h.From = v
+	case 3:
+		h.To = v
+	case 4:
+		h.Seq = v
+	case 5:
+		h.SentAt = int64(v)
+	}
 }
 
 // PeekFrom reads the sender address of an envelope without decoding it

@@ -169,18 +169,7 @@ func parseEnvelope(data []byte) (Header, []byte, error) {
 				return bad(protowire.ParseError(n))
 			}
 			data = data[n:]
-			switch num {
-			case 1:
-				h.Type = MsgType(int32(v))
-			case 2:
-				h.From = v
-			case 3:
-				h.To = v
-			case 4:
-				h.Seq = v
-			case 5:
-				h.SentAt = int64(v)
-			}
+			h.set(num, v)
 		case num == 6 && typ == protowire.BytesType:
 			v, n := protowire.ConsumeBytes(data)
 			if n < 0 {

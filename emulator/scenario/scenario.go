@@ -763,7 +763,8 @@ func (d Departures) faults(duration time.Duration) []Fault {
 // (each of the d dimensions crossed halfway on average, N^(1/d) zones
 // along each, plus two hops) and the JOIN-ACCEPT back, each hop at three
 // times its mean delay plus its jitter (and the largest inter-region
-// delay) — and at least a second, or on the emulator the emulated time
+// delay, or link.latency_matrix's largest median plus jitter) — and at
+// least a second, or on the emulator the emulated time
 // of 20 ms of wall time (the bus and the mailboxes take some); at most
 // the join timeout (two heartbeat periods). A lost JOIN or JOIN-ACCEPT
 // then holds the sequential join phase for about this long instead of

@@ -333,14 +333,12 @@ func (c *Coordinator) onReady(msg *nats.Msg) {
 
 // onBoot answers a worker's peer asking for a bootstrap contact.
 func (c *Coordinator) onBoot(msg *nats.Msg) {
-	var b [8]byte
-	contact := core.NodeID(0)
+	var id core.NodeID // 0 (no peer named) only draws a contact
 	if len(msg.Data) == 8 {
-		contact = c.ContactFor(core.NodeID(binary.BigEndian.Uint64(msg.Data)), c.clock.Now())
-	} else {
-		contact = c.Contact()
+		id = core.NodeID(binary.BigEndian.Uint64(msg.Data))
 	}
-	binary.BigEndian.PutUint64(b[:], uint64(contact))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(c.ContactFor(id, c.clock.Now())))
 	_ = msg.Respond(b[:])
 }
 
